@@ -1,0 +1,138 @@
+/**
+ * A kind is data: a ResourceDefinition (names, scope, verbs, strategy). Routes, discovery and the
+ * generic store all derive from it — there is never an HTTP handler per kind.
+ * (Modelled on Kubernetes' registry/generic/registry.Store + one strategy per kind.)
+ */
+import type { DeleteOptions, KubeList, KubeObject, WatchEvent } from '../api/meta.js';
+import type { FieldError } from './validation.js';
+
+/** Verbs as discovery lists them (APIResource.verbs). */
+export const Verbs = ['create', 'get', 'list', 'watch', 'update', 'patch', 'delete', 'deletecollection'] as const;
+export type Verb = (typeof Verbs)[number];
+
+export const Subresources = ['status', 'finalize'] as const;
+export type Subresource = (typeof Subresources)[number];
+
+/** Who is asking, from the bearer token (http/auth.ts). */
+export interface UserInfo {
+  name: string;
+  uid: string;
+  groups: string[];
+}
+
+/** What the store needs to know about a request, besides its body. */
+export interface RequestContext {
+  /** The namespace from the path; undefined for cluster-scoped kinds and cross-namespace list/watch. */
+  namespace?: string;
+  user?: UserInfo;
+  /** dryRun=All: validate and answer, write nothing. */
+  dryRun?: boolean;
+}
+
+/** One printer column of `kubectl get` (meta.k8s.io/v1 Table). */
+export interface TableColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  format?: string;
+  description?: string;
+  priority?: number;
+  /** The cell value of one object. */
+  cell(obj: KubeObject): unknown;
+}
+
+/**
+ * Per-kind behaviour. Cross-kind rules (system fields, generateName, namespace match, uid,
+ * timestamps, resourceVersion) are applied once in strategy.ts around these hooks.
+ */
+export interface Strategy {
+  /** Defaults and clearing of fields the client may not set (e.g. status on create). */
+  prepareForCreate?(obj: KubeObject): void;
+  /** Called with the incoming object and the stored one; e.g. copy status from old on a main-resource PUT. */
+  prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
+  validate?(obj: KubeObject): FieldError[];
+  validateUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
+  /** Normalise stored form (e.g. Secret stringData → data). */
+  canonicalize?(obj: KubeObject): void;
+  /** Extra field-selector fields beyond metadata.name / metadata.namespace (e.g. status.phase). */
+  fieldsOf?(obj: KubeObject): Record<string, string>;
+  /** Whether a change to this object bumps metadata.generation (default: anything but metadata/status changed). */
+  generationChanged?(obj: KubeObject, old: KubeObject): boolean;
+}
+
+export interface ResourceDefinition {
+  /** API group; '' for the core group. */
+  group: string;
+  version: string;
+  kind: string;
+  listKind: string;
+  /** Plural resource name as it appears in paths: `pods`. */
+  plural: string;
+  singular: string;
+  namespaced: boolean;
+  verbs: readonly Verb[];
+  shortNames?: readonly string[];
+  categories?: readonly string[];
+  subresources?: readonly Subresource[];
+  strategy: Strategy;
+  /** Strategy for the /status subresource (copies spec from old, keeps only status). */
+  statusStrategy?: Strategy;
+  /** Extra `kubectl get` columns after NAME (and before AGE, which is always last). */
+  columns?: readonly TableColumn[];
+  /** Schemaless kinds (the extra discovery groups) keep any fields, like a CRD without a schema. */
+  schemaless?: boolean;
+}
+
+/** `apps/v1` or `v1` for the core group. */
+export const groupVersion = (def: Pick<ResourceDefinition, 'group' | 'version'>): string =>
+  def.group ? `${def.group}/${def.version}` : def.version;
+
+/* ---- The generic store's surface, as http/ calls it (registry/store.ts implements it) ---- */
+
+export interface ListQuery {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  /** Unset: latest (consistent read). "0": any. N: at least as fresh as N. */
+  resourceVersion?: string;
+  resourceVersionMatch?: 'NotOlderThan' | 'Exact';
+}
+
+export interface WatchQuery {
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Unset or "0": synthetic ADDED events for the current state, then changes. N: every change after N. */
+  resourceVersion?: string;
+  allowWatchBookmarks?: boolean;
+  /** Watch a single object (`/watch/.../{name}` or fieldSelector metadata.name=…). */
+  name?: string;
+}
+
+export const PatchTypes = ['json', 'merge', 'strategic', 'apply'] as const;
+export type PatchType = (typeof PatchTypes)[number];
+
+export interface WatchSink {
+  onEvent(event: WatchEvent<KubeObject>): void;
+  /** Terminal; e.g. a 410 Expired ApiError when the revision was compacted. */
+  onError(err: Error): void;
+}
+
+export interface ResourceStore {
+  readonly definition: ResourceDefinition;
+  get(ctx: RequestContext, name: string): Promise<KubeObject>;
+  list(ctx: RequestContext, query: ListQuery): Promise<KubeList>;
+  create(ctx: RequestContext, body: unknown): Promise<KubeObject>;
+  /** PUT; on `status` only status changes, on the main resource status changes are ignored. */
+  update(ctx: RequestContext, name: string, body: unknown, subresource?: Subresource): Promise<KubeObject>;
+  patch(ctx: RequestContext, name: string, type: PatchType, patch: unknown, subresource?: Subresource): Promise<KubeObject>;
+  /** `deleted` false when finalizers or a grace period keep the object (it is returned with deletionTimestamp). */
+  delete(ctx: RequestContext, name: string, options: DeleteOptions): Promise<{ object: KubeObject; deleted: boolean }>;
+  deleteCollection(ctx: RequestContext, query: ListQuery, options: DeleteOptions): Promise<KubeList>;
+  watch(ctx: RequestContext, query: WatchQuery, sink: WatchSink): Promise<{ close(): void }>;
+}
+
+/** Every registered kind, found the way the router finds them. */
+export interface Registry {
+  definitions(): readonly ResourceDefinition[];
+  find(group: string, version: string, plural: string): ResourceStore | undefined;
+}

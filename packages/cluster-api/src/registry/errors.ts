@@ -1,0 +1,113 @@
+/**
+ * API errors: the middle of the three layers (storage error → API error → Status body).
+ *
+ * Reasons and messages are Kubernetes' own (k8s.io/apimachinery/pkg/api/errors): clients such as
+ * kubectl and client-node branch on `reason` and print `message` verbatim, so keep them exact.
+ * http/status.ts is the only place that turns an ApiError into a Status body.
+ */
+import type { StatusCause } from '../api/meta.js';
+
+export const StatusReasons = [
+  'BadRequest',
+  'Unauthorized',
+  'Forbidden',
+  'NotFound',
+  'AlreadyExists',
+  'Conflict',
+  'Gone',
+  'Expired',
+  'Invalid',
+  'MethodNotAllowed',
+  'NotAcceptable',
+  'RequestEntityTooLarge',
+  'UnsupportedMediaType',
+  'TooManyRequests',
+  'InternalError',
+  'Timeout',
+  'ServerTimeout',
+  'ServiceUnavailable',
+] as const;
+export type StatusReason = (typeof StatusReasons)[number];
+
+/** Group + resource as Kubernetes prints them in messages: `pods`, `deployments.apps`. */
+export interface GroupResource {
+  group: string;
+  resource: string;
+}
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    readonly code: number,
+    readonly reason: StatusReason,
+    message: string,
+    readonly details?: {
+      name?: string;
+      group?: string;
+      kind?: string;
+      uid?: string;
+      causes?: StatusCause[];
+      retryAfterSeconds?: number;
+    },
+  ) {
+    super(message);
+  }
+}
+
+export const isApiError = (err: unknown): err is ApiError => err instanceof ApiError;
+
+const qualified = (gr: GroupResource): string => (gr.group ? `${gr.resource}.${gr.group}` : gr.resource);
+
+export const notFound = (gr: GroupResource, name: string): ApiError =>
+  new ApiError(404, 'NotFound', `${qualified(gr)} "${name}" not found`, {
+    name,
+    group: gr.group,
+    kind: gr.resource,
+  });
+
+export const alreadyExists = (gr: GroupResource, name: string): ApiError =>
+  new ApiError(409, 'AlreadyExists', `${qualified(gr)} "${name}" already exists`, {
+    name,
+    group: gr.group,
+    kind: gr.resource,
+  });
+
+export const conflict = (gr: GroupResource, name: string, why: string): ApiError =>
+  new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(gr)} "${name}": ${why}`, {
+    name,
+    group: gr.group,
+    kind: gr.resource,
+  });
+
+/** The message kubectl users know from a stale resourceVersion. */
+export const OptimisticLockMessage = 'the object has been modified; please apply your changes to the latest version and try again';
+
+/** 422 Invalid, e.g. `Pod "x" is invalid: spec.containers: Required value`. `kind` is the Kind name. */
+export const invalid = (kind: string, group: string, name: string, causes: StatusCause[]): ApiError => {
+  const summary = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : (c.message ?? ''))).join(', ');
+  const list = causes.length > 1 ? `[${summary}]` : summary;
+  return new ApiError(422, 'Invalid', `${kind} "${name}" is invalid: ${list}`, { name, group, kind, causes });
+};
+
+export const badRequest = (message: string): ApiError => new ApiError(400, 'BadRequest', message);
+
+export const forbidden = (gr: GroupResource, name: string, why: string): ApiError =>
+  new ApiError(403, 'Forbidden', `${qualified(gr)} "${name}" is forbidden: ${why}`, {
+    name,
+    group: gr.group,
+    kind: gr.resource,
+  });
+
+export const methodNotAllowed = (verb: string, gr: GroupResource): ApiError =>
+  new ApiError(405, 'MethodNotAllowed', `${verb} is not supported on resources of kind "${qualified(gr)}"`, {
+    group: gr.group,
+    kind: gr.resource,
+  });
+
+export const gone = (message: string): ApiError => new ApiError(410, 'Expired', message);
+
+export const internalError = (message: string): ApiError =>
+  new ApiError(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
+
+export const serviceUnavailable = (message: string, retryAfterSeconds = 1): ApiError =>
+  new ApiError(503, 'ServiceUnavailable', message, { retryAfterSeconds });

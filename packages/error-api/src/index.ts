@@ -1,0 +1,2 @@
+/** The error-description service. */
+export {};

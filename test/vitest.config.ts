@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    name: 'e2e',
+    include: ['**/*.test.ts'],
+    exclude: ['**/node_modules/**'],
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
+  },
+});
