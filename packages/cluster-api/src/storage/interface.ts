@@ -102,6 +102,13 @@ export interface Storage {
   currentRevision(): Promise<number>;
   /** Oldest revision still readable (list/get/watch below it → Compacted). */
   compactedRevision(): Promise<number>;
+  /**
+   * Discard the history at and below `revision` except each key's value at `revision` itself
+   * (etcd's compaction): afterwards reads and watches below it fail with Compacted. Driven by the
+   * background compactor (compactor.ts). Returns the compacted revision, which never decreases;
+   * beyond the current revision → InvalidArgument.
+   */
+  compact(revision: number): Promise<number>;
   /** Reachable and writable; for /readyz and ComponentStatus. */
   healthy(): Promise<{ ok: boolean; message?: string }>;
   close(): Promise<void>;
