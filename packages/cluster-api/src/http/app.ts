@@ -1,0 +1,93 @@
+/**
+ * The request pipeline, top to bottom: split the URL → authenticate → parse the path → discovery,
+ * non-resource path or resource route → answer. Built once; per request it allocates only what the
+ * request needs (principle 8). Any error leaves as a Status; nothing a client sends can throw past here.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Registry } from '../registry/definition.js';
+import type { Authenticator } from './auth.js';
+import { UnauthenticatedPaths } from './auth.js';
+import { Discovery } from './discovery.js';
+import { serveResource } from './handlers.js';
+import { negotiateOutput } from './negotiate.js';
+import type { Probe, VersionInfo } from './nonresource.js';
+import { serveNonResource } from './nonresource.js';
+import type { DiscoveryInfo } from './request-info.js';
+import { parseRequestInfo } from './request-info.js';
+import { send, sendError } from './respond.js';
+import { resolve } from './router.js';
+import { isApiError } from '../registry/errors.js';
+import { isPretty } from './query.js';
+import { methodNotSupported, pathNotFound, unauthorized } from './status.js';
+
+export interface AppOptions {
+  registry: Registry;
+  /** Undefined: every request is anonymous (only for `--insecure-http` on loopback and tests). */
+  authenticator?: Authenticator;
+  ready: Probe;
+  version: VersionInfo;
+  /** Structured log line for unexpected errors; never given headers, tokens or bodies. */
+  log?: (entry: Record<string, unknown>) => void;
+}
+
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+export function createApp(options: AppOptions): RequestHandler {
+  const discovery = new Discovery(options.registry.definitions());
+  const log = options.log ?? ((entry) => process.stderr.write(`${JSON.stringify(entry)}\n`));
+  return (req, res) => {
+    handle(req, res, options, discovery).catch((err: unknown) => {
+      if (!isApiError(err)) log({ level: 'error', msg: 'request failed', method: req.method, path: pathOf(req.url), err: describe(err) });
+      else if (err.code === 413) res.setHeader('Connection', 'close');
+      sendError(res, err, acceptsYaml(req) ? 'yaml' : 'json');
+    });
+  };
+}
+
+const pathOf = (url: string | undefined): string => (url ?? '/').split('?', 1)[0]!;
+
+const describe = (err: unknown): string => (err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+
+const acceptsYaml = (req: IncomingMessage): boolean => {
+  try {
+    return negotiateOutput(req.headers.accept).format === 'yaml';
+  } catch {
+    return false;
+  }
+};
+
+async function handle(req: IncomingMessage, res: ServerResponse, options: AppOptions, discovery: Discovery): Promise<void> {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
+  const method = req.method ?? 'GET';
+  const user = authenticate(req, path, options.authenticator);
+  const info = parseRequestInfo(method, path, query);
+  if (info.type === 'resource') return serveResource(resolve(options.registry, info, method), { req, res, query, user });
+  if (method !== 'GET' && method !== 'HEAD') throw info.type === 'discovery' ? methodNotSupported(method) : pathNotFound();
+  if (info.type === 'nonResource') return serveNonResource(req, res, path, options);
+  const doc = discoveryDocument(discovery, info, req);
+  const output = negotiateOutput(req.headers.accept);
+  send(res, 200, doc, output.format === 'yaml' ? 'yaml' : 'json', isPretty(query));
+}
+
+function authenticate(req: IncomingMessage, path: string, authenticator: Authenticator | undefined) {
+  if (!authenticator) return undefined;
+  const user = authenticator.authenticate(req.headers.authorization);
+  if (!user && !UnauthenticatedPaths.has(path)) throw unauthorized();
+  return user;
+}
+
+function discoveryDocument(discovery: Discovery, info: DiscoveryInfo, req: IncomingMessage): object {
+  const doc =
+    info.document === 'apiVersions'
+      ? discovery.apiVersions(`${req.socket.localAddress ?? '127.0.0.1'}:${req.socket.localPort ?? 0}`)
+      : info.document === 'groupList'
+        ? discovery.groupList()
+        : info.document === 'group'
+          ? discovery.group(info.group!)
+          : discovery.resourceList(info.group!, info.version!);
+  if (!doc) throw pathNotFound();
+  return doc;
+}

@@ -1,0 +1,76 @@
+/**
+ * Bearer-token authentication from a static token file, kube-apiserver's `--token-auth-file` format:
+ * one CSV record per line, `token,user,uid[,"group1,group2"]`. Tokens never reach a log or an error
+ * message: a bad line is reported by its line number only.
+ */
+import { readFileSync } from 'node:fs';
+import type { UserInfo } from '../registry/definition.js';
+
+export interface Authenticator {
+  /** The user of an `Authorization` header, or undefined when it is missing, malformed or unknown. */
+  authenticate(authorization: string | undefined): UserInfo | undefined;
+}
+
+/** Paths a load balancer or kubelet probe reaches without a token (kube-apiserver's default anonymous health). */
+export const UnauthenticatedPaths: ReadonlySet<string> = new Set(['/healthz', '/livez', '/readyz']);
+
+export class TokenFileError extends Error {
+  override readonly name = 'TokenFileError';
+}
+
+/** One CSV record (RFC 4180 quoting, as Go's encoding/csv reads the kube token file). */
+export function parseCsvLine(line: string): string[] {
+  const fields: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i]!;
+    if (quoted) {
+      if (ch === '"' && line[i + 1] === '"') (field += '"'), i++;
+      else if (ch === '"') quoted = false;
+      else field += ch;
+    } else if (ch === '"' && field === '') quoted = true;
+    else if (ch === ',') fields.push(field), (field = '');
+    else field += ch;
+  }
+  if (quoted) throw new TokenFileError('unterminated quoted field');
+  fields.push(field);
+  return fields;
+}
+
+export function parseTokenFile(text: string): Map<string, UserInfo> {
+  const users = new Map<string, UserInfo>();
+  text.split(/\r?\n/).forEach((raw, index) => {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) return;
+    const where = `token file line ${index + 1}`;
+    let record: string[];
+    try {
+      record = parseCsvLine(line);
+    } catch (err) {
+      throw new TokenFileError(`${where}: ${(err as Error).message}`);
+    }
+    if (record.length < 3)
+      throw new TokenFileError(`${where}: must have at least 3 columns (token, user name, user uid), found ${record.length}`);
+    const [token, name, uid, groups] = record.map((f) => f.trim());
+    if (!token || !name) throw new TokenFileError(`${where}: token and user name must not be empty`);
+    const groupList = groups ? groups.split(',').map((g) => g.trim()).filter(Boolean) : [];
+    users.set(token, { name, uid: uid ?? '', groups: groupList });
+  });
+  return users;
+}
+
+export function tokenAuthenticator(users: ReadonlyMap<string, UserInfo>): Authenticator {
+  return {
+    authenticate(authorization) {
+      if (!authorization) return undefined;
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+      if (!match) return undefined;
+      const user = users.get(match[1]!);
+      // Every authenticated user is also in system:authenticated, as kube-apiserver adds it.
+      return user && { ...user, groups: [...user.groups, 'system:authenticated'] };
+    },
+  };
+}
+
+export const loadTokenFile = (file: string): Authenticator => tokenAuthenticator(parseTokenFile(readFileSync(file, 'utf8')));

@@ -1,0 +1,32 @@
+/**
+ * Request bodies: read once, bounded by kube-apiserver's 3 MiB limit. A declared Content-Length over
+ * the limit is refused before a byte is read; a chunked body is cut off as soon as it crosses it.
+ */
+import type { IncomingMessage } from 'node:http';
+import { MaxRequestBodyBytes, tooLarge } from './status.js';
+
+export function readBody(req: IncomingMessage, limit = MaxRequestBodyBytes): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off('data', onData);
+        // Stop buffering; the caller answers 413 and the connection is closed after it.
+        req.pause();
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.once('error', reject);
+  });
+}
+
+/** An empty body is "no body" (DELETE without DeleteOptions), not an empty JSON document. */
+export const hasBody = (bytes: Buffer): boolean => bytes.length > 0 && bytes.toString('utf8').trim().length > 0;

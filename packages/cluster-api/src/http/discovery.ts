@@ -1,0 +1,120 @@
+/**
+ * Discovery documents, derived from the registered definitions only (principle 1): what kubectl
+ * reads to map `kubectl get po` to `/api/v1/namespaces/x/pods`. kubectl fails on a group version
+ * that lists no resources, so only group versions that have at least one definition appear.
+ */
+import type { ResourceDefinition, Verb } from '../registry/definition.js';
+import { groupVersion } from '../registry/definition.js';
+
+interface APIResource {
+  name: string;
+  singularName: string;
+  namespaced: boolean;
+  kind: string;
+  verbs: Verb[];
+  shortNames?: string[];
+  categories?: string[];
+}
+
+interface GroupVersionForDiscovery {
+  groupVersion: string;
+  version: string;
+}
+
+export interface APIGroup {
+  kind: 'APIGroup';
+  apiVersion: 'v1';
+  name: string;
+  versions: GroupVersionForDiscovery[];
+  preferredVersion: GroupVersionForDiscovery;
+}
+
+/** What a subresource allows: status is read and written like its object, finalize only replaced. */
+const subresourceVerbs: Record<string, Verb[]> = { status: ['get', 'patch', 'update'], finalize: ['update'] };
+
+export function subresourceAllows(subresource: string, verb: string): boolean {
+  return (subresourceVerbs[subresource] as string[] | undefined)?.includes(verb) ?? false;
+}
+
+function resourcesOf(def: ResourceDefinition): APIResource[] {
+  const main: APIResource = {
+    name: def.plural,
+    singularName: def.singular,
+    namespaced: def.namespaced,
+    kind: def.kind,
+    verbs: [...def.verbs],
+  };
+  if (def.shortNames?.length) main.shortNames = [...def.shortNames];
+  if (def.categories?.length) main.categories = [...def.categories];
+  const subs = (def.subresources ?? []).map((sub) => ({
+    name: `${def.plural}/${sub}`,
+    singularName: '',
+    namespaced: def.namespaced,
+    kind: def.kind,
+    verbs: subresourceVerbs[sub] ?? [],
+  }));
+  return [main, ...subs];
+}
+
+/**
+ * Kubernetes' version priority (k8s.io/apimachinery/pkg/version.CompareKubeAwareVersionStrings):
+ * GA before beta before alpha, higher numbers first. The preferred version is the first.
+ */
+export function compareVersions(a: string, b: string): number {
+  const rank = (v: string): [number, number, number] => {
+    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+    if (!m) return [-1, 0, 0];
+    const stability = m[2] === undefined ? 3 : m[2] === 'beta' ? 2 : 1;
+    return [stability, Number(m[1]), Number(m[3] ?? 0)];
+  };
+  const [ra, rb] = [rank(a), rank(b)];
+  for (let i = 0; i < 3; i++) if (ra[i] !== rb[i]) return rb[i]! - ra[i]!;
+  return a.localeCompare(b);
+}
+
+export class Discovery {
+  private readonly groups = new Map<string, APIGroup>();
+  private readonly lists = new Map<string, object>();
+
+  /** Built once at start-up: the documents never change while the server runs. */
+  constructor(definitions: readonly ResourceDefinition[]) {
+    const byGroupVersion = new Map<string, ResourceDefinition[]>();
+    for (const def of definitions) {
+      const gv = groupVersion(def);
+      byGroupVersion.set(gv, [...(byGroupVersion.get(gv) ?? []), def]);
+    }
+    for (const [gv, defs] of byGroupVersion) {
+      this.lists.set(gv, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: gv, resources: defs.flatMap(resourcesOf) });
+      const group = defs[0]!.group;
+      if (group) this.addVersion(group, defs[0]!.version);
+    }
+  }
+
+  private addVersion(group: string, version: string): void {
+    const versions = [...(this.groups.get(group)?.versions ?? []), { groupVersion: `${group}/${version}`, version }];
+    versions.sort((a, b) => compareVersions(a.version, b.version));
+    this.groups.set(group, { kind: 'APIGroup', apiVersion: 'v1', name: group, versions, preferredVersion: versions[0]! });
+  }
+
+  /** `/api`: the core group's versions. */
+  apiVersions(serverAddress: string): object {
+    return {
+      kind: 'APIVersions',
+      versions: ['v1'],
+      serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
+    };
+  }
+
+  groupList(): object {
+    return { kind: 'APIGroupList', apiVersion: 'v1', groups: [...this.groups.values()] };
+  }
+
+  group(name: string): APIGroup | undefined {
+    return this.groups.get(name);
+  }
+
+  /** `/api/v1`, `/oapi/v1` (group '') and `/apis/{g}/{v}`. */
+  resourceList(group: string, version: string): object | undefined {
+    return this.lists.get(group ? `${group}/${version}` : version);
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * The generic resource handlers: one per verb, over any ResourceStore (never one per kind).
+ * Status codes are kube-apiserver's: 201 on create, 200 on everything else, and a DELETE answers
+ * a Success Status when the object is gone at once or the object itself while finalizers or a grace
+ * period keep it (202 when the client asked for cascading deletion with orphanDependents=false).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KubeList, KubeObject } from '../api/meta.js';
+import type { RequestContext, UserInfo } from '../registry/definition.js';
+import { readBody, hasBody } from './body.js';
+import { decodeBody, negotiateOutput, negotiateWatch, patchTypeOf } from './negotiate.js';
+import { deleteOptionsOf, dryRunOf, intParam, isPretty, listQueryOf, watchQueryOf } from './query.js';
+import { send } from './respond.js';
+import type { Route } from './router.js';
+import { deletedStatus, malformedBody } from './status.js';
+import { includeObjectOf, toTable } from './table.js';
+import { serveWatch } from './watch.js';
+
+export interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  query: URLSearchParams;
+  user?: UserInfo;
+}
+
+export async function serveResource(route: Route, ex: Exchange): Promise<void> {
+  const ctx: RequestContext = { namespace: route.namespace, user: ex.user };
+  if (dryRunOf(ex.query)) ctx.dryRun = true;
+  if (route.verb === 'watch') return watch(route, ex, ctx);
+  const pretty = isPretty(ex.query);
+  if (route.verb === 'get' || route.verb === 'list') return read(route, ex, ctx, pretty);
+  // Writes answer the object in JSON or YAML; a Table Accept on a write still reads a JSON object.
+  const output = negotiateOutput(ex.req.headers.accept);
+  const format = output.format === 'yaml' ? 'yaml' : 'json';
+  const { code, value } = await write(route, ex, ctx);
+  send(ex.res, code, value, format, pretty);
+}
+
+async function read(route: Route, ex: Exchange, ctx: RequestContext, pretty: boolean): Promise<void> {
+  const output = negotiateOutput(ex.req.headers.accept);
+  const include = output.format === 'table' ? includeObjectOf(ex.query.get('includeObject')) : undefined;
+  const value: KubeObject | KubeList =
+    route.verb === 'get' ? await route.store.get(ctx, route.name!) : await route.store.list(ctx, listQueryOf(ex.query));
+  if (output.format === 'table')
+    return send(ex.res, 200, toTable(route.store.definition, value, include!, output.tableVersion), 'json', pretty);
+  send(ex.res, 200, value, output.format, pretty);
+}
+
+async function watch(route: Route, ex: Exchange, ctx: RequestContext): Promise<void> {
+  const output = negotiateWatch(ex.req.headers.accept);
+  const table =
+    output.format === 'table'
+      ? { include: includeObjectOf(ex.query.get('includeObject')), version: output.tableVersion ?? 'v1' }
+      : undefined;
+  const timeout = intParam(ex.query, 'timeoutSeconds');
+  await serveWatch(ex.req, ex.res, {
+    store: route.store,
+    ctx,
+    query: watchQueryOf(ex.query, route.name),
+    timeoutSeconds: timeout === 0 ? undefined : timeout,
+    table,
+    pretty: isPretty(ex.query),
+  });
+}
+
+async function write(route: Route, ex: Exchange, ctx: RequestContext): Promise<{ code: number; value: unknown }> {
+  const { store, name, subresource } = route;
+  const contentType = ex.req.headers['content-type'];
+  // Checked before the body is read: a wrong patch type is refused without buffering it.
+  const patchType = route.verb === 'patch' ? patchTypeOf(contentType) : undefined;
+  const bytes = await readBody(ex.req);
+  const body = hasBody(bytes) ? decodeBody(contentType, bytes) : undefined;
+  checkBodyShape(route, body);
+  switch (route.verb) {
+    case 'create':
+      return { code: 201, value: await store.create(ctx, body) };
+    case 'update':
+      return { code: 200, value: await store.update(ctx, name!, body, subresource) };
+    case 'patch':
+      return { code: 200, value: await store.patch(ctx, name!, patchType!, body, subresource) };
+    case 'delete':
+      return remove(route, ctx, deleteOptionsOf(ex.query, body));
+    default:
+      return { code: 200, value: await store.deleteCollection(ctx, listQueryOf(ex.query), deleteOptionsOf(ex.query, body)) };
+  }
+}
+
+/** Create and replace take one object, patch a document (a JSON patch is an array); delete may take none. */
+function checkBodyShape(route: Route, body: unknown): void {
+  if (route.verb === 'delete' || route.verb === 'deletecollection') return;
+  if (body === undefined) throw malformedBody('the request body is empty');
+  const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
+  if (route.verb !== 'patch' && !isObject) throw malformedBody('the body must be a single object with kind and apiVersion');
+  if (route.verb === 'patch' && (typeof body !== 'object' || body === null))
+    throw malformedBody('the patch must be a JSON object or array');
+}
+
+async function remove(route: Route, ctx: RequestContext, options: ReturnType<typeof deleteOptionsOf>) {
+  const { object, deleted } = await route.store.delete(ctx, route.name!, options);
+  if (!deleted) return { code: options.orphanDependents === false ? 202 : 200, value: object };
+  const def = route.store.definition;
+  return {
+    code: 200,
+    value: deletedStatus({ name: object.metadata.name, group: def.group, kind: def.plural, uid: object.metadata.uid }),
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * Content negotiation: which representation a client accepts (JSON, YAML, meta.k8s.io Table,
+ * watch streams) and how a request body is decoded. Protobuf is not served: a client that lists
+ * JSON after it (client-go's default `application/vnd.kubernetes.protobuf, application/json`) gets
+ * JSON; one that accepts only protobuf gets 406; a protobuf body gets 415.
+ */
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import type { PatchType } from '../registry/definition.js';
+import { malformedBody, notAcceptable, unsupportedMediaType, unsupportedPatchType } from './status.js';
+
+export const OutputFormats = ['json', 'yaml', 'table'] as const;
+export type OutputFormat = (typeof OutputFormats)[number];
+
+export interface Output {
+  format: OutputFormat;
+  /** For `table`: the meta.k8s.io version the client asked for (v1 or v1beta1, same shape). */
+  tableVersion?: string;
+}
+
+interface MediaRange {
+  type: string;
+  params: Map<string, string>;
+  q: number;
+}
+
+function parseMediaRange(entry: string): MediaRange {
+  const [type = '', ...rawParams] = entry.split(';');
+  const params = new Map<string, string>();
+  for (const p of rawParams) {
+    const eq = p.indexOf('=');
+    if (eq > 0) params.set(p.slice(0, eq).trim().toLowerCase(), p.slice(eq + 1).trim());
+  }
+  const q = params.has('q') ? Number(params.get('q')) : 1;
+  return { type: type.trim().toLowerCase(), params, q: Number.isFinite(q) ? q : 0 };
+}
+
+/** The first acceptable range in the client's order of preference (q, then position, as goautoneg). */
+export function negotiateOutput(accept: string | undefined): Output {
+  if (!accept) return { format: 'json' };
+  const ranges = accept
+    .split(',')
+    .map(parseMediaRange)
+    .filter((r) => r.q > 0)
+    .sort((a, b) => b.q - a.q);
+  for (const range of ranges) {
+    const output = outputFor(range);
+    if (output) return output;
+  }
+  throw notAcceptable();
+}
+
+function outputFor(range: MediaRange): Output | undefined {
+  const as = range.params.get('as');
+  if (as !== undefined) {
+    const g = range.params.get('g');
+    const v = range.params.get('v');
+    const isTable = as === 'Table' && g === 'meta.k8s.io' && (v === 'v1' || v === 'v1beta1');
+    return isTable && (range.type === 'application/json' || range.type === '*/*') ? { format: 'table', tableVersion: v } : undefined;
+  }
+  switch (range.type) {
+    case 'application/json':
+    case 'application/*':
+    case '*/*':
+      return { format: 'json' };
+    case 'application/yaml':
+      return { format: 'yaml' };
+    default:
+      return undefined;
+  }
+}
+
+/** Watch streams are JSON lines (or Table events); YAML has no stream framing in Kubernetes either. */
+export function negotiateWatch(accept: string | undefined): Output {
+  const out = negotiateOutput(accept?.replace(/;\s*stream=watch/g, ''));
+  if (out.format === 'yaml') throw notAcceptable();
+  return out;
+}
+
+export function encode(value: unknown, format: OutputFormat, pretty: boolean): { contentType: string; body: string } {
+  if (format === 'yaml') return { contentType: 'application/yaml', body: stringifyYaml(value) };
+  return { contentType: 'application/json', body: pretty ? `${JSON.stringify(value, null, 2)}\n` : JSON.stringify(value) };
+}
+
+const patchTypes: Record<string, PatchType> = {
+  'application/json-patch+json': 'json',
+  'application/merge-patch+json': 'merge',
+  'application/strategic-merge-patch+json': 'strategic',
+  'application/apply-patch+yaml': 'apply',
+};
+
+const mediaType = (contentType: string | undefined): string =>
+  (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+
+/** The patch type of a PATCH body; 415 for anything else (a plain `application/json` included, as Kubernetes). */
+export function patchTypeOf(contentType: string | undefined): PatchType {
+  const type = patchTypes[mediaType(contentType)];
+  if (!type) throw unsupportedPatchType(mediaType(contentType));
+  return type;
+}
+
+/**
+ * Decode a create/update/delete/patch body. A missing Content-Type is read as JSON: the spec lets
+ * these operations consume any type and curl-style clients often omit it.
+ */
+export function decodeBody(contentType: string | undefined, bytes: Buffer): unknown {
+  const type = mediaType(contentType);
+  const text = bytes.toString('utf8');
+  if (type === '' || type === 'application/json' || type.endsWith('+json')) return parseJson(text);
+  if (type === 'application/yaml' || type === 'application/apply-patch+yaml') return parseYamlBody(text);
+  throw unsupportedMediaType(type);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw malformedBody(`json parse error: ${(err as Error).message}`);
+  }
+}
+
+function parseYamlBody(text: string): unknown {
+  try {
+    return parseYaml(text, { maxAliasCount: 100 });
+  } catch (err) {
+    throw malformedBody(`yaml parse error: ${(err as Error).message.split('\n')[0]}`);
+  }
+}

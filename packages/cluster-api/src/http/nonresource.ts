@@ -1,0 +1,87 @@
+/**
+ * Paths outside the resource tree: /version, the health probes and /openapi/v2.
+ *
+ * /openapi/v2 is served as an empty but valid document because kubectl (1.20 and later) fetches it
+ * before `create` / `apply` to validate manifests: a 404 there makes kubectl refuse with "error
+ * validating data" unless --validate=false is given, whereas a document that defines no kinds makes
+ * its validator accept every kind (as it does for schemaless custom resources) and fall back to its
+ * built-in types for strategic merge patches.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { send, sendText } from './respond.js';
+import { pathNotFound } from './status.js';
+
+/** kube-apiserver's version.Info; clients read major/minor and gitVersion. */
+export interface VersionInfo {
+  major: string;
+  minor: string;
+  gitVersion: string;
+  gitCommit: string;
+  gitTreeState: string;
+  buildDate: string;
+  goVersion: string;
+  compiler: string;
+  platform: string;
+}
+
+export function versionInfo(packageVersion: string): VersionInfo {
+  return {
+    major: '1',
+    minor: '20',
+    gitVersion: `v1.20.0-cluster-api.${packageVersion}`,
+    gitCommit: '',
+    gitTreeState: 'clean',
+    buildDate: '1970-01-01T00:00:00Z',
+    goVersion: `node${process.versions.node}`,
+    compiler: 'node',
+    platform: `${process.platform}/${process.arch}`,
+  };
+}
+
+const openApiProtobufType = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
+
+/** openapi_v2.Document{swagger: "2.0"}: field 1, wire type 2, length 3. */
+const openApiProtobuf = Buffer.from([0x0a, 0x03, 0x32, 0x2e, 0x30]);
+
+const openApiJson = { swagger: '2.0', info: { title: 'cluster-api', version: 'v1' }, paths: {}, definitions: {} };
+
+export interface Probe {
+  (): Promise<{ ok: boolean; message?: string }>;
+}
+
+export async function serveNonResource(
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  deps: { version: VersionInfo; ready: Probe },
+): Promise<void> {
+  switch (path) {
+    case '/version':
+    case '/version/':
+      return send(res, 200, deps.version);
+    case '/healthz':
+    case '/livez':
+      return sendText(res, 200, 'ok');
+    case '/readyz':
+      return ready(res, deps.ready);
+    case '/openapi/v2':
+      return openApi(req, res);
+    default:
+      throw pathNotFound();
+  }
+}
+
+async function ready(res: ServerResponse, probe: Probe): Promise<void> {
+  const health = await probe().catch(() => ({ ok: false, message: 'storage check failed' }));
+  // The message names the failing part, never connection strings or paths.
+  sendText(res, health.ok ? 200 : 500, health.ok ? 'ok' : `[-]storage failed: ${health.message ?? 'unhealthy'}\nreadyz check failed`);
+}
+
+function openApi(req: IncomingMessage, res: ServerResponse): void {
+  if ((req.headers.accept ?? '').includes('protobuf')) {
+    res.writeHead(200, { 'Content-Type': openApiProtobufType, 'Content-Length': openApiProtobuf.length });
+    res.end(openApiProtobuf);
+    return;
+  }
+  send(res, 200, openApiJson);
+}

@@ -1,0 +1,97 @@
+/**
+ * Query parameters of resource requests, decoded once and checked: a bad value is a 400 naming the
+ * parameter, never a silently ignored option (kubectl and client-node only send well-formed values,
+ * so anything else is a hand-made request that deserves a clear answer).
+ */
+import type { DeleteOptions } from '../api/meta.js';
+import { PropagationPolicies } from '../api/meta.js';
+import type { ListQuery, WatchQuery } from '../registry/definition.js';
+import { badRequest } from '../registry/errors.js';
+
+const unsupported = (param: string, value: string, supported: string): Error =>
+  badRequest(`${param}: Unsupported value: "${value.slice(0, 50)}": supported values: ${supported}`);
+
+/** A non-negative integer parameter; undefined when absent. */
+export function intParam(query: URLSearchParams, name: string): number | undefined {
+  const raw = query.get(name);
+  if (raw === null || raw === '') return undefined;
+  if (!/^\d{1,15}$/.test(raw)) throw badRequest(`${name}: Invalid value: "${raw.slice(0, 50)}": must be a non-negative integer`);
+  return Number(raw);
+}
+
+export function boolParam(query: URLSearchParams, name: string): boolean | undefined {
+  const raw = query.get(name);
+  if (raw === null) return undefined;
+  if (raw === '' || raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw badRequest(`${name}: Invalid value: "${raw.slice(0, 50)}": must be true or false`);
+}
+
+export const isPretty = (query: URLSearchParams): boolean => query.get('pretty') === 'true' || query.get('pretty') === '1';
+
+/** `dryRun=All` (the only value Kubernetes accepts); repeated parameters allowed as client-go sends them. */
+export function dryRunOf(query: URLSearchParams): boolean {
+  const values = query.getAll('dryRun');
+  for (const v of values) if (v !== 'All') throw unsupported('dryRun', v, '"All"');
+  return values.length > 0;
+}
+
+const optional = (query: URLSearchParams, name: string): string | undefined => query.get(name) ?? undefined;
+
+export function listQueryOf(query: URLSearchParams): ListQuery {
+  const match = optional(query, 'resourceVersionMatch');
+  if (match !== undefined && match !== 'NotOlderThan' && match !== 'Exact')
+    throw unsupported('resourceVersionMatch', match, '"Exact", "NotOlderThan"');
+  return {
+    labelSelector: optional(query, 'labelSelector'),
+    fieldSelector: optional(query, 'fieldSelector'),
+    limit: intParam(query, 'limit'),
+    continue: optional(query, 'continue'),
+    resourceVersion: optional(query, 'resourceVersion'),
+    resourceVersionMatch: match as ListQuery['resourceVersionMatch'],
+  };
+}
+
+export function watchQueryOf(query: URLSearchParams, name: string | undefined): WatchQuery {
+  return {
+    labelSelector: optional(query, 'labelSelector'),
+    fieldSelector: optional(query, 'fieldSelector'),
+    resourceVersion: optional(query, 'resourceVersion'),
+    allowWatchBookmarks: boolParam(query, 'allowWatchBookmarks'),
+    name,
+  };
+}
+
+/**
+ * DeleteOptions from the query, then the body on top (kube-apiserver reads both, the body wins).
+ * Semantic rules (orphanDependents with propagationPolicy, …) belong to the store.
+ */
+export function deleteOptionsOf(query: URLSearchParams, body: unknown): DeleteOptions {
+  const options: DeleteOptions = {};
+  const grace = intParam(query, 'gracePeriodSeconds');
+  if (grace !== undefined) options.gracePeriodSeconds = grace;
+  const orphan = boolParam(query, 'orphanDependents');
+  if (orphan !== undefined) options.orphanDependents = orphan;
+  const policy = query.get('propagationPolicy');
+  if (policy !== null) options.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
+  if (dryRunOf(query)) options.dryRun = ['All'];
+  if (body !== undefined && body !== null) Object.assign(options, checkDeleteBody(body));
+  if (options.propagationPolicy !== undefined && !(PropagationPolicies as readonly string[]).includes(options.propagationPolicy))
+    throw unsupported('propagationPolicy', String(options.propagationPolicy), '"Background", "Foreground", "Orphan"');
+  return options;
+}
+
+function checkDeleteBody(body: unknown): DeleteOptions {
+  if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('DeleteOptions: the body must be a JSON object');
+  const b = body as Record<string, unknown>;
+  if (b.kind !== undefined && b.kind !== 'DeleteOptions')
+    throw badRequest(`DeleteOptions: kind must be "DeleteOptions", got "${String(b.kind).slice(0, 50)}"`);
+  const g = b.gracePeriodSeconds;
+  if (g !== undefined && g !== null && !(typeof g === 'number' && Number.isInteger(g)))
+    throw badRequest('DeleteOptions: gracePeriodSeconds must be an integer');
+  if (b.orphanDependents !== undefined && b.orphanDependents !== null && typeof b.orphanDependents !== 'boolean')
+    throw badRequest('DeleteOptions: orphanDependents must be a boolean');
+  const out = { ...b } as DeleteOptions & Record<string, unknown>;
+  for (const k of Object.keys(out)) if (out[k] === null) delete out[k];
+  return out;
+}

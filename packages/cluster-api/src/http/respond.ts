@@ -1,0 +1,31 @@
+/**
+ * Writing answers: one function for objects, one for errors. Every error leaves through `sendError`
+ * so its body is always a Status (status.ts) in the representation the client can read.
+ */
+import type { ServerResponse } from 'node:http';
+import type { OutputFormat } from './negotiate.js';
+import { encode } from './negotiate.js';
+import { statusOf } from './status.js';
+
+export function send(res: ServerResponse, code: number, value: unknown, format: OutputFormat = 'json', pretty = false): void {
+  const { contentType, body } = encode(value, format === 'table' ? 'json' : format, pretty);
+  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** Errors are JSON unless the client asked for YAML: a Table client still parses a JSON Status. */
+export function sendError(res: ServerResponse, err: unknown, format: OutputFormat = 'json'): void {
+  const status = statusOf(err);
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const retry = status.details?.retryAfterSeconds;
+  if (retry !== undefined) res.setHeader('Retry-After', String(retry));
+  send(res, status.code, status, format === 'yaml' ? 'yaml' : 'json');
+}
+
+export function sendText(res: ServerResponse, code: number, text: string): void {
+  res.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}

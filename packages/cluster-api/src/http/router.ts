@@ -1,0 +1,40 @@
+/**
+ * Resource request → the store that serves it, or the Status that refuses it. Allowed verbs come
+ * from the definition only (principle 1): a path that names no registered resource is 404, a verb
+ * the definition does not list is 405 MethodNotAllowed, as kube-apiserver answers.
+ */
+import type { Registry, ResourceStore } from '../registry/definition.js';
+import { methodNotAllowed } from '../registry/errors.js';
+import { subresourceAllows } from './discovery.js';
+import type { RequestVerb, ResourceInfo } from './request-info.js';
+import { methodNotSupported, pathNotFound } from './status.js';
+
+export interface Route {
+  store: ResourceStore;
+  verb: RequestVerb;
+  namespace?: string;
+  name?: string;
+  subresource?: 'status' | 'finalize';
+}
+
+export function resolve(registry: Registry, info: ResourceInfo, method: string): Route {
+  const store = registry.find(info.group, info.version, info.plural);
+  if (!store) throw pathNotFound();
+  const def = store.definition;
+  // A namespaced kind has no `/{plural}/{name}` route outside a namespace; a cluster kind none inside one.
+  if (info.namespace !== undefined && !def.namespaced) throw pathNotFound();
+  if (info.name !== undefined && def.namespaced && info.namespace === undefined) throw pathNotFound();
+  const { verb } = info;
+  if (!verb) throw methodNotSupported(method);
+  const gr = { group: def.group, resource: def.plural };
+  if (info.subresource !== undefined) {
+    if (!(def.subresources as readonly string[] | undefined)?.includes(info.subresource)) throw pathNotFound();
+    if (!subresourceAllows(info.subresource, verb)) throw methodNotAllowed(verb, gr);
+    return { store, verb, namespace: info.namespace, name: info.name, subresource: info.subresource as Route['subresource'] };
+  }
+  const named = info.name !== undefined;
+  // POST to a name, or PUT / PATCH to a collection, address nothing Kubernetes serves.
+  if ((verb === 'create' && named) || ((verb === 'update' || verb === 'patch') && !named)) throw methodNotSupported(method);
+  if (!(def.verbs as readonly string[]).includes(verb)) throw methodNotAllowed(verb, gr);
+  return { store, verb, namespace: info.namespace, name: info.name };
+}

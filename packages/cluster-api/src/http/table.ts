@@ -1,0 +1,117 @@
+/**
+ * meta.k8s.io Table rendering, what `kubectl get` asks for (`Accept: application/json;as=Table;…`).
+ * Columns: Name first, the definition's columns, Age last. Cells are computed server-side as
+ * kube-apiserver does (Age is already a human duration): kubectl prints them without knowing the kind.
+ * Each row carries the object as PartialObjectMetadata by default (`includeObject=Metadata`) because
+ * kubectl reads labels and namespaces from it (`--show-labels`, `-A`).
+ */
+import type { KubeList, KubeObject, ListMeta } from '../api/meta.js';
+import type { ResourceDefinition, TableColumn } from '../registry/definition.js';
+import { badRequest } from '../registry/errors.js';
+
+export const IncludeObjectPolicies = ['None', 'Metadata', 'Object'] as const;
+export type IncludeObjectPolicy = (typeof IncludeObjectPolicies)[number];
+
+export interface Table {
+  kind: 'Table';
+  apiVersion: string;
+  metadata: ListMeta;
+  columnDefinitions: Array<Omit<TableColumn, 'cell'> & { format: string; description: string; priority: number }>;
+  rows: Array<{ cells: unknown[]; object?: unknown }>;
+}
+
+export function includeObjectOf(value: string | null): IncludeObjectPolicy {
+  if (value === null || value === '') return 'Metadata';
+  if ((IncludeObjectPolicies as readonly string[]).includes(value)) return value as IncludeObjectPolicy;
+  throw badRequest(`includeObject: Unsupported value: "${value.slice(0, 50)}": supported values: "Metadata", "None", "Object"`);
+}
+
+const nameColumn: TableColumn = {
+  name: 'Name',
+  type: 'string',
+  format: 'name',
+  description: 'Name must be unique within a namespace.',
+  cell: (o) => o.metadata.name ?? '',
+};
+
+const ageColumn: TableColumn = {
+  name: 'Age',
+  type: 'string',
+  description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
+  cell: (o) => humanAge(o.metadata.creationTimestamp),
+};
+
+const columnsOf = (def: ResourceDefinition): TableColumn[] => [nameColumn, ...(def.columns ?? []), ageColumn];
+
+/** A list or a single object as a Table; `version` is the meta.k8s.io version the client asked for. */
+export function toTable(
+  def: ResourceDefinition,
+  value: KubeObject | KubeList,
+  include: IncludeObjectPolicy,
+  version = 'v1',
+): Table {
+  const columns = columnsOf(def);
+  const isList = Array.isArray((value as KubeList).items);
+  const objects = isList ? (value as KubeList).items : [value as KubeObject];
+  const metadata: ListMeta = isList
+    ? { ...(value as KubeList).metadata }
+    : { resourceVersion: (value as KubeObject).metadata.resourceVersion };
+  return {
+    kind: 'Table',
+    apiVersion: `meta.k8s.io/${version}`,
+    metadata,
+    columnDefinitions: columns.map(({ cell: _cell, ...c }) => ({
+      format: '',
+      description: '',
+      priority: 0,
+      ...c,
+    })),
+    rows: objects.map((o) => row(columns, o, include, version)),
+  };
+}
+
+function row(columns: TableColumn[], obj: KubeObject, include: IncludeObjectPolicy, version: string): Table['rows'][number] {
+  const cells = columns.map((c) => safeCell(c, obj));
+  if (include === 'None') return { cells };
+  if (include === 'Object') return { cells, object: obj };
+  return {
+    cells,
+    object: { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${version}`, metadata: obj.metadata },
+  };
+}
+
+/** A column function that throws on an odd object must not fail the whole listing. */
+function safeCell(column: TableColumn, obj: KubeObject): unknown {
+  try {
+    const v = column.cell(obj);
+    return v === undefined || v === null ? '' : v;
+  } catch {
+    return '<unknown>';
+  }
+}
+
+/** k8s.io/apimachinery/pkg/util/duration.HumanDuration: the AGE kubectl users read. */
+export function humanDuration(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < -1) return '<invalid>';
+  if (seconds < 0) return '0s';
+  if (seconds < 120) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
+  if (minutes < 180) return `${minutes}m`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
+  if (hours < 48) return `${hours}h`;
+  if (hours < 24 * 8) return hours % 24 === 0 ? `${Math.floor(hours / 24)}d` : `${Math.floor(hours / 24)}d${hours % 24}h`;
+  const days = Math.floor(hours / 24);
+  if (hours < 24 * 365 * 2) return `${days}d`;
+  const years = Math.floor(days / 365);
+  if (hours < 24 * 365 * 8) return days % 365 === 0 ? `${years}y` : `${years}y${days % 365}d`;
+  return `${years}y`;
+}
+
+const humanAge = (timestamp: string | undefined): string => {
+  if (!timestamp) return '<unknown>';
+  const t = Date.parse(timestamp);
+  return Number.isNaN(t) ? '<unknown>' : humanDuration(Date.now() - t);
+};

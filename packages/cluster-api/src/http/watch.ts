@@ -1,0 +1,76 @@
+/**
+ * Watch stream framing: one WatchEvent JSON per line, written as it happens. The headers go out as
+ * soon as the store watch is established, because client-go and client-node wait for them before
+ * reporting the watch as started (kubectl delete --wait and informers depend on that ordering).
+ * Closing the connection, the timeout or a terminal error all free the store watch exactly once.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KubeObject, WatchEvent } from '../api/meta.js';
+import type { RequestContext, ResourceStore, WatchQuery } from '../registry/definition.js';
+import { statusOf } from './status.js';
+import type { IncludeObjectPolicy } from './table.js';
+import { toTable } from './table.js';
+
+/** A watcher whose socket stops draining is cut off past this many buffered bytes (bounded memory). */
+export const MaxWatchBufferBytes = 16 * 1024 * 1024;
+
+export interface WatchRequest {
+  store: ResourceStore;
+  ctx: RequestContext;
+  query: WatchQuery;
+  /** Seconds until the server ends the stream cleanly; undefined → Kubernetes' random 30–60 min. */
+  timeoutSeconds?: number;
+  /** Table events for `kubectl get -w`; undefined for plain objects. */
+  table?: { include: IncludeObjectPolicy; version: string };
+  pretty: boolean;
+}
+
+const defaultTimeoutSeconds = (): number => 1800 + Math.floor(Math.random() * 1800);
+
+export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRequest): Promise<void> {
+  let started = false;
+  let finished = false;
+  const pending: string[] = [];
+  let handle: { close(): void } | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  const start = (): void => {
+    started = true;
+    res.writeHead(200, { 'Content-Type': 'application/json;stream=watch', 'Cache-Control': 'no-cache, private' });
+    res.flushHeaders();
+    for (const line of pending.splice(0)) res.write(line);
+  };
+  const finish = (): void => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(timer);
+    handle?.close();
+    if (res.destroyed || res.writableEnded) return;
+    if (!started) start();
+    res.end();
+  };
+  const write = (line: string): void => {
+    if (finished) return;
+    if (!started) return void pending.push(line);
+    res.write(line);
+    if (res.writableLength > MaxWatchBufferBytes) (finish(), res.destroy());
+  };
+  const frame = (event: WatchEvent<unknown>): string => `${JSON.stringify(event, null, w.pretty ? 2 : undefined)}\n`;
+
+  res.once('close', finish);
+  handle = await w.store.watch(w.ctx, w.query, {
+    onEvent: (event) => write(frame(render(w, event))),
+    onError: (err) => (write(frame({ type: 'ERROR', object: statusOf(err) })), finish()),
+  });
+  // The client may have gone, or the store ended the watch, while it was being set up.
+  if (finished) return void handle.close();
+  start();
+  timer = setTimeout(finish, (w.timeoutSeconds ?? defaultTimeoutSeconds()) * 1000);
+  timer.unref();
+  req.socket.setTimeout(0);
+}
+
+function render(w: WatchRequest, event: WatchEvent<KubeObject>): WatchEvent<unknown> {
+  if (!w.table || event.type === 'BOOKMARK' || event.type === 'ERROR') return event;
+  return { type: event.type, object: toTable(w.store.definition, event.object, w.table.include, w.table.version) };
+}
