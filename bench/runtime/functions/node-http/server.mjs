@@ -1,0 +1,60 @@
+// The floor: what one core serves with no framework. argv: <hello|echo|cloudevent> <port>
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+
+const [scenario, port] = process.argv.slice(2);
+
+function readBody(req, done) {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => done(Buffer.concat(chunks).toString('utf8')));
+}
+
+function parseOr400(res, text) {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid json"}');
+    return { ok: false };
+  }
+}
+
+const handlers = {
+  hello(req, res) {
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('Hello, world!');
+  },
+  echo(req, res) {
+    readBody(req, (text) => {
+      const parsed = parseOr400(res, text);
+      if (!parsed.ok) return;
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(parsed.value));
+    });
+  },
+  // Binary-mode CloudEvent in and out, with the same required-attribute check an SDK does.
+  cloudevent(req, res) {
+    const h = req.headers;
+    if (h['ce-specversion'] !== '1.0' || !h['ce-id'] || !h['ce-source'] || !h['ce-type']) {
+      res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid cloudevent"}');
+      return;
+    }
+    readBody(req, (text) => {
+      const parsed = parseOr400(res, text);
+      if (!parsed.ok) return;
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'ce-specversion': '1.0',
+        'ce-id': randomUUID(),
+        'ce-source': '/bench/fn',
+        'ce-type': 'dev.func.bench.pong',
+        'ce-time': new Date().toISOString(),
+      }).end(JSON.stringify(parsed.value));
+    });
+  },
+};
+
+const handler = handlers[scenario];
+if (!handler) {
+  console.error(`unknown scenario "${scenario}"; expected one of ${Object.keys(handlers).join(', ')}`);
+  process.exit(2);
+}
+createServer(handler).listen(Number(port), '127.0.0.1');

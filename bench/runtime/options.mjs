@@ -1,0 +1,80 @@
+// Command-line options of `npm run bench` (node bench/run.mjs).
+import { parseArgs } from 'node:util';
+import { frameworkIds } from './frameworks.mjs';
+import { LOADERS, wrkAvailable } from './load.mjs';
+import { scenarioIds } from './scenarios.mjs';
+
+export const USAGE = `Usage: npm run bench -- [options]      (or: node bench/run.mjs [options])
+
+  --rounds N          measured rounds per framework and scenario, interleaved (default 5)
+  --duration S        seconds per round (default 5)
+  --warmup S          seconds of load per server before measuring, discarded (default 3)
+  --connections N     concurrent connections (default 50)
+  --cold-starts N     cold starts per framework, 0 to skip (default 10)
+  --scenarios LIST    comma-separated: ${scenarioIds.join(',')} (default all)
+  --frameworks LIST   comma-separated: ${frameworkIds.join(',')} (default all)
+  --loader NAME       wrk | autocannon (default wrk when installed)
+  --max-seconds S     abort (killing every child) after S seconds (default: planned time x 1.5 + 60)
+  --quick             about a minute: 3 rounds of 1 s, 1 s warm-up, 5 cold starts
+  --help`;
+
+const PRESETS = {
+  full: { rounds: 5, duration: 5, warmup: 3, coldStarts: 10 },
+  quick: { rounds: 3, duration: 1, warmup: 1, coldStarts: 5 },
+};
+
+function positiveInt(name, value, min = 1) {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}, got "${value}"`);
+  return n;
+}
+
+function list(name, value, known) {
+  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = items.filter((i) => !known.includes(i));
+  if (unknown.length > 0 || items.length === 0) throw new Error(`--${name}: unknown "${unknown.join(',')}"; known: ${known.join(',')}`);
+  return items;
+}
+
+/** @returns {{rounds: number, duration: number, warmup: number, connections: number, coldStarts: number,
+ *   scenarios: string[], frameworks: string[], loader: string, maxSeconds: number, quick: boolean, help: boolean}} */
+export function parseOptions(argv) {
+  const { values: v } = parseArgs({
+    args: argv,
+    options: {
+      rounds: { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      'cold-starts': { type: 'string' },
+      scenarios: { type: 'string' },
+      frameworks: { type: 'string' },
+      loader: { type: 'string' },
+      'max-seconds': { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  const preset = v.quick ? PRESETS.quick : PRESETS.full;
+  const opts = {
+    quick: v.quick,
+    help: v.help,
+    rounds: v.rounds ? positiveInt('rounds', v.rounds) : preset.rounds,
+    duration: v.duration ? positiveInt('duration', v.duration) : preset.duration,
+    warmup: v.warmup ? positiveInt('warmup', v.warmup) : preset.warmup,
+    connections: v.connections ? positiveInt('connections', v.connections) : 50,
+    coldStarts: v['cold-starts'] ? positiveInt('cold-starts', v['cold-starts'], 0) : preset.coldStarts,
+    scenarios: v.scenarios ? list('scenarios', v.scenarios, scenarioIds) : scenarioIds,
+    frameworks: v.frameworks ? list('frameworks', v.frameworks, frameworkIds) : frameworkIds,
+    loader: v.loader ? list('loader', v.loader, LOADERS)[0] : wrkAvailable() ? 'wrk' : 'autocannon',
+  };
+  if (opts.loader === 'wrk' && !wrkAvailable()) throw new Error('--loader wrk: wrk is not installed (apt-get install wrk)');
+  opts.maxSeconds = v['max-seconds'] ? positiveInt('max-seconds', v['max-seconds']) : Math.ceil(plannedSeconds(opts) * 1.5 + 60);
+  return opts;
+}
+
+/** Load time plus about a second per server start and per cold start. */
+export function plannedSeconds(o) {
+  const perScenario = o.frameworks.length * (o.warmup + o.rounds * o.duration + 1);
+  return o.scenarios.length * perScenario + o.coldStarts * o.frameworks.length;
+}

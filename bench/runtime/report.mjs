@@ -1,0 +1,89 @@
+// The markdown table: one column per framework, ratios against faas-js-runtime, and a numbered note
+// for every cell that has no number (a server that failed to start or answered wrongly).
+import { REFERENCE } from './frameworks.mjs';
+
+const int = (n) => Math.round(n).toLocaleString('en-US');
+const ms = (n) => (n < 10 ? n.toFixed(2) : n.toFixed(1));
+const mib = (kib) => (kib / 1024).toFixed(1);
+
+/** One cell per framework for a metric; failures become references to numbered notes. */
+function row(label, fws, get, notes, { format, ratio = false }) {
+  const ref = get(REFERENCE);
+  const cells = fws.map((fw) => {
+    const r = get(fw.id);
+    if (!r) return '–';
+    if (!r.ok) return `n/a (note ${notes.add(`${fw.label}: ${r.reason}`)})`;
+    let cell = format(r.value);
+    if (ratio && ref?.ok && ref.value > 0) cell += ` (${(r.value / ref.value).toFixed(2)}×)`;
+    for (const flag of r.flags ?? []) cell += ` (note ${notes.add(flag)})`;
+    return cell;
+  });
+  return `| ${label} | ${cells.join(' | ')} |`;
+}
+
+class Notes {
+  items = [];
+  add(text) {
+    const i = this.items.indexOf(text);
+    if (i >= 0) return i + 1;
+    this.items.push(text);
+    return this.items.length;
+  }
+}
+
+function throughputFlags(fw, scenario, r) {
+  const flags = [];
+  if (scenario.id === 'cloudevent' && fw.answersEvents === false)
+    flags.push(`${fw.label} cannot reply with a CloudEvent: its CloudEvent function answers 204 with no body, so its row does less work`);
+  if (r.non2xx > 0) flags.push(`${fw.label}, ${scenario.label}: ${int(r.non2xx)} non-2xx replies during the measured rounds`);
+  if (r.errors > 0) flags.push(`${fw.label}, ${scenario.label}: ${int(r.errors)} socket errors/timeouts during the measured rounds`);
+  return flags;
+}
+
+function pick(result, key, flags) {
+  if (!result) return undefined;
+  return result.ok ? { ok: true, value: result[key], flags } : { ok: false, reason: result.reason };
+}
+
+/** RSS per scenario in one cell; a scenario whose server failed shows "–" (its reason is noted above). */
+function rssCell(run, fwId, scenarios) {
+  const parts = scenarios.map((s) => run.throughput[s.id]?.[fwId]);
+  if (!parts.some(Boolean)) return undefined;
+  return { ok: true, value: parts.map((p) => (p?.ok ? mib(p.rssKiB) : '–')).join(' / ') };
+}
+
+export function renderTable(run, fws, scenarios) {
+  const notes = new Notes();
+  const lines = [`| | ${fws.map((f) => f.label).join(' | ')} |`, `|---|${fws.map(() => '--:|').join('')}`];
+  for (const s of scenarios) {
+    const res = run.throughput[s.id] ?? {};
+    const fwOf = (id) => fws.find((f) => f.id === id);
+    lines.push(row(`${s.label}, req/s`, fws, (id) => pick(res[id], 'rps', res[id]?.ok ? throughputFlags(fwOf(id), s, res[id]) : []), notes, { format: int, ratio: true }));
+    lines.push(row(`${s.label}, p99 ms`, fws, (id) => pick(res[id], 'p99Ms', []), notes, { format: ms }));
+  }
+  if (run.cold) {
+    lines.push(row('cold start, spawn → first 200, median ms', fws, (id) => pick(run.cold[id], 'medianMs', []), notes, { format: ms, ratio: true }));
+  }
+  const rssLabel = `RSS after warm-up, MiB (${scenarios.map((s) => s.id).join(' / ')})`;
+  lines.push(row(rssLabel, fws, (id) => rssCell(run, id, scenarios), notes, { format: String }));
+  const noteLines = notes.items.map((t, i) => `${i + 1}. ${t}`);
+  return [...lines, ...(noteLines.length ? ['', 'Notes:', '', ...noteLines] : [])].join('\n');
+}
+
+export function renderReport(run, fws, scenarios) {
+  const m = run.machine;
+  const o = run.options;
+  return [
+    `### Function runtime: side by side (${run.date})`,
+    '',
+    `Machine: ${m.cpuModel}, ${m.cores} cores, ${m.memGiB} GiB RAM, Linux ${m.kernel}, Node ${m.node}; ` +
+      `load average ${run.loadBefore} before, ${run.loadAfter} after.`,
+    `Load: ${run.loaderVersion}, ${o.connections} connections, ${o.rounds} interleaved rounds of ${o.duration} s ` +
+      `after a ${o.warmup} s warm-up per server; medians. Servers pinned to core 0, load generator to core 1. ` +
+      `Cold start: median of ${o.coldStarts} runs. func-runtime at ${run.runtimeCommit}.`,
+    `Command: \`${run.command}\``,
+    '',
+    renderTable(run, fws, scenarios),
+    '',
+  ].join('\n');
+}

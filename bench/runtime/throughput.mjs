@@ -1,0 +1,86 @@
+// Throughput of one scenario: every framework's server up at once (idle ones cost nothing), one
+// warm-up each, then rounds interleaved A B C D A B C D … so that drift on a shared machine
+// spreads over all frameworks instead of landing on one.
+import { runLoad } from './load.mjs';
+import { fileSize, rssKiB, stop } from './procs.mjs';
+import { startServer, verify } from './servers.mjs';
+import { median } from './stats.mjs';
+
+/**
+ * @typedef {{ok: boolean, reason?: string, rps?: number, p99Ms?: number, rounds?: object[],
+ *   rssKiB?: number, non2xx?: number, errors?: number, logBytes?: number}} ScenarioResult
+ * @returns {Promise<Record<string, ScenarioResult>>}
+ */
+export async function runScenario(scenario, fws, opts, ctx) {
+  const results = {};
+  const up = [];
+  for (const fw of fws) {
+    const s = await startServer(fw, scenario, ctx.logDir);
+    if (!s.ok) {
+      results[fw.id] = { ok: false, reason: s.reason };
+      ctx.say(`  ${fw.id}: ${s.reason}`);
+      continue;
+    }
+    up.push({ fw, ...s });
+  }
+  try {
+    for (const s of up) await warmUp(s, scenario, opts, ctx, results);
+    const running = up.filter((s) => !results[s.fw.id]);
+    for (let round = 1; round <= opts.rounds; round++) {
+      for (const s of running) await measureRound(s, scenario, opts, ctx, round, results);
+    }
+    for (const s of running) await finish(s, scenario, results);
+  } finally {
+    await Promise.all(up.map((s) => stop(s.child)));
+  }
+  for (const s of up) if (results[s.fw.id].ok) results[s.fw.id].logBytes = fileSize(s.logFile);
+  return results;
+}
+
+async function warmUp(s, scenario, opts, ctx, results) {
+  try {
+    await runLoad(opts.loader, loadArgs(s, scenario, opts, ctx, opts.warmup));
+    s.rss = rssKiB(s.child.pid);
+    s.rounds = [];
+  } catch (err) {
+    results[s.fw.id] = { ok: false, reason: `warm-up failed: ${err.message}` };
+  }
+}
+
+async function measureRound(s, scenario, opts, ctx, round, results) {
+  if (results[s.fw.id]) return;
+  try {
+    const r = await runLoad(opts.loader, loadArgs(s, scenario, opts, ctx, opts.duration));
+    s.rounds.push(r);
+    ctx.say(`  round ${round} ${s.fw.id.padEnd(20)} ${fmt(r.rps)} req/s  p99 ${r.p99Ms.toFixed(2)} ms${r.non2xx ? `  non-2xx ${r.non2xx}` : ''}`);
+  } catch (err) {
+    results[s.fw.id] = { ok: false, reason: `load failed in round ${round}: ${err.message}` };
+  }
+}
+
+/** Checks the reply once more: a server that breaks under load must not keep its numbers. */
+async function finish(s, scenario, results) {
+  if (results[s.fw.id]) return;
+  const problems = s.child.exitInfo ? ['server exited during the run'] : await verify(s.fw, scenario, s.port);
+  if (problems.length > 0) {
+    results[s.fw.id] = { ok: false, reason: `wrong reply after load: ${problems.join('; ')}` };
+    return;
+  }
+  results[s.fw.id] = {
+    ok: true,
+    rps: median(s.rounds.map((r) => r.rps)),
+    p99Ms: median(s.rounds.map((r) => r.p99Ms)),
+    rssKiB: s.rss,
+    non2xx: s.rounds.reduce((n, r) => n + r.non2xx, 0),
+    errors: s.rounds.reduce((n, r) => n + r.errors, 0),
+    rounds: s.rounds,
+  };
+}
+
+function loadArgs(s, scenario, opts, ctx, seconds) {
+  return { port: s.port, scenario, bodyFile: ctx.bodyFiles[scenario.id], connections: opts.connections, seconds };
+}
+
+function fmt(n) {
+  return Math.round(n).toLocaleString('en-US').padStart(7);
+}
