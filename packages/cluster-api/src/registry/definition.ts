@@ -4,6 +4,7 @@
  * (Modelled on Kubernetes' registry/generic/registry.Store + one strategy per kind.)
  */
 import type { DeleteOptions, KubeList, KubeObject, WatchEvent } from '../api/meta.js';
+import type { Storage } from '../storage/interface.js';
 import type { FieldError } from './validation.js';
 
 /** Verbs as discovery lists them (APIResource.verbs). */
@@ -53,7 +54,11 @@ export interface Strategy {
   validateUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
   /** Normalise stored form (e.g. Secret stringData → data). */
   canonicalize?(obj: KubeObject): void;
-  /** Extra field-selector fields beyond metadata.name / metadata.namespace (e.g. status.phase). */
+  /**
+   * Extra field-selector fields beyond metadata.name / metadata.namespace (e.g. status.phase).
+   * Returns every supported key for any object ('' when absent): the keys of `fieldsOf(blank)` are
+   * the kind's supported field labels.
+   */
   fieldsOf?(obj: KubeObject): Record<string, string>;
   /** Whether a change to this object bumps metadata.generation (default: anything but metadata/status changed). */
   generationChanged?(obj: KubeObject, old: KubeObject): boolean;
@@ -80,6 +85,21 @@ export interface ResourceDefinition {
   columns?: readonly TableColumn[];
   /** Schemaless kinds (the extra discovery groups) keep any fields, like a CRD without a schema. */
   schemaless?: boolean;
+  /** Cluster-unique values the kind holds (Service clusterIP), reserved in storage beside the object. */
+  allocator?: Allocator;
+  /** metadata.name rule returning Kubernetes' messages; default DNS-1123 subdomain (Namespace: label, Service: DNS-1035). */
+  nameRule?(name: string): string[];
+}
+
+/**
+ * Reserves cluster-unique values (e.g. a Service's clusterIP) with a storage create, so two objects
+ * can never hold the same one, even across concurrent creates.
+ */
+export interface Allocator {
+  /** Fill in and reserve what `obj` needs (422 for a taken or invalid value); returns the undo. */
+  allocate(obj: KubeObject, storage: Storage): Promise<() => Promise<void>>;
+  /** Free what a removed object held. */
+  release(obj: KubeObject, storage: Storage): Promise<void>;
 }
 
 /** `apps/v1` or `v1` for the core group. */

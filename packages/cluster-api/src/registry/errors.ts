@@ -6,6 +6,7 @@
  * http/status.ts is the only place that turns an ApiError into a Status body.
  */
 import type { StatusCause } from '../api/meta.js';
+import { isStorageError } from '../storage/errors.js';
 
 export const StatusReasons = [
   'BadRequest',
@@ -82,11 +83,15 @@ export const conflict = (gr: GroupResource, name: string, why: string): ApiError
 /** The message kubectl users know from a stale resourceVersion. */
 export const OptimisticLockMessage = 'the object has been modified; please apply your changes to the latest version and try again';
 
-/** 422 Invalid, e.g. `Pod "x" is invalid: spec.containers: Required value`. `kind` is the Kind name. */
+/**
+ * 422 Invalid, e.g. `Pod "x" is invalid: spec.containers: Required value`. `kind` is the Kind name;
+ * outside the core group Kubernetes qualifies it (`Deployment.apps "x" is invalid: …`).
+ */
 export const invalid = (kind: string, group: string, name: string, causes: StatusCause[]): ApiError => {
   const summary = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : (c.message ?? ''))).join(', ');
   const list = causes.length > 1 ? `[${summary}]` : summary;
-  return new ApiError(422, 'Invalid', `${kind} "${name}" is invalid: ${list}`, { name, group, kind, causes });
+  const qualifiedKind = group ? `${kind}.${group}` : kind;
+  return new ApiError(422, 'Invalid', `${qualifiedKind} "${name}" is invalid: ${list}`, { name, group, kind, causes });
 };
 
 export const badRequest = (message: string): ApiError => new ApiError(400, 'BadRequest', message);
@@ -111,3 +116,43 @@ export const internalError = (message: string): ApiError =>
 
 export const serviceUnavailable = (message: string, retryAfterSeconds = 1): ApiError =>
   new ApiError(503, 'ServiceUnavailable', message, { retryAfterSeconds });
+
+/** 410 Expired for a list continue token whose snapshot revision was compacted away. */
+export const ContinueExpiredMessage =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.';
+
+/** 410 Expired for a watch or list at a compacted revision (Kubernetes' etcd3 watcher wording). */
+export const tooOldResourceVersion = (requested: number, compacted: number): ApiError =>
+  gone(`too old resource version: ${requested} (${compacted})`);
+
+/** 504 for `resourceVersion=N` newer than anything stored (clients retry after the hint). */
+export const tooLargeResourceVersion = (requested: number, current: number): ApiError =>
+  new ApiError(504, 'Timeout', `Too large resource version: ${requested}, current: ${current}`, {
+    causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+    retryAfterSeconds: 1,
+  });
+
+/**
+ * Storage error → API error (the first arrow of storage → API → Status), as Kubernetes'
+ * storage.InterpretGetError / InterpretUpdateError do. Anything else becomes a 500.
+ */
+export const fromStorageError = (err: unknown, gr: GroupResource, name: string): ApiError => {
+  if (isApiError(err)) return err;
+  if (isStorageError(err)) {
+    switch (err.code) {
+      case 'KeyNotFound':
+        return notFound(gr, name);
+      case 'KeyExists':
+        return alreadyExists(gr, name);
+      case 'Conflict':
+        return conflict(gr, name, OptimisticLockMessage);
+      case 'Compacted':
+        return gone(`The resourceVersion for the provided list is too old.`);
+      case 'Unavailable':
+        return serviceUnavailable(`storage is unavailable: ${err.message}`);
+      case 'InvalidArgument':
+        return badRequest(err.message);
+    }
+  }
+  return internalError(err instanceof Error ? err.message : String(err));
+};

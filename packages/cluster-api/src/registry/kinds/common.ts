@@ -1,0 +1,36 @@
+/** Shared pieces of the core-group kind files: verb sets as discovery lists them, and field access. */
+import type { KubeObject } from '../../api/meta.js';
+import type { ResourceDefinition, TableColumn, Verb } from '../definition.js';
+import { isObject } from '../meta.js';
+
+/** Kubernetes' discovery order. */
+export const AllVerbs: readonly Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+export const AllButDeleteCollection: readonly Verb[] = AllVerbs.filter((v) => v !== 'deletecollection');
+
+type CoreInput = Omit<ResourceDefinition, 'group' | 'version' | 'listKind'> & Partial<Pick<ResourceDefinition, 'listKind'>>;
+
+/** A core-group (`v1`) definition. */
+export const core = (def: CoreInput): ResourceDefinition => ({ group: '', version: 'v1', listKind: `${def.kind}List`, ...def });
+
+export type Obj = Record<string, unknown>;
+
+/** The object at `field`, created when absent (for defaulting). */
+export const child = (parent: Obj, field: string): Obj => {
+  if (!isObject(parent[field])) parent[field] = {};
+  return parent[field] as Obj;
+};
+
+/** Read-only access: `{}` / `[]` / `''` when absent or of another type. */
+export const obj = (v: unknown): Obj => (isObject(v) ? v : {});
+export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+export const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+export const spec = (o: KubeObject): Obj => obj(o.spec);
+export const status = (o: KubeObject): Obj => obj(o.status);
+
+export const column = (name: string, cell: TableColumn['cell'], extra: Partial<TableColumn> = {}): TableColumn =>
+  ({ name, type: 'string', cell, ...extra });
+
+export const setDefault = (o: Obj, field: string, value: unknown): void => {
+  if (o[field] === undefined || o[field] === null || o[field] === '') o[field] = value;
+};

@@ -1,0 +1,31 @@
+/**
+ * Namespace: born Active with the `kubernetes` finalizer in spec.finalizers; only /finalize changes
+ * spec.finalizers and only /status changes status (Kubernetes' namespace strategies).
+ */
+import { isDNS1123Label } from '../validation.js';
+import { AllButDeleteCollection, arr, child, column, core, spec, status, str } from './common.js';
+
+export const namespace = core({
+  kind: 'Namespace',
+  plural: 'namespaces',
+  singular: 'namespace',
+  namespaced: false,
+  verbs: AllButDeleteCollection,
+  shortNames: ['ns'],
+  subresources: ['status', 'finalize'],
+  nameRule: isDNS1123Label,
+  strategy: {
+    prepareForCreate(o) {
+      const s = child(o, 'spec');
+      const finalizers = arr(s.finalizers).filter((f): f is string => typeof f === 'string');
+      s.finalizers = finalizers.includes('kubernetes') ? finalizers : [...finalizers, 'kubernetes'];
+      o.status = { phase: 'Active' };
+    },
+    prepareForUpdate(o, old) {
+      child(o, 'spec').finalizers = spec(old).finalizers;
+    },
+    fieldsOf: (o) => ({ 'status.phase': str(status(o).phase) }),
+  },
+  statusStrategy: {},
+  columns: [column('Status', (o) => str(status(o).phase))],
+});

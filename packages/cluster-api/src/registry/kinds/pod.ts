@@ -1,0 +1,69 @@
+/** Pod: Kubernetes' pod strategy — status starts Pending, the spec is immutable but for a few fields. */
+import { isDeepStrictEqual } from 'node:util';
+import type { KubeObject } from '../../api/meta.js';
+import { forbiddenField, type FieldError } from '../validation.js';
+import { AllVerbs, arr, child, column, core, obj, spec, status, str, type Obj } from './common.js';
+import { defaultPodSpec, validatePodSpec } from './pod-spec.js';
+
+const containers = (o: KubeObject): Obj[] => arr(status(o).containerStatuses).map(obj);
+
+const podStatus = (o: KubeObject): string => {
+  if (o.metadata.deletionTimestamp) return 'Terminating';
+  const waiting = containers(o).map((c) => str(obj(obj(c.state).waiting).reason) || str(obj(obj(c.state).terminated).reason)).find(Boolean);
+  return str(status(o).reason) || waiting || str(status(o).phase);
+};
+
+const UpdatableSpecMessage =
+  'pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds` or `spec.tolerations` (only additions to existing tolerations)';
+
+/** The new spec with the mutable fields taken from the old one must equal the old spec. */
+const validateSpecUpdate = (o: KubeObject, old: KubeObject): FieldError[] => {
+  const next = structuredClone(spec(o));
+  const prev = spec(old);
+  const images = (s: Obj, f: string) => arr(s[f]).map((c) => obj(c).image);
+  for (const f of ['containers', 'initContainers']) {
+    const was = images(prev, f);
+    arr(next[f]).forEach((c, i) => { if (i < was.length) obj(c).image = was[i]; });
+  }
+  next.activeDeadlineSeconds = prev.activeDeadlineSeconds;
+  const tolerations = arr(next.tolerations);
+  if (arr(prev.tolerations).every((t) => tolerations.some((n) => isDeepStrictEqual(n, t)))) next.tolerations = prev.tolerations;
+  for (const s of [next, prev]) for (const [k, v] of Object.entries(s)) if (v === undefined) delete s[k];
+  return isDeepStrictEqual(next, prev) ? [] : [forbiddenField('spec', UpdatableSpecMessage)];
+};
+
+export const pod = core({
+  kind: 'Pod',
+  plural: 'pods',
+  singular: 'pod',
+  namespaced: true,
+  verbs: AllVerbs,
+  shortNames: ['po'],
+  categories: ['all'],
+  subresources: ['status'],
+  strategy: {
+    prepareForCreate(o) {
+      defaultPodSpec(child(o, 'spec'));
+      o.status = { phase: 'Pending', qosClass: 'BestEffort' };
+    },
+    validate: (o) => validatePodSpec(spec(o), 'spec'),
+    validateUpdate: validateSpecUpdate,
+    fieldsOf: (o) => ({
+      'spec.nodeName': str(spec(o).nodeName),
+      'spec.restartPolicy': str(spec(o).restartPolicy),
+      'spec.schedulerName': str(spec(o).schedulerName),
+      'spec.serviceAccountName': str(spec(o).serviceAccountName),
+      'status.phase': str(status(o).phase),
+      'status.podIP': str(status(o).podIP),
+      'status.nominatedNodeName': str(status(o).nominatedNodeName),
+    }),
+  },
+  statusStrategy: {},
+  columns: [
+    column('Ready', (o) => `${containers(o).filter((c) => c.ready === true).length}/${arr(spec(o).containers).length}`),
+    column('Status', podStatus),
+    column('Restarts', (o) => containers(o).reduce((n, c) => n + (Number(c.restartCount) || 0), 0), { type: 'integer' }),
+    column('IP', (o) => str(status(o).podIP) || '<none>', { priority: 1 }),
+    column('Node', (o) => str(spec(o).nodeName) || '<none>', { priority: 1 }),
+  ],
+});

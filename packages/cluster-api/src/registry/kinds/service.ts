@@ -1,0 +1,89 @@
+/** Service: type ClusterIP by default with a unique clusterIP; clusterIP is immutable once set. */
+import type { KubeObject } from '../../api/meta.js';
+import { immutable, invalidValue, isDNS1035Label, notSupported, required, duplicate, type FieldError } from '../validation.js';
+import { AllButDeleteCollection, arr, child, column, core, obj, setDefault, spec, status, str, type Obj } from './common.js';
+import { clusterIPs } from './service-ip.js';
+
+const Types = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'] as const;
+const Protocols = ['SCTP', 'TCP', 'UDP'] as const;
+
+const validPort = (n: unknown): boolean => Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 65535;
+
+const validatePorts = (s: Obj): FieldError[] => {
+  const ports = arr(s.ports).map(obj);
+  if (ports.length === 0) return s.type === 'ExternalName' ? [] : [required('spec.ports')];
+  const names = new Set<string>();
+  return ports.flatMap((p, i) => {
+    const f = `spec.ports[${i}]`;
+    const errs: FieldError[] = [];
+    if (ports.length > 1 && !str(p.name)) errs.push(required(`${f}.name`));
+    if (str(p.name) && names.has(str(p.name))) errs.push(duplicate(`${f}.name`, p.name));
+    names.add(str(p.name));
+    if (p.port === undefined) errs.push(required(`${f}.port`));
+    else if (!validPort(p.port)) errs.push(invalidValue(`${f}.port`, p.port, 'must be between 1 and 65535, inclusive'));
+    if (!Protocols.includes(p.protocol as never)) errs.push(notSupported(`${f}.protocol`, p.protocol, Protocols));
+    const t = p.targetPort;
+    if (typeof t === 'number' && !validPort(t)) errs.push(invalidValue(`${f}.targetPort`, t, 'must be between 1 and 65535, inclusive'));
+    return errs;
+  });
+};
+
+const validate = (o: KubeObject): FieldError[] => {
+  const s = spec(o);
+  const errs = validatePorts(s);
+  if (!Types.includes(s.type as never)) errs.push(notSupported('spec.type', s.type, Types));
+  if (s.type === 'ExternalName' && !str(s.externalName)) errs.push(required('spec.externalName'));
+  return errs;
+};
+
+const portsText = (o: KubeObject): string =>
+  arr(spec(o).ports).map(obj).map((p) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${str(p.protocol) || 'TCP'}`).join(',') || '<none>';
+
+const externalIP = (o: KubeObject): string => {
+  const ingress = arr(obj(status(o).loadBalancer).ingress).map(obj).map((i) => str(i.ip) || str(i.hostname));
+  const ips = [...arr(spec(o).externalIPs).map(str), ...ingress].filter(Boolean);
+  if (ips.length) return ips.join(',');
+  if (spec(o).type === 'ExternalName') return str(spec(o).externalName);
+  return spec(o).type === 'LoadBalancer' ? '<pending>' : '<none>';
+};
+
+export const service = core({
+  kind: 'Service',
+  plural: 'services',
+  singular: 'service',
+  namespaced: true,
+  verbs: AllButDeleteCollection,
+  shortNames: ['svc'],
+  categories: ['all'],
+  subresources: ['status'],
+  nameRule: isDNS1035Label,
+  allocator: clusterIPs,
+  strategy: {
+    prepareForCreate(o) {
+      const s = child(o, 'spec');
+      setDefault(s, 'type', 'ClusterIP');
+      setDefault(s, 'sessionAffinity', 'None');
+      for (const p of arr(s.ports).map(obj)) {
+        setDefault(p, 'protocol', 'TCP');
+        setDefault(p, 'targetPort', p.port);
+      }
+      o.status = { loadBalancer: {} };
+    },
+    prepareForUpdate(o, old) {
+      // kubectl apply/replace often omit the allocated IP: keep it rather than reject the update.
+      setDefault(child(o, 'spec'), 'clusterIP', spec(old).clusterIP);
+      for (const p of arr(spec(o).ports).map(obj)) setDefault(p, 'protocol', 'TCP');
+    },
+    validate,
+    validateUpdate: (o, old) => (spec(o).clusterIP === spec(old).clusterIP ? [] : [immutable('spec.clusterIP', spec(o).clusterIP)]),
+    fieldsOf: (o) => ({ 'spec.clusterIP': str(spec(o).clusterIP), 'spec.type': str(spec(o).type) }),
+  },
+  statusStrategy: {},
+  columns: [
+    column('Type', (o) => str(spec(o).type)),
+    column('Cluster-IP', (o) => str(spec(o).clusterIP) || '<none>'),
+    column('External-IP', externalIP),
+    column('Port(s)', portsText),
+    column('Selector', (o) => Object.entries(obj(spec(o).selector)).map(([k, v]) => `${k}=${String(v)}`).join(',') || '<none>', { priority: 1 }),
+  ],
+});

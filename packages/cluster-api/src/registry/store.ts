@@ -1,0 +1,194 @@
+/**
+ * The generic store (Kubernetes' registry/generic/registry.Store): every kind's get, list, create,
+ * update, patch, delete and watch over the byte-level Storage. Per-kind behaviour comes only from the
+ * definition's strategy; cross-kind rules from strategy.ts.
+ */
+import type { DeleteOptions, KubeList, KubeObject } from '../api/meta.js';
+import { isStorageError } from '../storage/errors.js';
+import type { KeyValue, Storage } from '../storage/interface.js';
+import type {
+  ListQuery, PatchType, RequestContext, ResourceDefinition, ResourceStore, Subresource, WatchQuery, WatchSink,
+} from './definition.js';
+import { checkDeleteOptions, deletePrecondition, markDeleting } from './deletion.js';
+import { conflict, fromStorageError, notFound, OptimisticLockMessage, badRequest } from './errors.js';
+import { listObjects } from './list.js';
+import { decode, encode, groupResource, objectKey, sameBytes } from './meta.js';
+import { applyPatch, checkPatchShape } from './patch.js';
+import { decodeBody, matchNamespace, prepareCreate, prepareUpdate } from './strategy.js';
+import { watchObjects } from './watch.js';
+
+/** What a store needs from the rest of the registry. */
+export interface StoreDeps {
+  /** For namespaced creates: 404 `namespaces "x" not found` when it does not exist. */
+  namespaceExists(namespace: string): Promise<boolean>;
+}
+
+/** Conflicts retried before giving up when the client sent no resourceVersion. */
+const MaxAttempts = 16;
+
+type Apply = (old: KubeObject) => KubeObject;
+
+export class GenericStore implements ResourceStore {
+  private readonly gr;
+  constructor(
+    readonly definition: ResourceDefinition,
+    private readonly storage: Storage,
+    private readonly deps: StoreDeps,
+  ) {
+    this.gr = groupResource(definition);
+  }
+
+  private key(ctx: RequestContext, name: string): string {
+    if (this.definition.namespaced && !ctx.namespace) throw badRequest('a namespace is required for a namespaced resource');
+    try {
+      return objectKey(this.definition, ctx.namespace, name);
+    } catch (err) {
+      throw fromStorageError(err, this.gr, name);
+    }
+  }
+
+  private async read(ctx: RequestContext, name: string): Promise<KeyValue> {
+    const kv = await this.storage.get(this.key(ctx, name)).catch((e: unknown) => { throw fromStorageError(e, this.gr, name); });
+    if (!kv) throw notFound(this.gr, name);
+    return kv;
+  }
+
+  async get(ctx: RequestContext, name: string): Promise<KubeObject> {
+    return decode(await this.read(ctx, name));
+  }
+
+  list(ctx: RequestContext, query: ListQuery): Promise<KubeList> {
+    return listObjects(this.storage, this.definition, ctx, query);
+  }
+
+  async create(ctx: RequestContext, body: unknown): Promise<KubeObject> {
+    const obj = prepareCreate(this.definition, ctx, body);
+    const { name = '', namespace } = obj.metadata;
+    if (this.definition.namespaced && namespace && !(await this.deps.namespaceExists(namespace))) {
+      throw notFound({ group: '', resource: 'namespaces' }, namespace);
+    }
+    const undo = await this.definition.allocator?.allocate(obj, this.storage);
+    if (ctx.dryRun) {
+      await undo?.();
+      return obj;
+    }
+    try {
+      return decode(await this.storage.create(objectKey(this.definition, namespace, name), encode(obj)));
+    } catch (err) {
+      await undo?.();
+      throw fromStorageError(err, this.gr, name);
+    }
+  }
+
+  async update(ctx: RequestContext, name: string, body: unknown, subresource?: Subresource): Promise<KubeObject> {
+    const incoming = decodeBody(this.definition, body);
+    if (incoming.metadata.name !== name) {
+      throw badRequest(`the name of the object (${incoming.metadata.name ?? ''}) does not match the name on the URL (${name})`);
+    }
+    matchNamespace(this.definition, ctx, incoming.metadata);
+    const precondition = incoming.metadata.resourceVersion || undefined;
+    const out = await this.guaranteedUpdate(ctx, name, precondition, (old) => prepareUpdate(this.definition, incoming, old, subresource));
+    return out.object;
+  }
+
+  async patch(ctx: RequestContext, name: string, type: PatchType, patch: unknown, subresource?: Subresource): Promise<KubeObject> {
+    checkPatchShape(type, patch);
+    const out = await this.guaranteedUpdate(ctx, name, undefined, (old) => {
+      const patched = applyPatch(type, old, patch, this.definition);
+      // A resourceVersion in the patch is a precondition (kubectl apply/edit rely on it).
+      if (patched.metadata?.resourceVersion !== old.metadata.resourceVersion) {
+        throw conflict(this.gr, name, OptimisticLockMessage);
+      }
+      return prepareUpdate(this.definition, decodeBody(this.definition, patched), old, subresource);
+    });
+    return out.object;
+  }
+
+  /**
+   * Read, apply, compare-and-swap on modRevision; on a conflict re-read and re-apply, unless the
+   * client pinned a resourceVersion (then the conflict is theirs: 409). Unchanged bytes are not written.
+   */
+  private async guaranteedUpdate(ctx: RequestContext, name: string, precondition: string | undefined, apply: Apply) {
+    const key = this.key(ctx, name);
+    for (let attempt = 0; attempt < MaxAttempts; attempt++) {
+      const kv = await this.read(ctx, name);
+      const old = decode(kv);
+      if (precondition !== undefined && precondition !== old.metadata.resourceVersion) {
+        throw conflict(this.gr, name, OptimisticLockMessage);
+      }
+      const next = apply(old);
+      if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
+        return this.finish(ctx, key, kv, next);
+      }
+      const bytes = encode(next);
+      if (sameBytes(bytes, kv.value)) return { object: old, deleted: false };
+      if (ctx.dryRun) return { object: { ...next, metadata: { ...next.metadata, resourceVersion: old.metadata.resourceVersion } }, deleted: false };
+      try {
+        return { object: decode(await this.storage.update(key, bytes, kv.modRevision)), deleted: false };
+      } catch (err) {
+        if (!isStorageError(err, 'Conflict')) throw fromStorageError(err, this.gr, name);
+      }
+    }
+    throw conflict(this.gr, name, OptimisticLockMessage);
+  }
+
+  /** The last finalizer of a deleting object is gone: remove it, as Kubernetes' ShouldDeleteDuringUpdate. */
+  private async finish(ctx: RequestContext, key: string, kv: KeyValue, next: KubeObject) {
+    if (ctx.dryRun) return { object: next, deleted: true };
+    const { revision } = await this.storage.delete(key, kv.modRevision).catch((e: unknown) => {
+      throw fromStorageError(e, this.gr, next.metadata.name ?? '');
+    });
+    await this.definition.allocator?.release(next, this.storage);
+    return { object: { ...next, metadata: { ...next.metadata, resourceVersion: String(revision) } }, deleted: true };
+  }
+
+  async delete(ctx: RequestContext, name: string, options: DeleteOptions): Promise<{ object: KubeObject; deleted: boolean }> {
+    checkDeleteOptions(options);
+    const key = this.key(ctx, name);
+    for (let attempt = 0; attempt < MaxAttempts; attempt++) {
+      const kv = await this.read(ctx, name);
+      const old = decode(kv);
+      deletePrecondition(this.gr, old, options);
+      if (old.metadata.finalizers?.length) {
+        if (old.metadata.deletionTimestamp) return { object: old, deleted: false };
+        const marked = markDeleting(old);
+        if (ctx.dryRun) return { object: marked, deleted: false };
+        try {
+          return { object: decode(await this.storage.update(key, encode(marked), kv.modRevision)), deleted: false };
+        } catch (err) {
+          if (!isStorageError(err, 'Conflict')) throw fromStorageError(err, this.gr, name);
+          continue;
+        }
+      }
+      if (ctx.dryRun) return { object: old, deleted: true };
+      try {
+        await this.storage.delete(key, kv.modRevision);
+        await this.definition.allocator?.release(old, this.storage);
+        return { object: old, deleted: true };
+      } catch (err) {
+        if (!isStorageError(err, 'Conflict')) throw fromStorageError(err, this.gr, name);
+      }
+    }
+    throw conflict(this.gr, name, OptimisticLockMessage);
+  }
+
+  async deleteCollection(ctx: RequestContext, query: ListQuery, options: DeleteOptions): Promise<KubeList> {
+    checkDeleteOptions(options);
+    const { limit: _l, continue: _c, ...all } = query;
+    const list = await this.list(ctx, all);
+    const items: KubeObject[] = [];
+    for (const obj of list.items) {
+      const scoped = { ...ctx, namespace: obj.metadata.namespace };
+      try {
+        items.push((await this.delete(scoped, obj.metadata.name ?? '', options)).object);
+      } catch (err) {
+        if (!(err instanceof Error && 'code' in err && err.code === 404)) throw err;
+      }
+    }
+    return { ...list, items };
+  }
+
+  watch(ctx: RequestContext, query: WatchQuery, sink: WatchSink): Promise<{ close(): void }> {
+    return watchObjects(this.storage, this.definition, ctx, query, sink);
+  }
+}
