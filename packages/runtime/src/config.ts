@@ -1,0 +1,109 @@
+/**
+ * One table of options. Each row says where a value may come from; resolveOptions() merges the
+ * sources in the order CLI > env > function member > func.yaml > default and is pure, so tests can pin every rule.
+ */
+import { LOG_LEVELS, type LogLevel, type Options } from './types.js';
+
+type Parse<T> = (raw: unknown, name: string) => T;
+
+interface OptionRow<K extends keyof Options> {
+  key: K;
+  flag: string;
+  /** Env names, first match wins (PORT is what Knative sets; FUNC_PORT is faas-js-runtime's). */
+  env: readonly string[];
+  /** Dotted path in func.yaml, when func.yaml may set it. */
+  yamlPath?: string;
+  default: Options[K];
+  parse: Parse<Options[K]>;
+  describe: string;
+}
+
+export class OptionError extends Error {
+  override name = 'OptionError';
+}
+
+const integer = (min: number): Parse<number> => (raw, name) => {
+  const n = typeof raw === 'number' ? raw : Number(String(raw).trim());
+  if (!Number.isInteger(n) || n < min) throw new OptionError(`${name} must be an integer ≥ ${min}, got "${String(raw)}"`);
+  return n;
+};
+const port: Parse<number> = (raw, name) => {
+  const n = integer(0)(raw, name);
+  if (n > 65535) throw new OptionError(`${name} must be a port number 0–65535, got "${String(raw)}"`);
+  return n;
+};
+const bool: Parse<boolean> = (raw) => raw === true || (typeof raw === 'string' && !/^(|0|false|no|off)$/i.test(raw.trim()));
+const text: Parse<string> = (raw) => String(raw);
+const urlPath: Parse<string> = (raw, name) => {
+  const s = String(raw);
+  if (!s.startsWith('/')) throw new OptionError(`${name} must be a path starting with "/", got "${s}"`);
+  return s;
+};
+const level: Parse<LogLevel> = (raw, name) => {
+  const s = String(raw).trim().toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(s)) {
+    throw new OptionError(`${name} must be one of ${LOG_LEVELS.join(', ')}, got "${String(raw)}"`);
+  }
+  return s as LogLevel;
+};
+
+const row = <K extends keyof Options>(r: OptionRow<K>): OptionRow<K> => r;
+
+/** The option table; cli.ts derives its flags from it and the README documents it. */
+export const OPTION_TABLE = [
+  row({ key: 'port', flag: 'port', env: ['PORT', 'FUNC_PORT'], default: 8080, parse: port, describe: 'port to listen on (0 = any free port)' }),
+  row({ key: 'host', flag: 'host', env: ['FUNC_HOST'], default: '', parse: text, describe: 'address to listen on (empty = all addresses, IPv4 and IPv6)' }),
+  row({ key: 'logLevel', flag: 'log-level', env: ['FUNC_LOG_LEVEL'], yamlPath: 'logLevel', default: 'warn', parse: level, describe: `log level: ${LOG_LEVELS.join(', ')}` }),
+  row({ key: 'bodyLimit', flag: 'body-limit', env: ['FUNC_BODY_LIMIT'], default: 1_048_576, parse: integer(0), describe: 'largest request body in bytes' }),
+  row({ key: 'includeRaw', flag: 'include-raw', env: ['FUNC_INCLUDE_RAW'], default: false, parse: bool, describe: 'keep the raw body bytes in context.rawBody' }),
+  row({ key: 'timeout', flag: 'timeout', env: ['FUNC_TIMEOUT'], default: 300_000, parse: integer(0), describe: 'per-request timeout in ms (0 = none)' }),
+  row({ key: 'shutdownTimeout', flag: 'shutdown-timeout', env: ['FUNC_SHUTDOWN_TIMEOUT'], default: 10_000, parse: integer(0), describe: 'ms in-flight requests may take after SIGTERM' }),
+  row({ key: 'livenessPath', flag: 'liveness-path', env: ['LIVENESS_URL'], yamlPath: 'deploy.healthEndpoints.liveness', default: '/health/liveness', parse: urlPath, describe: 'liveness probe path' }),
+  row({ key: 'readinessPath', flag: 'readiness-path', env: ['READINESS_URL'], yamlPath: 'deploy.healthEndpoints.readiness', default: '/health/readiness', parse: urlPath, describe: 'readiness probe path' }),
+  row({ key: 'metricsPath', flag: 'metrics-path', env: ['METRICS_URL'], default: '/metrics', parse: urlPath, describe: 'Prometheus metrics path' }),
+  row({ key: 'maxEventLoopDelay', flag: 'max-event-loop-delay', env: ['FUNC_MAX_EVENT_LOOP_DELAY'], default: 1000, parse: integer(0), describe: 'event-loop delay in ms above which readiness answers 503 (0 = never)' }),
+] as const;
+
+export interface OptionSources {
+  /** Values given on the command line or to start(); undefined means "not given". */
+  cli?: Partial<Record<keyof Options, unknown>>;
+  env?: Record<string, string | undefined>;
+  /** Values the function module declares (its `logLevel` member). */
+  fn?: Partial<Record<keyof Options, unknown>>;
+  /** The parsed func.yaml document. */
+  yaml?: unknown;
+}
+
+function yamlValue(doc: unknown, path: string | undefined): unknown {
+  if (!path) return undefined;
+  let cur: unknown = doc;
+  for (const part of path.split('.')) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return cur;
+}
+
+function pick(r: OptionRow<keyof Options>, src: OptionSources): { raw: unknown; name: string } | undefined {
+  const cliValue = src.cli?.[r.key];
+  if (cliValue !== undefined) return { raw: cliValue, name: `--${r.flag}` };
+  for (const name of r.env) {
+    const v = src.env?.[name];
+    if (v !== undefined && v !== '') return { raw: v, name };
+  }
+  const fromFn = src.fn?.[r.key];
+  if (fromFn !== undefined) return { raw: fromFn, name: `the function's ${r.key} member` };
+  const y = yamlValue(src.yaml, r.yamlPath);
+  if (y !== undefined && y !== null) return { raw: y, name: `func.yaml ${r.yamlPath}` };
+  return undefined;
+}
+
+/** Merges the sources; throws OptionError naming the source of a bad value. Pure. */
+export function resolveOptions(src: OptionSources = {}): Options {
+  const out: Record<string, unknown> = {};
+  for (const r of OPTION_TABLE as readonly OptionRow<keyof Options>[]) {
+    const found = pick(r, src);
+    out[r.key] = found === undefined ? r.default : r.parse(found.raw, found.name);
+  }
+  return out as unknown as Options;
+}

@@ -1,0 +1,119 @@
+/**
+ * The one invoke handler: request → Context → handle → response. It needs nothing from Express
+ * (only node:http's req/res), so the standalone server calls it directly and an Express app can
+ * mount it as middleware. Per request it allocates the Context and, only when used, what it reads.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { EMPTY, hasBody, readBody } from './body.js';
+import { decodeCloudEvents, encodeBatch, isCloudEvent, isCloudEventRequest } from './cloudevents.js';
+import { InvocationContext } from './context.js';
+import { RuntimeError, sendProblem } from './errors.js';
+import { sendError, sendResult } from './response.js';
+import type { Runtime } from './runtime.js';
+import type { CloudEventLike } from './types.js';
+
+export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => void;
+
+const BATCH_TYPE = 'application/cloudevents-batch+json';
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return v !== null && typeof v === 'object' && typeof (v as { then?: unknown }).then === 'function';
+}
+
+function onTimeout(ctx: InvocationContext, res: ServerResponse, ms: number): void {
+  ctx.abort(new RuntimeError('timeout', `The function did not answer within ${ms} ms.`));
+  ctx.log.error(`function timed out after ${ms} ms`);
+  sendProblem(res, 'timeout', `The function did not answer within ${ms} ms.`);
+}
+
+/** Logs a failure by severity and answers it; returns true when it counts as a function error. */
+function fail(rt: Runtime, ctx: InvocationContext | undefined, req: IncomingMessage, res: ServerResponse, err: unknown): boolean {
+  if (res.headersSent) return true;
+  const reqId = ctx?.reqId ?? String((req as { id?: unknown }).id ?? '');
+  if (err instanceof RuntimeError && err.code === 'payload_too_large') res.setHeader('connection', 'close');
+  const status = sendError(res, err, reqId);
+  const log = ctx?.log ?? rt.logger;
+  if (status >= 500) log.error({ err }, 'function failed');
+  else log.info({ status, reason: (err as Error)?.message }, 'request rejected');
+  return status >= 500;
+}
+
+export function createInvokeHandler(rt: Runtime): NodeHandler {
+  const { fn, options, cors, metrics, state } = rt;
+  const handle = fn.handle;
+  // A one-parameter handle never sees `data`, so a JSON body it never reads is never parsed.
+  const passData = handle.length !== 1;
+  const timeout = options.timeout;
+
+  async function call(ctx: InvocationContext, data: unknown): Promise<unknown> {
+    const out = handle(ctx, data);
+    return isThenable(out) ? await out : out;
+  }
+
+  async function runEvents(ctx: InvocationContext, res: ServerResponse, raw: Buffer): Promise<void> {
+    const req = ctx.req;
+    const events = decodeCloudEvents(req.headers, raw);
+    if (!String(req.headers['content-type']).startsWith(BATCH_TYPE)) {
+      ctx.cloudevent = events[0];
+      const result = await call(ctx, events[0]!.data);
+      if (!res.headersSent) sendResult(res, result, cors.headers(req));
+      return;
+    }
+    const replies: CloudEventLike[] = [];
+    for (const event of events) {
+      ctx.cloudevent = event;
+      const result = await call(ctx, event.data);
+      if (isCloudEvent(result)) replies.push(result);
+    }
+    if (res.headersSent) return;
+    if (replies.length === 0) sendResult(res, undefined, cors.headers(req));
+    else sendResult(res, { statusCode: 200, headers: { 'content-type': BATCH_TYPE }, body: encodeBatch(replies) }, cors.headers(req));
+  }
+
+  async function run(req: IncomingMessage, res: ServerResponse, raw: Buffer, started: number): Promise<void> {
+    const ctx = new InvocationContext(req, res, rt, raw);
+    const timer = timeout > 0 ? setTimeout(onTimeout, timeout, ctx, res, timeout) : undefined;
+    let failed = false;
+    try {
+      if (rt.ready) await rt.ready;
+      if (isCloudEventRequest(req.headers)) {
+        await runEvents(ctx, res, raw);
+      } else {
+        const result = await call(ctx, passData ? ctx.body : undefined);
+        if (!res.headersSent) sendResult(res, result, cors.headers(req));
+      }
+    } catch (err) {
+      failed = fail(rt, ctx, req, res, err);
+    } finally {
+      if (timer) clearTimeout(timer);
+      state.inflight--;
+      metrics.record((performance.now() - started) / 1000, failed);
+    }
+  }
+
+  return function invokeHandler(req, res) {
+    state.inflight++;
+    const started = performance.now();
+    rt.requestLogger?.(req, res);
+    if (cors.isPreflight(req)) {
+      cors.preflight(req, res);
+      state.inflight--;
+      return;
+    }
+    // An Express body parser upstream may have consumed the stream; context.body then uses req.body.
+    const consumed = req.readableEnded || (req as { _body?: boolean })._body === true;
+    if (consumed || !hasBody(req)) {
+      void run(req, res, EMPTY, started);
+      return;
+    }
+    readBody(req, options.bodyLimit).then(
+      (raw) => run(req, res, raw, started),
+      (err: unknown) => {
+        fail(rt, undefined, req, res, err);
+        state.inflight--;
+        metrics.record((performance.now() - started) / 1000, false);
+      },
+    );
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * Prometheus metrics, named as faas-js-runtime names them (faas_invocations, faas_errors,
+ * faas_execution_latency, faas_cold_start_latency) so existing dashboards keep working.
+ * Requests only bump plain numbers; prom-client is loaded on the first scrape, and its registry
+ * reads these numbers through duck-typed metric objects (prom-client's `get()` contract).
+ */
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+
+const requireLazy = createRequire(import.meta.url);
+
+/** prom-client's default histogram buckets, in seconds: the ones faas-js-runtime exposes. */
+const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+class Histogram {
+  readonly counts = new Float64Array(BUCKETS.length);
+  sum = 0;
+  count = 0;
+  observe(seconds: number): void {
+    this.sum += seconds;
+    this.count++;
+    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]!) this.counts[i]!++;
+  }
+  values(name: string) {
+    const out: { metricName: string; labels: Record<string, string | number>; value: number }[] = BUCKETS.map((le, i) => ({
+      metricName: `${name}_bucket`, labels: { le }, value: this.counts[i]!,
+    }));
+    out.push({ metricName: `${name}_bucket`, labels: { le: '+Inf' }, value: this.count });
+    out.push({ metricName: `${name}_sum`, labels: {}, value: this.sum });
+    out.push({ metricName: `${name}_count`, labels: {}, value: this.count });
+    return out;
+  }
+}
+
+export class Metrics {
+  invocations = 0;
+  errors = 0;
+  readonly latency = new Histogram();
+  readonly coldStart = new Histogram();
+  #registry: import('prom-client').Registry | undefined;
+
+  /** Called once the server listens: process uptime is the cold start as the platform sees it. */
+  ready(): void {
+    this.coldStart.observe(process.uptime());
+  }
+
+  record(seconds: number, failed: boolean): void {
+    this.invocations++;
+    if (failed) this.errors++;
+    this.latency.observe(seconds);
+  }
+
+  get contentType(): string {
+    return this.registry().contentType;
+  }
+
+  async text(): Promise<string> {
+    return this.registry().metrics();
+  }
+
+  private registry(): import('prom-client').Registry {
+    if (this.#registry) return this.#registry;
+    const prom = requireLazy('prom-client') as typeof import('prom-client');
+    const registry = new prom.Registry();
+    registry.setDefaultLabels(defaultLabels());
+    prom.collectDefaultMetrics({ register: registry });
+    const metric = (name: string, help: string, type: string, values: () => unknown[]) =>
+      registry.registerMetric({ name, help, type, get: async () => ({ name, help, type, values: values(), aggregator: 'sum' }) } as never);
+    metric('faas_invocations', 'The number of times this function was invoked', 'counter', () => [{ labels: {}, value: this.invocations }]);
+    metric('faas_errors', 'The number of function invocation failures', 'counter', () => [{ labels: {}, value: this.errors }]);
+    metric('faas_execution_latency', 'The time it took for this function to be invoked and return', 'histogram', () => this.latency.values('faas_execution_latency'));
+    metric('faas_cold_start_latency', 'The time it took for this function to be in the ready state after the container started', 'histogram', () => this.coldStart.values('faas_cold_start_latency'));
+    return (this.#registry = registry);
+  }
+}
+
+/** The identifying labels faas-js-runtime puts on every metric (OpenTelemetry FaaS conventions). */
+function defaultLabels(): Record<string, string> {
+  const env = process.env;
+  const labels: Record<string, string | undefined> = {
+    faas_name: env.FAAS_NAME ?? env.K_SERVICE ?? 'anonymous',
+    faas_id: env.FAAS_ID ?? `${env.POD_NAME ?? 'local'}-${randomUUID()}`,
+    faas_instance: env.FAAS_INSTANCE ?? env.POD_NAME,
+    faas_version: env.FAAS_VERSION ?? env.K_REVISION,
+    faas_runtime: env.FAAS_RUNTIME ?? 'Node.js',
+  };
+  return Object.fromEntries(Object.entries(labels).filter((e): e is [string, string] => e[1] !== undefined));
+}

@@ -1,0 +1,131 @@
+/**
+ * Maps what a function returns (or throws) to an HTTP response, writing straight to node:http's
+ * ServerResponse: header lists for the common cases are built once and reused.
+ */
+import type { ServerResponse } from 'node:http';
+import { encodeBinary, isCloudEvent } from './cloudevents.js';
+import { RuntimeError, sendProblem } from './errors.js';
+import type { StructuredReturn } from './types.js';
+
+const TEXT = 'text/plain; charset=utf-8';
+const JSON_TYPE = 'application/json; charset=utf-8';
+const OCTET = 'application/octet-stream';
+
+const cache = new WeakMap<readonly string[], Map<string, readonly string[]>>();
+
+/** base pairs + content-type, memoised per (base list, type): both come from small fixed sets. */
+function withType(base: readonly string[], type: string): readonly string[] {
+  let byType = cache.get(base);
+  if (!byType) cache.set(base, (byType = new Map()));
+  let h = byType.get(type);
+  if (!h) byType.set(type, (h = Object.freeze([...base, 'content-type', type])));
+  return h;
+}
+
+function isStructured(value: object): value is StructuredReturn {
+  return 'statusCode' in value || 'body' in value;
+}
+
+function isBytes(value: unknown): value is Uint8Array {
+  return value instanceof Uint8Array;
+}
+
+/** Serialises a body by its type, honouring a content-type the function chose. */
+function encodeBody(body: unknown, type: string | undefined): { data: string | Uint8Array; type: string } {
+  if (typeof body === 'string') return { data: body, type: type ?? TEXT };
+  if (isBytes(body)) return { data: body, type: type ?? OCTET };
+  return { data: JSON.stringify(body) ?? '', type: type ?? JSON_TYPE };
+}
+
+function lowerCaseHeaders(headers: StructuredReturn['headers']): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (headers && typeof headers === 'object') for (const name of Object.keys(headers)) out[name.toLowerCase()] = headers[name];
+  return out;
+}
+
+function sendStructured(res: ServerResponse, value: StructuredReturn, cors: readonly string[]): void {
+  const headers = lowerCaseHeaders(value.headers);
+  for (let i = 0; i < cors.length; i += 2) if (!(cors[i]! in headers)) headers[cors[i]!] = cors[i + 1];
+  const status = typeof value.statusCode === 'number' ? value.statusCode : value.body === undefined ? 204 : 200;
+  if (value.body === undefined || value.body === null) {
+    res.writeHead(status, headers as never);
+    res.end();
+    return;
+  }
+  const { data, type } = encodeBody(value.body, headers['content-type'] as string | undefined);
+  headers['content-type'] = type;
+  headers['content-length'] = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
+  res.writeHead(status, headers as never);
+  res.end(data);
+}
+
+function sendCloudEvent(res: ServerResponse, event: Parameters<typeof encodeBinary>[0], cors: readonly string[]): void {
+  let message: ReturnType<typeof encodeBinary>;
+  try {
+    message = encodeBinary(event);
+  } catch (err) {
+    throw new RuntimeError('invalid_response', `The function returned an invalid CloudEvent: ${(err as Error).message}.`);
+  }
+  const headers = message.headers as Record<string, unknown>;
+  for (let i = 0; i < cors.length; i += 2) headers[cors[i]!] = cors[i + 1];
+  const body = message.body as string | Uint8Array | undefined;
+  headers['content-length'] = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+  res.writeHead(200, headers as never);
+  res.end(body);
+}
+
+/**
+ * writeHead with a flat list sends the head at once, so Node can no longer add content-length
+ * itself; without it every response would be chunked. The list is built per response, never copied.
+ */
+function sendWith(res: ServerResponse, status: number, pairs: readonly string[], body: string | Uint8Array): void {
+  const length = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+  res.writeHead(status, pairs.concat('content-length', String(length)));
+  res.end(body);
+}
+
+/** Writes a function's return value: nothing → 204, string → text, bytes → octet-stream, object → JSON. */
+export function sendResult(res: ServerResponse, value: unknown, cors: readonly string[]): void {
+  if (value === undefined || value === null || value === '') {
+    res.writeHead(204, cors as string[]);
+    res.end();
+  } else if (typeof value === 'string') {
+    sendWith(res, 200, withType(cors, TEXT), value);
+  } else if (isBytes(value)) {
+    sendWith(res, 200, withType(cors, OCTET), value);
+  } else if (typeof value === 'object' && isCloudEvent(value)) {
+    sendCloudEvent(res, value, cors);
+  } else if (typeof value === 'object' && isStructured(value)) {
+    sendStructured(res, value, cors);
+  } else {
+    sendWith(res, 200, withType(cors, JSON_TYPE), JSON.stringify(value));
+  }
+}
+
+/** The HTTP status a thrown value asks for: statusCode, then status, then a numeric code, in 400–599. */
+export function errorStatus(err: unknown): number | undefined {
+  if (err === null || typeof err !== 'object') return undefined;
+  const e = err as { statusCode?: unknown; status?: unknown; code?: unknown };
+  for (const candidate of [e.statusCode, e.status, e.code]) {
+    const n = typeof candidate === 'string' && /^\d{3}$/.test(candidate) ? Number(candidate) : candidate;
+    if (typeof n === 'number' && Number.isInteger(n) && n >= 400 && n <= 599) return n;
+  }
+  return undefined;
+}
+
+/** Writes the response for a thrown value; returns the status sent so the caller can log by it. */
+export function sendError(res: ServerResponse, err: unknown, reqId: string): number {
+  if (err instanceof RuntimeError) {
+    sendProblem(res, err.code, err.message, err.status);
+    return err.status;
+  }
+  const status = errorStatus(err) ?? 500;
+  if (status < 500) {
+    const message = err instanceof Error ? err.message : String((err as { message?: unknown })?.message ?? err);
+    sendProblem(res, 'function_error', message, status);
+  } else {
+    // Never the error's message: it may hold internals (paths, SQL, tokens). The log has it.
+    sendProblem(res, status === 503 ? 'function_unavailable' : 'internal_error', `The function failed; see the log entry with reqId ${reqId}.`, status);
+  }
+  return status;
+}
