@@ -124,7 +124,7 @@ export class MemoryStorage implements Storage {
       throw new StorageError('KeyExists', key, `key already exists: ${key}`, last.modRevision);
     }
     const rev = this.rev + 1;
-    const next: Version = { value: value.slice(), createRevision: rev, modRevision: rev };
+    const next: Version = { value: new Uint8Array(value), createRevision: rev, modRevision: rev };
     this.commit(key, next);
     return toKv(key, next);
   }
@@ -134,7 +134,7 @@ export class MemoryStorage implements Storage {
     checkKey(key);
     checkValue(key, value);
     const last = this.live(key, checkRevisionArg(key, expectedRevision, 'expectedRevision'));
-    const next: Version = { value: value.slice(), createRevision: last.createRevision, modRevision: this.rev + 1 };
+    const next: Version = { value: new Uint8Array(value), createRevision: last.createRevision, modRevision: this.rev + 1 };
     this.commit(key, next, last);
     return toKv(key, next);
   }

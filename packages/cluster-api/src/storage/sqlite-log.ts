@@ -1,0 +1,92 @@
+/**
+ * The SQLite schema and its prepared statements: a kine-style append-only log in which the row id
+ * is the revision. Every write appends a row; a key's value at revision R is its newest row with
+ * id ≤ R; a tombstone row (deleted = 1) ends a key's life.
+ *
+ * UNIQUE(name, prev_revision) is the compare-and-swap in the database (principle 4): a row can have
+ * only one successor, so two writers that both read revision N cannot both append after it.
+ */
+import type { Database, Statement } from 'better-sqlite3';
+import type { KeyValue, StorageEvent } from './interface.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS log (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  created INTEGER NOT NULL,
+  deleted INTEGER NOT NULL,
+  create_revision INTEGER NOT NULL,
+  prev_revision INTEGER NOT NULL,
+  value BLOB,
+  old_value BLOB,
+  UNIQUE (name, prev_revision)
+);
+CREATE INDEX IF NOT EXISTS log_name_id ON log (name, id);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+`;
+
+/** One log row as stored. */
+export interface LogRow {
+  readonly id: number;
+  readonly name: string;
+  readonly created: number;
+  readonly deleted: number;
+  readonly create_revision: number;
+  readonly prev_revision: number;
+  readonly value: Buffer | null;
+  readonly old_value: Buffer | null;
+}
+
+export type Head = Pick<LogRow, 'id' | 'name' | 'create_revision' | 'deleted' | 'value'>;
+
+/** The newest row of every key in (after, end) at revision ≤ rev; tombstones filtered by the caller's WHERE. */
+const LATEST = `SELECT MAX(id) AS id FROM log WHERE name > @after AND name < @end AND id <= @rev GROUP BY name`;
+
+export function openLog(db: Database) {
+  db.exec(SCHEMA);
+  const st = <T>(sql: string) => db.prepare(sql) as Statement<unknown[], T>;
+  return {
+    latest: st<Head>('SELECT id, name, create_revision, deleted, value FROM log WHERE name = ? ORDER BY id DESC LIMIT 1'),
+    at: st<Head>('SELECT id, name, create_revision, deleted, value FROM log WHERE name = ? AND id <= ? ORDER BY id DESC LIMIT 1'),
+    insert: st<never>(
+      `INSERT INTO log (id, name, created, deleted, create_revision, prev_revision, value, old_value)
+       VALUES (@id, @name, @created, @deleted, @create_revision, @prev_revision, @value, @old_value)`,
+    ),
+    page: st<Head>(
+      `SELECT l.id, l.name, l.create_revision, l.deleted, l.value FROM (${LATEST}) m JOIN log l ON l.id = m.id
+       WHERE l.deleted = 0 ORDER BY l.name LIMIT @limit`,
+    ),
+    count: st<{ n: number }>(`SELECT COUNT(*) AS n FROM (${LATEST}) m JOIN log l ON l.id = m.id WHERE l.deleted = 0`),
+    replayPrefix: st<LogRow>('SELECT * FROM log WHERE name >= ? AND name < ? AND id > ? ORDER BY id'),
+    replayKey: st<LogRow>('SELECT * FROM log WHERE name = ? AND id > ? ORDER BY id'),
+    /** Rows superseded by a row in (from, to]: each row names its predecessor. */
+    compactPrev: st<never>(
+      'DELETE FROM log WHERE id IN (SELECT prev_revision FROM log WHERE id > ? AND id <= ? AND prev_revision > 0)',
+    ),
+    /** Tombstones at or below the floor: no read at or above it can see them. */
+    compactTombstones: st<never>('DELETE FROM log WHERE id > ? AND id <= ? AND deleted = 1'),
+    sequence: st<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'log'"),
+    getMeta: st<{ value: number }>('SELECT value FROM meta WHERE key = ?'),
+    setMeta: st<never>('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+    ping: st<{ ok: number }>('SELECT 1 AS ok'),
+  };
+}
+
+export type LogStatements = ReturnType<typeof openLog>;
+
+const EMPTY = new Uint8Array(0);
+
+export function headToKv(h: Head): KeyValue {
+  return { key: h.name, value: h.value ?? EMPTY, createRevision: h.create_revision, modRevision: h.id };
+}
+
+/** A log row as the watch event it records; `old_value` and `prev_revision` give prevKv without a join. */
+export function rowToEvent(r: LogRow): StorageEvent {
+  const prevKv: KeyValue | undefined = r.created
+    ? undefined
+    : { key: r.name, value: r.old_value ?? EMPTY, createRevision: r.create_revision, modRevision: r.prev_revision };
+  const kv: KeyValue = r.deleted
+    ? { key: r.name, value: EMPTY, createRevision: 0, modRevision: r.id }
+    : { key: r.name, value: r.value ?? EMPTY, createRevision: r.create_revision, modRevision: r.id };
+  return { type: r.deleted ? 'delete' : 'put', kv, ...(prevKv && { prevKv }), revision: r.id };
+}

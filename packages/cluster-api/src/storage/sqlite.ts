@@ -1,0 +1,276 @@
+/**
+ * The embedded default backend (`sqlite:<file>`): better-sqlite3 over the append-only log of
+ * sqlite-log.ts.
+ *
+ * Durability: WAL with synchronous=NORMAL. A write is acknowledged after its commit reached the WAL
+ * file through write(2); it then survives kill -9 of this process (the OS page cache holds it), though
+ * not a power cut of the machine.
+ *
+ * Single writer: the file is opened with locking_mode=EXCLUSIVE, so a second process cannot open it.
+ * That makes this process the only source of changes, so watchers are fed in-process right after each
+ * commit (watchers.ts) and replay comes from the log; revisions are assigned here (last + 1).
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import {
+  checkListOptions,
+  checkRevisionArg,
+  checkValue,
+  checkWatchOptions,
+  closedError,
+  compactedError,
+  readRevision,
+} from './checks.js';
+import { Compactor, type CompactionPolicy } from './compactor.js';
+import { isStorageError, StorageError } from './errors.js';
+import type { GetOptions, KeyValue, ListOptions, ListResult, Storage, StorageEvent, Watch, WatchHandlers, WatchOptions } from './interface.js';
+import { checkKey, checkPrefix, prefixEnd } from './keys.js';
+import { type Head, headToKv, type LogRow, type LogStatements, openLog, rowToEvent } from './sqlite-log.js';
+import { WatcherSet } from './watchers.js';
+
+export interface SqliteOptions {
+  /** Background compaction; absent or false = none (the factory turns it on by default). */
+  readonly compaction?: CompactionPolicy | false;
+  /** How long to wait for a lock held by another process before failing to open. */
+  readonly busyTimeoutMs?: number;
+}
+
+/** Revisions compacted per transaction, so that compaction never blocks requests for long. */
+const COMPACT_CHUNK = 2_000;
+
+/** Callers may reuse their buffer after the call; watchers must see the bytes that were stored. */
+const copy = (value: Uint8Array): Buffer => Buffer.from(value);
+
+function describeOpenError(err: unknown): string {
+  const code = (err as { code?: string }).code;
+  if (code === 'SQLITE_BUSY') return 'the database is locked: is another cluster-api process using it?';
+  if (code === 'SQLITE_NOTADB') return 'the file is not a SQLite database (corrupt, or some other file)';
+  return (err as Error).message ?? String(err);
+}
+
+export class SqliteStorage implements Storage {
+  private readonly st: LogStatements;
+  private rev: number;
+  private compacted: number;
+  private closed = false;
+  private readonly watchers = new WatcherSet();
+  private readonly compactor: Compactor | undefined;
+  private compaction: Promise<number> = Promise.resolve(0);
+
+  /** Opens (creating if needed, with parent directories) the database file at `path`. */
+  static open(path: string, opts: SqliteOptions = {}): SqliteStorage {
+    const file = resolve(path);
+    let db: BetterSqlite3.Database | undefined;
+    try {
+      mkdirSync(dirname(file), { recursive: true });
+      db = new BetterSqlite3(file, { timeout: opts.busyTimeoutMs ?? 2_000 });
+      // Must precede the first access: the lock is then taken and kept (see the module comment).
+      db.pragma('locking_mode = EXCLUSIVE');
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      return new SqliteStorage(db, opts);
+    } catch (err) {
+      db?.close();
+      throw new StorageError('Unavailable', file, `cannot open SQLite storage at ${file}: ${describeOpenError(err)}`);
+    }
+  }
+
+  private constructor(
+    private readonly db: BetterSqlite3.Database,
+    opts: SqliteOptions,
+  ) {
+    this.st = openLog(db);
+    this.rev = this.st.sequence.get()?.seq ?? 0;
+    this.compacted = this.st.getMeta.get('compact_revision')?.value ?? 0;
+    if (opts.compaction) {
+      this.compactor = new Compactor(this, opts.compaction);
+      this.compactor.start();
+    }
+  }
+
+  async get(key: string, opts?: GetOptions): Promise<KeyValue | undefined> {
+    return this.guard(key, () => {
+      checkKey(key);
+      const at = readRevision(key, opts?.revision, this.rev, this.compacted);
+      const head = at === this.rev ? this.st.latest.get(key) : this.st.at.get(key, at);
+      return head && !head.deleted ? headToKv(head) : undefined;
+    });
+  }
+
+  async list(opts: ListOptions): Promise<ListResult> {
+    return this.guard(opts?.prefix, () => {
+      const { prefix, limit, after } = checkListOptions(opts);
+      const rev = readRevision(prefix, opts.revision, this.rev, this.compacted);
+      const end = prefixEnd(prefix);
+      const items = this.st.page.all({ after, end, rev, limit: limit || -1 }).map(headToKv);
+      const remaining =
+        limit > 0 && items.length === limit ? this.st.count.get({ after: items.at(-1)!.key, end, rev })!.n : 0;
+      return { items, revision: rev, more: remaining > 0, remaining };
+    });
+  }
+
+  async count(prefix: string): Promise<number> {
+    return this.guard(prefix, () => {
+      checkPrefix(prefix);
+      return this.st.count.get({ after: prefix, end: prefixEnd(prefix), rev: this.rev })!.n;
+    });
+  }
+
+  async create(key: string, value: Uint8Array): Promise<KeyValue> {
+    return this.guard(key, () => {
+      checkKey(key);
+      checkValue(key, value);
+      const head = this.st.latest.get(key);
+      if (head && !head.deleted) throw new StorageError('KeyExists', key, `key already exists: ${key}`, head.id);
+      const id = this.rev + 1;
+      const row = { created: 1, deleted: 0, create_revision: id, prev_revision: head?.id ?? 0, value: copy(value), old_value: null };
+      return this.append(key, row).kv;
+    });
+  }
+
+  async update(key: string, value: Uint8Array, expectedRevision: number): Promise<KeyValue> {
+    return this.guard(key, () => {
+      checkKey(key);
+      checkValue(key, value);
+      const head = this.live(key, checkRevisionArg(key, expectedRevision, 'expectedRevision'));
+      const row = { created: 0, deleted: 0, create_revision: head.create_revision, prev_revision: head.id, value: copy(value), old_value: head.value };
+      return this.append(key, row).kv;
+    });
+  }
+
+  async delete(key: string, expectedRevision?: number): Promise<{ prev: KeyValue; revision: number }> {
+    return this.guard(key, () => {
+      checkKey(key);
+      const expected = expectedRevision === undefined ? undefined : checkRevisionArg(key, expectedRevision, 'expectedRevision');
+      const head = this.live(key, expected);
+      const row = { created: 0, deleted: 1, create_revision: head.create_revision, prev_revision: head.id, value: null, old_value: head.value };
+      const ev = this.append(key, row);
+      return { prev: ev.prevKv!, revision: ev.revision };
+    });
+  }
+
+  watch(opts: WatchOptions, handlers: WatchHandlers): Watch {
+    try {
+      this.assertOpen(opts?.key);
+      checkWatchOptions(opts);
+      const start = opts.afterRevision === 0 ? this.rev : opts.afterRevision;
+      if (start < this.compacted) throw compactedError(opts.key, this.compacted);
+      // Replay and registration happen in this one synchronous step (see watchers.ts).
+      const rows =
+        start >= this.rev
+          ? []
+          : opts.prefix
+            ? this.st.replayPrefix.all(opts.key, prefixEnd(opts.key), start)
+            : this.st.replayKey.all(opts.key, start);
+      return this.watchers.add(opts, handlers, start, rows.map(rowToEvent));
+    } catch (err) {
+      return this.watchers.failed(opts, handlers, this.toStorageError(opts?.key ?? '', err));
+    }
+  }
+
+  async currentRevision(): Promise<number> {
+    this.assertOpen();
+    return this.rev;
+  }
+
+  async compactedRevision(): Promise<number> {
+    this.assertOpen();
+    return this.compacted;
+  }
+
+  async compact(revision: number): Promise<number> {
+    this.assertOpen();
+    const target = checkRevisionArg('', revision);
+    if (target > this.rev) {
+      throw new StorageError('InvalidArgument', '', `cannot compact to ${target}: beyond the current revision ${this.rev}`);
+    }
+    // One compaction at a time; a later request continues where the earlier one stopped.
+    const run = this.compaction.then(() => this.compactTo(target));
+    this.compaction = run.catch(() => 0);
+    return run;
+  }
+
+  async healthy(): Promise<{ ok: boolean; message?: string }> {
+    if (this.closed) return { ok: false, message: 'storage is closed' };
+    try {
+      this.st.ping.get();
+      return this.compactor?.lastError ? { ok: true, message: `compaction failing: ${this.compactor.lastError.message}` } : { ok: true };
+    } catch (err) {
+      return { ok: false, message: (err as Error).message };
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.compactor?.stop();
+    this.watchers.failAll(closedError());
+    await this.compaction;
+    this.db.close();
+  }
+
+  private assertOpen(key = ''): void {
+    if (this.closed) throw closedError(key);
+  }
+
+  /** Runs a synchronous database step; database failures surface as Unavailable. */
+  private guard<T>(key: string | undefined, fn: () => T): T {
+    this.assertOpen(key);
+    try {
+      return fn();
+    } catch (err) {
+      throw this.toStorageError(key ?? '', err);
+    }
+  }
+
+  private toStorageError(key: string, err: unknown): StorageError {
+    if (isStorageError(err)) return err;
+    return new StorageError('Unavailable', key, `sqlite storage failure: ${(err as Error)?.message ?? String(err)}`);
+  }
+
+  private live(key: string, expected: number | undefined): Head {
+    const head = this.st.latest.get(key);
+    if (!head || head.deleted) throw new StorageError('KeyNotFound', key, `key not found: ${key}`);
+    if (expected !== undefined && head.id !== expected) {
+      throw new StorageError('Conflict', key, `revision mismatch for ${key}: expected ${expected}, actual ${head.id}`, head.id);
+    }
+    return head;
+  }
+
+  /** Appends one row at the next revision, then tells the watchers (after the commit, never before). */
+  private append(key: string, row: Omit<LogRow, 'id' | 'name'>): StorageEvent {
+    const full: LogRow = { ...row, id: this.rev + 1, name: key } as LogRow;
+    try {
+      this.st.insert.run(full);
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? '';
+      if (!code.startsWith('SQLITE_CONSTRAINT')) throw err;
+      // The unique index refused a second successor: someone else's write got there first.
+      const head = this.st.latest.get(key);
+      throw row.created && head && !head.deleted
+        ? new StorageError('KeyExists', key, `key already exists: ${key}`, head.id)
+        : new StorageError('Conflict', key, `concurrent write to ${key}`, head?.id);
+    }
+    this.rev = full.id;
+    const ev = rowToEvent(full);
+    this.watchers.publish([ev]);
+    return ev;
+  }
+
+  private async compactTo(target: number): Promise<number> {
+    while (this.compacted < target && !this.closed) {
+      const from = this.compacted;
+      const to = Math.min(target, from + COMPACT_CHUNK);
+      this.db.transaction(() => {
+        this.st.compactPrev.run(from, to);
+        this.st.compactTombstones.run(from, to);
+        this.st.setMeta.run('compact_revision', to);
+      })();
+      this.compacted = to;
+      // Let requests in between chunks.
+      if (to < target) await new Promise((r) => setImmediate(r));
+    }
+    return this.compacted;
+  }
+}
