@@ -1,0 +1,114 @@
+/**
+ * Serving certificates, as k3s makes them: on first start a private CA and a serving certificate for
+ * the server's addresses, kept in the data directory and reused afterwards. kubectl never sends a
+ * bearer token over plain HTTP, so TLS is what makes `KUBECONFIG=… kubectl get ns` work in one step.
+ * Go's TLS (kubectl) ignores the CN and checks only subjectAltName, so every address goes in the SAN.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { join } from 'node:path';
+import forge from 'node-forge';
+
+export interface TlsMaterial {
+  cert: string;
+  key: string;
+  /** The CA that signed `cert`, embedded in the generated kubeconfig. Undefined for bring-your-own certs. */
+  ca?: string;
+}
+
+const caYears = 10;
+const servingYears = 1;
+/** Regenerate the serving certificate this long before it expires (k3s renews within 90 days). */
+const renewBeforeMs = 90 * 24 * 3600 * 1000;
+
+const files = (dir: string) => ({
+  caCert: join(dir, 'ca.crt'),
+  caKey: join(dir, 'ca.key'),
+  cert: join(dir, 'serving.crt'),
+  key: join(dir, 'serving.key'),
+});
+
+/** Load the data dir's CA and serving certificate, creating or renewing what is missing, stale or too narrow. */
+export function ensureTls(tlsDir: string, hosts: readonly string[]): TlsMaterial {
+  mkdirSync(tlsDir, { recursive: true, mode: 0o700 });
+  const f = files(tlsDir);
+  if (!existsSync(f.caCert) || !existsSync(f.caKey)) {
+    const ca = createCa();
+    writeSecret(f.caKey, ca.key);
+    writeFileSync(f.caCert, ca.cert, { mode: 0o644 });
+  }
+  const ca = { cert: readFileSync(f.caCert, 'utf8'), key: readFileSync(f.caKey, 'utf8') };
+  if (!existsSync(f.cert) || !existsSync(f.key) || !servingCertFits(readFileSync(f.cert, 'utf8'), hosts)) {
+    const serving = createServingCert(ca, hosts);
+    writeSecret(f.key, serving.key);
+    writeFileSync(f.cert, serving.cert, { mode: 0o644 });
+  }
+  return { cert: readFileSync(f.cert, 'utf8'), key: readFileSync(f.key, 'utf8'), ca: ca.cert };
+}
+
+const writeSecret = (file: string, content: string): void => writeFileSync(file, content, { mode: 0o600 });
+
+function servingCertFits(pem: string, hosts: readonly string[]): boolean {
+  try {
+    const cert = forge.pki.certificateFromPem(pem);
+    if (cert.validity.notAfter.getTime() - Date.now() < renewBeforeMs) return false;
+    const san = cert.getExtension('subjectAltName') as { altNames?: Array<{ value?: string; ip?: string }> } | undefined;
+    const names = new Set((san?.altNames ?? []).map((n) => n.ip ?? n.value));
+    return hosts.every((h) => names.has(h));
+  } catch {
+    return false;
+  }
+}
+
+function newCertificate(publicKey: forge.pki.PublicKey, years: number): forge.pki.Certificate {
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = publicKey;
+  // Positive 128-bit serial: the high bit cleared so DER does not read it as negative.
+  const serial = randomBytes(16);
+  serial[0]! &= 0x7f;
+  cert.serialNumber = serial.toString('hex');
+  const now = new Date();
+  cert.validity.notBefore = new Date(now.getTime() - 60_000);
+  cert.validity.notAfter = new Date(now.getTime() + years * 365 * 24 * 3600 * 1000);
+  return cert;
+}
+
+function createCa(): { cert: string; key: string } {
+  const keys = forge.pki.rsa.generateKeyPair({ bits: 2048 });
+  const cert = newCertificate(keys.publicKey, caYears);
+  const subject = [{ name: 'commonName', value: `cluster-api-ca@${Math.floor(Date.now() / 1000)}` }];
+  cert.setSubject(subject);
+  cert.setIssuer(subject);
+  cert.setExtensions([
+    { name: 'basicConstraints', cA: true, critical: true },
+    { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    { name: 'subjectKeyIdentifier' },
+  ]);
+  cert.sign(keys.privateKey, forge.md.sha256.create());
+  return { cert: forge.pki.certificateToPem(cert), key: forge.pki.privateKeyToPem(keys.privateKey) };
+}
+
+function createServingCert(ca: { cert: string; key: string }, hosts: readonly string[]): { cert: string; key: string } {
+  const caCert = forge.pki.certificateFromPem(ca.cert);
+  const caKey = forge.pki.privateKeyFromPem(ca.key);
+  const keys = forge.pki.rsa.generateKeyPair({ bits: 2048 });
+  const cert = newCertificate(keys.publicKey, servingYears);
+  cert.setSubject([{ name: 'commonName', value: 'cluster-api' }]);
+  cert.setIssuer(caCert.subject.attributes);
+  cert.setExtensions([
+    { name: 'basicConstraints', cA: false },
+    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+    { name: 'extKeyUsage', serverAuth: true },
+    { name: 'subjectAltName', altNames: hosts.map((h) => (isIP(h) ? { type: 7, ip: h } : { type: 2, value: h })) },
+  ]);
+  cert.sign(caKey, forge.md.sha256.create());
+  return { cert: forge.pki.certificateToPem(cert), key: forge.pki.privateKeyToPem(keys.privateKey) };
+}
+
+/** The addresses a serving certificate names: loopback always, plus the bind address when it is a real one. */
+export function servingHosts(bindAddress: string): string[] {
+  const hosts = ['localhost', '127.0.0.1', '::1'];
+  if (bindAddress && bindAddress !== '0.0.0.0' && bindAddress !== '::' && !hosts.includes(bindAddress)) hosts.push(bindAddress);
+  return hosts;
+}
