@@ -142,6 +142,22 @@ export function rssKiB(pid) {
   return Number(m[1]);
 }
 
+const CLK_TCK = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** User + system CPU seconds the process has used so far (/proc/<pid>/stat fields 14 and 15). */
+export function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may contain spaces; fields are counted after its closing parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
 /** The last lines of a server's log, for the reason a server failed. */
 export function logTail(file, maxChars = 600) {
   try {

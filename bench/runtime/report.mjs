@@ -60,14 +60,23 @@ export function renderTable(run, fws, scenarios) {
     const fwOf = (id) => fws.find((f) => f.id === id);
     lines.push(row(`${s.label}, req/s`, fws, (id) => pick(res[id], 'rps', res[id]?.ok ? throughputFlags(fwOf(id), s, res[id]) : []), notes, { format: int, ratio: true }));
     lines.push(row(`${s.label}, p99 ms`, fws, (id) => pick(res[id], 'p99Ms', []), notes, { format: ms }));
+    lines.push(row(`${s.label}, requests per server CPU-second`, fws, (id) => pick(res[id], 'reqPerCpuS', []), notes, { format: int, ratio: true }));
   }
   if (run.cold) {
     lines.push(row('cold start, spawn → first 200, median ms', fws, (id) => pick(run.cold[id], 'medianMs', []), notes, { format: ms, ratio: true }));
+    lines.push(row('cold start, server CPU time to first 200, median ms', fws, (id) => pick(run.cold[id], 'cpuMs', []), notes, { format: int, ratio: true }));
   }
   const rssLabel = `RSS after warm-up, MiB (${scenarios.map((s) => s.id).join(' / ')})`;
   lines.push(row(rssLabel, fws, (id) => rssCell(run, id, scenarios), notes, { format: String }));
   const noteLines = notes.items.map((t, i) => `${i + 1}. ${t}`);
   return [...lines, ...(noteLines.length ? ['', 'Notes:', '', ...noteLines] : [])].join('\n');
+}
+
+/** The server's share of its core during the rounds: well under 100 % means something else ran there. */
+function busyRange(run) {
+  const all = Object.values(run.throughput).flatMap((byFw) => Object.values(byFw).filter((r) => r.ok).map((r) => r.busy));
+  if (all.length === 0) return 'n/a';
+  return `${Math.round(Math.min(...all) * 100)}–${Math.round(Math.max(...all) * 100)} %`;
 }
 
 export function renderReport(run, fws, scenarios) {
@@ -77,7 +86,8 @@ export function renderReport(run, fws, scenarios) {
     `### Function runtime: side by side (${run.date})`,
     '',
     `Machine: ${m.cpuModel}, ${m.cores} cores, ${m.memGiB} GiB RAM, Linux ${m.kernel}, Node ${m.node}; ` +
-      `load average ${run.loadBefore} before, ${run.loadAfter} after.`,
+      `load average ${run.loadBefore} before, ${run.loadAfter} after; the server's CPU share of its core ` +
+      `during the rounds was ${busyRange(run)} (median per framework and scenario).`,
     `Load: ${run.loaderVersion}, ${o.connections} connections, ${o.rounds} interleaved rounds of ${o.duration} s ` +
       `after a ${o.warmup} s warm-up per server; medians. Servers pinned to core 0, load generator to core 1. ` +
       `Cold start: median of ${o.coldStarts} runs. func-runtime at ${run.runtimeCommit}.`,

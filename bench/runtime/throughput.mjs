@@ -2,7 +2,7 @@
 // warm-up each, then rounds interleaved A B C D A B C D … so that drift on a shared machine
 // spreads over all frameworks instead of landing on one.
 import { runLoad } from './load.mjs';
-import { fileSize, rssKiB, stop } from './procs.mjs';
+import { cpuSeconds, fileSize, rssKiB, stop } from './procs.mjs';
 import { startServer, verify } from './servers.mjs';
 import { median } from './stats.mjs';
 
@@ -33,7 +33,7 @@ export async function runScenario(scenario, fws, opts, ctx) {
   } finally {
     await Promise.all(up.map((s) => stop(s.child)));
   }
-  for (const s of up) if (results[s.fw.id].ok) results[s.fw.id].logBytes = fileSize(s.logFile);
+  for (const s of up) if (results[s.fw.id]?.ok) results[s.fw.id].logBytes = fileSize(s.logFile);
   return results;
 }
 
@@ -50,9 +50,17 @@ async function warmUp(s, scenario, opts, ctx, results) {
 async function measureRound(s, scenario, opts, ctx, round, results) {
   if (results[s.fw.id]) return;
   try {
+    const cpu0 = cpuSeconds(s.child.pid);
     const r = await runLoad(opts.loader, loadArgs(s, scenario, opts, ctx, opts.duration));
+    const cpu = cpuSeconds(s.child.pid) - cpu0;
+    // Requests per CPU-second of the server: on a shared machine other processes steal wall time
+    // from the server's core, but not the CPU cost of one request, so this ratio is the steadier one.
+    Object.assign(r, { cpuS: cpu, reqPerCpuS: cpu > 0 ? r.requests / cpu : NaN, busy: cpu / opts.duration });
     s.rounds.push(r);
-    ctx.say(`  round ${round} ${s.fw.id.padEnd(20)} ${fmt(r.rps)} req/s  p99 ${r.p99Ms.toFixed(2)} ms${r.non2xx ? `  non-2xx ${r.non2xx}` : ''}`);
+    ctx.say(
+      `  round ${round} ${s.fw.id.padEnd(20)} ${fmt(r.rps)} req/s  p99 ${r.p99Ms.toFixed(2).padStart(7)} ms  ` +
+        `${fmt(r.reqPerCpuS)} req/CPU-s  server busy ${Math.round(r.busy * 100)} %${r.non2xx ? `  non-2xx ${r.non2xx}` : ''}`,
+    );
   } catch (err) {
     results[s.fw.id] = { ok: false, reason: `load failed in round ${round}: ${err.message}` };
   }
@@ -70,6 +78,8 @@ async function finish(s, scenario, results) {
     ok: true,
     rps: median(s.rounds.map((r) => r.rps)),
     p99Ms: median(s.rounds.map((r) => r.p99Ms)),
+    reqPerCpuS: median(s.rounds.map((r) => r.reqPerCpuS)),
+    busy: median(s.rounds.map((r) => r.busy)),
     rssKiB: s.rss,
     non2xx: s.rounds.reduce((n, r) => n + r.non2xx, 0),
     errors: s.rounds.reduce((n, r) => n + r.errors, 0),
