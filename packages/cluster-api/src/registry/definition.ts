@@ -85,6 +85,11 @@ export interface ResourceDefinition {
   columns?: readonly TableColumn[];
   /** Schemaless kinds (the extra discovery groups) keep any fields, like a CRD without a schema. */
   schemaless?: boolean;
+  /**
+   * Create answers the prepared object without storing it and without needing a name: the review
+   * kinds (tokenreviews, subjectaccessreviews) are questions, not objects.
+   */
+  ephemeral?: boolean;
   /** Cluster-unique values the kind holds (Service clusterIP), reserved in storage beside the object. */
   allocator?: Allocator;
   /** metadata.name rule returning Kubernetes' messages; default DNS-1123 subdomain (Namespace: label, Service: DNS-1035). */

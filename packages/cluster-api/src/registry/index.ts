@@ -1,33 +1,44 @@
 /**
- * The registry: one generic store per registered definition, found the way the router finds them.
- * Public surface for http/ and server wiring.
+ * The registry: one store per registered definition, found the way the router finds them.
+ * Public surface for http/ and the server wiring.
  */
 import type { Storage } from '../storage/interface.js';
+import { componentStore, storageHealth, type ComponentStatusProvider } from './component-store.js';
 import type { Registry, ResourceDefinition, ResourceStore } from './definition.js';
-import { coreKinds } from './kinds/index.js';
+import { allKinds, namespace } from './kinds/index.js';
 import { objectKey } from './meta.js';
 import { GenericStore } from './store.js';
 
 export interface RegistryOptions {
-  /** Extra definitions served by the generic store (tests, future groups). */
+  /** Health of this server's components for ComponentStatus; default: the storage backend's. */
+  componentStatuses?: ComponentStatusProvider;
+  /** Further definitions served by the generic store (after the built-in ones). */
   extraDefinitions?: readonly ResourceDefinition[];
 }
 
 const lookupKey = (group: string, version: string, plural: string): string => `${group}/${version}/${plural}`;
 
 export const createRegistry = (storage: Storage, options: RegistryOptions = {}): Registry => {
-  const defs = [...coreKinds, ...(options.extraDefinitions ?? [])];
-  const namespaceDef = coreKinds.find((d) => d.kind === 'Namespace')!;
+  const defs = [...allKinds, ...(options.extraDefinitions ?? [])];
   const deps = {
-    namespaceExists: async (ns: string) => (await storage.get(objectKey(namespaceDef, undefined, ns)).catch(() => undefined)) !== undefined,
+    namespaceExists: async (ns: string) => (await storage.get(objectKey(namespace, undefined, ns))) !== undefined,
   };
+  const provider = options.componentStatuses ?? storageHealth(storage);
   const stores = new Map<string, ResourceStore>();
-  for (const def of defs) stores.set(lookupKey(def.group, def.version, def.plural), new GenericStore(def, storage, deps));
+  for (const def of defs) {
+    const store = def.kind === 'ComponentStatus' && !def.group ? componentStore(def, provider) : new GenericStore(def, storage, deps);
+    stores.set(lookupKey(def.group, def.version, def.plural), store);
+  }
   return {
     definitions: () => defs,
     find: (group, version, plural) => stores.get(lookupKey(group, version, plural)),
   };
 };
 
-export type { Registry, ResourceDefinition, ResourceStore } from './definition.js';
-export { ApiError, isApiError } from './errors.js';
+export type {
+  Registry, ResourceDefinition, ResourceStore, Strategy, TableColumn, ListQuery, WatchQuery, WatchSink, PatchType,
+  RequestContext, Verb, Subresource, UserInfo,
+} from './definition.js';
+export { groupVersion, PatchTypes, Verbs, Subresources } from './definition.js';
+export type { ComponentHealth, ComponentStatusProvider } from './component-store.js';
+export * from './errors.js';

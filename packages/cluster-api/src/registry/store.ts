@@ -68,7 +68,7 @@ export class GenericStore implements ResourceStore {
       throw notFound({ group: '', resource: 'namespaces' }, namespace);
     }
     const undo = await this.definition.allocator?.allocate(obj, this.storage);
-    if (ctx.dryRun) {
+    if (ctx.dryRun || this.definition.ephemeral) {
       await undo?.();
       return obj;
     }

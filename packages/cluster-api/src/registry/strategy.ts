@@ -156,8 +156,9 @@ const finalizerRule = (meta: ObjectMeta, was: ObjectMeta): FieldError[] => {
 export const validateObjectMeta = (def: ResourceDefinition, meta: ObjectMeta): FieldError[] => {
   const errs: FieldError[] = [];
   const nameRule = def.nameRule ?? isDNS1123Subdomain;
-  if (!meta.name) errs.push(required('metadata.name', 'name or generateName is required'));
-  else errs.push(...check('metadata.name', meta.name, nameRule));
+  if (!meta.name) {
+    if (!def.ephemeral) errs.push(required('metadata.name', 'name or generateName is required'));
+  } else errs.push(...check('metadata.name', meta.name, nameRule));
   if (def.namespaced) {
     if (!meta.namespace) errs.push(required('metadata.namespace'));
     else errs.push(...check('metadata.namespace', meta.namespace, isDNS1123Label));

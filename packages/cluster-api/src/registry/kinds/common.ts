@@ -34,3 +34,14 @@ export const column = (name: string, cell: TableColumn['cell'], extra: Partial<T
 export const setDefault = (o: Obj, field: string, value: unknown): void => {
   if (o[field] === undefined || o[field] === null || o[field] === '') o[field] = value;
 };
+
+/** resource.Quantity's grammar (k8s.io/apimachinery/pkg/api/resource). */
+const QuantityPattern = /^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$/;
+export const QuantityMessage = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+export const isQuantity = (v: unknown): boolean => (typeof v === 'number' && Number.isFinite(v)) || (typeof v === 'string' && QuantityPattern.test(v));
+
+/** Short access modes as kubectl prints them. */
+export const accessModes = (modes: unknown): string =>
+  arr(modes).map((m) => ({ ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' })[str(m)] ?? str(m)).join(',');
+
+export const AccessModes = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'] as const;

@@ -1,0 +1,98 @@
+/**
+ * The extra API groups of the spec's "Groups with their versions" table. kubectl's discovery fails on
+ * a group version that lists no resources, so each version lists the resources that Kubernetes 1.7 /
+ * OpenShift 3.7 (the releases with exactly these group versions) served there. They are schemaless
+ * (metadata validated, the rest stored as given, like a CustomResourceDefinition without a schema);
+ * the review kinds only answer creates.
+ *
+ * Row: plural, Kind, scope (N namespaced / C cluster), shortNames, flags (`all` category, `review`
+ * create-only, `read` get+list only).
+ */
+import type { ResourceDefinition, Verb } from '../definition.js';
+import { AllVerbs } from './common.js';
+
+type Row = readonly [plural: string, kind: string, scope: 'N' | 'C', shortNames?: string, flags?: 'all' | 'review' | 'read'];
+
+/** Versions in preference order: the first is the group's preferredVersion. */
+export const ExtraGroups: readonly { group: string; versions: readonly string[]; resources: readonly Row[] }[] = [
+  { group: 'apps.openshift.io', versions: ['v1'], resources: [['deploymentconfigs', 'DeploymentConfig', 'N', 'dc', 'all']] },
+  { group: 'apps', versions: ['v1beta1'], resources: [
+    ['controllerrevisions', 'ControllerRevision', 'N'], ['deployments', 'Deployment', 'N', 'deploy', 'all'],
+    ['statefulsets', 'StatefulSet', 'N', 'sts', 'all']] },
+  { group: 'authentication.k8s.io', versions: ['v1', 'v1beta1'], resources: [['tokenreviews', 'TokenReview', 'C', '', 'review']] },
+  { group: 'authorization.k8s.io', versions: ['v1', 'v1beta1'], resources: [
+    ['localsubjectaccessreviews', 'LocalSubjectAccessReview', 'N', '', 'review'],
+    ['selfsubjectaccessreviews', 'SelfSubjectAccessReview', 'C', '', 'review'],
+    ['subjectaccessreviews', 'SubjectAccessReview', 'C', '', 'review']] },
+  { group: 'authorization.openshift.io', versions: ['v1'], resources: [
+    ['clusterrolebindings', 'ClusterRoleBinding', 'C'], ['clusterroles', 'ClusterRole', 'C'],
+    ['localresourceaccessreviews', 'LocalResourceAccessReview', 'N', '', 'review'],
+    ['localsubjectaccessreviews', 'LocalSubjectAccessReview', 'N', '', 'review'],
+    ['resourceaccessreviews', 'ResourceAccessReview', 'C', '', 'review'],
+    ['rolebindingrestrictions', 'RoleBindingRestriction', 'N'], ['rolebindings', 'RoleBinding', 'N'], ['roles', 'Role', 'N'],
+    ['selfsubjectrulesreviews', 'SelfSubjectRulesReview', 'N', '', 'review'],
+    ['subjectaccessreviews', 'SubjectAccessReview', 'C', '', 'review'],
+    ['subjectrulesreviews', 'SubjectRulesReview', 'N', '', 'review']] },
+  { group: 'autoscaling', versions: ['v1'], resources: [['horizontalpodautoscalers', 'HorizontalPodAutoscaler', 'N', 'hpa', 'all']] },
+  { group: 'batch', versions: ['v1'], resources: [['jobs', 'Job', 'N', '', 'all']] },
+  { group: 'batch', versions: ['v2alpha1'], resources: [['cronjobs', 'CronJob', 'N', '', 'all']] },
+  { group: 'build.openshift.io', versions: ['v1'], resources: [
+    ['buildconfigs', 'BuildConfig', 'N', 'bc', 'all'], ['builds', 'Build', 'N', '', 'all']] },
+  { group: 'certificates.k8s.io', versions: ['v1beta1'], resources: [['certificatesigningrequests', 'CertificateSigningRequest', 'C', 'csr']] },
+  { group: 'extensions', versions: ['v1beta1'], resources: [
+    ['daemonsets', 'DaemonSet', 'N', 'ds', 'all'], ['deployments', 'Deployment', 'N', 'deploy', 'all'],
+    ['ingresses', 'Ingress', 'N', 'ing'], ['networkpolicies', 'NetworkPolicy', 'N', 'netpol'],
+    ['podsecuritypolicies', 'PodSecurityPolicy', 'C', 'psp'], ['replicasets', 'ReplicaSet', 'N', 'rs', 'all']] },
+  { group: 'image.openshift.io', versions: ['v1'], resources: [
+    ['images', 'Image', 'C'], ['imagestreamimports', 'ImageStreamImport', 'N', '', 'review'],
+    ['imagestreams', 'ImageStream', 'N', 'is', 'all'], ['imagestreamtags', 'ImageStreamTag', 'N', 'istag']] },
+  { group: 'network.openshift.io', versions: ['v1'], resources: [
+    ['clusternetworks', 'ClusterNetwork', 'C'], ['egressnetworkpolicies', 'EgressNetworkPolicy', 'N'],
+    ['hostsubnets', 'HostSubnet', 'C'], ['netnamespaces', 'NetNamespace', 'C']] },
+  { group: 'networking.k8s.io', versions: ['v1'], resources: [['networkpolicies', 'NetworkPolicy', 'N', 'netpol']] },
+  { group: 'oauth.openshift.io', versions: ['v1'], resources: [
+    ['oauthaccesstokens', 'OAuthAccessToken', 'C'], ['oauthauthorizetokens', 'OAuthAuthorizeToken', 'C'],
+    ['oauthclientauthorizations', 'OAuthClientAuthorization', 'C'], ['oauthclients', 'OAuthClient', 'C']] },
+  { group: 'policy', versions: ['v1beta1'], resources: [['poddisruptionbudgets', 'PodDisruptionBudget', 'N', 'pdb']] },
+  { group: 'project.openshift.io', versions: ['v1'], resources: [
+    ['projectrequests', 'ProjectRequest', 'C', '', 'review'], ['projects', 'Project', 'C']] },
+  { group: 'quota.openshift.io', versions: ['v1'], resources: [
+    ['appliedclusterresourcequotas', 'AppliedClusterResourceQuota', 'N', '', 'read'],
+    ['clusterresourcequotas', 'ClusterResourceQuota', 'C', 'clusterquota']] },
+  { group: 'rbac.authorization.k8s.io', versions: ['v1beta1'], resources: [
+    ['clusterrolebindings', 'ClusterRoleBinding', 'C'], ['clusterroles', 'ClusterRole', 'C'],
+    ['rolebindings', 'RoleBinding', 'N'], ['roles', 'Role', 'N']] },
+  { group: 'route.openshift.io', versions: ['v1'], resources: [['routes', 'Route', 'N', '', 'all']] },
+  { group: 'security.openshift.io', versions: ['v1'], resources: [
+    ['podsecuritypolicyreviews', 'PodSecurityPolicyReview', 'N', '', 'review'],
+    ['podsecuritypolicyselfsubjectreviews', 'PodSecurityPolicySelfSubjectReview', 'N', '', 'review'],
+    ['podsecuritypolicysubjectreviews', 'PodSecurityPolicySubjectReview', 'N', '', 'review'],
+    ['securitycontextconstraints', 'SecurityContextConstraints', 'C', 'scc']] },
+  { group: 'storage.k8s.io', versions: ['v1', 'v1beta1'], resources: [['storageclasses', 'StorageClass', 'C', 'sc']] },
+  { group: 'template.openshift.io', versions: ['v1'], resources: [
+    ['brokertemplateinstances', 'BrokerTemplateInstance', 'C'], ['processedtemplates', 'Template', 'N', '', 'review'],
+    ['templateinstances', 'TemplateInstance', 'N'], ['templates', 'Template', 'N']] },
+  { group: 'user.openshift.io', versions: ['v1'], resources: [
+    ['groups', 'Group', 'C'], ['identities', 'Identity', 'C'], ['users', 'User', 'C']] },
+];
+
+const verbsFor = (flags: Row[4]): readonly Verb[] => (flags === 'review' ? ['create'] : flags === 'read' ? ['get', 'list'] : AllVerbs);
+
+const definition = (group: string, version: string, [plural, kind, scope, shortNames, flags]: Row): ResourceDefinition => ({
+  group,
+  version,
+  kind,
+  listKind: `${kind}List`,
+  plural,
+  singular: kind.toLowerCase(),
+  namespaced: scope === 'N',
+  verbs: verbsFor(flags),
+  ...(shortNames ? { shortNames: shortNames.split(',') } : {}),
+  ...(flags === 'all' ? { categories: ['all'] } : {}),
+  ...(flags === 'review' ? { ephemeral: true } : {}),
+  strategy: {},
+  schemaless: true,
+});
+
+export const groupKinds: readonly ResourceDefinition[] = ExtraGroups.flatMap(({ group, versions, resources }) =>
+  versions.flatMap((version) => resources.map((row) => definition(group, version, row))));

@@ -1,0 +1,12 @@
+/** Validation of resource lists (`{cpu: "100m", memory: "1Gi"}`) shared by quota, limits and volumes. */
+import { invalidValue, notSupported, required, type FieldError } from '../validation.js';
+import { AccessModes, arr, isQuantity, obj, QuantityMessage } from './common.js';
+
+export const validateResourceList = (list: unknown, at: string): FieldError[] =>
+  Object.entries(obj(list)).flatMap(([k, v]) => (isQuantity(v) ? [] : [invalidValue(`${at}[${k}]`, v, QuantityMessage)]));
+
+export const validateAccessModes = (modes: unknown, at: string): FieldError[] => {
+  const list = arr(modes);
+  if (list.length === 0) return [required(at, 'at least 1 access mode is required')];
+  return list.flatMap((m, i) => (AccessModes.includes(m as never) ? [] : [notSupported(`${at}[${i}]`, m, AccessModes)]));
+};

@@ -1,0 +1,39 @@
+/** ResourceQuota: aggregate limits per namespace; status (hard/used) is written through /status. */
+import type { KubeObject } from '../../api/meta.js';
+import { notSupported, type FieldError } from '../validation.js';
+import { AllVerbs, arr, column, core, obj, spec, status } from './common.js';
+import { validateResourceList } from './quantities.js';
+
+const Scopes = ['BestEffort', 'CrossNamespacePodAffinity', 'NotBestEffort', 'NotTerminating', 'PriorityClass', 'Terminating'] as const;
+
+const validate = (o: KubeObject): FieldError[] => [
+  ...validateResourceList(spec(o).hard, 'spec.hard'),
+  ...arr(spec(o).scopes).flatMap((s, i) => (Scopes.includes(s as never) ? [] : [notSupported(`spec.scopes[${i}]`, s, Scopes)])),
+];
+
+/** `requests.cpu: 0/1` pairs, as kubectl's quota printer shows them. */
+const usage = (o: KubeObject, limits: boolean): string =>
+  Object.entries(obj(status(o).hard))
+    .filter(([k]) => k.startsWith('limits.') === limits)
+    .map(([k, v]) => `${k}: ${String(obj(status(o).used)[k] ?? 0)}/${String(v)}`)
+    .join(', ');
+
+export const resourceQuota = core({
+  kind: 'ResourceQuota',
+  plural: 'resourcequotas',
+  singular: 'resourcequota',
+  namespaced: true,
+  verbs: AllVerbs,
+  shortNames: ['quota'],
+  subresources: ['status'],
+  strategy: {
+    prepareForCreate(o) {
+      o.status = { hard: obj(spec(o).hard), used: {} };
+    },
+    validate,
+  },
+  statusStrategy: {
+    validate: (o) => [...validateResourceList(status(o).hard, 'status.hard'), ...validateResourceList(status(o).used, 'status.used')],
+  },
+  columns: [column('Request', (o) => usage(o, false)), column('Limit', (o) => usage(o, true))],
+});

@@ -1,0 +1,19 @@
+/** ServiceAccount: an identity in a namespace with its secrets and image pull secrets. */
+import { required, type FieldError } from '../validation.js';
+import { AllVerbs, arr, column, core, obj, str } from './common.js';
+
+const named = (list: unknown, at: string): FieldError[] =>
+  arr(list).flatMap((s, i) => (str(obj(s).name) ? [] : [required(`${at}[${i}].name`)]));
+
+export const serviceAccount = core({
+  kind: 'ServiceAccount',
+  plural: 'serviceaccounts',
+  singular: 'serviceaccount',
+  namespaced: true,
+  verbs: AllVerbs,
+  shortNames: ['sa'],
+  strategy: {
+    validate: (o) => [...named(o.secrets, 'secrets'), ...named(o.imagePullSecrets, 'imagePullSecrets')],
+  },
+  columns: [column('Secrets', (o) => arr(o.secrets).length, { type: 'integer' })],
+});
