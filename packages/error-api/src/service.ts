@@ -81,5 +81,5 @@ export const createErrorApi = (options: ServiceOptions): ErrorApi => {
     return svc.catalog;
   };
 
-  return { init, handle, liveness: () => 'OK', readiness, logLevel: options.logLevel ?? 'info', catalog };
+  return { init, handle, liveness: () => 'OK', readiness, logLevel: options.logLevel ?? 'warn', catalog };
 };
