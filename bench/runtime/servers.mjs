@@ -8,14 +8,16 @@ import { requestOf } from './scenarios.mjs';
 const START_TIMEOUT_MS = 15000;
 
 /**
+ * `nodeFlags` go before the script (e.g. --cpu-prof).
  * @returns {Promise<{ok: true, child: any, port: number, logFile: string} | {ok: false, reason: string}>}
  */
-export async function startServer(fw, scenario, logDir) {
+export async function startServer(fw, scenario, logDir, nodeFlags = []) {
   const missing = fw.missing();
   if (missing) return { ok: false, reason: missing };
   const port = await freePort();
   const logFile = join(logDir, `${fw.id}-${scenario.id}.log`);
-  const child = spawnPinned(SERVER_CPU, fw.args(scenario.id, port), { env: serverEnv(), cwd: repoRoot, logFile });
+  const args = [...nodeFlags, ...fw.args(scenario.id, port)];
+  const child = spawnPinned(SERVER_CPU, args, { env: serverEnv(), cwd: repoRoot, logFile });
   const ready = await waitForReply(child, port, requestOf(scenario), START_TIMEOUT_MS);
   if (!ready.ok) {
     await stop(child);

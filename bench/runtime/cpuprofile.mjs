@@ -1,0 +1,66 @@
+// Reads a V8 .cpuprofile (node --cpu-prof) into self-time tables: per function and per module.
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
+
+/** Self time in ms per profile node id, from the sample stream (timeDeltas[i] precedes samples[i]). */
+function selfTimes(profile) {
+  const self = new Map();
+  const { samples, timeDeltas } = profile;
+  for (let i = 0; i < samples.length; i++) {
+    // The delta after a sample is the time spent in it; the last sample gets none.
+    const dt = (timeDeltas[i + 1] ?? 0) / 1000;
+    self.set(samples[i], (self.get(samples[i]) ?? 0) + dt);
+  }
+  return self;
+}
+
+/** Where a function lives, short: a package name, a file of this repo, or node:internal. */
+export function moduleOf(url, repoRoot, functionName = '') {
+  if (!url) return functionName.startsWith('(') ? functionName : '(native / V8 builtins)';
+  const path = url.replace(/^file:\/\//, '');
+  const nm = path.lastIndexOf('/node_modules/');
+  if (nm >= 0) {
+    const rest = path.slice(nm + '/node_modules/'.length).split('/');
+    return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
+  }
+  if (path.startsWith('node:')) return path.split('/').slice(0, 2).join('/');
+  return path.startsWith('/') ? relative(repoRoot, path) : path;
+}
+
+/** A function's file, short: `package/path/in/package.js`, a repo-relative path, or node:… as is. */
+function fileOf(url, repoRoot) {
+  const path = url.replace(/^file:\/\//, '');
+  const nm = path.lastIndexOf('/node_modules/');
+  if (nm >= 0) return path.slice(nm + '/node_modules/'.length);
+  return path.startsWith('/') ? relative(repoRoot, path) : path;
+}
+
+/**
+ * @returns {{totalMs: number, functions: Array<{name: string, where: string, ms: number}>,
+ *   modules: Array<{module: string, ms: number}>}}
+ */
+export function summarize(file, repoRoot) {
+  const profile = JSON.parse(readFileSync(file, 'utf8'));
+  const self = selfTimes(profile);
+  const byFn = new Map();
+  const byModule = new Map();
+  let totalMs = 0;
+  for (const node of profile.nodes) {
+    const ms = self.get(node.id) ?? 0;
+    const { functionName, url, lineNumber } = node.callFrame;
+    // Idle is time the process waited (for the load generator, or for a core shared with others).
+    if (ms === 0 || functionName === '(idle)') continue;
+    totalMs += ms;
+    const mod = moduleOf(url, repoRoot, functionName);
+    const where = url ? `${fileOf(url, repoRoot)}:${lineNumber + 1}` : mod;
+    const key = `${functionName || '(anonymous)'}\u0000${where}`;
+    byFn.set(key, (byFn.get(key) ?? 0) + ms);
+    byModule.set(mod, (byModule.get(mod) ?? 0) + ms);
+  }
+  const functions = [...byFn].map(([k, ms]) => {
+    const [name, where] = k.split('\u0000');
+    return { name, where, ms };
+  });
+  const modules = [...byModule].map(([module, ms]) => ({ module, ms }));
+  return { totalMs, functions: functions.sort((a, b) => b.ms - a.ms), modules: modules.sort((a, b) => b.ms - a.ms) };
+}

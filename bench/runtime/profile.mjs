@@ -1,0 +1,91 @@
+// `node bench/runtime/profile.mjs`: runs one framework under `node --cpu-prof` with the bench's load
+// and prints where its CPU time goes (self time per function and per module), as markdown.
+// Options: --framework ID (default func-runtime), --scenarios hello,cloudevent, --seconds N (10), --top N (15).
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { summarize } from './cpuprofile.mjs';
+import { frameworks, repoRoot } from './frameworks.mjs';
+import { bodyFileFor, runLoad, wrkAvailable } from './load.mjs';
+import { installCleanup, pinSelf, stop } from './procs.mjs';
+import { scenarios } from './scenarios.mjs';
+import { startServer } from './servers.mjs';
+
+const say = (m) => process.stderr.write(`${m}\n`);
+const pct = (ms, total) => `${((ms / total) * 100).toFixed(1)} %`;
+
+async function profileScenario(fw, scenario, o, tmp) {
+  const dir = join(tmp, scenario.id);
+  const s = await startServer(fw, scenario, join(repoRoot, 'bench', 'results', 'logs'), ['--cpu-prof', '--cpu-prof-dir', dir]);
+  if (!s.ok) throw new Error(`${fw.id} ${scenario.id}: ${s.reason}`);
+  const args = { port: s.port, scenario, bodyFile: bodyFileFor(tmp, scenario), connections: 50, seconds: o.seconds };
+  let load;
+  try {
+    load = await runLoad(o.loader, args);
+  } finally {
+    // A graceful exit is what makes V8 write the profile.
+    const exit = await stop(s.child, 10000);
+    if (exit.signal === 'SIGKILL') throw new Error(`${fw.id} did not exit on SIGTERM within 10 s; no profile`);
+  }
+  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  if (!file) throw new Error(`${fw.id} wrote no .cpuprofile (does it exit normally on SIGTERM?)`);
+  return { load, summary: summarize(join(dir, file), repoRoot) };
+}
+
+function render(fw, scenario, { load, summary }, top) {
+  const t = summary.totalMs;
+  const fns = summary.functions.slice(0, top).map((f) => `| ${pct(f.ms, t)} | \`${f.name}\` | ${f.where} |`);
+  const mods = summary.modules.slice(0, 10).map((m) => `| ${pct(m.ms, t)} | ${m.module} |`);
+  return [
+    `#### ${fw.label}, ${scenario.label}: ${Math.round(load.rps).toLocaleString('en-US')} req/s under the profiler, ${(t / 1000).toFixed(1)} s CPU sampled`,
+    '',
+    '| self | function | where |',
+    '|--:|---|---|',
+    ...fns,
+    '',
+    '| self | module |',
+    '|--:|---|',
+    ...mods,
+    '',
+  ].join('\n');
+}
+
+async function main() {
+  const { values: v } = parseArgs({
+    options: {
+      framework: { type: 'string', default: 'func-runtime' },
+      scenarios: { type: 'string', default: 'hello,cloudevent' },
+      seconds: { type: 'string', default: '10' },
+      top: { type: 'string', default: '15' },
+    },
+  });
+  const fw = frameworks.find((f) => f.id === v.framework);
+  if (!fw) throw new Error(`--framework: unknown "${v.framework}"`);
+  const picked = v.scenarios.split(',').map((id) => scenarios.find((s) => s.id === id) ?? id);
+  const unknown = picked.filter((s) => typeof s === 'string');
+  if (unknown.length) throw new Error(`--scenarios: unknown ${unknown.join(',')}`);
+  const o = { seconds: Number(v.seconds), loader: wrkAvailable() ? 'wrk' : 'autocannon' };
+  installCleanup();
+  pinSelf();
+  const tmp = mkdtempSync(join(tmpdir(), 'func-prof-'));
+  const out = [];
+  try {
+    for (const scenario of picked) {
+      say(`profiling ${fw.id} on ${scenario.id} for ${o.seconds} s`);
+      out.push(render(fw, scenario, await profileScenario(fw, scenario, o, tmp), Number(v.top)));
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  const md = out.join('\n');
+  process.stdout.write(md);
+  const dir = join(repoRoot, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `profile-${fw.id}-${new Date().toISOString().replace(/[:.]/g, '-')}.md`), md);
+}
+
+main().catch((err) => {
+  say(`profile: ${err.message}`);
+  process.exit(1);
+});
