@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+/**
+ * The cluster-api command: `cluster-api serve`. The only file that reads argv/env for configuration,
+ * installs signal handlers and ends the process; everything else is a library that tests embed.
+ */
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { ConfigError, resolveConfig, serveOptions } from './config.js';
+import { TokenFileError } from './http/auth.js';
+import { serve } from './server.js';
+
+const log = (entry: Record<string, unknown>): void => {
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
+};
+
+function fail(err: unknown): never {
+  const e = err as Error;
+  const known = e instanceof ConfigError || e instanceof TokenFileError || (e as NodeJS.ErrnoException)?.code !== undefined;
+  process.stderr.write(`cluster-api: ${known ? e.message : (e?.stack ?? String(err))}\n`);
+  process.exit(1);
+}
+
+async function serveCommand(argv: Record<string, unknown>): Promise<void> {
+  const config = resolveConfig(argv, process.env, process.cwd());
+  const { server, kubeconfig } = await serve(config, log);
+  log({ level: 'info', msg: 'listening', url: server.url, storage: config.storage.split(':', 1)[0], kubeconfig });
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log({ level: 'info', msg: 'shutting down', signal });
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => fail(err),
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+await yargs(hideBin(process.argv))
+  .scriptName('cluster-api')
+  .command(
+    'serve',
+    'serve the cluster resource API (TLS, a generated CA, admin token and kubeconfig by default)',
+    (y) => {
+      for (const row of serveOptions) y.option(row.flag, { type: row.type, describe: row.describe });
+      return y;
+    },
+    (argv) => serveCommand(argv).catch(fail),
+  )
+  .demandCommand(1)
+  .strict()
+  .help()
+  .version(false)
+  .fail((msg, err) => {
+    process.stderr.write(`cluster-api: ${msg ?? err?.message}\nRun cluster-api --help for usage.\n`);
+    process.exit(2);
+  })
+  .parseAsync();

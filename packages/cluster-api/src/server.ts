@@ -1,0 +1,128 @@
+/**
+ * The listening server: plain node:http / node:https around the one request handler (http/app.ts),
+ * and `serve()`, which does what `cluster-api serve` does on start — open storage, make sure TLS
+ * material and credentials exist, listen, write the kubeconfig.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import type { ServeConfig } from './config.js';
+import { createApp } from './http/app.js';
+import type { Authenticator } from './http/auth.js';
+import { loadTokenFile, tokenAuthenticator } from './http/auth.js';
+import { AdminUser, ensureAdminToken, firstToken, writeKubeconfig } from './http/credentials.js';
+import { versionInfo } from './http/nonresource.js';
+import type { TlsMaterial } from './http/tls.js';
+import { ensureTls, servingHosts } from './http/tls.js';
+import type { Registry } from './registry/definition.js';
+import { createRegistry } from './registry/index.js';
+import { openStorage } from './storage/factory.js';
+import type { Storage } from './storage/interface.js';
+
+export interface StartOptions {
+  storage: Storage;
+  /** Default: every kind over `storage`. */
+  registry?: Registry;
+  /** Undefined serves anonymous requests: for loopback plain HTTP and tests only. */
+  authenticator?: Authenticator;
+  tls?: Pick<TlsMaterial, 'cert' | 'key'>;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  log?: (entry: Record<string, unknown>) => void;
+}
+
+export interface ClusterApiServer {
+  /** `https://127.0.0.1:6443` (or http:// when started without TLS). */
+  readonly url: string;
+  readonly port: number;
+  /** Stop listening, end watches, let in-flight requests finish (≤ 5 s), then close storage. */
+  close(): Promise<void>;
+}
+
+const packageVersion = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+
+/** In-flight requests get this long after close() before their connections are cut. */
+const drainMs = 5000;
+
+export async function startServer(options: StartOptions): Promise<ClusterApiServer> {
+  const { storage } = options;
+  const handler = createApp({
+    registry: options.registry ?? createRegistry(storage),
+    authenticator: options.authenticator,
+    ready: () => storage.healthy(),
+    version: versionInfo(packageVersion),
+    log: options.log,
+  });
+  const open = new Set<ServerResponse>();
+  const track = (req: Parameters<typeof handler>[0], res: ServerResponse): void => {
+    open.add(res);
+    res.once('close', () => open.delete(res));
+    handler(req, res);
+  };
+  const server: Server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, track) : createHttpServer(track);
+  server.keepAliveTimeout = 65_000;
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => (server.off('error', reject), resolve()));
+  });
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `${options.tls ? 'https' : 'http'}://${urlHost}:${port}`,
+    port,
+    close: () => (closing ??= shutdown(server, open, storage)),
+  };
+}
+
+async function shutdown(server: Server, open: Set<ServerResponse>, storage: Storage): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  // Watches never finish on their own: end them so clients re-watch, as kube-apiserver does on shutdown.
+  for (const res of open) if (String(res.getHeader('content-type') ?? '').includes('stream=watch')) res.end();
+  const timer = setTimeout(() => server.closeAllConnections(), drainMs);
+  await closed;
+  clearTimeout(timer);
+  await storage.close();
+}
+
+export interface Served {
+  server: ClusterApiServer;
+  /** Where the kubeconfig was written, if one was. */
+  kubeconfig?: string;
+}
+
+/** Everything `cluster-api serve` does before it waits for a signal. */
+export async function serve(config: ServeConfig, log?: StartOptions['log']): Promise<Served> {
+  const { authenticator, token } = credentials(config);
+  const tls = config.insecureHttp ? undefined : tlsMaterial(config);
+  const storage = await openStorage(config.storage);
+  let server: ClusterApiServer;
+  try {
+    server = await startServer({ storage, authenticator, tls, host: config.bindAddress, port: config.port, log });
+  } catch (err) {
+    await storage.close();
+    throw err;
+  }
+  if (!token) return { server };
+  writeKubeconfig(config.kubeconfigOut, { server: server.url, token, ca: tls?.ca });
+  return { server, kubeconfig: config.kubeconfigOut };
+}
+
+function credentials(config: ServeConfig): { authenticator: Authenticator; token?: string } {
+  if (config.tokenAuthFile)
+    return { authenticator: loadTokenFile(config.tokenAuthFile), token: firstToken(readFileSync(config.tokenAuthFile, 'utf8')) };
+  const token = ensureAdminToken(join(config.dataDir, 'admin.token'));
+  return { authenticator: tokenAuthenticator(new Map([[token, AdminUser]])), token };
+}
+
+function tlsMaterial(config: ServeConfig): TlsMaterial {
+  if (config.tlsCertFile && config.tlsPrivateKeyFile)
+    return { cert: readFileSync(config.tlsCertFile, 'utf8'), key: readFileSync(config.tlsPrivateKeyFile, 'utf8') };
+  return ensureTls(join(config.dataDir, 'tls'), servingHosts(config.bindAddress));
+}
