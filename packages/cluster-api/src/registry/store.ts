@@ -7,10 +7,10 @@ import type { DeleteOptions, KubeList, KubeObject } from '../api/meta.js';
 import { isStorageError } from '../storage/errors.js';
 import type { KeyValue, Storage } from '../storage/interface.js';
 import type {
-  ListQuery, PatchType, RequestContext, ResourceDefinition, ResourceStore, Subresource, WatchQuery, WatchSink,
+  ListQuery, PatchType, RequestContext, ResourceDefinition, ResourceStore, Subresource, Verb, WatchQuery, WatchSink,
 } from './definition.js';
 import { checkDeleteOptions, deletePrecondition, markDeleting } from './deletion.js';
-import { conflict, fromStorageError, notFound, OptimisticLockMessage, badRequest } from './errors.js';
+import { ApiError, badRequest, conflict, fromStorageError, methodNotAllowed, notFound, OptimisticLockMessage } from './errors.js';
 import { listObjects } from './list.js';
 import { decode, encode, groupResource, objectKey, sameBytes } from './meta.js';
 import { applyPatch, checkPatchShape } from './patch.js';
@@ -38,6 +38,14 @@ export class GenericStore implements ResourceStore {
     this.gr = groupResource(definition);
   }
 
+  /** Routes derive from verbs too; the store refuses on its own so no caller can bypass the table. */
+  private allow(verb: Verb, subresource?: Subresource): void {
+    if (!this.definition.verbs.includes(verb)) throw methodNotAllowed(verb, this.gr);
+    if (subresource && !this.definition.subresources?.includes(subresource)) {
+      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    }
+  }
+
   private key(ctx: RequestContext, name: string): string {
     if (this.definition.namespaced && !ctx.namespace) throw badRequest('a namespace is required for a namespaced resource');
     try {
@@ -54,14 +62,17 @@ export class GenericStore implements ResourceStore {
   }
 
   async get(ctx: RequestContext, name: string): Promise<KubeObject> {
+    this.allow('get');
     return decode(await this.read(ctx, name));
   }
 
-  list(ctx: RequestContext, query: ListQuery): Promise<KubeList> {
+  async list(ctx: RequestContext, query: ListQuery): Promise<KubeList> {
+    this.allow('list');
     return listObjects(this.storage, this.definition, ctx, query);
   }
 
   async create(ctx: RequestContext, body: unknown): Promise<KubeObject> {
+    this.allow('create');
     const obj = prepareCreate(this.definition, ctx, body);
     const { name = '', namespace } = obj.metadata;
     if (this.definition.namespaced && namespace && !(await this.deps.namespaceExists(namespace))) {
@@ -81,6 +92,7 @@ export class GenericStore implements ResourceStore {
   }
 
   async update(ctx: RequestContext, name: string, body: unknown, subresource?: Subresource): Promise<KubeObject> {
+    this.allow('update', subresource);
     const incoming = decodeBody(this.definition, body);
     if (incoming.metadata.name !== name) {
       throw badRequest(`the name of the object (${incoming.metadata.name ?? ''}) does not match the name on the URL (${name})`);
@@ -92,6 +104,7 @@ export class GenericStore implements ResourceStore {
   }
 
   async patch(ctx: RequestContext, name: string, type: PatchType, patch: unknown, subresource?: Subresource): Promise<KubeObject> {
+    this.allow('patch', subresource);
     checkPatchShape(type, patch);
     const out = await this.guaranteedUpdate(ctx, name, undefined, (old) => {
       const patched = applyPatch(type, old, patch, this.definition);
@@ -143,6 +156,7 @@ export class GenericStore implements ResourceStore {
   }
 
   async delete(ctx: RequestContext, name: string, options: DeleteOptions): Promise<{ object: KubeObject; deleted: boolean }> {
+    this.allow('delete');
     checkDeleteOptions(options);
     const key = this.key(ctx, name);
     for (let attempt = 0; attempt < MaxAttempts; attempt++) {
@@ -173,6 +187,7 @@ export class GenericStore implements ResourceStore {
   }
 
   async deleteCollection(ctx: RequestContext, query: ListQuery, options: DeleteOptions): Promise<KubeList> {
+    this.allow('deletecollection');
     checkDeleteOptions(options);
     const { limit: _l, continue: _c, ...all } = query;
     const list = await this.list(ctx, all);
@@ -188,7 +203,8 @@ export class GenericStore implements ResourceStore {
     return { ...list, items };
   }
 
-  watch(ctx: RequestContext, query: WatchQuery, sink: WatchSink): Promise<{ close(): void }> {
+  async watch(ctx: RequestContext, query: WatchQuery, sink: WatchSink): Promise<{ close(): void }> {
+    this.allow('watch');
     return watchObjects(this.storage, this.definition, ctx, query, sink);
   }
 }
