@@ -3,7 +3,7 @@
  * get → list → update → patch → delete; an invalid fixture → 422 with causes; every verb the
  * definition does not offer → 405. Run from a test file over all definitions.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../api/meta.js';
 import type { Storage } from '../../storage/interface.js';
 import { groupVersion, type Registry, type ResourceDefinition, type ResourceStore, type Verb } from '../definition.js';
@@ -50,8 +50,13 @@ export const testKind = (def: ResourceDefinition, opts: KindTesterOptions): void
   const id = `${groupVersion(def)} ${def.plural}`;
   const fixture = fixtureFor(def);
   const ctx = { namespace: def.namespaced ? Namespace : undefined };
+  const opened: Storage[] = [];
+  afterAll(async () => {
+    await Promise.all(opened.map((s) => s.close()));
+  });
   const setup = async () => {
     const storage = opts.storage();
+    opened.push(storage);
     const registry = opts.registry(storage);
     await registry.find('', 'v1', 'namespaces')!.create({}, { metadata: { name: Namespace } });
     return { storage, store: registry.find(def.group, def.version, def.plural)! };
