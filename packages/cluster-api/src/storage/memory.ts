@@ -13,6 +13,7 @@ import {
   compactedError,
   readRevision,
 } from './checks.js';
+import { Compactor, type CompactionPolicy } from './compactor.js';
 import { StorageError } from './errors.js';
 import type {
   GetOptions,
@@ -68,6 +69,11 @@ function upperBound(arr: readonly string[], s: string): number {
   return lo;
 }
 
+export interface MemoryOptions {
+  /** Background compaction; absent or false = none (the factory turns it on by default). */
+  readonly compaction?: CompactionPolicy | false;
+}
+
 export class MemoryStorage implements Storage {
   private readonly history = new Map<string, Version[]>();
   /** Every key with history, sorted: list walks a prefix range of it. */
@@ -78,6 +84,14 @@ export class MemoryStorage implements Storage {
   private compacted = 0;
   private closed = false;
   private readonly watchers = new WatcherSet();
+  private readonly compactor: Compactor | undefined;
+
+  constructor(opts: MemoryOptions = {}) {
+    if (opts.compaction) {
+      this.compactor = new Compactor(this, opts.compaction);
+      this.compactor.start();
+    }
+  }
 
   async get(key: string, opts?: GetOptions): Promise<KeyValue | undefined> {
     this.assertOpen(key);
@@ -193,6 +207,7 @@ export class MemoryStorage implements Storage {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.compactor?.stop();
     this.watchers.failAll(closedError());
   }
 

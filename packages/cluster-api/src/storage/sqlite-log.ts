@@ -21,7 +21,7 @@ CREATE TABLE IF NOT EXISTS log (
   old_value BLOB,
   UNIQUE (name, prev_revision)
 );
-CREATE INDEX IF NOT EXISTS log_name_id ON log (name, id);
+CREATE INDEX IF NOT EXISTS log_name_id ON log (name, id, deleted);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 `;
 
@@ -39,13 +39,19 @@ export interface LogRow {
 
 export type Head = Pick<LogRow, 'id' | 'name' | 'create_revision' | 'deleted' | 'value'>;
 
-/** The newest row of every key in (after, end) at revision ≤ rev; tombstones filtered by the caller's WHERE. */
-const LATEST = `SELECT MAX(id) AS id FROM log WHERE name > @after AND name < @end AND id <= @rev GROUP BY name`;
+/**
+ * The live rows of the keys in (after, end) as of revision `rev`: rows with no newer row ≤ rev.
+ * Walking the (name, id) index in name order lets LIMIT stop early and needs no sort, unlike
+ * GROUP BY name + MAX(id) (measured: several times slower for a full list of 10,000 keys).
+ */
+const LATEST = `l.name > @after AND l.name < @end AND l.id <= @rev AND l.deleted = 0
+  AND NOT EXISTS (SELECT 1 FROM log n WHERE n.name = l.name AND n.id > l.id AND n.id <= @rev)`;
 
 export function openLog(db: Database) {
   db.exec(SCHEMA);
   const st = <T>(sql: string) => db.prepare(sql) as Statement<unknown[], T>;
   return {
+    /** The newest row including pending (uncommitted) writes: for the writer's own checks only. */
     latest: st<Head>('SELECT id, name, create_revision, deleted, value FROM log WHERE name = ? ORDER BY id DESC LIMIT 1'),
     at: st<Head>('SELECT id, name, create_revision, deleted, value FROM log WHERE name = ? AND id <= ? ORDER BY id DESC LIMIT 1'),
     insert: st<never>(
@@ -53,12 +59,12 @@ export function openLog(db: Database) {
        VALUES (@id, @name, @created, @deleted, @create_revision, @prev_revision, @value, @old_value)`,
     ),
     page: st<Head>(
-      `SELECT l.id, l.name, l.create_revision, l.deleted, l.value FROM (${LATEST}) m JOIN log l ON l.id = m.id
-       WHERE l.deleted = 0 ORDER BY l.name LIMIT @limit`,
+      `SELECT l.id, l.name, l.create_revision, l.deleted, l.value FROM log l WHERE ${LATEST}
+       ORDER BY l.name LIMIT @limit`,
     ),
-    count: st<{ n: number }>(`SELECT COUNT(*) AS n FROM (${LATEST}) m JOIN log l ON l.id = m.id WHERE l.deleted = 0`),
-    replayPrefix: st<LogRow>('SELECT * FROM log WHERE name >= ? AND name < ? AND id > ? ORDER BY id'),
-    replayKey: st<LogRow>('SELECT * FROM log WHERE name = ? AND id > ? ORDER BY id'),
+    count: st<{ n: number }>(`SELECT COUNT(*) AS n FROM log l WHERE ${LATEST}`),
+    replayPrefix: st<LogRow>('SELECT * FROM log WHERE name >= ? AND name < ? AND id > ? AND id <= ? ORDER BY id'),
+    replayKey: st<LogRow>('SELECT * FROM log WHERE name = ? AND id > ? AND id <= ? ORDER BY id'),
     /** Rows superseded by a row in (from, to]: each row names its predecessor. */
     compactPrev: st<never>(
       'DELETE FROM log WHERE id IN (SELECT prev_revision FROM log WHERE id > ? AND id <= ? AND prev_revision > 0)',

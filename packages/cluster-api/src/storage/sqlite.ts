@@ -9,6 +9,7 @@
  * Single writer: the file is opened with locking_mode=EXCLUSIVE, so a second process cannot open it.
  * That makes this process the only source of changes, so watchers are fed in-process right after each
  * commit (watchers.ts) and replay comes from the log; revisions are assigned here (last + 1).
+ * Writes are grouped into transactions by sqlite-batch.ts; reads see only committed revisions.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -26,6 +27,7 @@ import { Compactor, type CompactionPolicy } from './compactor.js';
 import { isStorageError, StorageError } from './errors.js';
 import type { GetOptions, KeyValue, ListOptions, ListResult, Storage, StorageEvent, Watch, WatchHandlers, WatchOptions } from './interface.js';
 import { checkKey, checkPrefix, prefixEnd } from './keys.js';
+import { GroupCommit } from './sqlite-batch.js';
 import { type Head, headToKv, type LogRow, type LogStatements, openLog, rowToEvent } from './sqlite-log.js';
 import { WatcherSet } from './watchers.js';
 
@@ -51,8 +53,12 @@ function describeOpenError(err: unknown): string {
 
 export class SqliteStorage implements Storage {
   private readonly st: LogStatements;
+  /** The last revision assigned, including writes of the open (uncommitted) batch. */
   private rev: number;
+  /** The last committed revision: every read happens at or below it. */
+  private committedRev: number;
   private compacted: number;
+  private readonly batches: GroupCommit;
   private closed = false;
   private readonly watchers = new WatcherSet();
   private readonly compactor: Compactor | undefined;
@@ -69,6 +75,8 @@ export class SqliteStorage implements Storage {
       db.pragma('locking_mode = EXCLUSIVE');
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
+      // A full list of 10,000 ~2 KiB objects is ~25 MiB of pages: keep them cached (default is 2 MiB).
+      db.pragma('cache_size = -65536');
       return new SqliteStorage(db, opts);
     } catch (err) {
       db?.close();
@@ -82,6 +90,17 @@ export class SqliteStorage implements Storage {
   ) {
     this.st = openLog(db);
     this.rev = this.st.sequence.get()?.seq ?? 0;
+    this.committedRev = this.rev;
+    this.batches = new GroupCommit(db, {
+      committed: (events) => {
+        if (events.length === 0) return;
+        this.committedRev = events.at(-1)!.revision;
+        this.watchers.publish(events);
+      },
+      rolledBack: () => {
+        this.rev = this.committedRev;
+      },
+    });
     this.compacted = this.st.getMeta.get('compact_revision')?.value ?? 0;
     if (opts.compaction) {
       this.compactor = new Compactor(this, opts.compaction);
@@ -92,8 +111,8 @@ export class SqliteStorage implements Storage {
   async get(key: string, opts?: GetOptions): Promise<KeyValue | undefined> {
     return this.guard(key, () => {
       checkKey(key);
-      const at = readRevision(key, opts?.revision, this.rev, this.compacted);
-      const head = at === this.rev ? this.st.latest.get(key) : this.st.at.get(key, at);
+      const at = readRevision(key, opts?.revision, this.committedRev, this.compacted);
+      const head = this.st.at.get(key, at);
       return head && !head.deleted ? headToKv(head) : undefined;
     });
   }
@@ -101,7 +120,7 @@ export class SqliteStorage implements Storage {
   async list(opts: ListOptions): Promise<ListResult> {
     return this.guard(opts?.prefix, () => {
       const { prefix, limit, after } = checkListOptions(opts);
-      const rev = readRevision(prefix, opts.revision, this.rev, this.compacted);
+      const rev = readRevision(prefix, opts.revision, this.committedRev, this.compacted);
       const end = prefixEnd(prefix);
       const items = this.st.page.all({ after, end, rev, limit: limit || -1 }).map(headToKv);
       const remaining =
@@ -113,39 +132,43 @@ export class SqliteStorage implements Storage {
   async count(prefix: string): Promise<number> {
     return this.guard(prefix, () => {
       checkPrefix(prefix);
-      return this.st.count.get({ after: prefix, end: prefixEnd(prefix), rev: this.rev })!.n;
+      return this.st.count.get({ after: prefix, end: prefixEnd(prefix), rev: this.committedRev })!.n;
     });
   }
 
   async create(key: string, value: Uint8Array): Promise<KeyValue> {
-    return this.guard(key, () => {
-      checkKey(key);
-      checkValue(key, value);
+    this.assertOpen(key);
+    checkKey(key);
+    checkValue(key, value);
+    return this.write(key, (events) => {
       const head = this.st.latest.get(key);
       if (head && !head.deleted) throw new StorageError('KeyExists', key, `key already exists: ${key}`, head.id);
       const id = this.rev + 1;
       const row = { created: 1, deleted: 0, create_revision: id, prev_revision: head?.id ?? 0, value: copy(value), old_value: null };
-      return this.append(key, row).kv;
+      return this.append(key, row, events).kv;
     });
   }
 
   async update(key: string, value: Uint8Array, expectedRevision: number): Promise<KeyValue> {
-    return this.guard(key, () => {
-      checkKey(key);
-      checkValue(key, value);
-      const head = this.live(key, checkRevisionArg(key, expectedRevision, 'expectedRevision'));
+    this.assertOpen(key);
+    checkKey(key);
+    checkValue(key, value);
+    const expected = checkRevisionArg(key, expectedRevision, 'expectedRevision');
+    return this.write(key, (events) => {
+      const head = this.live(key, expected);
       const row = { created: 0, deleted: 0, create_revision: head.create_revision, prev_revision: head.id, value: copy(value), old_value: head.value };
-      return this.append(key, row).kv;
+      return this.append(key, row, events).kv;
     });
   }
 
   async delete(key: string, expectedRevision?: number): Promise<{ prev: KeyValue; revision: number }> {
-    return this.guard(key, () => {
-      checkKey(key);
-      const expected = expectedRevision === undefined ? undefined : checkRevisionArg(key, expectedRevision, 'expectedRevision');
+    this.assertOpen(key);
+    checkKey(key);
+    const expected = expectedRevision === undefined ? undefined : checkRevisionArg(key, expectedRevision, 'expectedRevision');
+    return this.write(key, (events) => {
       const head = this.live(key, expected);
       const row = { created: 0, deleted: 1, create_revision: head.create_revision, prev_revision: head.id, value: null, old_value: head.value };
-      const ev = this.append(key, row);
+      const ev = this.append(key, row, events);
       return { prev: ev.prevKv!, revision: ev.revision };
     });
   }
@@ -154,15 +177,17 @@ export class SqliteStorage implements Storage {
     try {
       this.assertOpen(opts?.key);
       checkWatchOptions(opts);
-      const start = opts.afterRevision === 0 ? this.rev : opts.afterRevision;
+      const head = this.committedRev;
+      const start = opts.afterRevision === 0 ? head : opts.afterRevision;
       if (start < this.compacted) throw compactedError(opts.key, this.compacted);
-      // Replay and registration happen in this one synchronous step (see watchers.ts).
+      // Replay (committed rows only) and registration happen in this one synchronous step; the
+      // pending batch reaches the watcher through publish when it commits (see watchers.ts).
       const rows =
-        start >= this.rev
+        start >= head
           ? []
           : opts.prefix
-            ? this.st.replayPrefix.all(opts.key, prefixEnd(opts.key), start)
-            : this.st.replayKey.all(opts.key, start);
+            ? this.st.replayPrefix.all(opts.key, prefixEnd(opts.key), start, head)
+            : this.st.replayKey.all(opts.key, start, head);
       return this.watchers.add(opts, handlers, start, rows.map(rowToEvent));
     } catch (err) {
       return this.watchers.failed(opts, handlers, this.toStorageError(opts?.key ?? '', err));
@@ -171,7 +196,7 @@ export class SqliteStorage implements Storage {
 
   async currentRevision(): Promise<number> {
     this.assertOpen();
-    return this.rev;
+    return this.committedRev;
   }
 
   async compactedRevision(): Promise<number> {
@@ -182,8 +207,8 @@ export class SqliteStorage implements Storage {
   async compact(revision: number): Promise<number> {
     this.assertOpen();
     const target = checkRevisionArg('', revision);
-    if (target > this.rev) {
-      throw new StorageError('InvalidArgument', '', `cannot compact to ${target}: beyond the current revision ${this.rev}`);
+    if (target > this.committedRev) {
+      throw new StorageError('InvalidArgument', '', `cannot compact to ${target}: beyond the current revision ${this.committedRev}`);
     }
     // One compaction at a time; a later request continues where the earlier one stopped.
     const run = this.compaction.then(() => this.compactTo(target));
@@ -205,6 +230,8 @@ export class SqliteStorage implements Storage {
     if (this.closed) return;
     this.closed = true;
     this.compactor?.stop();
+    // Writes already accepted are committed and acknowledged; watchers see them before the end.
+    await this.batches.idle();
     this.watchers.failAll(closedError());
     await this.compaction;
     this.db.close();
@@ -238,8 +265,13 @@ export class SqliteStorage implements Storage {
     return head;
   }
 
-  /** Appends one row at the next revision, then tells the watchers (after the commit, never before). */
-  private append(key: string, row: Omit<LogRow, 'id' | 'name'>): StorageEvent {
+  /** One write, run inside the open batch; resolves after its commit. */
+  private write<T>(key: string, step: (events: StorageEvent[]) => T): Promise<T> {
+    return this.batches.run((events) => this.guard(key, () => step(events)));
+  }
+
+  /** Appends one row at the next revision; watchers hear of it when the batch commits. */
+  private append(key: string, row: Omit<LogRow, 'id' | 'name'>, events: StorageEvent[]): StorageEvent {
     const full: LogRow = { ...row, id: this.rev + 1, name: key } as LogRow;
     try {
       this.st.insert.run(full);
@@ -254,12 +286,15 @@ export class SqliteStorage implements Storage {
     }
     this.rev = full.id;
     const ev = rowToEvent(full);
-    this.watchers.publish([ev]);
+    events.push(ev);
     return ev;
   }
 
   private async compactTo(target: number): Promise<number> {
-    while (this.compacted < target && !this.closed) {
+    for (;;) {
+      // Never inside a write batch: a rollback of the batch must not undo compaction.
+      await this.batches.idle();
+      if (this.compacted >= target || this.closed) break;
       const from = this.compacted;
       const to = Math.min(target, from + COMPACT_CHUNK);
       this.db.transaction(() => {
@@ -269,7 +304,7 @@ export class SqliteStorage implements Storage {
       })();
       this.compacted = to;
       // Let requests in between chunks.
-      if (to < target) await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
     }
     return this.compacted;
   }
