@@ -1,40 +1,9 @@
 /** Service: type ClusterIP by default with a unique clusterIP; clusterIP is immutable once set. */
 import type { KubeObject } from '../../api/meta.js';
-import { immutable, invalidValue, isDNS1035Label, notSupported, required, duplicate, type FieldError } from '../validation.js';
-import { AllButDeleteCollection, arr, child, column, core, obj, setDefault, spec, status, str, type Obj } from './common.js';
+import { immutable, isDNS1035Label } from '../validation.js';
+import { AllButDeleteCollection, arr, child, column, core, obj, setDefault, spec, status, str } from './common.js';
 import { clusterIPs } from './service-ip.js';
-
-const Types = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'] as const;
-const Protocols = ['SCTP', 'TCP', 'UDP'] as const;
-
-const validPort = (n: unknown): boolean => Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 65535;
-
-const validatePorts = (s: Obj): FieldError[] => {
-  const ports = arr(s.ports).map(obj);
-  if (ports.length === 0) return s.type === 'ExternalName' ? [] : [required('spec.ports')];
-  const names = new Set<string>();
-  return ports.flatMap((p, i) => {
-    const f = `spec.ports[${i}]`;
-    const errs: FieldError[] = [];
-    if (ports.length > 1 && !str(p.name)) errs.push(required(`${f}.name`));
-    if (str(p.name) && names.has(str(p.name))) errs.push(duplicate(`${f}.name`, p.name));
-    names.add(str(p.name));
-    if (p.port === undefined) errs.push(required(`${f}.port`));
-    else if (!validPort(p.port)) errs.push(invalidValue(`${f}.port`, p.port, 'must be between 1 and 65535, inclusive'));
-    if (!Protocols.includes(p.protocol as never)) errs.push(notSupported(`${f}.protocol`, p.protocol, Protocols));
-    const t = p.targetPort;
-    if (typeof t === 'number' && !validPort(t)) errs.push(invalidValue(`${f}.targetPort`, t, 'must be between 1 and 65535, inclusive'));
-    return errs;
-  });
-};
-
-const validate = (o: KubeObject): FieldError[] => {
-  const s = spec(o);
-  const errs = validatePorts(s);
-  if (!Types.includes(s.type as never)) errs.push(notSupported('spec.type', s.type, Types));
-  if (s.type === 'ExternalName' && !str(s.externalName)) errs.push(required('spec.externalName'));
-  return errs;
-};
+import { validateService } from './service-spec.js';
 
 const portsText = (o: KubeObject): string =>
   arr(spec(o).ports).map(obj).map((p) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${str(p.protocol) || 'TCP'}`).join(',') || '<none>';
@@ -74,7 +43,7 @@ export const service = core({
       setDefault(child(o, 'spec'), 'clusterIP', spec(old).clusterIP);
       for (const p of arr(spec(o).ports).map(obj)) setDefault(p, 'protocol', 'TCP');
     },
-    validate,
+    validate: validateService,
     validateUpdate: (o, old) => (spec(o).clusterIP === spec(old).clusterIP ? [] : [immutable('spec.clusterIP', spec(o).clusterIP)]),
     fieldsOf: (o) => ({ 'spec.clusterIP': str(spec(o).clusterIP), 'spec.type': str(spec(o).type) }),
   },

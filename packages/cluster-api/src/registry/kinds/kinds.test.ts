@@ -1,0 +1,138 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { MemoryStorage } from '../../storage/memory.js';
+import type { Registry, ResourceStore } from '../definition.js';
+import { createRegistry } from '../index.js';
+import { apiError } from '../testing/kind-tester.js';
+import { coreKinds } from './index.js';
+import { ExtraGroups, groupKinds } from './groups.js';
+
+const ns = { namespace: 'default' };
+let registry: Registry;
+const store = (plural: string, group = '', version = 'v1'): ResourceStore => registry.find(group, version, plural)!;
+
+beforeEach(async () => {
+  registry = createRegistry(new MemoryStorage(), {
+    componentStatuses: async () => [{ name: 'storage', healthy: true, message: 'ok' }, { name: 'etcd-0', healthy: false, error: 'down' }],
+  });
+  await store('namespaces').create({}, { metadata: { name: 'default' } });
+});
+
+describe('the kinds table', () => {
+  it('serves the 13 kinds of the spec with their short names and verbs', () => {
+    expect(coreKinds.map((d) => [d.plural, d.namespaced, d.shortNames?.join() ?? ''])).toEqual([
+      ['namespaces', false, 'ns'], ['serviceaccounts', true, 'sa'], ['limitranges', true, 'limits'], ['resourcequotas', true, 'quota'],
+      ['secrets', true, ''], ['persistentvolumeclaims', true, 'pvc'], ['persistentvolumes', false, 'pv'], ['services', true, 'svc'],
+      ['securitycontextconstraints', false, 'scc'], ['podtemplates', true, ''], ['replicationcontrollers', true, 'rc'], ['pods', true, 'po'],
+      ['componentstatuses', false, 'cs'],
+    ]);
+    const verbs = (p: string) => coreKinds.find((d) => d.plural === p)!.verbs;
+    expect(verbs('namespaces')).not.toContain('deletecollection');
+    expect(verbs('services')).not.toContain('deletecollection');
+    expect(verbs('componentstatuses')).toEqual(['get', 'list']);
+    expect(coreKinds.find((d) => d.kind === 'Namespace')!.subresources).toEqual(['status', 'finalize']);
+  });
+
+  it('lists at least one resource in every group version of the spec', () => {
+    const versions = ExtraGroups.flatMap((g) => g.versions.map((v) => `${g.group}/${v}`));
+    expect(new Set(versions).size).toBe(27);
+    for (const gv of versions) expect(groupKinds.some((d) => `${d.group}/${d.version}` === gv)).toBe(true);
+    expect(store('tokenreviews', 'authentication.k8s.io').definition.verbs).toEqual(['create']);
+  });
+});
+
+describe('Secret', () => {
+  it('merges stringData into data, defaults the type and selects by type', async () => {
+    const s = await store('secrets').create(ns, { metadata: { name: 's' }, data: { a: 'YQ==' }, stringData: { b: 'bee' } });
+    expect([s.type, s.data, s.stringData]).toEqual(['Opaque', { a: 'YQ==', b: 'YmVl' }, undefined]);
+    expect((await store('secrets').list(ns, { fieldSelector: 'type=Opaque' })).items).toHaveLength(1);
+    const typed = await apiError(store('secrets').update(ns, 's', { ...s, type: 'kubernetes.io/tls' }));
+    expect(typed.details?.causes?.map((c) => c.field)).toContain('type');
+  });
+
+  it('limits the total data to 1 MiB', async () => {
+    const big = Buffer.alloc(1024 * 1024 + 1).toString('base64');
+    const err = await apiError(store('secrets').create(ns, { metadata: { name: 'big' }, data: { k: big } }));
+    expect(err.details?.causes).toEqual([{ reason: 'FieldValueTooLong', field: 'data', message: 'Too long: must have at most 1048576 bytes' }]);
+  });
+
+  it('requires the keys of well-known types and keeps immutable secrets unchanged', async () => {
+    const tls = await apiError(store('secrets').create(ns, { metadata: { name: 't' }, type: 'kubernetes.io/tls', data: {} }));
+    expect(tls.details?.causes?.map((c) => c.field)).toEqual(['data[tls.crt]', 'data[tls.key]']);
+    const frozen = await store('secrets').create(ns, { metadata: { name: 'f' }, immutable: true, stringData: { a: '1' } });
+    const err = await apiError(store('secrets').patch(ns, 'f', 'merge', { stringData: { a: '2' } }));
+    expect(err.code).toBe(422);
+    expect(frozen.immutable).toBe(true);
+  });
+});
+
+describe('Namespace', () => {
+  it('is born Active with the kubernetes finalizer, changed only through /finalize', async () => {
+    const created = await store('namespaces').create({}, { metadata: { name: 'team' }, spec: { finalizers: [] } });
+    expect([created.spec, created.status]).toEqual([{ finalizers: ['kubernetes'] }, { phase: 'Active' }]);
+    const ignored = await store('namespaces').update({}, 'team', { ...created, spec: { finalizers: [] } });
+    expect(ignored.spec).toEqual({ finalizers: ['kubernetes'] });
+    const finalized = await store('namespaces').update({}, 'team', { ...created, spec: { finalizers: [] }, metadata: { name: 'team', labels: { x: 'y' } } }, 'finalize');
+    expect([finalized.spec, finalized.metadata.labels]).toEqual([{ finalizers: [] }, undefined]);
+    expect((await apiError(store('namespaces').create({}, { metadata: { name: 'a.b' } }))).code).toBe(422);
+  });
+});
+
+describe('ReplicationController, PVC, PV, Service names', () => {
+  it('defaults replicas and selector from the template', async () => {
+    const rc = await store('replicationcontrollers').create(ns, {
+      metadata: { name: 'rc' },
+      spec: { template: { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+    });
+    expect(rc.spec).toMatchObject({ replicas: 1, selector: { app: 'a' } });
+    expect(rc.metadata.generation).toBe(1);
+    const scaled = await store('replicationcontrollers').patch(ns, 'rc', 'merge', { spec: { replicas: 3 } });
+    expect(scaled.metadata.generation).toBe(2);
+    const relabelled = await store('replicationcontrollers').patch(ns, 'rc', 'merge', { metadata: { labels: { x: 'y' } } });
+    expect(relabelled.metadata.generation).toBe(2);
+  });
+
+  it('keeps a PVC spec immutable except for storage requests', async () => {
+    const pvcs = store('persistentvolumeclaims');
+    await pvcs.create(ns, { metadata: { name: 'c' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
+    const grown = await pvcs.patch(ns, 'c', 'merge', { spec: { resources: { requests: { storage: '2Gi' } } } });
+    expect(grown.status).toEqual({ phase: 'Pending' });
+    const err = await apiError(pvcs.patch(ns, 'c', 'merge', { spec: { accessModes: ['ReadWriteMany'] } }));
+    expect(err.details?.causes?.[0]?.message).toBe('Forbidden: spec is immutable after creation except resources.requests for bound claims');
+  });
+
+  it('validates Service names as DNS-1035 labels', async () => {
+    const err = await apiError(store('services').create(ns, { metadata: { name: '1svc' }, spec: { ports: [{ port: 80 }] } }));
+    expect(err.details?.causes?.[0]?.message).toMatch(/^Invalid value: "1svc": a DNS-1035 label must consist/);
+  });
+});
+
+describe('ComponentStatus', () => {
+  it('reports the provider, read-only', async () => {
+    const cs = store('componentstatuses');
+    const list = await cs.list({}, {});
+    expect(list.items.map((o) => [o.metadata.name, o.conditions])).toEqual([
+      ['storage', [{ type: 'Healthy', status: 'True', message: 'ok' }]],
+      ['etcd-0', [{ type: 'Healthy', status: 'False', error: 'down' }]],
+    ]);
+    expect((await cs.get({}, 'etcd-0')).kind).toBe('ComponentStatus');
+    expect((await apiError(cs.get({}, 'nope'))).message).toBe('componentstatuses "nope" not found');
+    expect((await apiError(cs.create({}, {}))).code).toBe(405);
+  });
+
+  it('defaults to the storage health', async () => {
+    const reg = createRegistry(new MemoryStorage());
+    const list = await reg.find('', 'v1', 'componentstatuses')!.list({}, {});
+    expect(list.items.map((o) => o.metadata.name)).toEqual(['storage']);
+  });
+});
+
+describe('schemaless group kinds', () => {
+  it('store anything beside validated metadata', async () => {
+    const routes = store('routes', 'route.openshift.io');
+    const r = await routes.create(ns, { apiVersion: 'route.openshift.io/v1', kind: 'Route', metadata: { name: 'r' }, spec: { host: 'x', any: [1] } });
+    expect(r.spec).toEqual({ host: 'x', any: [1] });
+    expect(r.metadata.selfLink).toBe('/apis/route.openshift.io/v1/namespaces/default/routes/r');
+    const wrong = await apiError(routes.create(ns, { apiVersion: 'v1', kind: 'Route', metadata: { name: 'r2' } }));
+    expect(wrong.message).toBe('the API version in the data (v1) does not match the expected API version (route.openshift.io/v1)');
+  });
+});
