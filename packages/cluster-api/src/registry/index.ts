@@ -7,6 +7,7 @@ import { componentStore, storageHealth, type ComponentStatusProvider } from './c
 import type { Registry, ResourceDefinition, ResourceStore } from './definition.js';
 import { allKinds, namespace } from './kinds/index.js';
 import { objectKey } from './meta.js';
+import { isApiError } from './errors.js';
 import { GenericStore } from './store.js';
 
 export interface RegistryOptions {
@@ -33,6 +34,19 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
     definitions: () => defs,
     find: (group, version, plural) => stores.get(lookupKey(group, version, plural)),
   };
+};
+
+/** The namespaces kube-apiserver's bootstrap controller keeps: clients assume `default` exists. */
+export const SystemNamespaces = ['default', 'kube-system', 'kube-public', 'kube-node-lease'] as const;
+
+/** Create the system namespaces that are missing; call once at start-up, before serving. */
+export const ensureSystemNamespaces = async (registry: Registry): Promise<void> => {
+  const namespaces = registry.find('', 'v1', 'namespaces')!;
+  for (const name of SystemNamespaces) {
+    await namespaces.create({}, { metadata: { name } }).catch((err: unknown) => {
+      if (!(isApiError(err) && err.reason === 'AlreadyExists')) throw err;
+    });
+  }
 };
 
 export type {
