@@ -7,6 +7,7 @@
  * kube-apiserver's compactor does): every revision ≤ a sample taken before `now - minAgeMs` is at
  * least that old.
  */
+import { StorageError } from './errors.js';
 import type { Storage } from './interface.js';
 
 export interface CompactionPolicy {
@@ -19,6 +20,20 @@ export interface CompactionPolicy {
 }
 
 export const DEFAULT_COMPACTION: CompactionPolicy = { intervalMs: 60_000, keepRevisions: 1_000, minAgeMs: 5 * 60_000 };
+
+/** Throws InvalidArgument for a policy that would spin (interval ≤ 0) or make no sense. */
+export function checkCompactionPolicy(policy: CompactionPolicy): void {
+  const ok =
+    Number.isFinite(policy.intervalMs) &&
+    policy.intervalMs > 0 &&
+    Number.isSafeInteger(policy.keepRevisions) &&
+    policy.keepRevisions >= 0 &&
+    Number.isFinite(policy.minAgeMs) &&
+    policy.minAgeMs >= 0;
+  if (!ok) {
+    throw new StorageError('InvalidArgument', '', `invalid compaction policy ${JSON.stringify(policy)}: intervalMs > 0, keepRevisions and minAgeMs ≥ 0`);
+  }
+}
 
 type Compactable = Pick<Storage, 'currentRevision' | 'compactedRevision' | 'compact'>;
 
@@ -39,9 +54,7 @@ export class Compactor {
     readonly policy: CompactionPolicy = DEFAULT_COMPACTION,
     private readonly now: () => number = Date.now,
   ) {
-    if (!(policy.intervalMs > 0) || !(policy.keepRevisions >= 0) || !(policy.minAgeMs >= 0)) {
-      throw new RangeError(`invalid compaction policy ${JSON.stringify(policy)}`);
-    }
+    checkCompactionPolicy(policy);
   }
 
   start(): void {

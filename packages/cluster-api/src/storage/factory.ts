@@ -6,7 +6,7 @@
  *                           parent directories are created
  *   etcd://host:port,…      reserved for the etcd backend (not available yet)
  */
-import { DEFAULT_COMPACTION, type CompactionPolicy } from './compactor.js';
+import { checkCompactionPolicy, DEFAULT_COMPACTION, type CompactionPolicy } from './compactor.js';
 import { StorageError } from './errors.js';
 import type { Storage } from './interface.js';
 import { MemoryStorage } from './memory.js';
@@ -50,6 +50,7 @@ export function parseStorageUrl(url: string): StorageUrl {
 export async function openStorage(url: string, opts: OpenStorageOptions = {}): Promise<Storage> {
   const { scheme, location } = parseStorageUrl(url);
   const compaction = opts.compaction === false ? false : { ...DEFAULT_COMPACTION, ...opts.compaction };
+  if (compaction) checkCompactionPolicy(compaction);
   switch (scheme) {
     case 'memory':
       return new MemoryStorage({ compaction });
