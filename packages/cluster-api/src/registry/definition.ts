@@ -86,6 +86,11 @@ export interface ResourceDefinition {
   /** Schemaless kinds (the extra discovery groups) keep any fields, like a CRD without a schema. */
   schemaless?: boolean;
   /**
+   * The kind's top-level fields besides apiVersion, kind and metadata; others are dropped on decode,
+   * as Kubernetes' typed decoding drops unknown fields. Default `['spec', 'status']`; ignored when schemaless.
+   */
+  fields?: readonly string[];
+  /**
    * Create answers the prepared object without storing it and without needing a name: the review
    * kinds (tokenreviews, subjectaccessreviews) are questions, not objects.
    */

@@ -38,7 +38,24 @@ export const decodeBody = (def: ResourceDefinition, body: unknown): KubeObject =
   }
   obj.metadata ??= {};
   checkMetaShape(obj.metadata);
+  prune(def, obj);
   return obj;
+};
+
+/** ObjectMeta's fields (k8s.io/apimachinery/pkg/apis/meta/v1): anything else is not part of an object. */
+const MetaFields = new Set([
+  'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
+  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers',
+  'clusterName', 'managedFields', 'initializers',
+]);
+const DefaultFields = ['spec', 'status'] as const;
+
+/** Unknown fields are dropped, as typed decoding (and CRD pruning of metadata) does. */
+const prune = (def: ResourceDefinition, obj: KubeObject): void => {
+  for (const k of Object.keys(obj.metadata)) if (!MetaFields.has(k)) delete obj.metadata[k];
+  if (def.schemaless) return;
+  const known = def.fields ?? DefaultFields;
+  for (const k of Object.keys(obj)) if (k !== 'apiVersion' && k !== 'kind' && k !== 'metadata' && !known.includes(k)) delete obj[k];
 };
 
 /** Wrong JSON types in metadata are decoding errors (400) in Kubernetes, not validation errors. */

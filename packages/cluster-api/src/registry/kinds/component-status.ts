@@ -14,6 +14,7 @@ export const componentStatus = core({
   namespaced: false,
   verbs: ['get', 'list'],
   shortNames: ['cs'],
+  fields: ['conditions'],
   strategy: {},
   columns: [
     column('Status', (o) => (healthy(o).status === 'True' ? 'Healthy' : 'Unhealthy')),

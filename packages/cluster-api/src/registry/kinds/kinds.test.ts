@@ -136,3 +136,16 @@ describe('schemaless group kinds', () => {
     expect(wrong.message).toBe('the API version in the data (v1) does not match the expected API version (route.openshift.io/v1)');
   });
 });
+
+describe('unknown fields', () => {
+  it('are dropped from typed kinds and from metadata, kept in schemaless kinds', async () => {
+    const p = await store('pods').create(ns, { metadata: { name: 'p', bogus: 1 }, spec: { containers: [{ name: 'c', image: 'i' }] }, extra: true });
+    expect(['extra' in p, 'bogus' in p.metadata]).toEqual([false, false]);
+    const s = await store('secrets').create(ns, { metadata: { name: 's' }, data: {}, spec: { no: 1 } });
+    expect('spec' in s).toBe(false);
+    const r = await store('routes', 'route.openshift.io').create(ns, {
+      apiVersion: 'route.openshift.io/v1', kind: 'Route', metadata: { name: 'r', bogus: 1 }, extra: true,
+    });
+    expect([r.extra, 'bogus' in r.metadata]).toEqual([true, false]);
+  });
+});

@@ -19,6 +19,7 @@ export const limitRange = core({
   namespaced: true,
   verbs: AllVerbs,
   shortNames: ['limits'],
+  fields: ['spec'],
   strategy: { validate: (o) => validate(spec(o).limits) },
   columns: [column('Created At', (o) => o.metadata.creationTimestamp ?? '', { type: 'date' })],
 });

@@ -13,6 +13,7 @@ export const podTemplate = core({
   singular: 'podtemplate',
   namespaced: true,
   verbs: AllVerbs,
+  fields: ['template'],
   strategy: {
     prepareForCreate(o) {
       defaultPodSpec(child(child(o, 'template'), 'spec'));

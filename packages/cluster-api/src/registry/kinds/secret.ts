@@ -58,6 +58,7 @@ export const secret = core({
   singular: 'secret',
   namespaced: true,
   verbs: AllVerbs,
+  fields: ['data', 'stringData', 'type', 'immutable'],
   strategy: {
     prepareForCreate(o) {
       mergeStringData(o);

@@ -32,6 +32,12 @@ export const securityContextConstraints = core({
   namespaced: false,
   verbs: AllVerbs,
   shortNames: ['scc'],
+  fields: [
+    'allowHostDirVolumePlugin', 'allowHostIPC', 'allowHostNetwork', 'allowHostPID', 'allowHostPorts', 'allowPrivilegeEscalation',
+    'allowPrivilegedContainer', 'allowedCapabilities', 'allowedFlexVolumes', 'allowedUnsafeSysctls', 'defaultAddCapabilities',
+    'defaultAllowPrivilegeEscalation', 'forbiddenSysctls', 'fsGroup', 'groups', 'priority', 'readOnlyRootFilesystem',
+    'requiredDropCapabilities', 'runAsUser', 'seLinuxContext', 'seccompProfiles', 'supplementalGroups', 'users', 'volumes',
+  ],
   strategy: { validate },
   columns: [
     column('Priv', (o) => String(o.allowPrivilegedContainer === true)),

@@ -12,6 +12,7 @@ export const serviceAccount = core({
   namespaced: true,
   verbs: AllVerbs,
   shortNames: ['sa'],
+  fields: ['secrets', 'imagePullSecrets', 'automountServiceAccountToken'],
   strategy: {
     validate: (o) => [...named(o.secrets, 'secrets'), ...named(o.imagePullSecrets, 'imagePullSecrets')],
   },
