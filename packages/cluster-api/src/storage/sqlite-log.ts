@@ -47,9 +47,28 @@ export type Head = Pick<LogRow, 'id' | 'name' | 'create_revision' | 'deleted' | 
 const LATEST = `l.name > @after AND l.name < @end AND l.id <= @rev AND l.deleted = 0
   AND NOT EXISTS (SELECT 1 FROM log n WHERE n.name = l.name AND n.id > l.id AND n.id <= @rev)`;
 
-export function openLog(db: Database) {
+type St<T> = Statement<unknown[], T>;
+
+export interface LogStatements {
+  readonly latest: St<Head>;
+  readonly at: St<Head>;
+  readonly insert: St<never>;
+  readonly page: St<Head>;
+  readonly count: St<{ n: number }>;
+  readonly replayPrefix: St<LogRow>;
+  readonly replayKey: St<LogRow>;
+  readonly compactPrev: St<never>;
+  readonly compactTombstones: St<never>;
+  readonly sequence: St<{ seq: number }>;
+  readonly getMeta: St<{ value: number }>;
+  readonly setMeta: St<never>;
+  readonly ping: St<{ ok: number }>;
+}
+
+/** Creates the schema if needed and prepares every statement once. */
+export function openLog(db: Database): LogStatements {
   db.exec(SCHEMA);
-  const st = <T>(sql: string) => db.prepare(sql) as Statement<unknown[], T>;
+  const st = <T>(sql: string): St<T> => db.prepare(sql) as St<T>;
   return {
     /** The newest row including pending (uncommitted) writes: for the writer's own checks only. */
     latest: st<Head>('SELECT id, name, create_revision, deleted, value FROM log WHERE name = ? ORDER BY id DESC LIMIT 1'),
@@ -77,8 +96,6 @@ export function openLog(db: Database) {
     ping: st<{ ok: number }>('SELECT 1 AS ok'),
   };
 }
-
-export type LogStatements = ReturnType<typeof openLog>;
 
 const EMPTY = new Uint8Array(0);
 
