@@ -92,8 +92,8 @@ export class InvocationContext implements Context {
   get body(): unknown {
     if (this.#body === UNSET) {
       // An Express body parser upstream has consumed the stream already: use its result.
-      const parsedUpstream = (this.req as { _body?: boolean; body?: unknown })._body === true;
-      this.#body = parsedUpstream ? (this.req as { body?: unknown }).body : parseBody(this.#raw, this.req.headers['content-type']);
+      const upstream = (this.req as { body?: unknown }).body;
+      this.#body = upstream !== undefined ? upstream : parseBody(this.#raw, this.req.headers['content-type']);
     }
     return this.#body;
   }

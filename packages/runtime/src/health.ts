@@ -46,13 +46,17 @@ export function readinessHandler(rt: Runtime) {
 
 /**
  * Samples event-loop delay with one unref'd timer: the time a tick fires late is how long a
- * request would have waited. Returns a stop function.
+ * request would have waited. The smaller of the last two samples counts, so one long pause (a
+ * lazy module load, a GC) does not take the replica out of rotation; sustained lag does.
  */
 export function monitorEventLoop(rt: Runtime, intervalMs = 200): () => void {
   let expected = performance.now() + intervalMs;
+  let previous = 0;
   const timer = setInterval(() => {
     const now = performance.now();
-    rt.state.loopDelay = Math.max(0, now - expected);
+    const sample = Math.max(0, now - expected);
+    rt.state.loopDelay = Math.min(previous, sample);
+    previous = sample;
     expected = now + intervalMs;
   }, intervalMs);
   timer.unref();

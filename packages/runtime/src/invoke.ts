@@ -102,7 +102,7 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
       return;
     }
     // An Express body parser upstream may have consumed the stream; context.body then uses req.body.
-    const consumed = req.readableEnded || (req as { _body?: boolean })._body === true;
+    const consumed = req.readableEnded || (req as { body?: unknown }).body !== undefined;
     if (consumed || !hasBody(req)) {
       void run(req, res, EMPTY, started);
       return;

@@ -48,6 +48,7 @@ function sendStructured(res: ServerResponse, value: StructuredReturn, cors: read
   for (let i = 0; i < cors.length; i += 2) if (!(cors[i]! in headers)) headers[cors[i]!] = cors[i + 1];
   const status = typeof value.statusCode === 'number' ? value.statusCode : value.body === undefined ? 204 : 200;
   if (value.body === undefined || value.body === null) {
+    if (status !== 204 && status !== 304) headers['content-length'] = 0;
     res.writeHead(status, headers as never);
     res.end();
     return;

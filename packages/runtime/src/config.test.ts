@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { OPTION_TABLE, OptionError, resolveOptions } from './config.js';
+
+describe('resolveOptions', () => {
+  it('uses the defaults when nothing is given', () => {
+    const o = resolveOptions({});
+    expect(o).toMatchObject({ port: 8080, logLevel: 'warn', bodyLimit: 1_048_576, includeRaw: false, livenessPath: '/health/liveness', readinessPath: '/health/readiness', metricsPath: '/metrics' });
+  });
+
+  it.each([
+    ['CLI over env', { cli: { port: 1 }, env: { PORT: '2' } }, 'port', 1],
+    ['PORT over FUNC_PORT', { env: { PORT: '3', FUNC_PORT: '4' } }, 'port', 3],
+    ['FUNC_PORT alone', { env: { FUNC_PORT: '4' } }, 'port', 4],
+    ['env over function member', { env: { FUNC_LOG_LEVEL: 'error' }, fn: { logLevel: 'debug' } }, 'logLevel', 'error'],
+    ['function member over func.yaml', { fn: { logLevel: 'debug' }, yaml: { logLevel: 'fatal' } }, 'logLevel', 'debug'],
+    ['func.yaml over default', { yaml: { deploy: { healthEndpoints: { liveness: '/alive' } } } }, 'livenessPath', '/alive'],
+    ['LIVENESS_URL over func.yaml', { env: { LIVENESS_URL: '/l' }, yaml: { deploy: { healthEndpoints: { liveness: '/alive' } } } }, 'livenessPath', '/l'],
+    ['READINESS_URL', { env: { READINESS_URL: '/r' } }, 'readinessPath', '/r'],
+    ['FUNC_BODY_LIMIT', { env: { FUNC_BODY_LIMIT: '10' } }, 'bodyLimit', 10],
+    ['FUNC_INCLUDE_RAW=true', { env: { FUNC_INCLUDE_RAW: 'true' } }, 'includeRaw', true],
+    ['FUNC_INCLUDE_RAW=false', { env: { FUNC_INCLUDE_RAW: 'false' } }, 'includeRaw', false],
+    ['empty env is unset', { env: { PORT: '' } }, 'port', 8080],
+    ['log level case-insensitive', { env: { FUNC_LOG_LEVEL: 'DEBUG' } }, 'logLevel', 'debug'],
+  ] as const)('%s', (_name, sources, key, expected) => {
+    expect(resolveOptions(sources as never)[key]).toBe(expected);
+  });
+
+  it.each([
+    [{ env: { PORT: 'eighty' } }, /PORT must be an integer/],
+    [{ env: { PORT: '70000' } }, /PORT must be a port number/],
+    [{ cli: { bodyLimit: -1 } }, /--body-limit must be an integer ≥ 0/],
+    [{ env: { FUNC_LOG_LEVEL: 'loud' } }, /FUNC_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
+    [{ fn: { logLevel: 'verbose' } }, /the function's logLevel member must be one of/],
+    [{ yaml: { deploy: { healthEndpoints: { readiness: 'ready' } } } }, /func.yaml deploy.healthEndpoints.readiness must be a path/],
+  ])('rejects %j naming the source', (sources, message) => {
+    expect(() => resolveOptions(sources as never)).toThrow(OptionError);
+    expect(() => resolveOptions(sources as never)).toThrow(message);
+  });
+
+  it('every row has a flag, a default and a description', () => {
+    for (const row of OPTION_TABLE) {
+      expect(row.flag).toMatch(/^[a-z-]+$/);
+      expect(row.describe.length).toBeGreaterThan(5);
+      expect(row.parse(row.default as never, row.flag)).toEqual(row.default);
+    }
+  });
+});
