@@ -225,6 +225,25 @@ describe('service', () => {
   });
 });
 
+describe('service node ports', () => {
+  it('allocates unique node ports for NodePort services and keeps them across an apply that omits them', async () => {
+    const svc = (name: string, ports: unknown[]) => ({ kind: 'Service', apiVersion: 'v1', metadata: { name }, spec: { type: 'NodePort', ports } });
+    const a = await services.create(ctx('default'), svc('a', [{ port: 80, name: 'http' }, { port: 443, name: 'https' }]));
+    const ports = (a.spec as { ports: { nodePort: number }[] }).ports.map((p) => p.nodePort);
+    expect(ports.every((p) => p >= 30000 && p <= 32767)).toBe(true);
+    expect(new Set(ports).size).toBe(2);
+    const taken = await failure(services.create(ctx('default'), svc('b', [{ port: 80, nodePort: ports[0] }])));
+    expect(taken.details?.causes?.[0]).toMatchObject({ field: 'spec.ports[0].nodePort', message: `Invalid value: ${ports[0]}: provided port is already allocated` });
+    const range = await failure(services.create(ctx('default'), svc('b', [{ port: 80, nodePort: 80 }])));
+    expect(range.details?.causes?.[0]?.message).toBe('Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767');
+    const applied = await services.patch(ctx('default'), 'a', 'merge', { spec: { ports: [{ port: 80, name: 'http' }, { port: 443, name: 'https' }] } });
+    expect((applied.spec as { ports: { nodePort: number }[] }).ports.map((p) => p.nodePort)).toEqual(ports);
+    await services.delete(ctx('default'), 'a', {});
+    const reused = await services.create(ctx('default'), svc('c', [{ port: 80, nodePort: ports[0] }]));
+    expect((reused.spec as { ports: { nodePort: number }[] }).ports[0]!.nodePort).toBe(ports[0]);
+  });
+});
+
 describe('watch', () => {
   it('replays current state, then follows selector transitions', async () => {
     await pods.create(ctx('default'), podBody('a'));

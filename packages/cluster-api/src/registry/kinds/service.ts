@@ -2,7 +2,7 @@
 import type { KubeObject } from '../../api/meta.js';
 import { immutable, isDNS1035Label } from '../validation.js';
 import { AllButDeleteCollection, arr, child, column, core, obj, setDefault, spec, status, str } from './common.js';
-import { clusterIPs } from './service-ip.js';
+import { serviceAllocator } from './service-allocator.js';
 import { validateService } from './service-spec.js';
 
 const portsText = (o: KubeObject): string =>
@@ -26,7 +26,7 @@ export const service = core({
   categories: ['all'],
   subresources: ['status'],
   nameRule: isDNS1035Label,
-  allocator: clusterIPs,
+  allocator: serviceAllocator,
   strategy: {
     prepareForCreate(o) {
       const s = child(o, 'spec');
@@ -41,7 +41,11 @@ export const service = core({
     prepareForUpdate(o, old) {
       // kubectl apply/replace often omit the allocated IP: keep it rather than reject the update.
       setDefault(child(o, 'spec'), 'clusterIP', spec(old).clusterIP);
-      for (const p of arr(spec(o).ports).map(obj)) setDefault(p, 'protocol', 'TCP');
+      const was = arr(spec(old).ports).map(obj);
+      for (const p of arr(spec(o).ports).map(obj)) {
+        setDefault(p, 'protocol', 'TCP');
+        if (spec(o).type === spec(old).type) setDefault(p, 'nodePort', was.find((w) => w.port === p.port)?.nodePort);
+      }
     },
     validate: validateService,
     validateUpdate: (o, old) => (spec(o).clusterIP === spec(old).clusterIP ? [] : [immutable('spec.clusterIP', spec(o).clusterIP)]),

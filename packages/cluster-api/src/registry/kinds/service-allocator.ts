@@ -1,0 +1,116 @@
+/**
+ * Service clusterIPs from 10.96.0.0/12 and nodePorts from 30000-32767 (kube-apiserver's defaults).
+ * Every value in use is a storage key created with the Service, so the storage's create-if-absent
+ * makes them unique even under concurrent creates and across restarts.
+ */
+import type { KubeObject } from '../../api/meta.js';
+import { isStorageError } from '../../storage/errors.js';
+import type { Storage } from '../../storage/interface.js';
+import { objectKey } from '../../storage/keys.js';
+import type { Allocator } from '../definition.js';
+import { invalid } from '../errors.js';
+import { invalidValue } from '../validation.js';
+import { arr, child, obj, str, type Obj } from './common.js';
+
+export const ServiceCIDR = '10.96.0.0/12';
+const IPBase = ((10 << 24) | (96 << 16)) >>> 0;
+const IPCount = 1 << 20;
+/** .0 is the network, .1 is kept for the `kubernetes` Service as kube-apiserver does, the last is broadcast. */
+const FirstIP = 2;
+const NodePorts = { first: 30000, last: 32767 } as const;
+
+const toIP = (n: number): string => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.');
+const fromIP = (ip: string): number | undefined => {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(ip);
+  if (!m || m.slice(1).some((p) => Number(p) > 255)) return undefined;
+  return m.slice(1).reduce((n, p) => n * 256 + Number(p), 0);
+};
+
+type Pool = 'serviceips' | 'servicenodeports';
+type Undo = () => Promise<void>;
+
+const reserve = async (storage: Storage, pool: Pool, value: string, uid: string): Promise<Undo | undefined> => {
+  const key = objectKey(pool, undefined, value);
+  try {
+    await storage.create(key, new TextEncoder().encode(uid));
+  } catch (err) {
+    if (isStorageError(err, 'KeyExists')) return undefined;
+    throw err;
+  }
+  return () => storage.delete(key).then(() => undefined, (e: unknown) => { if (!isStorageError(e, 'KeyNotFound')) throw e; });
+};
+
+const reject = (o: KubeObject, field: string, value: unknown, why: string) => {
+  const e = invalidValue(field, value, why);
+  return invalid('Service', '', o.metadata.name ?? '', [{ reason: e.type, message: e.message, field: e.field }]);
+};
+
+/** Reserve `asked`, or a random free value when it is empty. */
+const claim = async (storage: Storage, pool: Pool, uid: string, asked: string, random: () => string): Promise<[string, Undo | undefined]> => {
+  if (asked) return [asked, await reserve(storage, pool, asked, uid)];
+  for (let i = 0; i < 64; i++) {
+    const candidate = random();
+    const undo = await reserve(storage, pool, candidate, uid);
+    if (undo) return [candidate, undo];
+  }
+  return ['', undefined];
+};
+
+const wantsIP = (o: KubeObject): boolean => str(obj(o.spec).type) !== 'ExternalName' && str(obj(o.spec).clusterIP) !== 'None';
+const wantsNodePorts = (o: KubeObject): boolean => ['NodePort', 'LoadBalancer'].includes(str(obj(o.spec).type));
+const randomIP = () => toIP(IPBase + FirstIP + Math.floor(Math.random() * (IPCount - FirstIP - 1)));
+const randomPort = () => String(NodePorts.first + Math.floor(Math.random() * (NodePorts.last - NodePorts.first + 1)));
+
+const allocateIP = async (o: KubeObject, spec: Obj, storage: Storage): Promise<Undo> => {
+  const asked = str(spec.clusterIP);
+  const n = asked ? fromIP(asked) : undefined;
+  if (asked && n === undefined) throw reject(o, 'spec.clusterIP', asked, 'must be a valid IP address, (e.g. 10.9.8.7)');
+  if (n !== undefined && (n - IPBase < 1 || n - IPBase >= IPCount - 1)) {
+    throw reject(o, 'spec.clusterIP', asked, `provided IP is not in the valid range. The range of valid IPs is ${ServiceCIDR}`);
+  }
+  const [ip, undo] = await claim(storage, 'serviceips', o.metadata.uid ?? '', asked, randomIP);
+  if (!undo) throw reject(o, 'spec.clusterIP', asked, asked ? 'provided IP is already allocated' : 'range is full');
+  spec.clusterIP = ip;
+  return undo;
+};
+
+const allocatePort = async (o: KubeObject, port: Obj, at: string, storage: Storage): Promise<Undo> => {
+  const asked = port.nodePort === undefined || port.nodePort === null || port.nodePort === 0 ? '' : String(port.nodePort);
+  if (asked && !(Number(asked) >= NodePorts.first && Number(asked) <= NodePorts.last)) {
+    throw reject(o, at, port.nodePort, `provided port is not in the valid range. The range of valid ports is ${NodePorts.first}-${NodePorts.last}`);
+  }
+  const [value, undo] = await claim(storage, 'servicenodeports', o.metadata.uid ?? '', asked, randomPort);
+  if (!undo) throw reject(o, at, port.nodePort ?? 0, asked ? 'provided port is already allocated' : 'range is full');
+  port.nodePort = Number(value);
+  return undo;
+};
+
+const undoAll = (undos: Undo[]): Undo => async () => {
+  for (const u of undos.reverse()) await u();
+};
+
+export const serviceAllocator: Allocator = {
+  async allocate(o, storage) {
+    const spec = child(o, 'spec');
+    const undos: Undo[] = [];
+    try {
+      if (wantsIP(o)) undos.push(await allocateIP(o, spec, storage));
+      if (wantsNodePorts(o)) {
+        const ports = arr(spec.ports).map(obj);
+        for (let i = 0; i < ports.length; i++) undos.push(await allocatePort(o, ports[i]!, `spec.ports[${i}].nodePort`, storage));
+      }
+    } catch (err) {
+      await undoAll(undos)();
+      throw err;
+    }
+    return undoAll(undos);
+  },
+  async release(o, storage) {
+    const spec = obj(o.spec);
+    const values: [Pool, string][] = wantsIP(o) ? [['serviceips', str(spec.clusterIP)]] : [];
+    for (const p of arr(spec.ports).map(obj)) if (p.nodePort) values.push(['servicenodeports', String(p.nodePort)]);
+    for (const [pool, value] of values.filter(([, v]) => v)) {
+      await storage.delete(objectKey(pool, undefined, value)).catch((e: unknown) => { if (!isStorageError(e, 'KeyNotFound')) throw e; });
+    }
+  },
+};
