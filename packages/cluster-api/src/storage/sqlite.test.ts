@@ -1,12 +1,93 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { isStorageError } from './errors.js';
 import { SqliteStorage } from './sqlite.js';
 import { storageConformance } from './testing/conformance.js';
+import { dec, enc, Recorder } from './testing/suite-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cluster-api-sqlite-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
+const fresh = (): string => join(dir, `db-${++n}.sqlite`);
 
-storageConformance('sqlite', async () => SqliteStorage.open(join(dir, `db-${++n}.sqlite`)));
+storageConformance('sqlite', async () => SqliteStorage.open(fresh()));
+
+/** Rows in the log table, read after the store closed (it holds an exclusive lock while open). */
+function rowCount(file: string): number {
+  const db = new BetterSqlite3(file, { readonly: true });
+  try {
+    return (db.prepare('SELECT COUNT(*) AS n FROM log').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+describe('sqlite specifics', () => {
+  it('a write is invisible to readers and watchers until it is acknowledged', async () => {
+    const s = SqliteStorage.open(fresh());
+    const seed = await s.create('/registry/p/seed', enc('s'));
+    const pending = s.create('/registry/p/a', enc('a'));
+    // The row is in the open transaction now, but not committed.
+    expect(await s.get('/registry/p/a')).toBeUndefined();
+    expect(await s.currentRevision()).toBe(seed.modRevision);
+    expect(await s.count('/registry/p/')).toBe(1);
+    const rec = new Recorder(s, { key: '/registry/p/', prefix: true, afterRevision: seed.modRevision });
+    const kv = await pending;
+    expect(dec((await s.get('/registry/p/a'))!.value)).toBe('a');
+    await rec.waitForRevision(kv.modRevision);
+    expect(rec.revisions).toEqual([kv.modRevision]);
+    await s.close();
+  });
+
+  it('compaction removes superseded rows and tombstones, across many chunks, and persists', async () => {
+    const file = fresh();
+    const s = SqliteStorage.open(file);
+    const keys = Array.from({ length: 2500 }, (_, i) => `/registry/c/k${String(i).padStart(4, '0')}`);
+    const created = await Promise.all(keys.map((k) => s.create(k, enc('v1'))));
+    await Promise.all(created.map((kv) => s.update(kv.key, enc('v2'), kv.modRevision)));
+    await Promise.all(keys.slice(0, 100).map((k) => s.delete(k)));
+    const rev = await s.currentRevision();
+    expect(rev).toBe(5100);
+    const before = await s.list({ prefix: '/registry/c/', revision: rev });
+    expect(await s.compact(rev)).toBe(rev);
+    const after = await s.list({ prefix: '/registry/c/', revision: rev });
+    expect(after.items).toEqual(before.items);
+    expect(after.items.every((kv) => dec(kv.value) === 'v2')).toBe(true);
+    await s.close();
+    expect(rowCount(file)).toBe(2400);
+    const reopened = SqliteStorage.open(file);
+    expect(await reopened.compactedRevision()).toBe(rev);
+    const err = await reopened.get(keys[200]!, { revision: rev - 1 }).catch((e: unknown) => e);
+    expect(isStorageError(err, 'Compacted')).toBe(true);
+    expect(await reopened.count('/registry/c/')).toBe(2400);
+    await reopened.close();
+  });
+
+  it('a full disk fails the writes it hits with Unavailable, loses nothing acknowledged, and recovers', async () => {
+    const s = SqliteStorage.open(fresh());
+    const db = (s as unknown as { db: BetterSqlite3.Database }).db;
+    const base = await s.create('/registry/f/base', enc('base'));
+    // Cap the file at its current size (a real SQLITE_FULL, as on a full disk).
+    db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+    const big = new Uint8Array(64 * 1024).fill(7);
+    const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => s.create(`/registry/f/k${i}`, big)));
+    const failed = results.filter((r) => r.status === 'rejected');
+    expect(failed.length).toBeGreaterThan(0);
+    for (const r of failed) expect(isStorageError((r as PromiseRejectedResult).reason, 'Unavailable')).toBe(true);
+    const acked = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.modRevision] : []));
+    expect(await s.currentRevision()).toBe(Math.max(base.modRevision, ...acked));
+    for (let i = 0; i < 10; i++) {
+      const got = await s.get(`/registry/f/k${i}`);
+      expect(got !== undefined).toBe(results[i]!.status === 'fulfilled');
+    }
+    db.pragma('max_page_count = 1073741823');
+    const next = await s.create('/registry/f/after', enc('ok'));
+    expect(next.modRevision).toBe((await s.currentRevision()));
+    expect(next.modRevision).toBe(Math.max(base.modRevision, ...acked) + 1);
+    expect(dec((await s.get('/registry/f/base'))!.value)).toBe('base');
+    await s.close();
+  });
+});
