@@ -18,6 +18,7 @@ import { versionInfo } from './http/nonresource.js';
 import type { TlsMaterial } from './http/tls.js';
 import { ensureTls, servingHosts } from './http/tls.js';
 import type { Registry } from './registry/definition.js';
+import { isApiError } from './registry/errors.js';
 import { createRegistry } from './registry/index.js';
 import { openStorage } from './storage/factory.js';
 import type { Storage } from './storage/interface.js';
@@ -48,10 +49,25 @@ const packageVersion = (createRequire(import.meta.url)('../package.json') as { v
 /** In-flight requests get this long after close() before their connections are cut. */
 const drainMs = 5000;
 
+/** Namespaces kube-apiserver's bootstrap controller keeps; kubectl's default context points at `default`. */
+export const SystemNamespaces = ['default', 'kube-system', 'kube-public', 'kube-node-lease'] as const;
+
+async function ensureSystemNamespaces(registry: Registry): Promise<void> {
+  const store = registry.find('', 'v1', 'namespaces');
+  if (!store) return;
+  for (const name of SystemNamespaces) {
+    await store.create({}, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).catch((err: unknown) => {
+      if (!isApiError(err) || err.reason !== 'AlreadyExists') throw err;
+    });
+  }
+}
+
 export async function startServer(options: StartOptions): Promise<ClusterApiServer> {
   const { storage } = options;
+  const registry = options.registry ?? createRegistry(storage);
+  await ensureSystemNamespaces(registry);
   const handler = createApp({
-    registry: options.registry ?? createRegistry(storage),
+    registry,
     authenticator: options.authenticator,
     ready: () => storage.healthy(),
     version: versionInfo(packageVersion),

@@ -185,7 +185,7 @@ describe.each(Backends)('HTTP API on %s storage', (backend) => {
       ['an array body', 'POST', '/api/v1/namespaces', '[]', { 'content-type': 'application/json' }, 400, 'BadRequest'],
       ['an empty create body', 'POST', '/api/v1/namespaces', '', { 'content-type': 'application/json' }, 400, 'BadRequest'],
       ['malformed YAML', 'POST', '/api/v1/namespaces', 'a: [1', { 'content-type': 'application/yaml' }, 400, 'BadRequest'],
-      ['a protobuf body', 'POST', '/api/v1/namespaces', 'k8s\u0000\n', { 'content-type': 'application/vnd.kubernetes.protobuf' }, 415, 'UnsupportedMediaType'],
+      ['a protobuf body of a kind without a protobuf schema', 'POST', '/api/v1/namespaces', 'k8s\u0000', { 'content-type': 'application/vnd.kubernetes.protobuf' }, 415, 'UnsupportedMediaType'],
       ['a form body', 'POST', '/api/v1/namespaces', 'a=b', { 'content-type': 'application/x-www-form-urlencoded' }, 415, 'UnsupportedMediaType'],
       ['a JSON patch type', 'PATCH', '/api/v1/namespaces/ns1', '{}', { 'content-type': 'application/json' }, 415, 'UnsupportedMediaType'],
       ['a protobuf-only Accept', 'GET', '/api/v1/namespaces', undefined, { accept: 'application/vnd.kubernetes.protobuf' }, 406, 'NotAcceptable'],

@@ -2,10 +2,12 @@
  * Content negotiation: which representation a client accepts (JSON, YAML, meta.k8s.io Table,
  * watch streams) and how a request body is decoded. Protobuf is not served: a client that lists
  * JSON after it (client-go's default `application/vnd.kubernetes.protobuf, application/json`) gets
- * JSON; one that accepts only protobuf gets 406; a protobuf body gets 415.
+ * JSON; one that accepts only protobuf gets 406. Protobuf bodies are decoded for the kinds kubectl's
+ * typed commands send (protobuf.ts); others get 415.
  */
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { PatchType } from '../registry/definition.js';
+import { decodeProtobuf } from './protobuf.js';
 import { malformedBody, notAcceptable, unsupportedMediaType, unsupportedPatchType } from './status.js';
 
 export const OutputFormats = ['json', 'yaml', 'table'] as const;
@@ -107,6 +109,7 @@ export function decodeBody(contentType: string | undefined, bytes: Buffer): unkn
   const text = bytes.toString('utf8');
   if (type === '' || type === 'application/json' || type.endsWith('+json')) return parseJson(text);
   if (type === 'application/yaml' || type === 'application/apply-patch+yaml') return parseYamlBody(text);
+  if (type === 'application/vnd.kubernetes.protobuf') return decodeProtobuf(bytes);
   throw unsupportedMediaType(type);
 }
 

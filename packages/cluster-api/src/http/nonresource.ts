@@ -38,7 +38,8 @@ export function versionInfo(packageVersion: string): VersionInfo {
   };
 }
 
-const openApiProtobufType = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
+// The type kube-apiserver answers with ('@' is not allowed in a media type, so '.' replaces it).
+const openApiProtobufType = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
 
 /** openapi_v2.Document{swagger: "2.0"}: field 1, wire type 2, length 3. */
 const openApiProtobuf = Buffer.from([0x0a, 0x03, 0x32, 0x2e, 0x30]);

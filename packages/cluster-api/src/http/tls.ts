@@ -4,7 +4,7 @@
  * bearer token over plain HTTP, so TLS is what makes `KUBECONFIG=… kubectl get ns` work in one step.
  * Go's TLS (kubectl) ignores the CN and checks only subjectAltName, so every address goes in the SAN.
  */
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
@@ -61,6 +61,16 @@ function servingCertFits(pem: string, hosts: readonly string[]): boolean {
   }
 }
 
+/** Node's native key generation: forge's own is pure JavaScript and takes seconds. */
+function rsaKeyPair(): { publicKey: forge.pki.rsa.PublicKey; privateKey: forge.pki.rsa.PrivateKey } {
+  const pair = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  return { publicKey: forge.pki.publicKeyFromPem(pair.publicKey), privateKey: forge.pki.privateKeyFromPem(pair.privateKey) as forge.pki.rsa.PrivateKey };
+}
+
 function newCertificate(publicKey: forge.pki.PublicKey, years: number): forge.pki.Certificate {
   const cert = forge.pki.createCertificate();
   cert.publicKey = publicKey;
@@ -74,10 +84,13 @@ function newCertificate(publicKey: forge.pki.PublicKey, years: number): forge.pk
   return cert;
 }
 
+/** UTF8String, not forge's default PrintableString, which may not hold `@` (Go's x509 refuses it). */
+const commonName = (value: string) => ({ name: 'commonName', value, valueTagClass: forge.asn1.Type.UTF8 as unknown as forge.asn1.Class });
+
 function createCa(): { cert: string; key: string } {
-  const keys = forge.pki.rsa.generateKeyPair({ bits: 2048 });
+  const keys = rsaKeyPair();
   const cert = newCertificate(keys.publicKey, caYears);
-  const subject = [{ name: 'commonName', value: `cluster-api-ca@${Math.floor(Date.now() / 1000)}` }];
+  const subject = [commonName(`cluster-api-ca@${Math.floor(Date.now() / 1000)}`)];
   cert.setSubject(subject);
   cert.setIssuer(subject);
   cert.setExtensions([
@@ -92,9 +105,9 @@ function createCa(): { cert: string; key: string } {
 function createServingCert(ca: { cert: string; key: string }, hosts: readonly string[]): { cert: string; key: string } {
   const caCert = forge.pki.certificateFromPem(ca.cert);
   const caKey = forge.pki.privateKeyFromPem(ca.key);
-  const keys = forge.pki.rsa.generateKeyPair({ bits: 2048 });
+  const keys = rsaKeyPair();
   const cert = newCertificate(keys.publicKey, servingYears);
-  cert.setSubject([{ name: 'commonName', value: 'cluster-api' }]);
+  cert.setSubject([commonName('cluster-api')]);
   cert.setIssuer(caCert.subject.attributes);
   cert.setExtensions([
     { name: 'basicConstraints', cA: false },

@@ -1,0 +1,124 @@
+/**
+ * kubectl against `serve()` as a user runs it: TLS with the generated CA, the generated admin token,
+ * the written kubeconfig. Nothing is configured by hand: that is the point of the kubeconfig.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveConfig } from '../src/config.js';
+import { serve, type Served } from '../src/server.js';
+import { tempDir } from './helpers.js';
+
+const run = promisify(execFile);
+const kubectlBin = '/usr/bin/kubectl';
+
+const manifest = `apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  namespace: shop
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: shop
+  labels: {app: web}
+spec:
+  containers: [{name: web, image: nginx:1.25}]
+`;
+
+describe.runIf(existsSync(kubectlBin))('kubectl over TLS with the generated kubeconfig', () => {
+  let dir: string;
+  let served: Served;
+  let env: NodeJS.ProcessEnv;
+  const kubectl = async (...args: string[]) => {
+    try {
+      const { stdout, stderr } = await run(kubectlBin, args, { env, timeout: 30_000 });
+      return { code: 0, stdout, stderr };
+    } catch (err) {
+      const e = err as { code?: number; stdout?: string; stderr?: string };
+      return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+    }
+  };
+
+  beforeAll(async () => {
+    dir = tempDir();
+    served = await serve(resolveConfig({ port: 0, dataDir: join(dir, 'data'), storage: 'memory:' }), () => {});
+    env = { PATH: process.env.PATH, HOME: dir, KUBECONFIG: served.kubeconfig, KUBECACHEDIR: join(dir, 'cache') };
+    writeFileSync(join(dir, 'app.yaml'), manifest);
+  });
+  afterAll(async () => {
+    await served?.server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('writes a kubeconfig that kubectl uses in one step', async () => {
+    expect(served.server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    const r = await kubectl('get', 'ns');
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(/^NAME\s+STATUS\s+AGE\n/);
+    expect(r.stdout).toMatch(/^default\s+Active\s+\d+s$/m);
+  });
+
+  it('creates a namespace', async () => {
+    const r = await kubectl('create', 'namespace', 'shop');
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toBe('namespace/shop created');
+    expect((await kubectl('get', 'ns', 'shop', '-o', 'jsonpath={.status.phase}')).stdout).toBe('Active');
+  });
+
+  it('applies a Service + Pod manifest, twice', async () => {
+    const first = await kubectl('apply', '-f', join(dir, 'app.yaml'));
+    expect(first.stderr).toBe('');
+    expect(first.stdout).toBe('service/web created\npod/web created\n');
+    const second = await kubectl('apply', '-f', join(dir, 'app.yaml'));
+    expect(second.stdout).toBe('service/web unchanged\npod/web unchanged\n');
+    const svc = await kubectl('get', 'svc', '-n', 'shop');
+    expect(svc.stdout).toMatch(/^web\s+ClusterIP\s+10\.\d+\.\d+\.\d+\s+<none>\s+80\/TCP\s+\d+s$/m);
+  });
+
+  it('gets pods as a table and as YAML', async () => {
+    const table = await kubectl('get', 'pods', '-n', 'shop');
+    expect(table.stdout).toMatch(/^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\nweb\s+0\/1\s+Pending\s+0\s+\d+s\n$/);
+    const yaml = await kubectl('get', 'pods', '-n', 'shop', '-o', 'yaml');
+    expect(yaml.stdout).toMatch(/^kind: List$/m);
+    expect(yaml.stdout).toMatch(/^ {4}name: web$/m);
+    expect(yaml.stdout).toMatch(/^ {4}phase: Pending$/m);
+  });
+
+  it('labels and annotates', async () => {
+    expect((await kubectl('label', 'pod', 'web', '-n', 'shop', 'tier=front')).stdout.trim()).toBe('pod/web labeled');
+    expect((await kubectl('annotate', 'pod', 'web', '-n', 'shop', 'note=hello')).stdout.trim()).toBe('pod/web annotated');
+    const got = await kubectl('get', 'pod', 'web', '-n', 'shop', '-o', 'jsonpath={.metadata.labels.tier} {.metadata.annotations.note}');
+    expect(got.stdout).toBe('front hello');
+    const selected = await kubectl('get', 'pods', '-n', 'shop', '-l', 'tier=front', '-o', 'name');
+    expect(selected.stdout.trim()).toBe('pod/web');
+  });
+
+  it('lists api-resources and api-versions from discovery', async () => {
+    const resources = await kubectl('api-resources');
+    expect(resources.stdout).toMatch(/^pods\s+po\s+v1\s+true\s+Pod$/m);
+    expect(resources.stdout).toMatch(/^namespaces\s+ns\s+v1\s+false\s+Namespace$/m);
+    const versions = await kubectl('api-versions');
+    expect(versions.stdout.split('\n')).toContain('v1');
+  });
+
+  it('deletes and waits until the object is gone', async () => {
+    const r = await kubectl('delete', 'pod', 'web', '-n', 'shop', '--grace-period=0', '--timeout=20s');
+    expect(r.stdout.trim()).toBe('pod "web" deleted');
+    expect((await kubectl('get', 'pod', 'web', '-n', 'shop')).stderr).toContain('NotFound');
+    expect((await kubectl('delete', 'svc', 'web', '-n', 'shop')).stdout.trim()).toBe('service "web" deleted');
+  });
+
+  it('is refused without the token (401)', async () => {
+    const r = await kubectl('get', 'ns', '--token=not-the-token');
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/Unauthorized|must be logged in/);
+  });
+});
