@@ -145,3 +145,27 @@ describe('tokenScopes', () => {
     expect(tokenScopes({ scope: ' a  b ', scp: ['c', 1, null] as unknown as string[] })).toEqual(['a', 'b', 'c']);
   });
 });
+
+describe('Authenticator cache', () => {
+  it('answers a repeated token from the cache, including a 403, and re-verifies once it expires', async () => {
+    const auth = await authenticator({ ...hsEnv, ERROR_API_CLOCK_TOLERANCE: '0' });
+    const token = await sign({ expiresIn: 2 });
+    expect(await auth.authenticate(`Bearer ${token}`)).toMatchObject({ ok: true });
+    expect(await auth.authenticate(`Bearer ${token}`)).toMatchObject({ ok: true });
+    const noScope = await sign({ claims: { scope: 'x' } });
+    expect(await auth.authenticate(`Bearer ${noScope}`)).toMatchObject({ status: 403 });
+    expect(await auth.authenticate(`Bearer ${noScope}`)).toMatchObject({ status: 403 });
+    await new Promise((r) => setTimeout(r, 2100));
+    expect(await auth.authenticate(`Bearer ${token}`)).toMatchObject({ status: 401, errorType: 'expired_token' });
+  });
+
+  it('never caches a refusal: a bad token stays refused, a good one still passes', async () => {
+    const auth = await authenticator(hsEnv);
+    const good = await sign();
+    const [head, body] = good.split('.');
+    const forged = `${head}.${body}.${'A'.repeat(43)}`;
+    expect(await auth.authenticate(`Bearer ${forged}`)).toMatchObject({ status: 401 });
+    expect(await auth.authenticate(`Bearer ${good}`)).toMatchObject({ ok: true });
+    expect(await auth.authenticate(`Bearer ${forged}`)).toMatchObject({ status: 401 });
+  });
+});

@@ -6,6 +6,7 @@
 import { errors, type JWTPayload, type JWTVerifyOptions } from 'jose';
 import type { Config } from './config.js';
 import type { Verifier } from './keys.js';
+import { TokenCache } from './token-cache.js';
 
 export const REALM = 'error-api';
 
@@ -65,13 +66,18 @@ export const describeRejection = (err: unknown): string => {
   return 'The access token is not a well-formed JWT';
 };
 
+/** Bounds the cache's memory: about 10,000 tokens of a few hundred bytes each. */
+const CACHE_ENTRIES = 10_000;
+
 export class Authenticator {
   readonly #options: JWTVerifyOptions;
+  readonly #cache: TokenCache<AuthOutcome>;
 
   constructor(
     private readonly verifier: Verifier,
-    private readonly config: Pick<Config, 'issuer' | 'audience' | 'scope' | 'clockToleranceSeconds'>,
+    private readonly config: Pick<Config, 'issuer' | 'audience' | 'scope' | 'clockToleranceSeconds' | 'tokenCacheSeconds'>,
   ) {
+    this.#cache = new TokenCache(config.tokenCacheSeconds * 1000, CACHE_ENTRIES);
     this.#options = {
       issuer: config.issuer,
       audience: config.audience,
@@ -88,6 +94,8 @@ export class Authenticator {
     }
     const token = BEARER.exec(authorization)?.[1];
     if (token === undefined) return invalid(scope, 'The Authorization header is not "Bearer <token>"');
+    const cached = this.#cache.get(token);
+    if (cached) return cached;
     let payload: JWTPayload;
     try {
       payload = await this.verifier.verify(token, this.#options);
@@ -98,10 +106,16 @@ export class Authenticator {
       }
       return invalid(scope, describeRejection(err));
     }
-    if (!tokenScopes(payload).includes(scope)) {
-      const detail = `The access token lacks the scope ${scope}`;
-      return { ok: false, status: 403, errorType: 'insufficient_scope', detail, challenge: challenge(scope, 'insufficient_scope', detail) };
-    }
-    return { ok: true, subject: payload.sub };
+    const outcome = this.#authorize(payload);
+    // jose has checked that exp is present and numeric (requiredClaims).
+    this.#cache.set(token, outcome, payload.exp!);
+    return outcome;
+  }
+
+  #authorize(payload: JWTPayload): AuthOutcome {
+    const { scope } = this.config;
+    if (tokenScopes(payload).includes(scope)) return { ok: true, subject: payload.sub };
+    const detail = `The access token lacks the scope ${scope}`;
+    return { ok: false, status: 403, errorType: 'insufficient_scope', detail, challenge: challenge(scope, 'insufficient_scope', detail) };
   }
 }

@@ -14,6 +14,7 @@ describe('resolveConfig', () => {
       devMode: false,
       cacheMaxAge: 3600,
       clockToleranceSeconds: 5,
+      tokenCacheSeconds: 60,
     });
   });
 
@@ -26,6 +27,7 @@ describe('resolveConfig', () => {
       ERROR_API_BASE_URL: 'https://errors.example.com/base/',
       ERROR_API_CACHE_MAX_AGE: '60',
       ERROR_API_CLOCK_TOLERANCE: '0',
+      ERROR_API_TOKEN_CACHE_SECONDS: '0',
     });
     expect(c).toMatchObject({
       key: { kind: 'pem', file: '/keys/pub.pem' },
@@ -35,6 +37,7 @@ describe('resolveConfig', () => {
       baseUrl: 'https://errors.example.com/base',
       cacheMaxAge: 60,
       clockToleranceSeconds: 0,
+      tokenCacheSeconds: 0,
     });
   });
 

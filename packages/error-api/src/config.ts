@@ -22,6 +22,8 @@ export interface Config {
   devMode: boolean;
   cacheMaxAge: number;
   clockToleranceSeconds: number;
+  /** How long a verified token is remembered (never past its exp); 0 = verify every request. */
+  tokenCacheSeconds: number;
 }
 
 /** Names of the variables, in one place so README, tests and errors agree. */
@@ -36,6 +38,7 @@ export const Env = {
   devMode: 'ERROR_API_DEV_MODE',
   cacheMaxAge: 'ERROR_API_CACHE_MAX_AGE',
   clockTolerance: 'ERROR_API_CLOCK_TOLERANCE',
+  tokenCache: 'ERROR_API_TOKEN_CACHE_SECONDS',
 } as const;
 
 export class ConfigError extends Error {
@@ -111,5 +114,6 @@ export const resolveConfig = (env: EnvMap): Config => {
     devMode,
     cacheMaxAge: integer(env, Env.cacheMaxAge, 3600),
     clockToleranceSeconds: integer(env, Env.clockTolerance, 5),
+    tokenCacheSeconds: integer(env, Env.tokenCache, 60),
   };
 };
