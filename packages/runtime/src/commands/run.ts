@@ -30,7 +30,7 @@ export function withOptionFlags<T>(y: Argv<T>): Argv<T> {
   return out;
 }
 
-function cliOptions(argv: RunArgs): Partial<Options> {
+export function cliOptions(argv: RunArgs): Partial<Options> {
   const out: Record<string, unknown> = {};
   for (const row of OPTION_TABLE) if (argv[row.flag] !== undefined) out[row.key] = argv[row.flag];
   return out as Partial<Options>;
