@@ -6,6 +6,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { runCommand } from './commands/run.js';
+import { devCommand } from './commands/dev.js';
 
 function exit(code: number): never {
   process.exit(code);
@@ -22,6 +23,7 @@ function reportStartError(err: unknown): void {
 await yargs(hideBin(process.argv))
   .scriptName('func-runtime')
   .command(runCommand(exit, reportStartError))
+  .command(devCommand(exit, reportStartError))
   .strict()
   .help()
   .version(false)

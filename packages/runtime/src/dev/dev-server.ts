@@ -1,0 +1,172 @@
+/**
+ * `func-runtime dev`: build, serve, watch, rebuild, swap. One reload runs at a time; saves that
+ * land during a reload are folded into one more reload after it, so the served version always
+ * ends up matching the files on disk.
+ */
+import { createServer, type Server } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { join, relative } from 'node:path';
+import { readFuncYaml } from '../func-yaml.js';
+import { resolveEntry, toFunctionModule, type ResolvedEntry } from '../loader.js';
+import type { RuntimeLogger } from '../logger.js';
+import { createRuntime } from '../runtime.js';
+import { listen } from '../server.js';
+import type { LoadedFunction, Options } from '../types.js';
+import { formatProblem, fromLoadError, type SourceProblem } from './build-error.js';
+import { createDevBundler, type DevBundler } from './bundler.js';
+import { createDevDestination, createDevLogger } from './dev-logger.js';
+import { EnvFile } from './env-file.js';
+import { Reloader } from './reloader.js';
+import { watchSources, type SourceWatcher } from './watcher.js';
+
+export interface DevInit {
+  path: string;
+  /** Options given on the command line. */
+  options: Partial<Options>;
+  json: boolean;
+}
+
+export interface DevSession {
+  server: Server;
+  url: string;
+  /** Drains, runs shutdown, stops watching; resolves to the exit code. */
+  stop(reason: string): Promise<number>;
+  logger: RuntimeLogger;
+}
+
+export class DevStartError extends Error {
+  override name = 'StartError';
+}
+
+type Loaded = { ok: true; fn: LoadedFunction; inputs: string[] } | { ok: false; problem: SourceProblem; inputs: string[] };
+
+/** Dev shows request logs unless the function, env or func.yaml asks for another level. */
+function devYaml(dir: string): unknown {
+  const doc = readFuncYaml(dir) as Record<string, unknown> | undefined;
+  return { logLevel: 'info', ...(doc && typeof doc === 'object' ? doc : {}) };
+}
+
+async function loadVersion(bundler: DevBundler, entry: ResolvedEntry): Promise<Loaded> {
+  const built = await bundler.build();
+  if (!built.ok) return built;
+  try {
+    const ns: unknown = await import(built.url);
+    return { ok: true, fn: toFunctionModule(ns, entry.file), inputs: built.inputs };
+  } catch (err) {
+    const problem = (err as Error)?.name === 'LoadError' ? { file: entry.file, message: (err as Error).message } : fromLoadError(err, entry.dir);
+    return { ok: false, problem, inputs: built.inputs };
+  }
+}
+
+class DevLoop {
+  #running: Promise<void> | undefined;
+  #again = false;
+  watcher: SourceWatcher | undefined;
+  /** The project files the last build was made of. */
+  inputs: string[] = [];
+
+  constructor(
+    readonly entry: ResolvedEntry,
+    readonly bundler: DevBundler,
+    readonly reloader: Reloader,
+    readonly env: EnvFile,
+    readonly log: RuntimeLogger,
+  ) {}
+
+  configFiles(): string[] {
+    return [join(this.entry.dir, 'func.yaml'), this.env.file];
+  }
+
+  /** Loads and swaps in the files on disk; returns the problem when the served version stays as it was. */
+  async update(): Promise<SourceProblem | undefined> {
+    try {
+      this.env.apply();
+    } catch (err) {
+      return { file: this.env.file, message: (err as Error).message };
+    }
+    const loaded = await loadVersion(this.bundler, this.entry);
+    this.inputs = loaded.inputs;
+    this.watcher?.follow([...loaded.inputs, ...this.configFiles()]);
+    if (!loaded.ok) return loaded.problem;
+    try {
+      await this.reloader.swap(loaded.fn);
+    } catch (err) {
+      const e = err as Error;
+      if (e?.name === 'FuncYamlError' || e?.name === 'OptionError') return { file: join(this.entry.dir, 'func.yaml'), message: e.message };
+      return { ...fromLoadError(err, this.entry.dir), message: `init failed: ${e?.message ?? String(err)}` };
+    }
+    return undefined;
+  }
+
+  async reload(changed: string[]): Promise<void> {
+    const started = performance.now();
+    const problem = await this.update();
+    const files = changed.map((f) => relative(this.entry.dir, f)).join(', ');
+    if (problem) {
+      const line = formatProblem(problem, this.entry.dir);
+      this.reloader.stale = line;
+      this.log.error({ file: problem.file, line: problem.line, column: problem.column }, `${line} (still serving the last good version)`);
+      return;
+    }
+    this.reloader.stale = undefined;
+    const ms = Math.round(performance.now() - started);
+    this.log.info({ ms, changed: files }, `reloaded in ${ms} ms (${files})`);
+  }
+
+  schedule(changed: string[]): void {
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = this.reload(changed).finally(() => {
+      this.#running = undefined;
+      if (this.#again) {
+        this.#again = false;
+        this.schedule(['(changes during the last reload)']);
+      }
+    });
+  }
+
+  async idle(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+}
+
+export async function startDev(init: DevInit): Promise<DevSession> {
+  const entry = resolveEntry(init.path);
+  process.setSourceMapsEnabled(true);
+  const destination = createDevDestination(init.json);
+  const log = createDevLogger(destination);
+  const reloader = new Reloader((fn) => createRuntime(fn, { options: init.options, env: process.env, yaml: devYaml(entry.dir), destination }));
+  const loop = new DevLoop(entry, await createDevBundler(entry.file), reloader, new EnvFile(entry.dir), log);
+  const problem = await loop.update();
+  if (problem) {
+    await loop.bundler.dispose();
+    throw new DevStartError(`Cannot start ${entry.file}: ${formatProblem(problem, entry.dir)}. Fix it and run func-runtime dev again.`);
+  }
+  const rt = reloader.runtime!;
+  const server = createServer(reloader.listener);
+  try {
+    await listen(server, rt.options.port, rt.options.host);
+  } catch (err) {
+    await loop.bundler.dispose();
+    throw new DevStartError(`Cannot listen on port ${rt.options.port}: ${(err as Error).message}. Choose another port with --port / PORT.`);
+  }
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : rt.options.port;
+  const url = `http://${rt.options.host && rt.options.host !== '0.0.0.0' && rt.options.host !== '::' ? rt.options.host : 'localhost'}:${port}`;
+  loop.watcher = await watchSources([...loop.inputs, ...loop.configFiles()], (changed) => loop.schedule(changed));
+  log.info({ url, entry: entry.file }, `serving ${relative(process.cwd(), entry.file) || entry.file} at ${url} (watching for changes)`);
+  return {
+    server,
+    url,
+    logger: log,
+    async stop(reason) {
+      await loop.watcher?.close();
+      await loop.idle();
+      const code = await reloader.stop(server, reason);
+      await loop.bundler.dispose();
+      return code;
+    },
+  };
+}
