@@ -23,7 +23,6 @@ function fail(err: unknown): never {
 async function serveCommand(argv: Record<string, unknown>): Promise<void> {
   const config = resolveConfig(argv, process.env, process.cwd());
   const { server, kubeconfig } = await serve(config, log);
-  log({ level: 'info', msg: 'listening', url: server.url, storage: config.storage.split(':', 1)[0], kubeconfig });
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
@@ -36,6 +35,8 @@ async function serveCommand(argv: Record<string, unknown>): Promise<void> {
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+  // Logged last: whoever waits for this line may signal the process at once.
+  log({ level: 'info', msg: 'listening', url: server.url, storage: config.storage.split(':', 1)[0], kubeconfig });
 }
 
 await yargs(hideBin(process.argv))
