@@ -72,3 +72,19 @@ export function checkWatchOptions(opts: WatchOptions): void {
   else checkKey(opts.key);
   checkRevisionArg(opts.key, opts.afterRevision, 'afterRevision');
 }
+
+export const keyNotFound = (key: string): StorageError => new StorageError('KeyNotFound', key, `key not found: ${key}`);
+
+export const keyExists = (key: string, revision: number): StorageError =>
+  new StorageError('KeyExists', key, `key already exists: ${key}`, revision);
+
+/** Conflict carries the actual revision, so the caller can re-read exactly what beat it. */
+export const conflict = (key: string, expected: number, actual: number): StorageError =>
+  new StorageError('Conflict', key, `revision mismatch for ${key}: expected ${expected}, actual ${actual}`, actual);
+
+/** A compaction target: a revision not beyond the current one. */
+export function compactTarget(revision: number, current: number): number {
+  const target = checkRevisionArg('', revision);
+  if (target > current) throw invalidArg('', `cannot compact to ${target}: beyond the current revision ${current}`);
+  return target;
+}

@@ -10,6 +10,10 @@ import {
   checkValue,
   checkWatchOptions,
   closedError,
+  compactTarget,
+  conflict,
+  keyExists,
+  keyNotFound,
   compactedError,
   readRevision,
 } from './checks.js';
@@ -135,7 +139,7 @@ export class MemoryStorage implements Storage {
     checkValue(key, value);
     const last = this.history.get(key)?.at(-1);
     if (last && last.value !== null) {
-      throw new StorageError('KeyExists', key, `key already exists: ${key}`, last.modRevision);
+      throw keyExists(key, last.modRevision);
     }
     const rev = this.rev + 1;
     const next: Version = { value: new Uint8Array(value), createRevision: rev, modRevision: rev };
@@ -188,10 +192,7 @@ export class MemoryStorage implements Storage {
 
   async compact(revision: number): Promise<number> {
     this.assertOpen();
-    const target = checkRevisionArg('', revision);
-    if (target > this.rev) {
-      throw new StorageError('InvalidArgument', '', `cannot compact to ${target}: beyond the current revision ${this.rev}`);
-    }
+    const target = compactTarget(revision, this.rev);
     if (target <= this.compacted) return this.compacted;
     const dropped = this.log.slice(0, target - this.compacted);
     this.log = this.log.slice(target - this.compacted);
@@ -218,14 +219,9 @@ export class MemoryStorage implements Storage {
   /** The live latest version, checked against an optional expected modRevision. */
   private live(key: string, expected: number | undefined): Version {
     const last = this.history.get(key)?.at(-1);
-    if (!last || last.value === null) throw new StorageError('KeyNotFound', key, `key not found: ${key}`);
+    if (!last || last.value === null) throw keyNotFound(key);
     if (expected !== undefined && last.modRevision !== expected) {
-      throw new StorageError(
-        'Conflict',
-        key,
-        `revision mismatch for ${key}: expected ${expected}, actual ${last.modRevision}`,
-        last.modRevision,
-      );
+      throw conflict(key, expected, last.modRevision);
     }
     return last;
   }

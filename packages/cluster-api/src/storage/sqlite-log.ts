@@ -1,12 +1,15 @@
 /**
- * The SQLite schema and its prepared statements: a kine-style append-only log in which the row id
+ * The SQLite file: connection settings, schema and prepared statements. A kine-style append-only log in which the row id
  * is the revision. Every write appends a row; a key's value at revision R is its newest row with
  * id ≤ R; a tombstone row (deleted = 1) ends a key's life.
  *
  * UNIQUE(name, prev_revision) is the compare-and-swap in the database (principle 4): a row can have
  * only one successor, so two writers that both read revision N cannot both append after it.
  */
-import type { Database, Statement } from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import BetterSqlite3, { type Database, type Statement } from 'better-sqlite3';
+import { StorageError } from './errors.js';
 import type { KeyValue, StorageEvent } from './interface.js';
 
 const SCHEMA = `
@@ -46,6 +49,37 @@ export type Head = Pick<LogRow, 'id' | 'name' | 'create_revision' | 'deleted' | 
  */
 const LATEST = `l.name > @after AND l.name < @end AND l.id <= @rev AND l.deleted = 0
   AND NOT EXISTS (SELECT 1 FROM log n WHERE n.name = l.name AND n.id > l.id AND n.id <= @rev)`;
+
+function describeOpenError(err: unknown): string {
+  const code = (err as { code?: string }).code;
+  if (code === 'SQLITE_BUSY') return 'the database is locked: is another cluster-api process using it?';
+  if (code === 'SQLITE_NOTADB') return 'the file is not a SQLite database (corrupt, or some other file)';
+  return (err as Error)?.message ?? String(err);
+}
+
+/**
+ * Opens (creating it and its parent directories) the file at `path`, configured for this backend;
+ * every failure is an Unavailable that names the file and the reason.
+ */
+export function openDatabase(path: string, busyTimeoutMs: number): Database {
+  const file = resolve(path);
+  let db: Database | undefined;
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    db = new BetterSqlite3(file, { timeout: busyTimeoutMs });
+    // Must precede the first access: the lock is then taken and kept until close.
+    db.pragma('locking_mode = EXCLUSIVE');
+    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    if (mode !== 'wal') throw new Error(`the file system does not support WAL mode (journal_mode is ${String(mode)})`);
+    db.pragma('synchronous = NORMAL');
+    // A full list of 10,000 ~2 KiB objects is ~25 MiB of pages: keep them cached (default is 2 MiB).
+    db.pragma('cache_size = -65536');
+    return db;
+  } catch (err) {
+    db?.close();
+    throw new StorageError('Unavailable', file, `cannot open SQLite storage at ${file}: ${describeOpenError(err)}`);
+  }
+}
 
 type St<T> = Statement<unknown[], T>;
 
@@ -112,4 +146,14 @@ export function rowToEvent(r: LogRow): StorageEvent {
     ? { key: r.name, value: EMPTY, createRevision: 0, modRevision: r.id }
     : { key: r.name, value: r.value ?? EMPTY, createRevision: r.create_revision, modRevision: r.id };
   return { type: r.deleted ? 'delete' : 'put', kv, ...(prevKv && { prevKv }), revision: r.id };
+}
+
+/**
+ * Compacts the revisions in (from, to]: each row there names the row it superseded, which no read
+ * at or above `to` can see any more; tombstones there are invisible too. Run inside a transaction.
+ */
+export function compactRange(st: LogStatements, from: number, to: number): void {
+  st.compactPrev.run(from, to);
+  st.compactTombstones.run(from, to);
+  st.setMeta.run('compact_revision', to);
 }

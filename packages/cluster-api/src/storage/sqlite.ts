@@ -11,15 +11,17 @@
  * commit (watchers.ts) and replay comes from the log; revisions are assigned here (last + 1).
  * Writes are grouped into transactions by sqlite-batch.ts; reads see only committed revisions.
  */
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import {
   checkListOptions,
   checkRevisionArg,
   checkValue,
   checkWatchOptions,
   closedError,
+  compactTarget,
+  conflict,
+  keyExists,
+  keyNotFound,
   compactedError,
   readRevision,
 } from './checks.js';
@@ -28,7 +30,16 @@ import { isStorageError, StorageError } from './errors.js';
 import type { GetOptions, KeyValue, ListOptions, ListResult, Storage, StorageEvent, Watch, WatchHandlers, WatchOptions } from './interface.js';
 import { checkKey, checkPrefix, prefixEnd } from './keys.js';
 import { GroupCommit } from './sqlite-batch.js';
-import { type Head, headToKv, type LogRow, type LogStatements, openLog, rowToEvent } from './sqlite-log.js';
+import {
+  compactRange,
+  type Head,
+  headToKv,
+  type LogRow,
+  type LogStatements,
+  openDatabase,
+  openLog,
+  rowToEvent,
+} from './sqlite-log.js';
 import { WatcherSet } from './watchers.js';
 
 export interface SqliteOptions {
@@ -43,13 +54,6 @@ const COMPACT_CHUNK = 2_000;
 
 /** Callers may reuse their buffer after the call; watchers must see the bytes that were stored. */
 const copy = (value: Uint8Array): Buffer => Buffer.from(value);
-
-function describeOpenError(err: unknown): string {
-  const code = (err as { code?: string }).code;
-  if (code === 'SQLITE_BUSY') return 'the database is locked: is another cluster-api process using it?';
-  if (code === 'SQLITE_NOTADB') return 'the file is not a SQLite database (corrupt, or some other file)';
-  return (err as Error).message ?? String(err);
-}
 
 export class SqliteStorage implements Storage {
   private readonly st: LogStatements;
@@ -66,21 +70,12 @@ export class SqliteStorage implements Storage {
 
   /** Opens (creating if needed, with parent directories) the database file at `path`. */
   static open(path: string, opts: SqliteOptions = {}): SqliteStorage {
-    const file = resolve(path);
-    let db: BetterSqlite3.Database | undefined;
+    const db = openDatabase(path, opts.busyTimeoutMs ?? 2_000);
     try {
-      mkdirSync(dirname(file), { recursive: true });
-      db = new BetterSqlite3(file, { timeout: opts.busyTimeoutMs ?? 2_000 });
-      // Must precede the first access: the lock is then taken and kept (see the module comment).
-      db.pragma('locking_mode = EXCLUSIVE');
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
-      // A full list of 10,000 ~2 KiB objects is ~25 MiB of pages: keep them cached (default is 2 MiB).
-      db.pragma('cache_size = -65536');
       return new SqliteStorage(db, opts);
     } catch (err) {
-      db?.close();
-      throw new StorageError('Unavailable', file, `cannot open SQLite storage at ${file}: ${describeOpenError(err)}`);
+      db.close();
+      throw new StorageError('Unavailable', path, `cannot open SQLite storage at ${path}: ${(err as Error).message}`);
     }
   }
 
@@ -142,7 +137,7 @@ export class SqliteStorage implements Storage {
     checkValue(key, value);
     return this.write(key, (events) => {
       const head = this.st.latest.get(key);
-      if (head && !head.deleted) throw new StorageError('KeyExists', key, `key already exists: ${key}`, head.id);
+      if (head && !head.deleted) throw keyExists(key, head.id);
       const id = this.rev + 1;
       const row = { created: 1, deleted: 0, create_revision: id, prev_revision: head?.id ?? 0, value: copy(value), old_value: null };
       return this.append(key, row, events).kv;
@@ -206,10 +201,7 @@ export class SqliteStorage implements Storage {
 
   async compact(revision: number): Promise<number> {
     this.assertOpen();
-    const target = checkRevisionArg('', revision);
-    if (target > this.committedRev) {
-      throw new StorageError('InvalidArgument', '', `cannot compact to ${target}: beyond the current revision ${this.committedRev}`);
-    }
+    const target = compactTarget(revision, this.committedRev);
     // One compaction at a time; a later request continues where the earlier one stopped.
     const run = this.compaction.then(() => this.compactTo(target));
     this.compaction = run.catch(() => 0);
@@ -258,9 +250,9 @@ export class SqliteStorage implements Storage {
 
   private live(key: string, expected: number | undefined): Head {
     const head = this.st.latest.get(key);
-    if (!head || head.deleted) throw new StorageError('KeyNotFound', key, `key not found: ${key}`);
+    if (!head || head.deleted) throw keyNotFound(key);
     if (expected !== undefined && head.id !== expected) {
-      throw new StorageError('Conflict', key, `revision mismatch for ${key}: expected ${expected}, actual ${head.id}`, head.id);
+      throw conflict(key, expected, head.id);
     }
     return head;
   }
@@ -281,7 +273,7 @@ export class SqliteStorage implements Storage {
       // The unique index refused a second successor: someone else's write got there first.
       const head = this.st.latest.get(key);
       throw row.created && head && !head.deleted
-        ? new StorageError('KeyExists', key, `key already exists: ${key}`, head.id)
+        ? keyExists(key, head.id)
         : new StorageError('Conflict', key, `concurrent write to ${key}`, head?.id);
     }
     this.rev = full.id;
@@ -297,11 +289,7 @@ export class SqliteStorage implements Storage {
       if (this.compacted >= target || this.closed) break;
       const from = this.compacted;
       const to = Math.min(target, from + COMPACT_CHUNK);
-      this.db.transaction(() => {
-        this.st.compactPrev.run(from, to);
-        this.st.compactTombstones.run(from, to);
-        this.st.setMeta.run('compact_revision', to);
-      })();
+      this.db.transaction(() => compactRange(this.st, from, to))();
       this.compacted = to;
       // Let requests in between chunks.
       await new Promise((r) => setImmediate(r));
