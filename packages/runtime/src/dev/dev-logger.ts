@@ -8,19 +8,32 @@ import { createLogger, type RuntimeLogger } from '../logger.js';
 
 const requireLazy = createRequire(import.meta.url);
 
-export function createDevDestination(json: boolean): NodeJS.WritableStream | undefined {
-  if (json) return undefined;
-  const pretty = requireLazy('pino-pretty') as typeof import('pino-pretty').build;
-  return pretty({
-    sync: true,
-    colorize: process.stdout.isTTY === true,
-    translateTime: 'HH:MM:ss.l',
-    ignore: 'pid,hostname',
-    singleLine: true,
-  });
+export interface DevOutput {
+  /** For the function's runtimes: request logs and `context.log`. Undefined = JSON on stdout. */
+  destination: NodeJS.WritableStream | undefined;
+  /** The dev loop's own messages (URL, reloads, build errors), shown whatever the function's level. */
+  logger: RuntimeLogger;
 }
 
-/** The dev loop's own messages (URL, reloads, build errors) are always shown, whatever the function's level. */
-export function createDevLogger(destination: NodeJS.WritableStream | undefined): RuntimeLogger {
-  return createLogger('info', destination).child({ name: 'dev' });
+interface RequestLine {
+  req?: { method?: string; url?: string };
+  res?: { statusCode?: number };
+  responseTime?: number;
+}
+
+/** A request log reads as `GET /path → 200 (3 ms)`; any other line is its message. */
+function messageFormat(log: Record<string, unknown>, messageKey: string): string {
+  const { req, res, responseTime } = log as RequestLine;
+  if (req?.method && res?.statusCode !== undefined) return `${req.method} ${req.url ?? ''} → ${res.statusCode} (${responseTime ?? '?'} ms)`;
+  return String(log[messageKey] ?? '');
+}
+
+export function createDevOutput(json: boolean): DevOutput {
+  if (json) return { destination: undefined, logger: createLogger('info').child({ name: 'dev' }) };
+  const pretty = requireLazy('pino-pretty') as typeof import('pino-pretty').build;
+  const common = { sync: true, colorize: process.stdout.isTTY === true, translateTime: 'HH:MM:ss.l', singleLine: true };
+  const destination = pretty({ ...common, ignore: 'pid,hostname,reqId,req,res,responseTime', messageFormat });
+  // The dev loop's fields (file, line, ms, …) repeat what its message says; JSON mode keeps them for tools.
+  const own = pretty({ ...common, ignore: 'pid,hostname,url,entry,ms,changed,file,line,column' });
+  return { destination, logger: createLogger('info', own).child({ name: 'dev' }) };
 }

@@ -14,7 +14,7 @@ import { listen } from '../server.js';
 import type { LoadedFunction, Options } from '../types.js';
 import { formatProblem, fromLoadError, type SourceProblem } from './build-error.js';
 import { createDevBundler, type DevBundler } from './bundler.js';
-import { createDevDestination, createDevLogger } from './dev-logger.js';
+import { createDevOutput } from './dev-logger.js';
 import { EnvFile } from './env-file.js';
 import { Reloader } from './reloader.js';
 import { watchSources, type SourceWatcher } from './watcher.js';
@@ -135,8 +135,7 @@ class DevLoop {
 export async function startDev(init: DevInit): Promise<DevSession> {
   const entry = resolveEntry(init.path);
   process.setSourceMapsEnabled(true);
-  const destination = createDevDestination(init.json);
-  const log = createDevLogger(destination);
+  const { destination, logger: log } = createDevOutput(init.json);
   const reloader = new Reloader((fn) => createRuntime(fn, { options: init.options, env: process.env, yaml: devYaml(entry.dir), destination }));
   const loop = new DevLoop(entry, await createDevBundler(entry.file), reloader, new EnvFile(entry.dir), log);
   const problem = await loop.update();

@@ -1,8 +1,11 @@
 /**
  * Follows the files a function is made of. The set changes with every build (an import added or
  * removed), so the watcher is told the new set instead of watching the whole tree: node_modules
- * and build output never wake it. Bursts of events (an editor's write + rename) become one change.
+ * and build output never wake it. It watches the directories that hold those files, one level
+ * deep, so a file that does not exist yet (a new .env) is seen when it appears, and an editor's
+ * save by rename is seen too. Bursts of events (write + rename) become one change.
  */
+import { dirname } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 
 export interface SourceWatcher {
@@ -17,7 +20,8 @@ const SETTLE_MS = 8;
 export async function watchSources(files: Iterable<string>, onChange: (changed: string[]) => void): Promise<SourceWatcher> {
   const { watch } = await import('chokidar');
   let watched = new Set(files);
-  const watcher: FSWatcher = watch([...watched], { ignoreInitial: true, atomic: true });
+  const dirs = new Set([...watched].map((f) => dirname(f)));
+  const watcher: FSWatcher = watch([...dirs], { ignoreInitial: true, atomic: true, depth: 0 });
   let pending = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   const flush = () => {
@@ -27,18 +31,17 @@ export async function watchSources(files: Iterable<string>, onChange: (changed: 
     onChange(changed);
   };
   watcher.on('all', (_event, path) => {
+    if (!watched.has(path)) return;
     pending.add(path);
     timer ??= setTimeout(flush, SETTLE_MS);
   });
   await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
   return {
     follow(next) {
-      const nextSet = new Set(next);
-      const added = [...nextSet].filter((f) => !watched.has(f));
-      const removed = [...watched].filter((f) => !nextSet.has(f));
+      watched = new Set(next);
+      const added = [...new Set([...watched].map((f) => dirname(f)))].filter((d) => !dirs.has(d));
+      for (const d of added) dirs.add(d);
       if (added.length) watcher.add(added);
-      if (removed.length) watcher.unwatch(removed);
-      watched = nextSet;
     },
     async close() {
       if (timer) clearTimeout(timer);
