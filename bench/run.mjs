@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runColdStarts } from './runtime/coldstart.mjs';
 import { frameworks, repoRoot } from './runtime/frameworks.mjs';
-import { bodyFileFor, wrkVersion } from './runtime/load.mjs';
+import { bodyFileFor, loaderVersion } from './runtime/load.mjs';
 import { loadAverage, machineInfo, runtimeCommit } from './runtime/machine.mjs';
 import { USAGE, parseOptions, plannedSeconds } from './runtime/options.mjs';
 import { installCleanup, killAll, pinSelf } from './runtime/procs.mjs';
@@ -72,7 +72,7 @@ async function main() {
       options: opts,
       machine: machineInfo(),
       command: commandLine(),
-      loaderVersion: opts.loader === 'wrk' ? wrkVersion() : 'autocannon',
+      loaderVersion: loaderVersion(opts.loader),
       runtimeCommit: runtimeCommit(repoRoot),
     });
     const markdown = renderReport(run, fws, scenarios);

@@ -22,12 +22,21 @@ export function wrkAvailable() {
   }
 }
 
+/** "wrk 4.1.0" from wrk's banner ("wrk debian/4.1.0-3+b2 [epoll] Copyright …"). */
 export function wrkVersion() {
+  let banner = '';
   try {
-    return execFileSync('wrk', ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).split('\n')[0];
+    banner = execFileSync('wrk', ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (err) {
-    return String(err.stdout ?? '').split('\n')[0] || 'wrk';
+    banner = String(err.stdout ?? '');
   }
+  const m = /(\d+\.\d+\.\d+)/.exec(banner.split('\n')[0]);
+  return m ? `wrk ${m[1]}` : 'wrk';
+}
+
+export function loaderVersion(loader) {
+  if (loader === 'wrk') return wrkVersion();
+  return `autocannon ${require('autocannon/package.json').version}`;
 }
 
 /** Writes each scenario body to a file once: both generators read the body from a file. */
