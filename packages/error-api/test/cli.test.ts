@@ -5,8 +5,9 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hsEnv, sign } from './tokens.js';
+import { AUDIENCE, ISSUER, SECRET, hsEnv, sign } from './tokens.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 let child: ChildProcess;
@@ -62,5 +63,44 @@ describe('func-runtime packages/error-api', () => {
     expect(output.match(/\/api\/v1\/error\/expired_token/g)?.length).toBeGreaterThanOrEqual(2);
     expect(output).not.toContain(token.split('.')[2]);
     expect(output).not.toContain(hsEnv.ERROR_API_JWT_SECRET);
+  });
+});
+
+describe('mint-token', () => {
+  const mint = (args: string[], env: Record<string, string>) => {
+    try {
+      const stdout = execFileSync(process.execPath, ['packages/error-api/dist/mint-token.js', ...args], {
+        cwd: root,
+        env: { PATH: process.env.PATH ?? '', ...env },
+        stdio: 'pipe',
+        encoding: 'utf8',
+      });
+      return { code: 0, stdout, stderr: '' };
+    } catch (err) {
+      const e = err as { status: number; stdout: string; stderr: string };
+      return { code: e.status, stdout: e.stdout, stderr: e.stderr };
+    }
+  };
+
+  it('prints a token the running service accepts, with the configured claims', async () => {
+    const { code, stdout } = mint(['--ttl', '120', '--sub', 'me'], hsEnv);
+    expect(code).toBe(0);
+    const token = stdout.trim();
+    const { payload } = await jwtVerify(token, new TextEncoder().encode(SECRET), { issuer: ISSUER, audience: AUDIENCE });
+    expect(payload).toMatchObject({ scope: 'errors:read', sub: 'me' });
+    expect(payload.exp! - payload.iat!).toBe(120);
+    expect((await fetch(`${url}/api/v1/error/Gone`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+  });
+
+  it.each([
+    [['--ttl', 'soon'], hsEnv, /--ttl must be a number of seconds/],
+    [['--bogus'], hsEnv, /Unknown option '--bogus'/],
+    [[], {}, /no token-verification key/],
+    [[], { ERROR_API_JWKS_FILE: '/nonexistent.json' }, /only HS256 tokens can be minted/],
+  ])('%j with %j fails clearly and prints no token', (args, env, message) => {
+    const { code, stdout, stderr } = mint(args, env as Record<string, string>);
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(message);
   });
 });
