@@ -151,6 +151,13 @@ export interface ResourceStore {
   readonly definition: ResourceDefinition;
   get(ctx: RequestContext, name: string): Promise<KubeObject>;
   list(ctx: RequestContext, query: ListQuery): Promise<KubeList>;
+  /**
+   * The same list as `list`, serialized as compact JSON (kind, apiVersion, metadata, items), built
+   * from the stored bytes without parsing unfiltered items: the fast path for large JSON lists.
+   * Optional: stores without it are served through `list`.
+   */
+  listEncoded?(ctx: RequestContext, query: ListQuery): Promise<Uint8Array>;
+  /** Takes ownership of `body` (create, update and patch may modify the object they are given). */
   create(ctx: RequestContext, body: unknown): Promise<KubeObject>;
   /** PUT; on `status` only status changes, on the main resource status changes are ignored. */
   update(ctx: RequestContext, name: string, body: unknown, subresource?: Subresource): Promise<KubeObject>;

@@ -3,12 +3,12 @@
  * snapshot revision carried in the continue token, so a paged list is consistent; a token whose
  * revision was compacted away is 410 Expired and the client starts over.
  */
-import type { KubeList, KubeObject } from '../api/meta.js';
-import type { Storage } from '../storage/interface.js';
+import type { KubeList, KubeObject, ListMeta } from '../api/meta.js';
+import type { KeyValue, Storage } from '../storage/interface.js';
 import { isStorageError } from '../storage/errors.js';
 import { groupVersion, type ListQuery, type RequestContext, type ResourceDefinition } from './definition.js';
 import { ApiError, ContinueExpiredMessage, badRequest, fromStorageError, gone, tooLargeResourceVersion, tooOldResourceVersion } from './errors.js';
-import { collectionLink, decode, groupResource, listPrefix } from './meta.js';
+import { collectionLink, decode, encodeWithResourceVersion, groupResource, listPrefix } from './meta.js';
 import { fieldsOf, parseFieldSelector, parseLabelSelector } from './selectors.js';
 
 const ContinueVersion = 'meta.k8s.io/v1';
@@ -45,9 +45,13 @@ export const parseResourceVersion = (rv: string | undefined): number => {
 
 export type ObjectFilter = (obj: KubeObject) => boolean;
 
+const everything: ObjectFilter = () => true;
+
 export const objectFilter = (def: ResourceDefinition, labelSelector?: string, fieldSelector?: string): ObjectFilter => {
   const labels = parseLabelSelector(labelSelector);
   const fields = parseFieldSelector(def, fieldSelector);
+  if (!labelSelector && !fieldSelector) return everything;
+  if (!fieldSelector) return (obj) => labels(obj.metadata.labels ?? {});
   return (obj) => labels(obj.metadata.labels ?? {}) && fields(fieldsOf(def, obj));
 };
 
@@ -62,8 +66,18 @@ const snapshotRevision = async (storage: Storage, query: ListQuery): Promise<num
 
 const PageSize = 500;
 
-export const listObjects = async (storage: Storage, def: ResourceDefinition, ctx: RequestContext, query: ListQuery): Promise<KubeList> => {
-  const filter = objectFilter(def, query.labelSelector, query.fieldSelector);
+type Convert<T> = (kv: KeyValue) => T | undefined;
+
+interface Collected<T> {
+  items: T[];
+  metadata: ListMeta;
+}
+
+/**
+ * Page through storage at one snapshot, converting (and filtering) each value, until `limit` items
+ * are collected; the continue token records the last key examined.
+ */
+const collect = async <T>(storage: Storage, def: ResourceDefinition, ctx: RequestContext, query: ListQuery, convert: Convert<T>): Promise<Collected<T>> => {
   const prefix = listPrefix(def, ctx.namespace);
   const limit = query.limit && query.limit > 0 ? Math.floor(query.limit) : 0;
   if (query.continue && query.resourceVersion && query.resourceVersion !== '0') {
@@ -72,7 +86,7 @@ export const listObjects = async (storage: Storage, def: ResourceDefinition, ctx
   const from = query.continue ? decodeContinue(query.continue) : undefined;
   let revision = from ? from.revision : await snapshotRevision(storage, query);
   let startAfter = from ? prefix + from.start : undefined;
-  const items: KubeObject[] = [];
+  const items: T[] = [];
   let next: string | undefined;
   let remaining: number | undefined;
   for (;;) {
@@ -80,8 +94,8 @@ export const listObjects = async (storage: Storage, def: ResourceDefinition, ctx
     const page = await readPage(storage, def, { prefix, revision, limit: want, startAfter }, query, from !== undefined);
     revision = page.revision;
     for (let i = 0; i < page.items.length; i++) {
-      const obj = decode(page.items[i]!);
-      if (filter(obj)) items.push(obj);
+      const item = convert(page.items[i]!);
+      if (item !== undefined) items.push(item);
       const left = page.items.length - 1 - i;
       if (limit && items.length === limit && (left > 0 || page.more)) {
         next = page.items[i]!.key.slice(prefix.length);
@@ -93,18 +107,46 @@ export const listObjects = async (storage: Storage, def: ResourceDefinition, ctx
     startAfter = page.items[page.items.length - 1]!.key;
   }
   const filtered = Boolean(query.labelSelector || query.fieldSelector);
-  return {
-    apiVersion: groupVersion(def),
-    kind: def.listKind,
-    metadata: {
-      selfLink: collectionLink(def, ctx.namespace),
-      resourceVersion: String(revision),
-      ...(next ? { continue: encodeContinue(next, revision) } : {}),
-      ...(next && !filtered && remaining !== undefined ? { remainingItemCount: remaining } : {}),
-    },
-    items,
+  const metadata: ListMeta = {
+    selfLink: collectionLink(def, ctx.namespace),
+    resourceVersion: String(revision),
+    ...(next ? { continue: encodeContinue(next, revision) } : {}),
+    ...(next && !filtered && remaining !== undefined ? { remainingItemCount: remaining } : {}),
   };
+  return { items, metadata };
 };
+
+export const listObjects = async (storage: Storage, def: ResourceDefinition, ctx: RequestContext, query: ListQuery): Promise<KubeList> => {
+  const filter = objectFilter(def, query.labelSelector, query.fieldSelector);
+  const { items, metadata } = await collect(storage, def, ctx, query, (kv) => {
+    const obj = decode(kv);
+    return filter(obj) ? obj : undefined;
+  });
+  return { apiVersion: groupVersion(def), kind: def.listKind, metadata, items };
+};
+
+/**
+ * The same list as listObjects, already serialized as compact JSON. Stored bytes are spliced into
+ * the body with their resourceVersion added, so an unfiltered list never parses or re-serializes an
+ * object: the cost of a large list is then the storage read.
+ */
+export const listEncoded = async (storage: Storage, def: ResourceDefinition, ctx: RequestContext, query: ListQuery): Promise<Uint8Array> => {
+  const filter = objectFilter(def, query.labelSelector, query.fieldSelector);
+  const unfiltered = !query.labelSelector && !query.fieldSelector;
+  const { items, metadata } = await collect(storage, def, ctx, query, (kv) =>
+    unfiltered || filter(decode(kv)) ? encodeWithResourceVersion(def, kv) : undefined);
+  const head = JSON.stringify({ kind: def.listKind, apiVersion: groupVersion(def), metadata });
+  const parts: Uint8Array[] = [Buffer.from(`${head.slice(0, -1)},"items":[`)];
+  items.forEach((item, i) => {
+    if (i > 0) parts.push(Comma);
+    parts.push(...item);
+  });
+  parts.push(Close);
+  return Buffer.concat(parts);
+};
+
+const Comma = Buffer.from(',');
+const Close = Buffer.from(']}');
 
 const readPage = async (
   storage: Storage,

@@ -8,7 +8,7 @@ import type { KubeObject } from '../api/meta.js';
 import type { KeyValue } from '../storage/interface.js';
 import * as keys from '../storage/keys.js';
 import type { GroupResource } from './errors.js';
-import type { ResourceDefinition } from './definition.js';
+import { groupVersion, type ResourceDefinition } from './definition.js';
 
 export const groupResource = (def: ResourceDefinition): GroupResource => ({ group: def.group, resource: def.plural });
 
@@ -35,9 +35,39 @@ export const selfLink = (def: ResourceDefinition, namespace: string | undefined,
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/**
+ * apiVersion, kind and metadata always come first, so every stored value of a kind starts with the
+ * same bytes (see encodeWithResourceVersion).
+ */
 export const encode = (obj: KubeObject): Uint8Array => {
-  const { resourceVersion: _rv, ...metadata } = obj.metadata;
-  return encoder.encode(JSON.stringify({ ...obj, metadata }));
+  const { apiVersion, kind, metadata: { resourceVersion: _rv, ...metadata }, ...rest } = obj;
+  return encoder.encode(JSON.stringify({ apiVersion, kind, metadata, ...rest }));
+};
+
+const headers = new WeakMap<ResourceDefinition, Buffer>();
+/** `{"apiVersion":"v1","kind":"Pod","metadata":{` — the start of every stored value of the kind. */
+const headerOf = (def: ResourceDefinition): Buffer => {
+  let h = headers.get(def);
+  if (!h) {
+    h = Buffer.from(`{"apiVersion":${JSON.stringify(groupVersion(def))},"kind":${JSON.stringify(def.kind)},"metadata":{`);
+    headers.set(def, h);
+  }
+  return h;
+};
+
+/**
+ * The stored bytes with `metadata.resourceVersion` spliced in, without parsing them: the pieces to
+ * concatenate, so a whole list is copied once.
+ */
+export const encodeWithResourceVersion = (def: ResourceDefinition, kv: KeyValue): Uint8Array[] => {
+  const header = headerOf(def);
+  const value = Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength);
+  if (value.length <= header.length || !value.subarray(0, header.length).equals(header)) {
+    return [encoder.encode(JSON.stringify(decode(kv)))];
+  }
+  const empty = value[header.length] === 0x7d;
+  const rv = Buffer.from(`"resourceVersion":"${kv.modRevision}"${empty ? '' : ','}`);
+  return [header, rv, value.subarray(header.length)];
 };
 
 export const decode = (kv: KeyValue, revision = kv.modRevision): KubeObject => {

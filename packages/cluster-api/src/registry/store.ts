@@ -11,7 +11,7 @@ import type {
 } from './definition.js';
 import { checkDeleteOptions, deletePrecondition, markDeleting } from './deletion.js';
 import { ApiError, badRequest, conflict, fromStorageError, methodNotAllowed, notFound, OptimisticLockMessage } from './errors.js';
-import { listObjects } from './list.js';
+import { listEncoded, listObjects } from './list.js';
 import { decode, encode, groupResource, objectKey, sameBytes } from './meta.js';
 import { applyPatch, checkPatchShape } from './patch.js';
 import { decodeBody, matchNamespace, prepareCreate, prepareUpdate } from './strategy.js';
@@ -27,6 +27,12 @@ export interface StoreDeps {
 const MaxAttempts = 16;
 
 type Apply = (old: KubeObject) => KubeObject;
+
+/** The object just written, as a read would return it, without parsing the bytes back. */
+const withRevision = (obj: KubeObject, kv: KeyValue): KubeObject => {
+  obj.metadata.resourceVersion = String(kv.modRevision);
+  return obj;
+};
 
 export class GenericStore implements ResourceStore {
   private readonly gr;
@@ -71,6 +77,11 @@ export class GenericStore implements ResourceStore {
     return listObjects(this.storage, this.definition, ctx, query);
   }
 
+  async listEncoded(ctx: RequestContext, query: ListQuery): Promise<Uint8Array> {
+    this.allow('list');
+    return listEncoded(this.storage, this.definition, ctx, query);
+  }
+
   async create(ctx: RequestContext, body: unknown): Promise<KubeObject> {
     this.allow('create');
     const obj = prepareCreate(this.definition, ctx, body);
@@ -84,7 +95,7 @@ export class GenericStore implements ResourceStore {
       return obj;
     }
     try {
-      return decode(await this.storage.create(objectKey(this.definition, namespace, name), encode(obj)));
+      return withRevision(obj, await this.storage.create(objectKey(this.definition, namespace, name), encode(obj)));
     } catch (err) {
       await undo?.();
       throw fromStorageError(err, this.gr, name);
@@ -137,7 +148,7 @@ export class GenericStore implements ResourceStore {
       if (sameBytes(bytes, kv.value)) return { object: old, deleted: false };
       if (ctx.dryRun) return { object: { ...next, metadata: { ...next.metadata, resourceVersion: old.metadata.resourceVersion } }, deleted: false };
       try {
-        return { object: decode(await this.storage.update(key, bytes, kv.modRevision)), deleted: false };
+        return { object: withRevision(next, await this.storage.update(key, bytes, kv.modRevision)), deleted: false };
       } catch (err) {
         if (!isStorageError(err, 'Conflict')) throw fromStorageError(err, this.gr, name);
       }

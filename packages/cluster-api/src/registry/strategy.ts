@@ -23,10 +23,10 @@ export const generateName = (base: string): string => {
   return `${base.slice(0, MaxGeneratedNameLength)}${suffix}`;
 };
 
-/** Body → KubeObject with kind/apiVersion checked (defaulted when absent, as the decoder does). */
+/** Body → KubeObject (in place) with kind/apiVersion checked (defaulted when absent, as the decoder does). */
 export const decodeBody = (def: ResourceDefinition, body: unknown): KubeObject => {
   if (!isObject(body)) throw badRequest(`the object provided is unrecognized (must be of type ${def.kind})`);
-  const obj = clone(body) as KubeObject;
+  const obj = body as KubeObject;
   const gv = groupVersion(def);
   obj.apiVersion ??= gv;
   obj.kind ??= def.kind;
