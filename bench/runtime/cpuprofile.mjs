@@ -2,11 +2,18 @@
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
-/** Self time in ms per profile node id, from the sample stream (timeDeltas[i] precedes samples[i]). */
-function selfTimes(profile) {
+/**
+ * Self time in ms per profile node id, from the sample stream (timeDeltas[i] precedes samples[i]),
+ * counting only samples inside [fromUs, toUs] when given: V8 stamps samples with the monotonic clock
+ * that process.hrtime reads too, so a window taken in the harness selects the steady-state part.
+ */
+function selfTimes(profile, fromUs = -Infinity, toUs = Infinity) {
   const self = new Map();
   const { samples, timeDeltas } = profile;
+  let ts = profile.startTime;
   for (let i = 0; i < samples.length; i++) {
+    ts += timeDeltas[i];
+    if (ts < fromUs || ts > toUs) continue;
     // The delta after a sample is the time spent in it; the last sample gets none.
     const dt = (timeDeltas[i + 1] ?? 0) / 1000;
     self.set(samples[i], (self.get(samples[i]) ?? 0) + dt);
@@ -39,9 +46,9 @@ function fileOf(url, repoRoot) {
  * @returns {{totalMs: number, functions: Array<{name: string, where: string, ms: number}>,
  *   modules: Array<{module: string, ms: number}>}}
  */
-export function summarize(file, repoRoot) {
+export function summarize(file, repoRoot, window = {}) {
   const profile = JSON.parse(readFileSync(file, 'utf8'));
-  const self = selfTimes(profile);
+  const self = selfTimes(profile, window.fromUs, window.toUs);
   const byFn = new Map();
   const byModule = new Map();
   let totalMs = 0;

@@ -1,6 +1,7 @@
 // `node bench/runtime/profile.mjs`: runs one framework under `node --cpu-prof` with the bench's load
 // and prints where its CPU time goes (self time per function and per module), as markdown.
-// Options: --framework ID (default func-runtime), --scenarios hello,cloudevent, --seconds N (10), --top N (15).
+// Options: --framework ID (default func-runtime), --scenarios hello,cloudevent, --seconds N (10), --top N (15),
+// --startup (also profile start-up to the first reply).
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,14 +16,16 @@ import { startServer } from './servers.mjs';
 const say = (m) => process.stderr.write(`${m}\n`);
 const pct = (ms, total) => `${((ms / total) * 100).toFixed(1)} %`;
 
-async function profileScenario(fw, scenario, o, tmp) {
-  const dir = join(tmp, scenario.id);
+const hrUs = () => Number(process.hrtime.bigint() / 1000n);
+
+/** Starts `fw` under --cpu-prof, runs `during(server)`, stops it gracefully and returns the profile path. */
+async function withProfiler(fw, scenario, tmp, during) {
+  const dir = join(tmp, `${scenario.id}-${Date.now()}`);
   const s = await startServer(fw, scenario, join(repoRoot, 'bench', 'results', 'logs'), ['--cpu-prof', '--cpu-prof-dir', dir]);
   if (!s.ok) throw new Error(`${fw.id} ${scenario.id}: ${s.reason}`);
-  const args = { port: s.port, scenario, bodyFile: bodyFileFor(tmp, scenario), connections: 50, seconds: o.seconds };
-  let load;
+  let result;
   try {
-    load = await runLoad(o.loader, args);
+    result = await during(s);
   } finally {
     // A graceful exit is what makes V8 write the profile.
     const exit = await stop(s.child, 10000);
@@ -30,15 +33,35 @@ async function profileScenario(fw, scenario, o, tmp) {
   }
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error(`${fw.id} wrote no .cpuprofile (does it exit normally on SIGTERM?)`);
-  return { load, summary: summarize(join(dir, file), repoRoot) };
+  return { file: join(dir, file), result };
 }
 
-function render(fw, scenario, { load, summary }, top) {
+/** Steady state: a warm-up, then only the samples taken during the measured load. */
+async function profileScenario(fw, scenario, o, tmp) {
+  const args = { scenario, bodyFile: bodyFileFor(tmp, scenario), connections: 50 };
+  const { file, result } = await withProfiler(fw, scenario, tmp, async (s) => {
+    await runLoad(o.loader, { ...args, port: s.port, seconds: 2 });
+    const fromUs = hrUs();
+    const load = await runLoad(o.loader, { ...args, port: s.port, seconds: o.seconds });
+    return { load, window: { fromUs, toUs: hrUs() } };
+  });
+  const summary = summarize(file, repoRoot, result.window);
+  return { title: `${Math.round(result.load.rps).toLocaleString('en-US')} req/s under the profiler`, summary };
+}
+
+/** Start-up: everything from process start to the first correct reply (startServer waits for it). */
+async function profileStartup(fw, tmp) {
+  const hello = scenarios.find((s) => s.id === 'hello');
+  const { file } = await withProfiler(fw, hello, tmp, async () => undefined);
+  return { title: 'start-up to the first reply (and exit)', summary: summarize(file, repoRoot) };
+}
+
+function render(fw, label, { title, summary }, top) {
   const t = summary.totalMs;
   const fns = summary.functions.slice(0, top).map((f) => `| ${pct(f.ms, t)} | \`${f.name}\` | ${f.where} |`);
   const mods = summary.modules.slice(0, 10).map((m) => `| ${pct(m.ms, t)} | ${m.module} |`);
   return [
-    `#### ${fw.label}, ${scenario.label}: ${Math.round(load.rps).toLocaleString('en-US')} req/s under the profiler, ${(t / 1000).toFixed(1)} s CPU sampled`,
+    `#### ${fw.label}, ${label}: ${title}, ${(t / 1000).toFixed(2)} s sampled (idle excluded)`,
     '',
     '| self | function | where |',
     '|--:|---|---|',
@@ -58,6 +81,7 @@ async function main() {
       scenarios: { type: 'string', default: 'hello,cloudevent' },
       seconds: { type: 'string', default: '10' },
       top: { type: 'string', default: '15' },
+      startup: { type: 'boolean', default: false },
     },
   });
   const fw = frameworks.find((f) => f.id === v.framework);
@@ -73,7 +97,11 @@ async function main() {
   try {
     for (const scenario of picked) {
       say(`profiling ${fw.id} on ${scenario.id} for ${o.seconds} s`);
-      out.push(render(fw, scenario, await profileScenario(fw, scenario, o, tmp), Number(v.top)));
+      out.push(render(fw, scenario.label, await profileScenario(fw, scenario, o, tmp), Number(v.top)));
+    }
+    if (v.startup) {
+      say(`profiling ${fw.id} start-up`);
+      out.push(render(fw, 'cold start', await profileStartup(fw, tmp), Number(v.top)));
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
