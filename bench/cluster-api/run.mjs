@@ -1,0 +1,195 @@
+// `npm run bench:cluster-api`: the cluster API over HTTP (a real `cluster-api serve` process, plain
+// HTTP on loopback, 50 keep-alive clients) beside the raw storage speed of the same backend, so the
+// API's own overhead shows as a ratio. Prints a markdown table; writes it with the raw numbers to
+// bench/results/. Never asserts: targets are printed next to the numbers.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const cli = join(root, 'packages/cluster-api/dist/cli.js');
+const { values: opts } = parseArgs({
+  options: {
+    n: { type: 'string', default: '10000' },
+    clients: { type: 'string', default: '50' },
+    rounds: { type: 'string', default: '5' },
+    backends: { type: 'string', default: 'memory,sqlite' },
+    'max-seconds': { type: 'string', default: '600' },
+  },
+});
+const N = Number(opts.n);
+const CLIENTS = Number(opts.clients);
+const ROUNDS = Number(opts.rounds);
+const say = (msg) => process.stderr.write(`${msg}\n`);
+
+const deadline = setTimeout(() => {
+  say(`bench: exceeded --max-seconds ${opts['max-seconds']}; stopping`);
+  for (const c of children) c.kill('SIGKILL');
+  process.exit(124);
+}, Number(opts['max-seconds']) * 1000);
+deadline.unref();
+const children = new Set();
+
+/** A Pod of about 2 KiB, as JSON, the padding in an annotation. */
+function podBody(name) {
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, labels: { app: 'bench', shard: String(name.length % 7) }, annotations: { pad: '' } },
+    spec: { containers: [{ name: 'app', image: 'registry.example/bench/app:1.0', ports: [{ containerPort: 8080 }], env: [{ name: 'MODE', value: 'bench' }] }] },
+  };
+  pod.metadata.annotations.pad = 'x'.repeat(Math.max(0, 2048 - JSON.stringify(pod).length));
+  return JSON.stringify(pod);
+}
+
+function startServer(storage, dataDir) {
+  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--insecure-http', '--data-dir', dataDir, '--storage', storage], { stdio: ['ignore', 'ignore', 'pipe'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  let err = '';
+  return new Promise((resolve, reject) => {
+    const onData = (d) => {
+      err += d;
+      const m = /"msg":"listening","url":"([^"]+)"/.exec(err);
+      if (!m) return;
+      child.stderr.off('data', onData);
+      child.stderr.resume();
+      resolve({ child, url: new URL(m[1]), token: readFileSync(join(dataDir, 'admin.token'), 'utf8').trim() });
+    };
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`server exited ${code}: ${err}`)));
+  });
+}
+
+function client(server) {
+  const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+  const auth = `Bearer ${server.token}`;
+  return (method, path, body) =>
+    new Promise((resolve, reject) => {
+      const headers = { authorization: auth, accept: 'application/json' };
+      if (body) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      const req = request({ host: server.url.hostname, port: server.url.port, method, path, headers, agent }, (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks) }));
+      });
+      req.once('error', reject);
+      req.end(body);
+    });
+}
+
+async function inParallel(n, concurrency, op) {
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, async () => { while (next < n) await op(next++); }));
+  return performance.now() - start;
+}
+
+async function median(rounds, fn) {
+  const times = [];
+  for (let i = 0; i < rounds; i++) {
+    const start = performance.now();
+    await fn();
+    times.push(performance.now() - start);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)];
+}
+
+async function measureApi(call) {
+  const names = Array.from({ length: N }, (_, i) => `pod-${String(i).padStart(6, '0')}`);
+  const bodies = names.map(podBody);
+  const expect = (want, r, what) => { if (r.status !== want) throw new Error(`${what}: HTTP ${r.status} ${r.body.toString().slice(0, 200)}`); };
+  expect(201, await call('POST', '/api/v1/namespaces', JSON.stringify({ metadata: { name: 'bench' } })), 'namespace');
+  const createMs = await inParallel(N, CLIENTS, async (i) => expect(201, await call('POST', '/api/v1/namespaces/bench/pods', bodies[i]), 'create'));
+  const getMs = await inParallel(N, CLIENTS, async (i) => expect(200, await call('GET', `/api/v1/namespaces/bench/pods/${names[i]}`), 'get'));
+  const listAllMs = await median(ROUNDS, async () => {
+    const r = await call('GET', '/api/v1/namespaces/bench/pods');
+    expect(200, r, 'list');
+    const items = JSON.parse(r.body).items.length;
+    if (items !== N) throw new Error(`list returned ${items} of ${N}`);
+  });
+  const listPagedMs = await median(ROUNDS, async () => {
+    let cont = '';
+    let count = 0;
+    do {
+      const r = await call('GET', `/api/v1/namespaces/bench/pods?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+      expect(200, r, 'paged list');
+      const page = JSON.parse(r.body);
+      count += page.items.length;
+      cont = page.metadata.continue ?? '';
+    } while (cont);
+    if (count !== N) throw new Error(`paged list returned ${count} of ${N}`);
+  });
+  return { createsPerSec: (N / createMs) * 1000, getsPerSec: (N / getMs) * 1000, listAllMs, listPagedMs };
+}
+
+async function measureRaw(storageUrl) {
+  const { openStorage } = await import(join(root, 'packages/cluster-api/dist/storage/factory.js'));
+  const { measureStorage } = await import(join(root, 'packages/cluster-api/dist/storage/testing/speed.js'));
+  const storage = await openStorage(storageUrl, { compaction: false });
+  try {
+    return await measureStorage(storage, { n: N, valueBytes: 2048, concurrency: CLIENTS, pageSize: 500, listRounds: ROUNDS });
+  } finally {
+    await storage.close();
+  }
+}
+
+const targets = { sqlite: { createsPerSec: 3000, getsPerSec: 10000, listAllMs: 500 } };
+const fmt = (v, unit) => (unit === 'ms' ? `${v.toFixed(0)} ms` : `${Math.round(v).toLocaleString('en-US')}/s`);
+
+async function runBackend(backend) {
+  const dir = mkdtempSync(join(tmpdir(), `bench-cluster-api-${backend}-`));
+  const url = backend === 'memory' ? 'memory:' : `sqlite:${join(dir, 'api.db')}`;
+  try {
+    say(`${backend}: raw storage, ${N} objects`);
+    const raw = await measureRaw(backend === 'memory' ? 'memory:' : `sqlite:${join(dir, 'raw.db')}`);
+    say(`${backend}: API over HTTP, ${N} pods, ${CLIENTS} clients`);
+    const server = await startServer(url, join(dir, 'data'));
+    try {
+      return { backend, api: await measureApi(client(server)), raw };
+    } finally {
+      server.child.kill('SIGTERM');
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function render(results) {
+  const rows = [
+    ['creates/s (50 clients)', 'createsPerSec', '/s'],
+    ['gets/s (50 clients)', 'getsPerSec', '/s'],
+    [`list ${N} pods, one call (median)`, 'listAllMs', 'ms'],
+    [`list ${N} pods, pages of 500 (median)`, 'listPagedMs', 'ms'],
+  ];
+  const lines = [
+    `| measure | ${results.map((r) => `${r.backend} API | ${r.backend} raw storage | API / raw`).join(' | ')} | target (sqlite API) |`,
+    `|---|${results.map(() => '---:|---:|---:').join('|')}|---:|`,
+  ];
+  for (const [label, key, unit] of rows) {
+    const cells = results.map((r) => {
+      const ratio = unit === 'ms' ? r.raw[key] / r.api[key] : r.api[key] / r.raw[key];
+      return `${fmt(r.api[key], unit)} | ${fmt(r.raw[key], unit)} | ${(ratio * 100).toFixed(0)} %`;
+    });
+    const t = targets.sqlite[key];
+    lines.push(`| ${label} | ${cells.join(' | ')} | ${t ? (unit === 'ms' ? `≤ ${t} ms` : `≥ ${t.toLocaleString('en-US')}/s`) : '—'} |`);
+  }
+  return lines.join('\n');
+}
+
+const results = [];
+for (const backend of opts.backends.split(',')) results.push(await runBackend(backend));
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
+const table = render(results);
+const report = `# cluster-api benchmark\n\n${new Date().toISOString()} · ${machine}\n\nPlain HTTP/1.1 keep-alive on 127.0.0.1 (\`--insecure-http\`), ${N} Pods of ~2 KiB, ${CLIENTS} concurrent clients. "API / raw": the share of the raw storage speed the API keeps.\n\n${table}\n`;
+process.stdout.write(report);
+mkdirSync(join(root, 'bench/results'), { recursive: true });
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+writeFileSync(join(root, `bench/results/cluster-api-${stamp}.md`), report);
+writeFileSync(join(root, `bench/results/cluster-api-${stamp}.json`), JSON.stringify({ machine, n: N, clients: CLIENTS, results }, null, 2));
