@@ -65,7 +65,8 @@ async function main() {
   mkdirSync(logDir, { recursive: true });
   const ctx = { say, logDir, bodyFiles: Object.fromEntries(scenarios.map((s) => [s.id, bodyFileFor(tmp, s)])) };
   say(`bench: ${fws.length} frameworks × ${scenarios.length} scenarios, about ${Math.round(plannedSeconds(opts))} s (${opts.loader})`);
-  const started = { date: new Date().toISOString(), loadBefore: loadAverage() };
+  // Taken before measuring: the runtime's author may commit while the bench runs.
+  const started = { date: new Date().toISOString(), loadBefore: loadAverage(), runtimeCommit: runtimeCommit(repoRoot) };
   try {
     const run = { ...started, ...(await measure(opts, fws, scenarios, ctx)), loadAfter: loadAverage() };
     Object.assign(run, {
@@ -73,7 +74,6 @@ async function main() {
       machine: machineInfo(),
       command: commandLine(),
       loaderVersion: loaderVersion(opts.loader),
-      runtimeCommit: runtimeCommit(repoRoot),
     });
     const markdown = renderReport(run, fws, scenarios);
     process.stdout.write(`\n${markdown}`);

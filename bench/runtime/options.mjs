@@ -23,6 +23,20 @@ const PRESETS = {
   quick: { rounds: 3, duration: 1, warmup: 1, coldStarts: 5 },
 };
 
+const FLAGS = {
+  rounds: { type: 'string' },
+  duration: { type: 'string' },
+  warmup: { type: 'string' },
+  connections: { type: 'string' },
+  'cold-starts': { type: 'string' },
+  scenarios: { type: 'string' },
+  frameworks: { type: 'string' },
+  loader: { type: 'string' },
+  'max-seconds': { type: 'string' },
+  quick: { type: 'boolean', default: false },
+  help: { type: 'boolean', default: false },
+};
+
 function positiveInt(name, value, min = 1) {
   const n = Number(value);
   if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}, got "${value}"`);
@@ -39,22 +53,7 @@ function list(name, value, known) {
 /** @returns {{rounds: number, duration: number, warmup: number, connections: number, coldStarts: number,
  *   scenarios: string[], frameworks: string[], loader: string, maxSeconds: number, quick: boolean, help: boolean}} */
 export function parseOptions(argv) {
-  const { values: v } = parseArgs({
-    args: argv,
-    options: {
-      rounds: { type: 'string' },
-      duration: { type: 'string' },
-      warmup: { type: 'string' },
-      connections: { type: 'string' },
-      'cold-starts': { type: 'string' },
-      scenarios: { type: 'string' },
-      frameworks: { type: 'string' },
-      loader: { type: 'string' },
-      'max-seconds': { type: 'string' },
-      quick: { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-    },
-  });
+  const { values: v } = parseArgs({ args: argv, options: FLAGS });
   const preset = v.quick ? PRESETS.quick : PRESETS.full;
   const opts = {
     quick: v.quick,
