@@ -150,6 +150,8 @@ export interface WatchSink {
 export interface ResourceStore {
   readonly definition: ResourceDefinition;
   get(ctx: RequestContext, name: string): Promise<KubeObject>;
+  /** The same object as `get`, as compact JSON spliced from the stored bytes (optional fast path). */
+  getEncoded?(ctx: RequestContext, name: string): Promise<Uint8Array>;
   list(ctx: RequestContext, query: ListQuery): Promise<KubeList>;
   /**
    * The same list as `list`, serialized as compact JSON (kind, apiVersion, metadata, items), built

@@ -103,6 +103,14 @@ describe('listEncoded', () => {
     expect(Object.keys(page)).toEqual(['kind', 'apiVersion', 'metadata', 'items']);
   });
 
+  it('encodes one object as get() returns it', async () => {
+    await pods.create(ns, podBody('one'));
+    const store = pods as Required<ResourceStore>;
+    const encoded = JSON.parse(Buffer.from(await store.getEncoded(ns, 'one')).toString('utf8'));
+    expect(encoded).toEqual(JSON.parse(JSON.stringify(await pods.get(ns, 'one'))));
+    expect((await apiError(store.getEncoded(ns, 'missing'))).code).toBe(404);
+  });
+
   it('encodes an empty list', async () => {
     const store = pods as Required<ResourceStore>;
     const empty = JSON.parse(Buffer.from(await store.listEncoded({ namespace: 'kube-public' }, {})).toString('utf8'));

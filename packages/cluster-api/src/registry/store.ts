@@ -12,7 +12,7 @@ import type {
 import { checkDeleteOptions, deletePrecondition, markDeleting } from './deletion.js';
 import { ApiError, badRequest, conflict, fromStorageError, methodNotAllowed, notFound, OptimisticLockMessage } from './errors.js';
 import { listEncoded, listObjects } from './list.js';
-import { decode, encode, groupResource, objectKey, sameBytes } from './meta.js';
+import { decode, encode, encodeWithResourceVersion, groupResource, objectKey, sameBytes } from './meta.js';
 import { applyPatch, checkPatchShape } from './patch.js';
 import { decodeBody, matchNamespace, prepareCreate, prepareUpdate } from './strategy.js';
 import { watchObjects } from './watch.js';
@@ -70,6 +70,11 @@ export class GenericStore implements ResourceStore {
   async get(ctx: RequestContext, name: string): Promise<KubeObject> {
     this.allow('get');
     return decode(await this.read(ctx, name));
+  }
+
+  async getEncoded(ctx: RequestContext, name: string): Promise<Uint8Array> {
+    this.allow('get');
+    return Buffer.concat(encodeWithResourceVersion(this.definition, await this.read(ctx, name)));
   }
 
   async list(ctx: RequestContext, query: ListQuery): Promise<KubeList> {
