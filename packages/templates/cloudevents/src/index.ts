@@ -1,5 +1,5 @@
 import type { CloudEvent } from 'cloudevents';
-import type { Context, StructuredReturn } from '@func/runtime';
+import type { Context, LogLevel, StructuredReturn } from '@func/runtime';
 
 /** The data of the events this function accepts (type `com.example.customer.created`). */
 export interface Customer {
@@ -12,6 +12,9 @@ export interface Greeting {
   customerId: string;
   message: string;
 }
+
+/** Log level of the function's logger: FUNC_LOG_LEVEL overrides it (e.g. in func.yaml run.envs). */
+export const logLevel: LogLevel = 'info';
 
 export const replyType = 'com.example.customer.greeted';
 export const replySource = '/{{name}}';

@@ -1,4 +1,7 @@
-import type { Context, StructuredReturn } from '@func/runtime';
+import type { Context, LogLevel, StructuredReturn } from '@func/runtime';
+
+/** Log level of the function's logger: FUNC_LOG_LEVEL overrides it (e.g. in func.yaml run.envs). */
+export const logLevel: LogLevel = 'info';
 
 /**
  * Your HTTP function, invoked with each request: it logs the request and answers with a
