@@ -18,7 +18,6 @@ import {
   readRevision,
 } from './checks.js';
 import { Compactor, type CompactionPolicy } from './compactor.js';
-import { StorageError } from './errors.js';
 import type {
   GetOptions,
   KeyValue,
