@@ -7,7 +7,8 @@
 import type { KubeObject } from '../api/meta.js';
 import type { KeyValue } from '../storage/interface.js';
 import * as keys from '../storage/keys.js';
-import type { GroupResource } from './errors.js';
+import { badRequest, type GroupResource } from './errors.js';
+import { isStorageError } from '../storage/errors.js';
 import { groupVersion, type ResourceDefinition } from './definition.js';
 
 export const groupResource = (def: ResourceDefinition): GroupResource => ({ group: def.group, resource: def.plural });
@@ -15,13 +16,21 @@ export const groupResource = (def: ResourceDefinition): GroupResource => ({ grou
 /** The key segment of a resource: `pods`, `deployments.apps` (one segment, so groups never collide). */
 const resourceSegment = (def: ResourceDefinition): string => (def.group ? `${def.plural}.${def.group}` : def.plural);
 
-/** Throws StorageError InvalidArgument for a namespace that cannot be a key segment. */
-export const listPrefix = (def: ResourceDefinition, namespace?: string): string =>
-  def.namespaced && namespace ? keys.namespacePrefix(resourceSegment(def), namespace) : keys.resourcePrefix(resourceSegment(def));
+/** A path segment that cannot be a key segment (`a/b`, `..`, `%`) is a 400, never a 500. */
+const segmentsChecked = <T>(build: () => T): T => {
+  try {
+    return build();
+  } catch (err) {
+    throw isStorageError(err, 'InvalidArgument') ? badRequest(err.message) : err;
+  }
+};
 
-/** Throws StorageError InvalidArgument for a name that cannot be a key segment (`a/b`, `..`). */
+export const listPrefix = (def: ResourceDefinition, namespace?: string): string =>
+  segmentsChecked(() =>
+    def.namespaced && namespace ? keys.namespacePrefix(resourceSegment(def), namespace) : keys.resourcePrefix(resourceSegment(def)));
+
 export const objectKey = (def: ResourceDefinition, namespace: string | undefined, name: string): string =>
-  keys.objectKey(resourceSegment(def), def.namespaced ? namespace : undefined, name);
+  segmentsChecked(() => keys.objectKey(resourceSegment(def), def.namespaced ? namespace : undefined, name));
 
 const apiRoot = (def: ResourceDefinition): string =>
   def.group ? `/apis/${def.group}/${def.version}` : `/api/${def.version}`;

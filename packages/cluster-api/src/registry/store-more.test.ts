@@ -47,6 +47,17 @@ describe('guaranteed update', () => {
   });
 });
 
+describe('names that cannot be stored', () => {
+  it('are not found on reads and writes, and a 400 as a namespace of a list', async () => {
+    for (const name of ['a/b', '..', 'a%2f']) {
+      expect((await apiError(pods.get(ns, name))).message).toBe(`pods "${name}" not found`);
+      expect((await apiError(pods.delete(ns, name, {}))).code).toBe(404);
+    }
+    expect((await apiError(pods.list({ namespace: 'a/b' }, {}))).code).toBe(400);
+    expect((await apiError(pods.watch(ns, { name: 'a/b' }, { onEvent: () => {}, onError: () => {} }))).code).toBe(400);
+  });
+});
+
 describe('dry run', () => {
   it('validates and answers without writing', async () => {
     const before = await storage.currentRevision();

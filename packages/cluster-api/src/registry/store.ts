@@ -56,8 +56,9 @@ export class GenericStore implements ResourceStore {
     if (this.definition.namespaced && !ctx.namespace) throw badRequest('a namespace is required for a namespaced resource');
     try {
       return objectKey(this.definition, ctx.namespace, name);
-    } catch (err) {
-      throw fromStorageError(err, this.gr, name);
+    } catch {
+      // No object can have a name that is not a key segment: as Kubernetes would, say it is not there.
+      throw notFound(this.gr, name);
     }
   }
 
