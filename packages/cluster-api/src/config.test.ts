@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { resolveConfig } from './config.js';
+
+describe('resolveConfig', () => {
+  it('defaults like k3s: 6443 on loopback, TLS, sqlite in the data dir', () => {
+    expect(resolveConfig({}, {}, '/srv')).toEqual({
+      port: 6443, bindAddress: '127.0.0.1', dataDir: '/srv/data', storage: 'sqlite:/srv/data/state.db',
+      kubeconfigOut: '/srv/data/kubeconfig.yaml', insecureHttp: false,
+    });
+  });
+
+  it('takes CLI over environment over defaults', () => {
+    const env = { CLUSTER_API_PORT: '7000', CLUSTER_API_DATA_DIR: '/env', CLUSTER_API_STORAGE: 'memory:', CLUSTER_API_INSECURE_HTTP: 'true' };
+    expect(resolveConfig({ port: 8000 }, env, '/')).toMatchObject({ port: 8000, dataDir: '/env', storage: 'memory:', insecureHttp: true });
+    expect(resolveConfig({ 'token-auth-file': 't.csv', 'kubeconfig-out': 'k.yaml' }, {}, '/w')).toMatchObject({ tokenAuthFile: '/w/t.csv', kubeconfigOut: '/w/k.yaml' });
+  });
+
+  it.each([
+    [{ port: 70000 }, /--port must be an integer/],
+    [{ port: 1.5 }, /--port must be an integer/],
+    [{ insecureHttp: true, bindAddress: '0.0.0.0' }, /only allowed on a loopback/],
+    [{ insecureHttp: true, bindAddress: '10.0.0.1' }, /only allowed on a loopback/],
+    [{ tlsCertFile: 'a.crt' }, /must be given together/],
+    [{ insecureHttp: true, tlsCertFile: 'a', tlsPrivateKeyFile: 'b' }, /cannot be combined/],
+  ])('refuses %j', (cli, message) => {
+    expect(() => resolveConfig(cli, {}, '/')).toThrow(message);
+  });
+
+  it('allows plain HTTP on every loopback form', () => {
+    for (const bindAddress of ['127.0.0.1', '127.0.0.2', '::1', 'localhost'])
+      expect(resolveConfig({ insecureHttp: true, bindAddress }, {}, '/').insecureHttp).toBe(true);
+  });
+});
