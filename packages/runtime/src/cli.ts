@@ -7,6 +7,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { runCommand } from './commands/run.js';
 import { devCommand } from './commands/dev.js';
+import { buildCommand } from './commands/build.js';
 
 function exit(code: number): never {
   process.exit(code);
@@ -24,6 +25,7 @@ await yargs(hideBin(process.argv))
   .scriptName('func-runtime')
   .command(runCommand(exit, reportStartError))
   .command(devCommand(exit, reportStartError))
+  .command(buildCommand(exit, reportStartError))
   .strict()
   .help()
   .version(false)
