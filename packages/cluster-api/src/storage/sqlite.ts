@@ -67,6 +67,7 @@ export class SqliteStorage implements Storage {
   private readonly watchers = new WatcherSet();
   private readonly compactor: Compactor | undefined;
   private compaction: Promise<number> = Promise.resolve(0);
+  private readonly compactTx: (from: number, to: number) => void;
 
   /** Opens (creating if needed, with parent directories) the database file at `path`. */
   static open(path: string, opts: SqliteOptions = {}): SqliteStorage {
@@ -97,6 +98,7 @@ export class SqliteStorage implements Storage {
       },
     });
     this.compacted = this.st.getMeta.get('compact_revision')?.value ?? 0;
+    this.compactTx = db.transaction((from: number, to: number) => compactRange(this.st, from, to));
     if (opts.compaction) {
       this.compactor = new Compactor(this, opts.compaction);
       this.compactor.start();
@@ -259,7 +261,9 @@ export class SqliteStorage implements Storage {
 
   /** One write, run inside the open batch; resolves after its commit. */
   private write<T>(key: string, step: (events: StorageEvent[]) => T): Promise<T> {
-    return this.batches.run((events) => this.guard(key, () => step(events)));
+    return this.batches.run((events) => this.guard(key, () => step(events))).catch((err: unknown) => {
+      throw this.toStorageError(key, err);
+    });
   }
 
   /** Appends one row at the next revision; watchers hear of it when the batch commits. */
@@ -289,7 +293,7 @@ export class SqliteStorage implements Storage {
       if (this.compacted >= target || this.closed) break;
       const from = this.compacted;
       const to = Math.min(target, from + COMPACT_CHUNK);
-      this.db.transaction(() => compactRange(this.st, from, to))();
+      this.compactTx(from, to);
       this.compacted = to;
       // Let requests in between chunks.
       await new Promise((r) => setImmediate(r));
