@@ -42,6 +42,25 @@ describe('sqlite specifics', () => {
     await s.close();
   });
 
+  it('the database itself refuses a second successor of a row (compare-and-swap in the schema)', async () => {
+    const file = fresh();
+    const s = SqliteStorage.open(file);
+    const v1 = await s.create('/registry/u/a', enc('v1'));
+    await s.update('/registry/u/a', enc('v2'), v1.modRevision);
+    await s.close();
+    const db = new BetterSqlite3(file);
+    try {
+      const insert = db.prepare(
+        `INSERT INTO log (name, created, deleted, create_revision, prev_revision, value, old_value)
+         VALUES ('/registry/u/a', 0, 0, ?, ?, x'00', NULL)`,
+      );
+      expect(() => insert.run(v1.modRevision, v1.modRevision)).toThrow(/UNIQUE constraint failed: log.name, log.prev_revision/);
+      expect(() => insert.run(v1.modRevision, 0)).toThrow(/UNIQUE constraint failed/);
+    } finally {
+      db.close();
+    }
+  });
+
   it('compaction removes superseded rows and tombstones, across many chunks, and persists', async () => {
     const file = fresh();
     const s = SqliteStorage.open(file);

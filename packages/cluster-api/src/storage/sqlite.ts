@@ -18,11 +18,11 @@ import {
   checkValue,
   checkWatchOptions,
   closedError,
+  compactedError,
   compactTarget,
   conflict,
   keyExists,
   keyNotFound,
-  compactedError,
   readRevision,
 } from './checks.js';
 import { Compactor, type CompactionPolicy } from './compactor.js';
