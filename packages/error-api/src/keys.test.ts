@@ -65,6 +65,8 @@ describe('loadVerifier', () => {
     ['a non-object key', '{"keys": [1]}', /at least one JWK/],
     ['a private key', '{"keys": [{"kty":"EC","crv":"P-256","x":"a","y":"b","d":"c"}]}', /private or symmetric/],
     ['a symmetric key', '{"keys": [{"kty":"oct","k":"c2VjcmV0"}]}', /private or symmetric/],
+    ['a broken EC key', '{"keys": [{"kty":"EC","crv":"P-256","x":"AAAA","y":"AAAA","kid":"k1"}]}', /key 0 \(kid "k1"\) is not a usable public key/],
+    ['an unknown key type', '{"keys": [{"kty":"XYZ"}]}', /key 0 is not a usable public key/],
   ])('refuses a JWKS file with %s', async (_, content, message) => {
     const err = await loadVerifier({ kind: 'jwks', file: file('jwks.json', content) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);

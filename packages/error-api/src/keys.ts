@@ -4,7 +4,7 @@
  */
 import { createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import { createLocalJWKSet, jwtVerify, type JWTPayload, type JWTVerifyOptions } from 'jose';
+import { createLocalJWKSet, importJWK, jwtVerify, type JWK, type JWTPayload, type JWTVerifyOptions } from 'jose';
 import { ConfigError, type KeySource } from './config.js';
 
 export interface Verifier {
@@ -90,8 +90,31 @@ const parseJwks = (text: string, file: string): { keys: Record<string, unknown>[
   return { keys: keys as Record<string, unknown>[] };
 };
 
+/** The algorithm a JWK without `alg` is imported for, only to check the key is usable. */
+const probeAlg = (jwk: Record<string, unknown>): string =>
+  typeof jwk.alg === 'string'
+    ? jwk.alg
+    : jwk.kty === 'RSA'
+      ? 'RS256'
+      : jwk.kty === 'OKP'
+        ? 'EdDSA'
+        : ({ 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' }[String(jwk.crv)] ?? 'unknown');
+
+/** Imports every key once, so a broken key fails start-up rather than every request later. */
+const checkKeys = async (keys: Record<string, unknown>[], file: string): Promise<void> => {
+  for (const [i, jwk] of keys.entries()) {
+    try {
+      await importJWK(jwk as JWK, probeAlg(jwk));
+    } catch {
+      const kid = typeof jwk.kid === 'string' ? ` (kid ${JSON.stringify(jwk.kid)})` : '';
+      throw new ConfigError(`JWKS file ${JSON.stringify(file)}: key ${i}${kid} is not a usable public key`);
+    }
+  }
+};
+
 const fromJwks = async (file: string): Promise<Verifier> => {
   const jwks = parseJwks(await readBounded(file, JWKS_LIMIT, 'JWKS file'), file);
+  await checkKeys(jwks.keys, file);
   let getKey: ReturnType<typeof createLocalJWKSet>;
   try {
     getKey = createLocalJWKSet(jwks as Parameters<typeof createLocalJWKSet>[0]);
