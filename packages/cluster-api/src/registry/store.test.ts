@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import type { Pod, Service } from '../api/core-v1.js';
 import type { KubeObject } from '../api/meta.js';
 import { MemoryStorage } from '../storage/memory.js';
 import type { Registry, ResourceStore } from './definition.js';
@@ -100,10 +101,9 @@ describe('update', () => {
   });
 
   it('forbids pod spec changes other than images', async () => {
-    const pod = await pods.create(ctx('default'), podBody('a'));
-    const spec = pod.spec as { containers: Record<string, unknown>[] };
-    const image = await pods.update(ctx('default'), 'a', { ...pod, spec: { ...spec, containers: [{ ...spec.containers[0], image: 'nginx:2' }] } });
-    expect((image.spec as typeof spec).containers[0]!.image).toBe('nginx:2');
+    const pod = (await pods.create(ctx('default'), podBody('a'))) as Pod;
+    const image = (await pods.update(ctx('default'), 'a', { ...pod, spec: { ...pod.spec, containers: [{ ...pod.spec.containers[0]!, image: 'nginx:2' }] } })) as Pod;
+    expect(image.spec.containers[0]!.image).toBe('nginx:2');
     const err = await failure(pods.update(ctx('default'), 'a', { ...image, spec: { ...(image.spec as object), hostname: 'h' } }));
     expect(err.code).toBe(422);
     expect(err.details?.causes?.[0]?.message).toMatch(/^Forbidden: pod updates may not change fields other than/);
@@ -208,19 +208,19 @@ describe('patch', () => {
 describe('service', () => {
   it('allocates distinct cluster IPs and keeps them immutable', async () => {
     const svc = (name: string, extra: Record<string, unknown> = {}) => ({ kind: 'Service', apiVersion: 'v1', metadata: { name }, spec: { ports: [{ port: 80 }], ...extra } });
-    const a = await services.create(ctx('default'), svc('a'));
-    const b = await services.create(ctx('default'), svc('b'));
-    const ipA = (a.spec as { clusterIP: string }).clusterIP;
+    const a = (await services.create(ctx('default'), svc('a'))) as Service;
+    const b = (await services.create(ctx('default'), svc('b'))) as Service;
+    const ipA = a.spec.clusterIP;
     expect(ipA).toMatch(/^10\.(9[6-9]|10[0-9]|11[01])\.\d+\.\d+$/);
-    expect((b.spec as { clusterIP: string }).clusterIP).not.toBe(ipA);
+    expect(b.spec.clusterIP).not.toBe(ipA);
     expect(a.spec).toMatchObject({ type: 'ClusterIP', ports: [{ port: 80, protocol: 'TCP', targetPort: 80 }] });
     const taken = await failure(services.create(ctx('default'), svc('c', { clusterIP: ipA })));
     expect(taken.details?.causes?.[0]?.message).toBe(`Invalid value: "${ipA}": provided IP is already allocated`);
-    const moved = await failure(services.update(ctx('default'), 'a', { ...a, spec: { ...(a.spec as object), clusterIP: '10.96.0.9' } }));
+    const moved = await failure(services.update(ctx('default'), 'a', { ...a, spec: { ...a.spec, clusterIP: '10.96.0.9' } }));
     expect(moved.details?.causes?.[0]?.message).toBe('Invalid value: "10.96.0.9": field is immutable');
     await services.delete(ctx('default'), 'a', {});
-    const reused = await services.create(ctx('default'), svc('d', { clusterIP: ipA }));
-    expect((reused.spec as { clusterIP: string }).clusterIP).toBe(ipA);
+    const reused = (await services.create(ctx('default'), svc('d', { clusterIP: ipA }))) as Service;
+    expect(reused.spec.clusterIP).toBe(ipA);
     expect((await failure(services.create(ctx('default'), svc('e', { ports: [] })))).code).toBe(422);
   });
 });
