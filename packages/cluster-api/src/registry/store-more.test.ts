@@ -171,6 +171,24 @@ describe('watch', () => {
     expect((await apiError(pods.watch(ns, { resourceVersion: 'x' }, { onEvent: () => {}, onError: () => {} }))).code).toBe(400);
   });
 
+  it('ends a watch whose sink throws, and keeps the others going', async () => {
+    let calls = 0;
+    await pods.watch(ns, { resourceVersion: String(await storage.currentRevision()) }, {
+      onEvent: () => {
+        calls++;
+        throw new Error('client went away');
+      },
+      onError: () => {},
+    });
+    const healthy = await collect(pods, {});
+    await pods.create(ns, podBody('one'));
+    await pods.create(ns, podBody('two'));
+    await settle();
+    healthy.close();
+    expect(calls).toBe(1);
+    expect(healthy.events).toEqual(['ADDED one', 'ADDED two']);
+  });
+
   it('delivers nothing after close', async () => {
     const w = await collect(pods, {});
     w.close();

@@ -70,13 +70,23 @@ export const watchObjects = async (
     throw fromStorageError(err, gr, query.name ?? '');
   }
   let open = true;
+  let upstream: { close(): void } | undefined;
+  const close = () => {
+    open = false;
+    upstream?.close();
+  };
   const key = query.name ? objectKey(def, ctx.namespace, query.name) : prefix;
-  const upstream = storage.watch({ key, prefix: !query.name, afterRevision: after }, {
+  upstream = storage.watch({ key, prefix: !query.name, afterRevision: after }, {
     onEvents(events) {
       for (const ev of events) {
         if (!open) return;
         const out = translate(def, ev, matches);
-        if (out) sink.onEvent(out);
+        // A sink that throws (its client went away) ends this watch only, never the storage's fan-out.
+        try {
+          if (out) sink.onEvent(out);
+        } catch {
+          close();
+        }
       }
     },
     onError(err) {
@@ -85,10 +95,6 @@ export const watchObjects = async (
       sink.onError(isStorageError(err, 'Compacted') ? tooOldResourceVersion(after, err.revision ?? 0) : fromStorageError(err, gr, ''));
     },
   });
-  return {
-    close() {
-      open = false;
-      upstream.close();
-    },
-  };
+  if (!open) upstream.close();
+  return { close };
 };
