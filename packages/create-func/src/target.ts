@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { cp, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { cp, lstat, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { CreateError } from './errors.js';
 
@@ -38,15 +38,24 @@ export async function createStaging(targetDir: string): Promise<{ staging: strin
   return { staging, createdParent };
 }
 
-/** Moves the finished staging directory into place. */
+/**
+ * Moves the finished staging directory into place. An existing directory is kept, not replaced —
+ * it may be the user's working directory (`npm create func .`), and replacing it would leave
+ * their shell in a deleted directory — so its entries are moved in one by one; with --force,
+ * an entry that is already there is merged, template files replacing same-named files.
+ */
 export async function commitStaging(staging: string, targetDir: string, state: TargetState): Promise<void> {
-  if (state === 'empty') await rmdir(targetDir);
-  if (state !== 'non-empty') {
+  if (state === 'absent') {
     await rename(staging, targetDir);
     return;
   }
-  // --force into a non-empty directory: merge, replacing same-named files, keeping the rest.
-  await cp(staging, targetDir, { recursive: true, force: true, verbatimSymlinks: true });
+  for (const entry of await readdir(staging)) {
+    const from = join(staging, entry);
+    const to = join(targetDir, entry);
+    const taken = await lstat(to).then(() => true, () => false);
+    if (taken) await cp(from, to, { recursive: true, force: true, verbatimSymlinks: true });
+    else await rename(from, to);
+  }
   await rm(staging, { recursive: true, force: true });
 }
 

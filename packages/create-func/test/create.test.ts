@@ -37,11 +37,13 @@ describe('createProject without install', () => {
     expect(await entries(parent)).toEqual(['my-fn']);
   });
 
-  it('fills an empty directory', async () => {
+  it('fills an empty directory, keeping the directory itself (it may be the shell\'s working directory)', async () => {
     const parent = await tempDir();
     await mkdir(join(parent, 'my-fn'));
+    const before = await stat(join(parent, 'my-fn'));
     await createProject(plan(parent), { now });
     expect(await entries(join(parent, 'my-fn'))).toContain('func.yaml');
+    expect((await stat(join(parent, 'my-fn'))).ino).toBe(before.ino);
     expect(await entries(parent)).toEqual(['my-fn']);
   });
 
