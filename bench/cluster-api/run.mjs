@@ -48,7 +48,10 @@ function podBody(name) {
 }
 
 function startServer(storage, dataDir) {
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--insecure-http', '--data-dir', dataDir, '--storage', storage], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const argv = storage === 'bare'
+    ? [join(root, 'bench/cluster-api/bare-server.mjs')]
+    : [cli, 'serve', '--port', '0', '--insecure-http', '--data-dir', dataDir, '--storage', storage];
+  const child = spawn(process.execPath, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
   children.add(child);
   child.once('exit', () => children.delete(child));
   let err = '';
@@ -59,7 +62,8 @@ function startServer(storage, dataDir) {
       if (!m) return;
       child.stderr.off('data', onData);
       child.stderr.resume();
-      resolve({ child, url: new URL(m[1]), token: readFileSync(join(dataDir, 'admin.token'), 'utf8').trim() });
+      const token = storage === 'bare' ? 'none' : readFileSync(join(dataDir, 'admin.token'), 'utf8').trim();
+      resolve({ child, url: new URL(m[1]), token });
     };
     child.stderr.on('data', onData);
     child.once('exit', (code) => reject(new Error(`server exited ${code}: ${err}`)));
@@ -183,13 +187,30 @@ function render(results) {
   return lines.join('\n');
 }
 
+/** Creates and gets against bare node:http on this machine, now: the ceiling any HTTP API here can reach. */
+async function measureCeiling() {
+  say('bare node:http ceiling');
+  const server = await startServer('bare', '');
+  const call = client(server);
+  const body = podBody('bare');
+  try {
+    const createMs = await inParallel(N, CLIENTS, () => call('POST', '/x', body));
+    const getMs = await inParallel(N, CLIENTS, () => call('GET', '/x'));
+    return { createsPerSec: (N / createMs) * 1000, getsPerSec: (N / getMs) * 1000 };
+  } finally {
+    server.child.kill('SIGTERM');
+  }
+}
+
+const ceiling = await measureCeiling();
 const results = [];
 for (const backend of opts.backends.split(',')) results.push(await runBackend(backend));
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
 const table = render(results);
-const report = `# cluster-api benchmark\n\n${new Date().toISOString()} · ${machine}\n\nPlain HTTP/1.1 keep-alive on 127.0.0.1 (\`--insecure-http\`), ${N} Pods of ~2 KiB, ${CLIENTS} concurrent clients. "API / raw": the share of the raw storage speed the API keeps.\n\n${table}\n`;
+const ceilingLine = `Ceiling on this machine now (bare node:http, ~2 KiB JSON answer, same clients): ${fmt(ceiling.createsPerSec, '/s')} POSTs, ${fmt(ceiling.getsPerSec, '/s')} GETs.`;
+const report = `# cluster-api benchmark\n\n${new Date().toISOString()} · ${machine}\n\nPlain HTTP/1.1 keep-alive on 127.0.0.1 (\`--insecure-http\`), ${N} Pods of ~2 KiB, ${CLIENTS} concurrent clients. "API / raw": the share of the raw storage speed the API keeps.\n\n${ceilingLine}\n\n${table}\n`;
 process.stdout.write(report);
 mkdirSync(join(root, 'bench/results'), { recursive: true });
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 writeFileSync(join(root, `bench/results/cluster-api-${stamp}.md`), report);
-writeFileSync(join(root, `bench/results/cluster-api-${stamp}.json`), JSON.stringify({ machine, n: N, clients: CLIENTS, results }, null, 2));
+writeFileSync(join(root, `bench/results/cluster-api-${stamp}.json`), JSON.stringify({ machine, n: N, clients: CLIENTS, ceiling, results }, null, 2));
