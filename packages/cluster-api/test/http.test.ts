@@ -172,6 +172,30 @@ describe.each(Backends)('HTTP API on %s storage', (backend) => {
       expect(one.json.rows).toEqual([{ cells: ['ns1', 'Active', expect.any(String)], object: expect.objectContaining({ kind: 'PartialObjectMetadata' }) }]);
     });
 
+    it('deletes a collection by selector, and 405 where the kind does not allow it', async () => {
+      for (const n of ['dc1', 'dc2', 'keep']) await s.request('POST', '/api/v1/namespaces/ns2/pods', { body: pod(n, { dc: n === 'keep' ? 'no' : 'yes' }) });
+      const r = await s.request('DELETE', '/api/v1/namespaces/ns2/pods?labelSelector=dc%3Dyes', { body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0 } });
+      expect(r.status).toBe(200);
+      expect(r.json.kind).toBe('PodList');
+      const left = await s.request('GET', '/api/v1/namespaces/ns2/pods?labelSelector=dc');
+      const names = left.json.items.filter((p: any) => !p.metadata.deletionTimestamp).map((p: any) => p.metadata.name);
+      expect(names).toEqual(['keep']);
+      expect((await s.request('DELETE', '/api/v1/namespaces/ns2/services')).json).toMatchObject(failure(405, 'MethodNotAllowed'));
+    });
+
+    it('replaces status through /status and finalizers through /finalize', async () => {
+      await s.request('POST', '/api/v1/namespaces', { body: namespace('fin') });
+      const ns = (await s.request('GET', '/api/v1/namespaces/fin')).json;
+      const fin = await s.request('PUT', '/api/v1/namespaces/fin/finalize', { body: { ...ns, spec: { finalizers: [] } } });
+      expect(fin.status).toBe(200);
+      expect(fin.json.spec?.finalizers ?? []).toEqual([]);
+      const p = (await s.request('POST', '/api/v1/namespaces/fin/pods', { body: pod('st') })).json;
+      const st = await s.request('PUT', '/api/v1/namespaces/fin/pods/st/status', { body: { ...p, status: { phase: 'Running' } } });
+      expect([st.status, st.json.status.phase]).toEqual([200, 'Running']);
+      const main = await s.request('PUT', '/api/v1/namespaces/fin/pods/st', { body: { ...st.json, status: { phase: 'Failed' } } });
+      expect(main.json.status.phase).toBe('Running');
+    });
+
     it('dry-runs a create without storing it', async () => {
       const r = await s.request('POST', '/api/v1/namespaces/ns1/pods?dryRun=All', { body: pod('dry') });
       expect(r.status).toBe(201);

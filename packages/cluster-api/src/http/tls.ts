@@ -4,11 +4,17 @@
  * bearer token over plain HTTP, so TLS is what makes `KUBECONFIG=… kubectl get ns` work in one step.
  * Go's TLS (kubectl) ignores the CN and checks only subjectAltName, so every address goes in the SAN.
  */
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { X509Certificate, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import forge from 'node-forge';
+import type Forge from 'node-forge';
+
+// Loaded only when a certificate must be made: forge is large, and every start after the first
+// only reads PEM files, which Node's own X509Certificate checks.
+let forgeModule: typeof Forge | undefined;
+const forge = (): typeof Forge => (forgeModule ??= createRequire(import.meta.url)('node-forge') as typeof Forge);
 
 export interface TlsMaterial {
   cert: string;
@@ -51,28 +57,26 @@ const writeSecret = (file: string, content: string): void => writeFileSync(file,
 
 function servingCertFits(pem: string, hosts: readonly string[]): boolean {
   try {
-    const cert = forge.pki.certificateFromPem(pem);
-    if (cert.validity.notAfter.getTime() - Date.now() < renewBeforeMs) return false;
-    const san = cert.getExtension('subjectAltName') as { altNames?: Array<{ value?: string; ip?: string }> } | undefined;
-    const names = new Set((san?.altNames ?? []).map((n) => n.ip ?? n.value));
-    return hosts.every((h) => names.has(h));
+    const cert = new X509Certificate(pem);
+    if (Date.parse(cert.validTo) - Date.now() < renewBeforeMs) return false;
+    return hosts.every((h) => (isIP(h) ? cert.checkIP(h) : cert.checkHost(h, { subject: 'never' })) !== undefined);
   } catch {
     return false;
   }
 }
 
 /** Node's native key generation: forge's own is pure JavaScript and takes seconds. */
-function rsaKeyPair(): { publicKey: forge.pki.rsa.PublicKey; privateKey: forge.pki.rsa.PrivateKey } {
+function rsaKeyPair(): { publicKey: Forge.pki.rsa.PublicKey; privateKey: Forge.pki.rsa.PrivateKey } {
   const pair = generateKeyPairSync('rsa', {
     modulusLength: 2048,
     publicKeyEncoding: { type: 'spki', format: 'pem' },
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   });
-  return { publicKey: forge.pki.publicKeyFromPem(pair.publicKey), privateKey: forge.pki.privateKeyFromPem(pair.privateKey) as forge.pki.rsa.PrivateKey };
+  return { publicKey: forge().pki.publicKeyFromPem(pair.publicKey), privateKey: forge().pki.privateKeyFromPem(pair.privateKey) as Forge.pki.rsa.PrivateKey };
 }
 
-function newCertificate(publicKey: forge.pki.PublicKey, years: number): forge.pki.Certificate {
-  const cert = forge.pki.createCertificate();
+function newCertificate(publicKey: Forge.pki.PublicKey, years: number): Forge.pki.Certificate {
+  const cert = forge().pki.createCertificate();
   cert.publicKey = publicKey;
   // Positive 128-bit serial: the high bit cleared so DER does not read it as negative.
   const serial = randomBytes(16);
@@ -85,7 +89,7 @@ function newCertificate(publicKey: forge.pki.PublicKey, years: number): forge.pk
 }
 
 /** UTF8String, not forge's default PrintableString, which may not hold `@` (Go's x509 refuses it). */
-const commonName = (value: string) => ({ name: 'commonName', value, valueTagClass: forge.asn1.Type.UTF8 as unknown as forge.asn1.Class });
+const commonName = (value: string) => ({ name: 'commonName', value, valueTagClass: forge().asn1.Type.UTF8 as unknown as Forge.asn1.Class });
 
 function createCa(): { cert: string; key: string } {
   const keys = rsaKeyPair();
@@ -98,13 +102,13 @@ function createCa(): { cert: string; key: string } {
     { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
     { name: 'subjectKeyIdentifier' },
   ]);
-  cert.sign(keys.privateKey, forge.md.sha256.create());
-  return { cert: forge.pki.certificateToPem(cert), key: forge.pki.privateKeyToPem(keys.privateKey) };
+  cert.sign(keys.privateKey, forge().md.sha256.create());
+  return { cert: forge().pki.certificateToPem(cert), key: forge().pki.privateKeyToPem(keys.privateKey) };
 }
 
 function createServingCert(ca: { cert: string; key: string }, hosts: readonly string[]): { cert: string; key: string } {
-  const caCert = forge.pki.certificateFromPem(ca.cert);
-  const caKey = forge.pki.privateKeyFromPem(ca.key);
+  const caCert = forge().pki.certificateFromPem(ca.cert);
+  const caKey = forge().pki.privateKeyFromPem(ca.key);
   const keys = rsaKeyPair();
   const cert = newCertificate(keys.publicKey, servingYears);
   cert.setSubject([commonName('cluster-api')]);
@@ -115,8 +119,8 @@ function createServingCert(ca: { cert: string; key: string }, hosts: readonly st
     { name: 'extKeyUsage', serverAuth: true },
     { name: 'subjectAltName', altNames: hosts.map((h) => (isIP(h) ? { type: 7, ip: h } : { type: 2, value: h })) },
   ]);
-  cert.sign(caKey, forge.md.sha256.create());
-  return { cert: forge.pki.certificateToPem(cert), key: forge.pki.privateKeyToPem(keys.privateKey) };
+  cert.sign(caKey, forge().md.sha256.create());
+  return { cert: forge().pki.certificateToPem(cert), key: forge().pki.privateKeyToPem(keys.privateKey) };
 }
 
 /** The addresses a serving certificate names: loopback always, plus the bind address when it is a real one. */
