@@ -1,17 +1,18 @@
 /**
  * A user's first minute, end to end: the repo's packages are packed as they would be published,
  * a project is generated from each template with the packed create-func (through `npm exec`, as
- * `npm create func` does), installed against the packed runtime (everything else from the npm
- * registry), tested, started as a real process, called over HTTP, and built.
+ * `npm create func` does), which runs npm install: @func/runtime comes from a local registry
+ * serving the packed tarball (as if published), everything else from the npm registry. Then the
+ * project is tested, started as a real process, called over HTTP, and built.
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HTTP, CloudEvent } from 'cloudevents';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mustRun, npmEnv, packPackages, type Tarballs } from './support/packages.js';
+import { mustRun, npmEnv, packPackages, repoRoot, type Tarballs } from './support/packages.js';
 import { describeResult, freePort, launch, run, waitForOk } from './support/process.js';
-import { hangingRegistry } from './support/registry.js';
+import { hangingRegistry, oneTarballRegistry } from './support/registry.js';
 
 const templates = ['http', 'cloudevents'] as const;
 type Template = (typeof templates)[number];
@@ -20,49 +21,55 @@ const projectName = (t: Template) => `first-${t}`;
 let work: string;
 let packs: Tarballs;
 let createFuncBin: string;
+let runtimeRegistry: Awaited<ReturnType<typeof oneTarballRegistry>> | undefined;
+/** npm settings of the user: @func/* from the local registry, the rest from the npm registry. */
+let userEnv: NodeJS.ProcessEnv;
 const projectDir = (t: Template) => join(work, 'projects', projectName(t));
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'func-e2e-'));
   packs = await packPackages(join(work, 'packs'));
   await mkdir(join(work, 'projects'));
+  runtimeRegistry = await oneTarballRegistry(packs.runtime, join(repoRoot, 'packages', 'runtime', 'package.json'));
+  await writeFile(join(work, 'npmrc'), `${runtimeRegistry.scope}:registry=${runtimeRegistry.url}\n`);
+  userEnv = npmEnv({ npm_config_userconfig: join(work, 'npmrc') });
   // The packed create-func installed on its own, as `npm install -g create-func` would.
-  await mustRun('npm', ['install', '--prefix', join(work, 'tools'), packs.templates, packs.createFunc], work);
+  await mustRun('npm', ['install', '--prefix', join(work, 'tools'), packs.templates, packs.createFunc], work, userEnv);
   createFuncBin = join(work, 'tools', 'node_modules', '.bin', 'create-func');
 });
 
 afterAll(async () => {
+  await runtimeRegistry?.close();
   if (work) await rm(work, { recursive: true, force: true });
 });
 
 async function inProject(t: Template, script: string[], extraEnv: NodeJS.ProcessEnv = {}) {
-  const result = await run('npm', script, { cwd: projectDir(t), env: npmEnv(extraEnv) });
+  const result = await run('npm', script, { cwd: projectDir(t), env: { ...userEnv, ...extraEnv } });
   expect(result.code, `npm ${script.join(' ')} in ${projectName(t)}: ${describeResult(result)}`).toBe(0);
   return result;
 }
 
 describe('npm create func, for each template', () => {
-  it('generates the projects with the packed create-func, run by npm exec as npm create runs it', async () => {
+  it('generates and installs the projects with the packed create-func, run by npm exec as npm create runs it', async () => {
     await Promise.all(
       templates.map(async (t) => {
-        const args = ['exec', '--yes', `--package=${packs.createFunc}`, `--package=${packs.templates}`, '--', 'create-func', projectName(t), '--template', t, '--no-install'];
-        const result = await run('npm', args, { cwd: join(work, 'projects'), env: npmEnv() });
+        const args = ['exec', '--yes', `--package=${packs.createFunc}`, `--package=${packs.templates}`, '--', 'create-func', projectName(t), '--template', t];
+        const result = await run('npm', args, { cwd: join(work, 'projects'), env: userEnv });
         expect(result.code, describeResult(result)).toBe(0);
+        expect(result.stdout).toContain('Installing dependencies with npm install');
+        expect(result.stdout).toMatch(/added \d+ packages/); // npm's own output reaches the user
         expect(result.stdout).toContain(`cd ${projectName(t)}`);
+        expect(result.stdout).not.toMatch(/^\s+npm install/m); // installed already: not a next step
         const files = await readdir(projectDir(t));
-        expect(files).toEqual(expect.arrayContaining(['func.yaml', 'package.json', 'README.md', 'src', 'test', 'tsconfig.json', '.gitignore', 'Containerfile']));
+        expect(files).toEqual(expect.arrayContaining(['func.yaml', 'package.json', 'package-lock.json', 'node_modules', 'README.md', 'src', 'test', 'tsconfig.json', '.gitignore', 'Containerfile']));
         expect(await readFile(join(projectDir(t), 'func.yaml'), 'utf8')).toContain(`name: ${projectName(t)}`);
+        const pkg = JSON.parse(await readFile(join(projectDir(t), 'package.json'), 'utf8'));
+        expect(pkg.dependencies['@func/runtime']).toBe('^0.1.0');
+        const lock = JSON.parse(await readFile(join(projectDir(t), 'package-lock.json'), 'utf8'));
+        expect(lock.packages['node_modules/@func/runtime'].resolved).toContain(runtimeRegistry!.url);
       }),
     );
-  });
-
-  it('installs them against the packed runtime, writing package-lock.json', async () => {
-    await Promise.all(templates.map((t) => inProject(t, ['install', packs.runtime])));
-    for (const t of templates) {
-      await stat(join(projectDir(t), 'package-lock.json'));
-      const installed = JSON.parse(await readFile(join(projectDir(t), 'node_modules', '@func', 'runtime', 'package.json'), 'utf8'));
-      expect(installed.name).toBe('@func/runtime');
-    }
+    expect((await readdir(join(work, 'projects'))).sort()).toEqual(templates.map(projectName).sort());
   });
 
   it('passes its own npm test: the type check, then the unit and integration tests', async () => {
