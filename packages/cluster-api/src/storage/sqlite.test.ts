@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -83,6 +83,32 @@ describe('sqlite specifics', () => {
     expect(isStorageError(err, 'Compacted')).toBe(true);
     expect(await reopened.count('/registry/c/')).toBe(2400);
     await reopened.close();
+  });
+
+  it('a damaged database file fails with Unavailable (at open or on read), never a crash', async () => {
+    const file = fresh();
+    const s = SqliteStorage.open(file);
+    await Promise.all(Array.from({ length: 300 }, (_, i) => s.create(`/registry/d/k${i}`, new Uint8Array(2048).fill(i % 256))));
+    await s.close();
+    // Overwrite everything after the header page with garbage: the schema page survives, data does not.
+    const bytes = readFileSync(file);
+    bytes.fill(0xa5, 4096);
+    writeFileSync(file, bytes);
+    let opened: SqliteStorage | undefined;
+    try {
+      opened = SqliteStorage.open(file);
+    } catch (err) {
+      expect(isStorageError(err, 'Unavailable')).toBe(true);
+      expect((err as Error).message).toContain(file);
+      return;
+    }
+    const err = await opened.list({ prefix: '/registry/d/' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isStorageError(err, 'Unavailable')).toBe(true);
+    expect((err as Error).message).toMatch(/malformed|corrupt|not a database/);
+    await opened.close();
   });
 
   it('a full disk fails the writes it hits with Unavailable, loses nothing acknowledged, and recovers', async () => {
