@@ -7,6 +7,7 @@ import { componentStore, storageHealth, type ComponentStatusProvider } from './c
 import type { Registry, ResourceDefinition, ResourceStore } from './definition.js';
 import { allKinds, namespace } from './kinds/index.js';
 import { objectKey } from './meta.js';
+import { withDefaultServiceAccount } from './default-service-account.js';
 import { isApiError } from './errors.js';
 import { GenericStore } from './store.js';
 
@@ -30,6 +31,8 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
     const store = def.kind === 'ComponentStatus' && !def.group ? componentStore(def, provider) : new GenericStore(def, storage, deps);
     stores.set(lookupKey(def.group, def.version, def.plural), store);
   }
+  const nsKey = lookupKey('', 'v1', 'namespaces');
+  stores.set(nsKey, withDefaultServiceAccount(stores.get(nsKey)!, stores.get(lookupKey('', 'v1', 'serviceaccounts'))!));
   return {
     definitions: () => defs,
     find: (group, version, plural) => stores.get(lookupKey(group, version, plural)),

@@ -77,6 +77,16 @@ describe('Namespace', () => {
   });
 });
 
+describe('default ServiceAccount', () => {
+  it('exists in every new namespace, but not after a dry run', async () => {
+    await store('namespaces').create({}, { metadata: { name: 'team' } });
+    expect((await store('serviceaccounts').get({ namespace: 'team' }, 'default')).metadata.namespace).toBe('team');
+    await store('namespaces').create({ dryRun: true }, { metadata: { name: 'dry' } });
+    expect((await store('serviceaccounts').list({ namespace: 'dry' }, {})).items).toEqual([]);
+    expect(store('namespaces').definition.kind).toBe('Namespace');
+  });
+});
+
 describe('ReplicationController, PVC, PV, Service names', () => {
   it('defaults replicas and selector from the template', async () => {
     const rc = await store('replicationcontrollers').create(ns, {
