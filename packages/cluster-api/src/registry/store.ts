@@ -10,7 +10,7 @@ import type {
   ListQuery, PatchType, RequestContext, ResourceDefinition, ResourceStore, Subresource, Verb, WatchQuery, WatchSink,
 } from './definition.js';
 import { checkDeleteOptions, deletePrecondition, markDeleting } from './deletion.js';
-import { ApiError, badRequest, conflict, fromStorageError, methodNotAllowed, notFound, OptimisticLockMessage } from './errors.js';
+import { ApiError, badRequest, conflict, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage } from './errors.js';
 import { listEncoded, listObjects } from './list.js';
 import { decode, encode, encodeWithResourceVersion, groupResource, objectKey, sameBytes } from './meta.js';
 import { applyPatch, checkPatchShape } from './patch.js';
@@ -214,7 +214,8 @@ export class GenericStore implements ResourceStore {
       try {
         items.push((await this.delete(scoped, obj.metadata.name ?? '', options)).object);
       } catch (err) {
-        if (!(err instanceof Error && 'code' in err && err.code === 404)) throw err;
+        // Gone since the list was read: someone else deleted it, which is what was asked.
+        if (!(isApiError(err) && err.code === 404)) throw err;
       }
     }
     return { ...list, items };
