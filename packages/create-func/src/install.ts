@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { CreateError } from './errors.js';
+import { CreateError, InterruptedError } from './errors.js';
 
 /**
  * The npm that runs us under `npm create` / `npm init` (npm_execpath), so the project is
@@ -32,6 +32,8 @@ export function npmInstall(cwd: string, signal: AbortSignal, env: NodeJS.Process
       signal.removeEventListener('abort', onAbort);
       if (signal.aborted) reject(signal.reason);
       else if (code === 0) resolve();
+      // Ctrl-C in a terminal reaches npm too (same process group) and npm may exit first.
+      else if (killedBy === 'SIGINT' || code === 130) reject(new InterruptedError('SIGINT'));
       else reject(new CreateError(`npm install failed (${killedBy ?? `exit code ${code}`}); nothing was created`));
     });
   });

@@ -21,8 +21,8 @@ interface Run {
   stderr: string;
 }
 
-function spawnCli(args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env) {
-  const child = spawn(process.execPath, [cli, ...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+function spawnCli(args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env, detached = false) {
+  const child = spawn(process.execPath, [cli, ...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -106,6 +106,22 @@ describe('create-func (the command)', () => {
     const result = await pending;
     expect(result.code).toBe(130);
     expect(result.stderr).toMatch(/interrupted \(SIGINT\): nothing was created/);
+    expect(await entries(cwd)).toEqual([]);
+    await expect.poll(registry.openConnections, { timeout: 5_000 }).toBe(0);
+    await registry.close();
+  });
+
+  it('on Ctrl-C in a terminal (SIGINT to the whole process group, npm included) exits 130 and leaves nothing', async () => {
+    const registry = await fakeRegistry('hang');
+    const cwd = await tempDir();
+    // Its own process group, like a foreground job: the signal reaches create-func and npm at once.
+    const { child, result: pending } = spawnCli(['my-fn'], cwd, npmEnv(registry.url, await tempDir('npm-cache-')), true);
+    await registry.requested;
+    process.kill(-child.pid!, 'SIGINT');
+
+    const result = await pending;
+    expect(result.code).toBe(130);
+    expect(result.stderr).toMatch(/interrupted \(SIGINT\)/);
     expect(await entries(cwd)).toEqual([]);
     await expect.poll(registry.openConnections, { timeout: 5_000 }).toBe(0);
     await registry.close();
