@@ -91,7 +91,7 @@ const collect = async <T>(storage: Storage, def: ResourceDefinition, ctx: Reques
   let remaining: number | undefined;
   for (;;) {
     const want = limit ? Math.max(limit - items.length, Math.min(limit * 2, PageSize)) : 0;
-    const page = await readPage(storage, def, { prefix, revision, limit: want, startAfter }, query, from !== undefined);
+    const page = await readPage(storage, def, { prefix, revision, limit: want, startAfter }, from !== undefined);
     revision = page.revision;
     for (let i = 0; i < page.items.length; i++) {
       const item = convert(page.items[i]!);
@@ -152,7 +152,6 @@ const readPage = async (
   storage: Storage,
   def: ResourceDefinition,
   opts: { prefix: string; revision: number; limit: number; startAfter?: string },
-  query: ListQuery,
   continuing: boolean,
 ) => {
   try {

@@ -77,6 +77,16 @@ describe('Namespace', () => {
   });
 });
 
+describe('ResourceQuota', () => {
+  it('reports spec.hard in status.hard on create and on update', async () => {
+    const quotas = store('resourcequotas');
+    const q = await quotas.create(ns, { metadata: { name: 'q' }, spec: { hard: { pods: '10' } } });
+    expect(q.status).toEqual({ hard: { pods: '10' }, used: {} });
+    const raised = await quotas.patch(ns, 'q', 'merge', { spec: { hard: { pods: '20' } } });
+    expect(raised.status).toEqual({ hard: { pods: '20' }, used: {} });
+  });
+});
+
 describe('default ServiceAccount', () => {
   it('exists in every new namespace, but not after a dry run', async () => {
     await store('namespaces').create({}, { metadata: { name: 'team' } });

@@ -27,8 +27,12 @@ export const resourceQuota = core({
   shortNames: ['quota'],
   subresources: ['status'],
   strategy: {
+    // With no quota controller here, status.hard follows spec.hard as the controller would set it.
     prepareForCreate(o) {
       o.status = { hard: obj(spec(o).hard), used: {} };
+    },
+    prepareForUpdate(o) {
+      o.status = { ...obj(o.status), hard: obj(spec(o).hard) };
     },
     validate,
   },
