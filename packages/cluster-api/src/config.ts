@@ -14,6 +14,10 @@ export interface ServeConfig {
   tokenAuthFile?: string;
   tlsCertFile?: string;
   tlsPrivateKeyFile?: string;
+  /** TLS for `--storage etcd://…` (kube-apiserver's --etcd-cafile / --etcd-certfile / --etcd-keyfile). */
+  etcdCafile?: string;
+  etcdCertfile?: string;
+  etcdKeyfile?: string;
   /** Where the generated kubeconfig goes; default `<dataDir>/kubeconfig.yaml`. */
   kubeconfigOut: string;
   insecureHttp: boolean;
@@ -38,11 +42,14 @@ export const serveOptions: readonly OptionRow[] = [
   { key: 'port', flag: 'port', env: 'CLUSTER_API_PORT', type: 'number', describe: 'port to listen on (default 6443; 0 picks a free one)' },
   { key: 'bindAddress', flag: 'bind-address', env: 'CLUSTER_API_BIND_ADDRESS', type: 'string', describe: 'address to listen on (default 127.0.0.1)' },
   { key: 'dataDir', flag: 'data-dir', env: 'CLUSTER_API_DATA_DIR', type: 'string', describe: 'state, certificates and credentials (default ./data)' },
-  { key: 'storage', flag: 'storage', env: 'CLUSTER_API_STORAGE', type: 'string', describe: 'storage URL: sqlite:<file> (default <data-dir>/state.db) or memory:' },
+  { key: 'storage', flag: 'storage', env: 'CLUSTER_API_STORAGE', type: 'string', describe: 'storage URL: sqlite:<file> (default <data-dir>/state.db), etcd://host:port[,host:port…] or memory:' },
   { key: 'tokenAuthFile', flag: 'token-auth-file', env: 'CLUSTER_API_TOKEN_AUTH_FILE', type: 'string', describe: 'CSV of token,user,uid,"group1,group2" (default: a generated admin token)' },
   { key: 'tlsCertFile', flag: 'tls-cert-file', env: 'CLUSTER_API_TLS_CERT_FILE', type: 'string', describe: 'serving certificate (PEM); default: generated from a private CA' },
   { key: 'tlsPrivateKeyFile', flag: 'tls-private-key-file', env: 'CLUSTER_API_TLS_PRIVATE_KEY_FILE', type: 'string', describe: 'private key of --tls-cert-file (PEM)' },
   { key: 'kubeconfigOut', flag: 'kubeconfig-out', env: 'CLUSTER_API_KUBECONFIG_OUT', type: 'string', describe: 'where to write a kubeconfig (default <data-dir>/kubeconfig.yaml)' },
+  { key: 'etcdCafile', flag: 'etcd-cafile', env: 'CLUSTER_API_ETCD_CAFILE', type: 'string', describe: 'CA bundle to verify etcd servers (etcd:// storage over TLS)' },
+  { key: 'etcdCertfile', flag: 'etcd-certfile', env: 'CLUSTER_API_ETCD_CERTFILE', type: 'string', describe: 'client certificate for etcd (PEM)' },
+  { key: 'etcdKeyfile', flag: 'etcd-keyfile', env: 'CLUSTER_API_ETCD_KEYFILE', type: 'string', describe: 'private key of --etcd-certfile (PEM)' },
   { key: 'insecureHttp', flag: 'insecure-http', env: 'CLUSTER_API_INSECURE_HTTP', type: 'boolean', describe: 'serve plain HTTP (loopback bind addresses only)' },
 ];
 
@@ -74,7 +81,7 @@ export function resolveConfig(cli: Record<string, unknown>, env: Record<string, 
     kubeconfigOut: resolve(cwd, String(raw.kubeconfigOut ?? join(dataDir, 'kubeconfig.yaml'))),
     insecureHttp: raw.insecureHttp === true,
   };
-  for (const key of ['tokenAuthFile', 'tlsCertFile', 'tlsPrivateKeyFile'] as const)
+  for (const key of ['tokenAuthFile', 'tlsCertFile', 'tlsPrivateKeyFile', 'etcdCafile', 'etcdCertfile', 'etcdKeyfile'] as const)
     if (raw[key] !== undefined) config[key] = resolve(cwd, String(raw[key]));
   return check(config);
 }
@@ -86,5 +93,7 @@ function check(config: ServeConfig): ServeConfig {
     throw new ConfigError('--insecure-http cannot be combined with --tls-cert-file / --tls-private-key-file');
   if (Boolean(config.tlsCertFile) !== Boolean(config.tlsPrivateKeyFile))
     throw new ConfigError('--tls-cert-file and --tls-private-key-file must be given together');
+  if (Boolean(config.etcdCertfile) !== Boolean(config.etcdKeyfile))
+    throw new ConfigError('--etcd-certfile and --etcd-keyfile must be given together');
   return config;
 }

@@ -117,7 +117,7 @@ export interface Served {
 export async function serve(config: ServeConfig, log?: StartOptions['log']): Promise<Served> {
   const { authenticator, token } = credentials(config);
   const tls = config.insecureHttp ? undefined : tlsMaterial(config);
-  const storage = await openStorage(config.storage);
+  const storage = await openStorage(config.storage, { etcd: { caFile: config.etcdCafile, certFile: config.etcdCertfile, keyFile: config.etcdKeyfile } });
   let server: ClusterApiServer;
   try {
     server = await startServer({ storage, authenticator, tls, host: config.bindAddress, port: config.port, log });

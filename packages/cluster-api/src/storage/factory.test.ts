@@ -66,10 +66,15 @@ describe('openStorage', () => {
     await b.close();
   });
 
-  it('etcd:// is reserved and says it is not available yet', async () => {
-    const err = await failure(openStorage('etcd://127.0.0.1:2379'));
-    expect(err.code).toBe('Unavailable');
-    expect(err.message).toMatch(/etcd .*not available yet/);
+  it.each([
+    ['no endpoints', 'etcd://', /no endpoints/],
+    ['no //', 'etcd:127.0.0.1:2379', /expected etcd:\/\/host:port/],
+    ['an endpoint without a port', 'etcd://127.0.0.1:2379,etcd-b', /"etcd-b" is not host:port/],
+    ['a port out of range', 'etcd://127.0.0.1:70000', /is not host:port/],
+  ])('etcd:// with %s is InvalidArgument (etcd.test.ts opens a real one)', async (_, url, message) => {
+    const err = await failure(openStorage(url));
+    expect(err.code).toBe('InvalidArgument');
+    expect(err.message).toMatch(message);
   });
 
   it.each([

@@ -4,10 +4,12 @@
  *   memory:                 in-process, lost on exit (tests, demos)
  *   sqlite:<path>           the embedded default; `sqlite:///abs/path` and `sqlite:rel/path` both work,
  *                           parent directories are created
- *   etcd://host:port,…      reserved for the etcd backend (not available yet)
+ *   etcd://host:port,…      an etcd cluster (etcd.ts); TLS files in opts.etcd
  */
 import { checkCompactionPolicy, DEFAULT_COMPACTION, type CompactionPolicy } from './compactor.js';
 import { StorageError } from './errors.js';
+import { EtcdStorage } from './etcd.js';
+import { parseEtcdEndpoints, type EtcdClientOptions } from './etcd-client.js';
 import type { Storage } from './interface.js';
 import { MemoryStorage } from './memory.js';
 import { SqliteStorage } from './sqlite.js';
@@ -18,6 +20,8 @@ export type StorageScheme = (typeof STORAGE_SCHEMES)[number];
 export interface OpenStorageOptions {
   /** Background compaction: overrides of DEFAULT_COMPACTION, or false for none. Default: on. */
   readonly compaction?: Partial<CompactionPolicy> | false;
+  /** TLS files and timeouts for `etcd://` URLs. */
+  readonly etcd?: EtcdClientOptions;
 }
 
 export interface StorageUrl {
@@ -44,6 +48,7 @@ export function parseStorageUrl(url: string): StorageUrl {
     if (location === '') throw badUrl(url, 'sqlite: needs a file path, e.g. sqlite:./data/state.db');
     if (location.includes('\0')) throw badUrl(url, 'the path contains a NUL byte');
   }
+  if (scheme === 'etcd') parseEtcdEndpoints(location);
   return { scheme: scheme as StorageScheme, location };
 }
 
@@ -57,10 +62,6 @@ export async function openStorage(url: string, opts: OpenStorageOptions = {}): P
     case 'sqlite':
       return SqliteStorage.open(location, { compaction });
     case 'etcd':
-      throw new StorageError(
-        'Unavailable',
-        url,
-        `the etcd storage backend is not available yet in this version; use sqlite:<file> or memory:`,
-      );
+      return new EtcdStorage(location, { ...opts.etcd, compaction });
   }
 }
