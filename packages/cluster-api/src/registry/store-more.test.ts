@@ -37,6 +37,8 @@ describe('guaranteed update', () => {
     const p = await pods.create(ns, podBody('p'));
     expect((await apiError(pods.update(ns, 'other', p))).message).toBe('the name of the object (p) does not match the name on the URL (other)');
     expect((await apiError(pods.update({ namespace: 'kube-system' }, 'p', p))).code).toBe(400);
+    const renamed = await apiError(pods.patch(ns, 'p', 'merge', { metadata: { name: 'p-changed' } }));
+    expect([renamed.code, renamed.message]).toEqual([400, 'the name of the object (p-changed) does not match the name on the URL (p)']);
     expect((await apiError(pods.update(ns, 'missing', { ...p, metadata: { ...p.metadata, name: 'missing' } }))).code).toBe(404);
   });
 

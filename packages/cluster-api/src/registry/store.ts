@@ -28,6 +28,13 @@ const MaxAttempts = 16;
 
 type Apply = (old: KubeObject) => KubeObject;
 
+/** The body of a PUT, or the result of a PATCH, renames nothing (Kubernetes' checkName, 400). */
+const checkName = (obj: KubeObject, name: string): void => {
+  if (obj.metadata.name !== name) {
+    throw badRequest(`the name of the object (${obj.metadata.name ?? ''}) does not match the name on the URL (${name})`);
+  }
+};
+
 /** The object just written, as a read would return it, without parsing the bytes back. */
 const withRevision = (obj: KubeObject, kv: KeyValue): KubeObject => {
   obj.metadata.resourceVersion = String(kv.modRevision);
@@ -111,9 +118,7 @@ export class GenericStore implements ResourceStore {
   async update(ctx: RequestContext, name: string, body: unknown, subresource?: Subresource): Promise<KubeObject> {
     this.allow('update', subresource);
     const incoming = decodeBody(this.definition, body);
-    if (incoming.metadata.name !== name) {
-      throw badRequest(`the name of the object (${incoming.metadata.name ?? ''}) does not match the name on the URL (${name})`);
-    }
+    checkName(incoming, name);
     matchNamespace(this.definition, ctx, incoming.metadata);
     const precondition = incoming.metadata.resourceVersion || undefined;
     const out = await this.guaranteedUpdate(ctx, name, precondition, (old) => prepareUpdate(this.definition, incoming, old, subresource));
@@ -129,7 +134,9 @@ export class GenericStore implements ResourceStore {
       if (patched.metadata?.resourceVersion !== old.metadata.resourceVersion) {
         throw conflict(this.gr, name, OptimisticLockMessage);
       }
-      return prepareUpdate(this.definition, decodeBody(this.definition, patched), old, subresource);
+      const incoming = decodeBody(this.definition, patched);
+      checkName(incoming, name);
+      return prepareUpdate(this.definition, incoming, old, subresource);
     });
     return out.object;
   }
