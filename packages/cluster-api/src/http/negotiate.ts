@@ -36,9 +36,21 @@ function parseMediaRange(entry: string): MediaRange {
   return { type: type.trim().toLowerCase(), params, q: Number.isFinite(q) ? q : 0 };
 }
 
+/** Clients send a handful of distinct Accept headers, over and over: remember the answers. */
+const outputCache = new Map<string, Output>();
+const maxCached = 64;
+
 /** The first acceptable range in the client's order of preference (q, then position, as goautoneg). */
 export function negotiateOutput(accept: string | undefined): Output {
   if (!accept) return { format: 'json' };
+  const cached = outputCache.get(accept);
+  if (cached) return cached;
+  const output = negotiate(accept);
+  if (outputCache.size < maxCached) outputCache.set(accept, output);
+  return output;
+}
+
+function negotiate(accept: string): Output {
   const ranges = accept
     .split(',')
     .map(parseMediaRange)
