@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import type { ServeConfig } from './config.js';
 import { createApp } from './http/app.js';
+import { WatchContentType } from './http/watch.js';
 import type { Authenticator } from './http/auth.js';
 import { loadTokenFile, tokenAuthenticator } from './http/auth.js';
 import { AdminUser, ensureAdminToken, firstToken, writeKubeconfig } from './http/credentials.js';
@@ -98,12 +99,15 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
 
 async function shutdown(server: Server, open: Set<ServerResponse>, storage: Storage): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
   // Watches never finish on their own: end them so clients re-watch, as kube-apiserver does on shutdown.
-  for (const res of open) if (String(res.getHeader('content-type') ?? '').includes('stream=watch')) res.end();
-  const timer = setTimeout(() => server.closeAllConnections(), drainMs);
+  for (const res of open) if (res.getHeader('content-type') === WatchContentType) res.end();
+  // Keep-alive sockets turn idle as their last response ends: close them as they do, cut the rest later.
+  const idle = setInterval(() => server.closeIdleConnections(), 50);
+  const cut = setTimeout(() => server.closeAllConnections(), drainMs);
+  server.closeIdleConnections();
   await closed;
-  clearTimeout(timer);
+  clearInterval(idle);
+  clearTimeout(cut);
   await storage.close();
 }
 

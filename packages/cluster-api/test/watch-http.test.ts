@@ -92,3 +92,16 @@ describe.each(Backends)('watch over HTTP on %s storage', (backend) => {
     expect((await s.request('GET', '/api/v1/namespaces/w/pods/after')).status).toBe(200);
   });
 });
+
+describe('shutdown', () => {
+  it('ends open watches so close() returns promptly, and the client sees a clean end of stream', async () => {
+    const s = await startTestServer('sqlite');
+    await s.request('POST', '/api/v1/namespaces', { body: namespace('bye') });
+    const w = await openWatch(s, '/api/v1/namespaces/bye/pods?watch=true');
+    const started = Date.now();
+    const closing = s.close();
+    expect(await w.next()).toBeUndefined();
+    await closing;
+    expect(Date.now() - started).toBeLessThan(4000);
+  });
+});

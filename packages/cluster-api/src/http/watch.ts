@@ -14,6 +14,8 @@ import { toTable } from './table.js';
 /** A watcher whose socket stops draining is cut off past this many buffered bytes (bounded memory). */
 export const MaxWatchBufferBytes = 16 * 1024 * 1024;
 
+export const WatchContentType = 'application/json;stream=watch';
+
 export interface WatchRequest {
   store: ResourceStore;
   ctx: RequestContext;
@@ -36,7 +38,9 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: W
 
   const start = (): void => {
     started = true;
-    res.writeHead(200, { 'Content-Type': 'application/json;stream=watch', 'Cache-Control': 'no-cache, private' });
+    // Set, not passed to writeHead: shutdown finds open watches by this header (server.ts).
+    res.setHeader('Content-Type', WatchContentType);
+    res.writeHead(200, { 'Cache-Control': 'no-cache, private' });
     res.flushHeaders();
     for (const line of pending.splice(0)) res.write(line);
   };
