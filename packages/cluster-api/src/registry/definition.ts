@@ -108,6 +108,11 @@ export interface ResourceDefinition {
 export interface Allocator {
   /** Fill in and reserve what `obj` needs (422 for a taken or invalid value); returns the undo. */
   allocate(obj: KubeObject, storage: Storage): Promise<() => Promise<void>>;
+  /**
+   * On update: reserve what `obj` needs that `old` did not hold (filling in what is missing). `undo`
+   * frees those if the update is not stored; `commit` frees what only `old` held once it is.
+   */
+  reallocate?(obj: KubeObject, old: KubeObject, storage: Storage): Promise<{ undo(): Promise<void>; commit(): Promise<void> }>;
   /** Free what a removed object held. */
   release(obj: KubeObject, storage: Storage): Promise<void>;
 }

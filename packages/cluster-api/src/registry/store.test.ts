@@ -268,6 +268,36 @@ describe.each(backends)('on %s storage', (_, backend) => {
     });
   });
 
+  describe('service type changes', () => {
+    const ports = (o: KubeObject) => (o as Service).spec.ports!.map((p) => p.nodePort);
+    it('allocates node ports when a Service becomes NodePort and frees them when it stops', async () => {
+      await services.create(ctx('default'), { metadata: { name: 'a' }, spec: { ports: [{ port: 80 }] } });
+      const exposed = await services.patch(ctx('default'), 'a', 'merge', { spec: { type: 'NodePort' } });
+      const [port] = ports(exposed);
+      expect(port).toBeGreaterThanOrEqual(30000);
+      const clash = await failure(services.create(ctx('default'), { metadata: { name: 'b' }, spec: { type: 'NodePort', ports: [{ port: 80, nodePort: port }] } }));
+      expect(clash.code).toBe(422);
+      const internal = await services.patch(ctx('default'), 'a', 'merge', { spec: { type: 'ClusterIP' } });
+      expect(ports(internal)).toEqual([undefined]);
+      const b = await services.create(ctx('default'), { metadata: { name: 'b' }, spec: { type: 'NodePort', ports: [{ port: 80, nodePort: port }] } });
+      expect(ports(b)).toEqual([port]);
+      const forbidden = await failure(services.patch(ctx('default'), 'a', 'merge', { spec: { ports: [{ port: 80, nodePort: 31000 }] } }));
+      expect(forbidden.details?.causes?.[0]?.message).toBe("Forbidden: may not be used when `type` is 'ClusterIP'");
+    });
+
+    it('gives the cluster IP up for ExternalName and allocates one back', async () => {
+      const a = (await services.create(ctx('default'), { metadata: { name: 'a' }, spec: { ports: [{ port: 80 }] } })) as Service;
+      const ip = a.spec.clusterIP!;
+      const ext = (await services.patch(ctx('default'), 'a', 'merge', { spec: { type: 'ExternalName', externalName: 'example.com' } })) as Service;
+      expect(ext.spec.clusterIP).toBeUndefined();
+      const taker = (await services.create(ctx('default'), { metadata: { name: 'b' }, spec: { clusterIP: ip, ports: [{ port: 80 }] } })) as Service;
+      expect(taker.spec.clusterIP).toBe(ip);
+      const back = (await services.patch(ctx('default'), 'a', 'merge', { spec: { type: 'ClusterIP', externalName: null } })) as Service;
+      expect(back.spec.clusterIP).toMatch(/^10\./);
+      expect(back.spec.clusterIP).not.toBe(ip);
+    });
+  });
+
   describe('watch', () => {
     it('replays current state, then follows selector transitions', async () => {
       await pods.create(ctx('default'), podBody('a'));

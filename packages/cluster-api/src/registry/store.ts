@@ -157,12 +157,19 @@ export class GenericStore implements ResourceStore {
       if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
         return this.finish(ctx, key, kv, next);
       }
+      const held = await this.definition.allocator?.reallocate?.(next, old, this.storage);
       const bytes = encode(next);
-      if (sameBytes(bytes, kv.value)) return { object: old, deleted: false };
-      if (ctx.dryRun) return { object: { ...next, metadata: { ...next.metadata, resourceVersion: old.metadata.resourceVersion } }, deleted: false };
+      if (sameBytes(bytes, kv.value) || ctx.dryRun) {
+        await held?.undo();
+        if (ctx.dryRun) return { object: { ...next, metadata: { ...next.metadata, resourceVersion: old.metadata.resourceVersion } }, deleted: false };
+        return { object: old, deleted: false };
+      }
       try {
-        return { object: withRevision(next, await this.storage.update(key, bytes, kv.modRevision)), deleted: false };
+        const written = withRevision(next, await this.storage.update(key, bytes, kv.modRevision));
+        await held?.commit();
+        return { object: written, deleted: false };
       } catch (err) {
+        await held?.undo();
         if (!isStorageError(err, 'Conflict')) throw fromStorageError(err, this.gr, name);
       }
     }

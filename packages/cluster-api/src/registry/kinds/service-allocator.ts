@@ -56,10 +56,19 @@ const claim = async (storage: Storage, pool: Pool, uid: string, asked: string, r
   return ['', undefined];
 };
 
-const wantsIP = (o: KubeObject): boolean => str(obj(o.spec).type) !== 'ExternalName' && str(obj(o.spec).clusterIP) !== 'None';
-const wantsNodePorts = (o: KubeObject): boolean => ['NodePort', 'LoadBalancer'].includes(str(obj(o.spec).type));
+export const wantsIP = (o: KubeObject): boolean => str(obj(o.spec).type) !== 'ExternalName' && str(obj(o.spec).clusterIP) !== 'None';
+export const wantsNodePorts = (o: KubeObject): boolean => ['NodePort', 'LoadBalancer'].includes(str(obj(o.spec).type));
 const randomIP = () => toIP(IPBase + FirstIP + Math.floor(Math.random() * (IPCount - FirstIP - 1)));
 const randomPort = () => String(NodePorts.first + Math.floor(Math.random() * (NodePorts.last - NodePorts.first + 1)));
+
+/** The pool keys a Service holds: its clusterIP and its node ports. */
+const held = (o: KubeObject): Set<string> => {
+  const spec = obj(o.spec);
+  const out = new Set<string>();
+  if (wantsIP(o) && str(spec.clusterIP)) out.add(`serviceips/${str(spec.clusterIP)}`);
+  if (wantsNodePorts(o)) for (const p of arr(spec.ports).map(obj)) if (p.nodePort) out.add(`servicenodeports/${String(p.nodePort)}`);
+  return out;
+};
 
 const allocateIP = async (o: KubeObject, spec: Obj, storage: Storage): Promise<Undo> => {
   const asked = str(spec.clusterIP);
@@ -89,28 +98,40 @@ const undoAll = (undos: Undo[]): Undo => async () => {
   for (const u of undos.reverse()) await u();
 };
 
-export const serviceAllocator: Allocator = {
-  async allocate(o, storage) {
-    const spec = child(o, 'spec');
-    const undos: Undo[] = [];
-    try {
-      if (wantsIP(o)) undos.push(await allocateIP(o, spec, storage));
-      if (wantsNodePorts(o)) {
-        const ports = arr(spec.ports).map(obj);
-        for (let i = 0; i < ports.length; i++) undos.push(await allocatePort(o, ports[i]!, `spec.ports[${i}].nodePort`, storage));
+/** Fill in and reserve every value `o` needs that is not already in `keep` (what the stored object holds). */
+const fill = async (o: KubeObject, storage: Storage, keep: Set<string>): Promise<Undo> => {
+  const spec = child(o, 'spec');
+  const undos: Undo[] = [];
+  try {
+    if (wantsIP(o) && !keep.has(`serviceips/${str(spec.clusterIP)}`)) undos.push(await allocateIP(o, spec, storage));
+    if (wantsNodePorts(o)) {
+      const ports = arr(spec.ports).map(obj);
+      for (let i = 0; i < ports.length; i++) {
+        if (ports[i]!.nodePort && keep.has(`servicenodeports/${String(ports[i]!.nodePort)}`)) continue;
+        undos.push(await allocatePort(o, ports[i]!, `spec.ports[${i}].nodePort`, storage));
       }
-    } catch (err) {
-      await undoAll(undos)();
-      throw err;
     }
-    return undoAll(undos);
+  } catch (err) {
+    await undoAll(undos)();
+    throw err;
+  }
+  return undoAll(undos);
+};
+
+const releaseAll = async (storage: Storage, keys: Iterable<string>): Promise<void> => {
+  for (const k of keys) {
+    const [pool, value] = k.split('/') as [Pool, string];
+    await storage.delete(objectKey(pool, undefined, value)).catch((e: unknown) => { if (!isStorageError(e, 'KeyNotFound')) throw e; });
+  }
+};
+
+export const serviceAllocator: Allocator = {
+  allocate: (o, storage) => fill(o, storage, new Set()),
+  async reallocate(o, old, storage) {
+    const before = held(old);
+    const undo = await fill(o, storage, before);
+    const after = held(o);
+    return { undo, commit: () => releaseAll(storage, [...before].filter((k) => !after.has(k))) };
   },
-  async release(o, storage) {
-    const spec = obj(o.spec);
-    const values: [Pool, string][] = wantsIP(o) ? [['serviceips', str(spec.clusterIP)]] : [];
-    for (const p of arr(spec.ports).map(obj)) if (p.nodePort) values.push(['servicenodeports', String(p.nodePort)]);
-    for (const [pool, value] of values.filter(([, v]) => v)) {
-      await storage.delete(objectKey(pool, undefined, value)).catch((e: unknown) => { if (!isStorageError(e, 'KeyNotFound')) throw e; });
-    }
-  },
+  release: (o, storage) => releaseAll(storage, held(o)),
 };

@@ -1,6 +1,6 @@
 /** Service spec validation (the core of Kubernetes' ValidateService). */
 import type { KubeObject } from '../../api/meta.js';
-import { duplicate, invalidValue, notSupported, required, type FieldError } from '../validation.js';
+import { duplicate, forbiddenField, invalidValue, notSupported, required, type FieldError } from '../validation.js';
 import { arr, obj, spec, str, type Obj } from './common.js';
 
 const Types = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'] as const;
@@ -21,6 +21,9 @@ const validatePorts = (s: Obj): FieldError[] => {
     if (p.port === undefined) errs.push(required(`${f}.port`));
     else if (!validPort(p.port)) errs.push(invalidValue(`${f}.port`, p.port, 'must be between 1 and 65535, inclusive'));
     if (!Protocols.includes(p.protocol as never)) errs.push(notSupported(`${f}.protocol`, p.protocol, Protocols));
+    if (p.nodePort && !['NodePort', 'LoadBalancer'].includes(str(s.type))) {
+      errs.push(forbiddenField(`${f}.nodePort`, `may not be used when \`type\` is '${str(s.type)}'`));
+    }
     const t = p.targetPort;
     if (typeof t === 'number' && !validPort(t)) errs.push(invalidValue(`${f}.targetPort`, t, 'must be between 1 and 65535, inclusive'));
     return errs;

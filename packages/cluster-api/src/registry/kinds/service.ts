@@ -2,7 +2,7 @@
 import type { KubeObject } from '../../api/meta.js';
 import { immutable, isDNS1035Label } from '../validation.js';
 import { AllButDeleteCollection, arr, child, column, core, obj, setDefault, spec, status, str } from './common.js';
-import { serviceAllocator } from './service-allocator.js';
+import { serviceAllocator, wantsIP, wantsNodePorts } from './service-allocator.js';
 import { validateService } from './service-spec.js';
 
 const portsText = (o: KubeObject): string =>
@@ -39,16 +39,23 @@ export const service = core({
       o.status = { loadBalancer: {} };
     },
     prepareForUpdate(o, old) {
-      // kubectl apply/replace often omit the allocated IP: keep it rather than reject the update.
-      setDefault(child(o, 'spec'), 'clusterIP', spec(old).clusterIP);
+      // kubectl apply/replace often omit allocated values: keep them rather than reject the update;
+      // a type that no longer uses them gives them up (they are freed once the update is stored).
+      const s = child(o, 'spec');
+      if (wantsIP(o)) setDefault(s, 'clusterIP', spec(old).clusterIP);
+      else if (s.type === 'ExternalName') delete s.clusterIP;
       const was = arr(spec(old).ports).map(obj);
-      for (const p of arr(spec(o).ports).map(obj)) {
+      for (const p of arr(s.ports).map(obj)) {
         setDefault(p, 'protocol', 'TCP');
-        if (spec(o).type === spec(old).type) setDefault(p, 'nodePort', was.find((w) => w.port === p.port)?.nodePort);
+        if (wantsNodePorts(o) && wantsNodePorts(old)) setDefault(p, 'nodePort', was.find((w) => w.port === p.port)?.nodePort);
+        if (!wantsNodePorts(o) && wantsNodePorts(old)) delete p.nodePort;
       }
     },
     validate: validateService,
-    validateUpdate: (o, old) => (spec(o).clusterIP === spec(old).clusterIP ? [] : [immutable('spec.clusterIP', spec(o).clusterIP)]),
+    validateUpdate: (o, old) =>
+      spec(o).clusterIP === spec(old).clusterIP || spec(o).type === 'ExternalName' || spec(old).type === 'ExternalName'
+        ? []
+        : [immutable('spec.clusterIP', spec(o).clusterIP)],
     fieldsOf: (o) => ({ 'spec.clusterIP': str(spec(o).clusterIP), 'spec.type': str(spec(o).type) }),
   },
   statusStrategy: {},
