@@ -1,0 +1,74 @@
+/**
+ * The protobuf schema: Kubernetes' message definitions from the .proto files that ship with the
+ * package (package.json "files" lists src/protobuf/proto), loaded once with protobufjs. The files are
+ * found from the package root, so the same path works from src/ (tests) and from dist/ (installed).
+ */
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import protobuf from 'protobufjs';
+import type { Type } from 'protobufjs';
+
+/** Directory of the .proto tree, laid out by import path as Kubernetes' own files are. */
+export const protoDir = fileURLToPath(new URL('../../src/protobuf/proto/', import.meta.url));
+
+export const protoFiles = [
+  'k8s.io/apimachinery/pkg/runtime/generated.proto',
+  'k8s.io/apimachinery/pkg/util/intstr/generated.proto',
+  'k8s.io/apimachinery/pkg/api/resource/generated.proto',
+  'k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto',
+  'k8s.io/api/core/v1/generated.proto',
+  'github.com/openshift/api/security/v1/generated.proto',
+] as const;
+
+const Meta = 'k8s.io.apimachinery.pkg.apis.meta.v1';
+const Core = 'k8s.io.api.core.v1';
+const Security = 'github.com.openshift.api.security.v1';
+
+/**
+ * apiVersion → the proto packages that hold its kinds, searched in order. OpenShift 3 served
+ * SecurityContextConstraints in the core group, so `v1` also finds it in OpenShift's package; Status and
+ * DeleteOptions travel as `v1` (core clients) or `meta.k8s.io/v1` (newer clients).
+ */
+const packagesByApiVersion: Record<string, readonly string[]> = {
+  v1: [Core, Security, Meta],
+  'meta.k8s.io/v1': [Meta],
+  'security.openshift.io/v1': [Security],
+};
+
+/** Messages that are whole objects on the wire (not parts of one): the kinds, their lists and meta's own. */
+const isObjectMessage = (type: Type): boolean =>
+  type.fields.metadata !== undefined || type.name === 'DeleteOptions' || type.name === 'WatchEvent';
+
+/** Parse the .proto files into a resolved root. `dir` lets a client test load the shipped copy itself. */
+export function loadSchema(dir: string = protoDir): protobuf.Root {
+  const root = new protobuf.Root();
+  root.resolvePath = (_origin, target) => join(dir, target);
+  // keepCase: field names are JSON names already (FieldsV1.Raw is the one capitalised exception).
+  root.loadSync([...protoFiles], { keepCase: true });
+  root.resolveAll();
+  return root;
+}
+
+let cached: protobuf.Root | undefined;
+
+export function schema(): protobuf.Root {
+  return (cached ??= loadSchema());
+}
+
+/** The message of an `apiVersion`/`kind` pair, or undefined when the kind has no protobuf form. */
+export function messageOf(apiVersion: unknown, kind: unknown): Type | undefined {
+  if (typeof apiVersion !== 'string' || typeof kind !== 'string' || !/^[A-Z][A-Za-z0-9]*$/.test(kind)) return undefined;
+  for (const pkg of packagesByApiVersion[apiVersion] ?? []) {
+    const found = schema().lookup(`${pkg}.${kind}`);
+    if (found instanceof protobuf.Type && isObjectMessage(found)) return found;
+  }
+  return undefined;
+}
+
+export function metaMessage(name: 'Status' | 'WatchEvent' | 'DeleteOptions'): Type {
+  return schema().lookupType(`${Meta}.${name}`);
+}
+
+export function runtimeMessage(name: 'Unknown' | 'RawExtension'): Type {
+  return schema().lookupType(`k8s.io.apimachinery.pkg.runtime.${name}`);
+}
