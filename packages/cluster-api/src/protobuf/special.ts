@@ -1,0 +1,95 @@
+/**
+ * Kubernetes types whose JSON form is not their message shape: Time and MicroTime (RFC 3339 string ↔
+ * {seconds, nanos}), Quantity (string ↔ {string}), IntOrString (number | string ↔ {type, intVal,
+ * strVal}), FieldsV1 and RawExtension (embedded JSON ↔ bytes). Keyed by the message's full name.
+ */
+import { malformedBody } from '../http/status.js';
+
+export interface SpecialType {
+  /** JSON value → the plain object protobufjs encodes. */
+  toWire(value: unknown): Record<string, unknown>;
+  /** Decoded plain object → JSON value; undefined leaves the field out (Go's zero Time marshals as null). */
+  fromWire(wire: Record<string, unknown>): unknown;
+}
+
+const rfc3339 = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$/;
+
+function timeToWire(value: unknown): Record<string, unknown> {
+  const m = typeof value === 'string' ? rfc3339.exec(value) : null;
+  const ms = m ? Date.parse(`${m[1]}${m[3]}`) : NaN;
+  if (!m || Number.isNaN(ms)) throw malformedBody(`time ${JSON.stringify(value)?.slice(0, 40)} is not RFC 3339`);
+  const nanos = Number((m[2] ?? '').padEnd(9, '0'));
+  return nanos ? { seconds: ms / 1000, nanos } : { seconds: ms / 1000 };
+}
+
+/** Seconds since the epoch as `YYYY-MM-DDTHH:MM:SS`, refusing what JavaScript dates cannot hold. */
+function secondsToIso(seconds: unknown): string {
+  const s = Number(seconds ?? 0);
+  const date = new Date(s * 1000);
+  if (!Number.isSafeInteger(s) || Number.isNaN(date.getTime())) throw malformedBody('time out of range');
+  return date.toISOString().slice(0, 19);
+}
+
+const nanosOf = (wire: Record<string, unknown>): number => {
+  const n = Number(wire.nanos ?? 0);
+  if (!Number.isInteger(n) || n < 0 || n > 999_999_999) throw malformedBody('time nanos out of range');
+  return n;
+};
+
+/** metav1.Time marshals to whole seconds; a fraction is kept only if the sender had one. */
+const time: SpecialType = {
+  toWire: timeToWire,
+  fromWire(wire) {
+    const nanos = nanosOf(wire);
+    if (!Number(wire.seconds ?? 0) && !nanos) return undefined;
+    const fraction = nanos ? `.${String(nanos).padStart(9, '0').replace(/0+$/, '')}` : '';
+    return `${secondsToIso(wire.seconds)}${fraction}Z`;
+  },
+};
+
+/** metav1.MicroTime marshals with exactly six fractional digits. */
+const microTime: SpecialType = {
+  toWire: timeToWire,
+  fromWire(wire) {
+    const nanos = nanosOf(wire);
+    if (!Number(wire.seconds ?? 0) && !nanos) return undefined;
+    return `${secondsToIso(wire.seconds)}.${String(Math.floor(nanos / 1000)).padStart(6, '0')}Z`;
+  },
+};
+
+const quantity: SpecialType = {
+  toWire: (value) => ({ string: String(value) }),
+  fromWire: (wire) => String(wire.string ?? '0'),
+};
+
+const IntOrStringString = 1;
+
+const intOrString: SpecialType = {
+  toWire: (value) => (typeof value === 'string' ? { type: IntOrStringString, strVal: value } : { type: 0, intVal: Number(value) }),
+  fromWire: (wire) => (Number(wire.type ?? 0) === IntOrStringString ? String(wire.strVal ?? '') : Number(wire.intVal ?? 0)),
+};
+
+/** Bytes holding JSON (FieldsV1.Raw, RawExtension.raw), protobufjs' base64 string on the way out. */
+function embeddedJson(field: string): SpecialType {
+  return {
+    toWire: (value) => ({ [field]: Buffer.from(JSON.stringify(value)).toString('base64') }),
+    fromWire(wire) {
+      const text = Buffer.from(String(wire[field] ?? ''), 'base64').toString('utf8');
+      if (!text) return undefined;
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw malformedBody(`${field} does not hold JSON`);
+      }
+    },
+  };
+}
+
+export const specialTypes: ReadonlyMap<string, SpecialType> = new Map([
+  ['.k8s.io.apimachinery.pkg.apis.meta.v1.Time', time],
+  ['.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime', microTime],
+  ['.k8s.io.apimachinery.pkg.api.resource.Quantity', quantity],
+  ['.k8s.io.apimachinery.pkg.util.intstr.IntOrString', intOrString],
+  ['.k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1', embeddedJson('Raw')],
+  ['.k8s.io.apimachinery.pkg.runtime.RawExtension', embeddedJson('raw')],
+]);

@@ -1,0 +1,414 @@
+/**
+ * Objects of every protobuf-capable kind, from minimal to rich (most fields set), in the JSON form the
+ * server stores. The codec's round-trip table runs over all of them; the HTTP tests reuse them.
+ */
+type Json = Record<string, unknown>;
+
+const meta = (name: string, namespace?: string): Json => ({
+  name,
+  ...(namespace ? { namespace } : {}),
+  uid: '6f0c1d9e-4a58-4bd1-9f77-3c1c2b0f7a10',
+  resourceVersion: '42',
+  generation: 3,
+  creationTimestamp: '2026-11-20T23:00:00Z',
+  labels: { app: 'shop', 'app.kubernetes.io/part-of': 'store' },
+  annotations: { 'example.com/note': 'line one\nline two', empty: '' },
+});
+
+const richMeta = (name: string, namespace?: string): Json => ({
+  ...meta(name, namespace),
+  generateName: `${name}-`,
+  selfLink: `/api/v1/${name}`,
+  deletionTimestamp: '2026-11-21T00:00:30Z',
+  deletionGracePeriodSeconds: 30,
+  ownerReferences: [
+    { apiVersion: 'v1', kind: 'ReplicationController', name: 'web', uid: '0a5e7e8c-0000-4000-8000-000000000001', controller: true, blockOwnerDeletion: true },
+    { apiVersion: 'v1', kind: 'Namespace', name: 'shop', uid: '0a5e7e8c-0000-4000-8000-000000000002' },
+  ],
+  finalizers: ['kubernetes.io/pv-protection', 'example.com/cleanup'],
+  managedFields: [
+    {
+      manager: 'kubectl',
+      operation: 'Update',
+      apiVersion: 'v1',
+      time: '2026-11-20T23:00:01Z',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } } },
+    },
+  ],
+});
+
+const resources = { limits: { cpu: '500m', memory: '128Mi' }, requests: { cpu: '250m', memory: '64Mi', 'ephemeral-storage': '1Gi' } };
+
+const probe = (handler: Json): Json => ({
+  ...handler,
+  initialDelaySeconds: 5,
+  timeoutSeconds: 1,
+  periodSeconds: 10,
+  successThreshold: 1,
+  failureThreshold: 3,
+  terminationGracePeriodSeconds: 15,
+});
+
+const container = (name: string): Json => ({
+  name,
+  image: 'registry.example.com/shop/web:1.2.3',
+  command: ['/bin/web'],
+  args: ['--port', '8080', ''],
+  workingDir: '/srv',
+  ports: [
+    { name: 'http', containerPort: 8080, protocol: 'TCP' },
+    { name: 'metrics', hostPort: 9090, containerPort: 9090, protocol: 'UDP', hostIP: '10.0.0.1' },
+  ],
+  envFrom: [{ prefix: 'CFG_', configMapRef: { name: 'web-config', optional: true } }, { secretRef: { name: 'web-secret' } }],
+  env: [
+    { name: 'PLAIN', value: 'x' },
+    { name: 'EMPTY', value: '' },
+    { name: 'POD', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+    { name: 'CPU', valueFrom: { resourceFieldRef: { containerName: name, resource: 'limits.cpu', divisor: '1m' } } },
+    { name: 'CM', valueFrom: { configMapKeyRef: { name: 'web-config', key: 'mode', optional: false } } },
+    { name: 'PW', valueFrom: { secretKeyRef: { name: 'web-secret', key: 'password' } } },
+  ],
+  resources,
+  volumeMounts: [
+    { name: 'data', mountPath: '/data', readOnly: true, subPath: 'web', mountPropagation: 'HostToContainer' },
+    { name: 'cfg', mountPath: '/etc/cfg', subPathExpr: '$(POD)' },
+  ],
+  volumeDevices: [{ name: 'raw', devicePath: '/dev/xvda' }],
+  livenessProbe: probe({ httpGet: { path: '/healthz', port: 8080, host: 'localhost', scheme: 'HTTP', httpHeaders: [{ name: 'X-Probe', value: '1' }] } }),
+  readinessProbe: probe({ tcpSocket: { port: 'http' } }),
+  startupProbe: probe({ exec: { command: ['cat', '/tmp/ready'] } }),
+  lifecycle: { postStart: { exec: { command: ['/bin/warm'] } }, preStop: { httpGet: { path: '/drain', port: 'http' } } },
+  terminationMessagePath: '/dev/termination-log',
+  terminationMessagePolicy: 'FallbackToLogsOnError',
+  imagePullPolicy: 'IfNotPresent',
+  securityContext: {
+    capabilities: { add: ['NET_BIND_SERVICE'], drop: ['ALL'] },
+    privileged: false,
+    seLinuxOptions: { user: 'system_u', role: 'system_r', type: 'spc_t', level: 's0:c1,c2' },
+    windowsOptions: { gmsaCredentialSpecName: 'spec', gmsaCredentialSpec: '{}', runAsUserName: 'ContainerUser' },
+    runAsUser: 1000,
+    runAsGroup: 0,
+    runAsNonRoot: true,
+    readOnlyRootFilesystem: true,
+    allowPrivilegeEscalation: false,
+    procMount: 'Default',
+    seccompProfile: { type: 'Localhost', localhostProfile: 'profiles/web.json' },
+  },
+  stdin: true,
+  stdinOnce: false,
+  tty: true,
+});
+
+const labelSelector = { matchLabels: { app: 'shop' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['web', 'api'] }, { key: 'canary', operator: 'DoesNotExist' }] };
+const nodeSelector = { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }], matchFields: [{ key: 'metadata.name', operator: 'NotIn', values: ['n1'] }] }] };
+
+/** One volume per source kind a pod can mount. */
+const volumes: Json[] = [
+  { name: 'scratch', emptyDir: {} },
+  { name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '64Mi' } },
+  { name: 'host', hostPath: { path: '/var/log', type: 'DirectoryOrCreate' } },
+  { name: 'gce', gcePersistentDisk: { pdName: 'disk', fsType: 'ext4', partition: 1, readOnly: true } },
+  { name: 'ebs', awsElasticBlockStore: { volumeID: 'vol-1', fsType: 'xfs', partition: 0 } },
+  { name: 'git', gitRepo: { repository: 'https://example.com/r.git', revision: 'main', directory: '.' } },
+  { name: 'sec', secret: { secretName: 'web-secret', items: [{ key: 'k', path: 'p', mode: 256 }], defaultMode: 420, optional: true } },
+  { name: 'nfs', nfs: { server: 'nfs.example.com', path: '/exports', readOnly: false } },
+  { name: 'iscsi', iscsi: { targetPortal: '10.0.0.2:3260', iqn: 'iqn.2001-04.com.example:storage', lun: 0, iscsiInterface: 'default', fsType: 'ext4', portals: ['10.0.0.3:3260'], chapAuthDiscovery: true, chapAuthSession: true, secretRef: { name: 'chap' }, initiatorName: 'iqn.init' } },
+  { name: 'gluster', glusterfs: { endpoints: 'glusterfs-cluster', path: 'vol', readOnly: true } },
+  { name: 'claim', persistentVolumeClaim: { claimName: 'data', readOnly: true } },
+  { name: 'rbd', rbd: { monitors: ['10.0.0.4:6789'], image: 'foo', fsType: 'ext4', pool: 'kube', user: 'admin', keyring: '/etc/ceph/keyring', secretRef: { name: 'ceph' }, readOnly: true } },
+  { name: 'flex', flexVolume: { driver: 'example.com/lvm', fsType: 'ext4', secretRef: { name: 'flex' }, readOnly: false, options: { size: '1G' } } },
+  { name: 'cinder', cinder: { volumeID: 'c1', fsType: 'ext4', readOnly: true, secretRef: { name: 'os' } } },
+  { name: 'cephfs', cephfs: { monitors: ['10.0.0.5:6789'], path: '/', user: 'admin', secretFile: '/etc/ceph/secret', secretRef: { name: 'ceph' }, readOnly: true } },
+  { name: 'flocker', flocker: { datasetName: 'ds', datasetUUID: 'uuid' } },
+  { name: 'downward', downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }, { path: 'cpu', resourceFieldRef: { containerName: 'web', resource: 'limits.cpu', divisor: '1m' }, mode: 292 }], defaultMode: 420 } },
+  { name: 'fc', fc: { targetWWNs: ['500a0982991b8dc5'], lun: 2, fsType: 'ext4', readOnly: true, wwids: ['w1'] } },
+  { name: 'azf', azureFile: { secretName: 'azure', shareName: 'share', readOnly: true } },
+  { name: 'cfg', configMap: { name: 'web-config', items: [{ key: 'a', path: 'b' }], defaultMode: 420, optional: false } },
+  { name: 'vsphere', vsphereVolume: { volumePath: '[ds] vol.vmdk', fsType: 'ext4', storagePolicyName: 'gold', storagePolicyID: 'id' } },
+  { name: 'quobyte', quobyte: { registry: 'reg:7861', volume: 'v', readOnly: true, user: 'u', group: 'g', tenant: 't' } },
+  { name: 'azd', azureDisk: { diskName: 'd', diskURI: 'https://example.com/d.vhd', cachingMode: 'ReadOnly', fsType: 'ext4', readOnly: true, kind: 'Managed' } },
+  { name: 'photon', photonPersistentDisk: { pdID: 'p', fsType: 'ext4' } },
+  {
+    name: 'projected',
+    projected: {
+      sources: [
+        { secret: { name: 's', items: [{ key: 'k', path: 'p' }], optional: true } },
+        { downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } },
+        { configMap: { name: 'c', optional: false } },
+        { serviceAccountToken: { audience: 'api', expirationSeconds: 3600, path: 'token' } },
+      ],
+      defaultMode: 420,
+    },
+  },
+  { name: 'pwx', portworxVolume: { volumeID: 'px', fsType: 'ext4', readOnly: true } },
+  { name: 'scaleio', scaleIO: { gateway: 'https://gw', system: 'sys', secretRef: { name: 'sio' }, sslEnabled: true, protectionDomain: 'pd', storagePool: 'sp', storageMode: 'ThinProvisioned', volumeName: 'v', fsType: 'xfs', readOnly: true } },
+  { name: 'storageos', storageos: { volumeName: 'v', volumeNamespace: 'ns', fsType: 'ext4', readOnly: true, secretRef: { name: 'sos' } } },
+  { name: 'csi', csi: { driver: 'csi.example.com', readOnly: true, fsType: 'ext4', volumeAttributes: { size: '1Gi' }, nodePublishSecretRef: { name: 'csi' } } },
+  {
+    name: 'eph',
+    ephemeral: {
+      volumeClaimTemplate: {
+        metadata: { labels: { type: 'scratch' } },
+        spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'fast', resources: { requests: { storage: '1Gi' } }, volumeMode: 'Filesystem' },
+      },
+    },
+  },
+];
+
+const podSpec = (): Json => ({
+  volumes,
+  initContainers: [{ name: 'init', image: 'busybox', command: ['sh', '-c', 'true'] }],
+  containers: [container('web'), { name: 'sidecar', image: 'envoy:1', resources: {} }],
+  ephemeralContainers: [{ name: 'debug', image: 'busybox', stdin: true, tty: true, targetContainerName: 'web' }],
+  restartPolicy: 'Always',
+  terminationGracePeriodSeconds: 30,
+  activeDeadlineSeconds: 600,
+  dnsPolicy: 'ClusterFirst',
+  nodeSelector: { disktype: 'ssd' },
+  serviceAccountName: 'web',
+  serviceAccount: 'web',
+  automountServiceAccountToken: false,
+  nodeName: 'node-1',
+  hostNetwork: false,
+  hostPID: false,
+  hostIPC: false,
+  shareProcessNamespace: true,
+  securityContext: {
+    seLinuxOptions: { level: 's0:c123,c456' },
+    windowsOptions: { runAsUserName: 'ContainerAdministrator' },
+    runAsUser: 0,
+    runAsGroup: 3000,
+    runAsNonRoot: false,
+    supplementalGroups: [4000, 5000],
+    fsGroup: 2000,
+    sysctls: [{ name: 'net.core.somaxconn', value: '1024' }],
+    fsGroupChangePolicy: 'OnRootMismatch',
+    seccompProfile: { type: 'RuntimeDefault' },
+  },
+  imagePullSecrets: [{ name: 'registry' }],
+  hostname: 'web-0',
+  subdomain: 'web',
+  affinity: {
+    nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: nodeSelector, preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, preference: nodeSelector.nodeSelectorTerms[0] }] },
+    podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector, namespaces: ['shop'], topologyKey: 'kubernetes.io/hostname', namespaceSelector: {} }] },
+    podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { labelSelector, topologyKey: 'zone' } }] },
+  },
+  schedulerName: 'default-scheduler',
+  tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }, { key: 'dedicated', operator: 'Equal', value: 'shop', effect: 'NoSchedule' }],
+  hostAliases: [{ ip: '127.0.0.1', hostnames: ['foo.local', 'bar.local'] }],
+  priorityClassName: 'high',
+  priority: 1000,
+  dnsConfig: { nameservers: ['1.1.1.1'], searches: ['shop.svc.cluster.local'], options: [{ name: 'ndots', value: '2' }, { name: 'edns0' }] },
+  readinessGates: [{ conditionType: 'example.com/ready' }],
+  runtimeClassName: 'gvisor',
+  enableServiceLinks: true,
+  preemptionPolicy: 'PreemptLowerPriority',
+  overhead: { cpu: '250m' },
+  topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'shop' } } }],
+  setHostnameAsFQDN: false,
+});
+
+const containerStatus = (name: string): Json => ({
+  name,
+  state: { running: { startedAt: '2026-11-20T23:00:05Z' } },
+  lastState: { terminated: { exitCode: 137, signal: 9, reason: 'OOMKilled', message: 'out of memory', startedAt: '2026-11-20T22:59:00Z', finishedAt: '2026-11-20T23:00:04Z', containerID: 'containerd://abc' } },
+  ready: true,
+  restartCount: 1,
+  image: 'registry.example.com/shop/web:1.2.3',
+  imageID: 'registry.example.com/shop/web@sha256:0123',
+  containerID: 'containerd://def',
+  started: true,
+});
+
+const pvcSpec = { accessModes: ['ReadWriteOnce', 'ReadOnlyMany'], selector: labelSelector, resources: { requests: { storage: '10Gi' }, limits: { storage: '20Gi' } }, volumeName: 'pv-1', storageClassName: '', volumeMode: 'Block', dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'snap' } };
+
+/** PersistentVolume sources (the persistent variants carry namespaced secret references). */
+const pvSources: Json[] = [
+  { hostPath: { path: '/mnt/data' } },
+  { nfs: { server: 'nfs', path: '/x' } },
+  { gcePersistentDisk: { pdName: 'pd' } },
+  { awsElasticBlockStore: { volumeID: 'vol' } },
+  { glusterfs: { endpoints: 'ep', path: 'p', readOnly: true, endpointsNamespace: 'storage' } },
+  { rbd: { monitors: ['m'], image: 'i', secretRef: { name: 's', namespace: 'storage' } } },
+  { iscsi: { targetPortal: 't', iqn: 'q', lun: 1, secretRef: { name: 's', namespace: 'storage' } } },
+  { cinder: { volumeID: 'c', secretRef: { name: 's', namespace: 'storage' } } },
+  { cephfs: { monitors: ['m'], secretRef: { name: 's', namespace: 'storage' } } },
+  { fc: { wwids: ['w'] } },
+  { flocker: { datasetUUID: 'u' } },
+  { flexVolume: { driver: 'd', secretRef: { name: 's', namespace: 'storage' }, options: { a: 'b' } } },
+  { azureFile: { secretName: 's', shareName: 'sh', secretNamespace: 'storage' } },
+  { vsphereVolume: { volumePath: 'p' } },
+  { quobyte: { registry: 'r', volume: 'v' } },
+  { azureDisk: { diskName: 'd', diskURI: 'u' } },
+  { photonPersistentDisk: { pdID: 'p' } },
+  { portworxVolume: { volumeID: 'v' } },
+  { scaleIO: { gateway: 'g', system: 's', secretRef: { name: 's', namespace: 'storage' }, volumeName: 'v' } },
+  { local: { path: '/mnt/disks/ssd1', fsType: 'ext4' } },
+  { storageos: { volumeName: 'v', secretRef: { kind: 'Secret', namespace: 'storage', name: 's', apiVersion: 'v1' } } },
+  { csi: { driver: 'csi.example.com', volumeHandle: 'h', readOnly: true, fsType: 'ext4', volumeAttributes: { a: 'b' }, controllerPublishSecretRef: { name: 'a', namespace: 'n' }, nodeStageSecretRef: { name: 'b', namespace: 'n' }, nodePublishSecretRef: { name: 'c', namespace: 'n' }, controllerExpandSecretRef: { name: 'd', namespace: 'n' } } },
+];
+
+const persistentVolumes = pvSources.map((source, i): Json => ({
+  apiVersion: 'v1',
+  kind: 'PersistentVolume',
+  metadata: meta(`pv-${i}`),
+  spec: { capacity: { storage: '5Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', ...source },
+  status: { phase: 'Available' },
+}));
+
+export const fixtures: Record<string, Json[]> = {
+  Namespace: [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } },
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop', generateName: '', generation: 0 }, spec: {}, status: { phase: '' } },
+    {
+      apiVersion: 'v1', kind: 'Namespace', metadata: richMeta('shop'), spec: { finalizers: ['kubernetes'] },
+      status: { phase: 'Terminating', conditions: [{ type: 'NamespaceDeletionContentFailure', status: 'False', lastTransitionTime: '2026-11-20T23:01:00Z', reason: 'ContentDeleted', message: 'All content successfully deleted' }] },
+    },
+  ],
+  ServiceAccount: [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta('default', 'shop') },
+    {
+      apiVersion: 'v1', kind: 'ServiceAccount', metadata: richMeta('builder', 'shop'),
+      secrets: [{ name: 'builder-token-x1', kind: 'Secret', namespace: 'shop', uid: 'u', apiVersion: 'v1', resourceVersion: '7', fieldPath: 'data' }],
+      imagePullSecrets: [{ name: 'registry' }, { name: '' }],
+      automountServiceAccountToken: false,
+    },
+  ],
+  LimitRange: [
+    {
+      apiVersion: 'v1', kind: 'LimitRange', metadata: meta('limits', 'shop'),
+      spec: { limits: [
+        { type: 'Container', max: { cpu: '2', memory: '1Gi' }, min: { cpu: '10m' }, default: { cpu: '500m' }, defaultRequest: { cpu: '100m' }, maxLimitRequestRatio: { cpu: '10' } },
+        { type: 'PersistentVolumeClaim', max: { storage: '10Gi' } },
+      ] },
+    },
+  ],
+  ResourceQuota: [
+    {
+      apiVersion: 'v1', kind: 'ResourceQuota', metadata: meta('quota', 'shop'),
+      spec: { hard: { pods: '10', 'requests.cpu': '4', 'limits.memory': '8Gi' }, scopes: ['NotTerminating'], scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] } },
+      status: { hard: { pods: '10' }, used: { pods: '3' } },
+    },
+  ],
+  Secret: [
+    { apiVersion: 'v1', kind: 'Secret', metadata: meta('empty', 'shop'), type: 'Opaque' },
+    {
+      apiVersion: 'v1', kind: 'Secret', metadata: richMeta('creds', 'shop'), immutable: true,
+      data: { password: Buffer.from('s3cr3t').toString('base64'), binary: Buffer.from([0, 255, 128, 10]).toString('base64'), empty: '' },
+      type: 'kubernetes.io/basic-auth',
+    },
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'plain', namespace: 'shop' }, stringData: { user: 'admin', note: 'ünïcødé ✓' }, type: 'Opaque' },
+  ],
+  PersistentVolumeClaim: [
+    {
+      apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: meta('data', 'shop'), spec: pvcSpec,
+      status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '10Gi' }, conditions: [{ type: 'Resizing', status: 'True', lastProbeTime: '2026-11-20T23:02:00Z', lastTransitionTime: '2026-11-20T23:02:00Z', reason: 'ResizeStarted', message: 'resizing' }] },
+    },
+  ],
+  PersistentVolume: [
+    ...persistentVolumes,
+    {
+      apiVersion: 'v1', kind: 'PersistentVolume', metadata: richMeta('pv-rich'),
+      spec: {
+        capacity: { storage: '100Gi' }, nfs: { server: 'nfs.example.com', path: '/exports/shop', readOnly: true }, accessModes: ['ReadWriteMany'],
+        claimRef: { kind: 'PersistentVolumeClaim', namespace: 'shop', name: 'data', uid: 'c1', apiVersion: 'v1', resourceVersion: '12' },
+        persistentVolumeReclaimPolicy: 'Recycle', storageClassName: 'slow', mountOptions: ['hard', 'nfsvers=4.1'], volumeMode: 'Filesystem',
+        nodeAffinity: { required: nodeSelector },
+      },
+      status: { phase: 'Released', message: 'claim deleted', reason: 'Released' },
+    },
+  ],
+  Service: [
+    { apiVersion: 'v1', kind: 'Service', metadata: meta('web', 'shop'), spec: { ports: [{ port: 80 }], selector: { app: 'web' }, clusterIP: '10.96.0.10', type: 'ClusterIP' } },
+    {
+      apiVersion: 'v1', kind: 'Service', metadata: richMeta('lb', 'shop'),
+      spec: {
+        ports: [
+          { name: 'http', protocol: 'TCP', appProtocol: 'http', port: 80, targetPort: 8080, nodePort: 30080 },
+          { name: 'https', protocol: 'TCP', port: 443, targetPort: 'https', nodePort: 30443 },
+          { name: 'zero', port: 53, protocol: 'UDP', targetPort: 0 },
+        ],
+        selector: { app: 'web' }, clusterIP: '10.96.0.11', clusterIPs: ['10.96.0.11', 'fd00::11'], type: 'LoadBalancer', externalIPs: ['192.0.2.1'],
+        sessionAffinity: 'ClientIP', loadBalancerIP: '192.0.2.10', loadBalancerSourceRanges: ['0.0.0.0/0'], externalTrafficPolicy: 'Local',
+        healthCheckNodePort: 32000, publishNotReadyAddresses: true, sessionAffinityConfig: { clientIP: { timeoutSeconds: 10800 } },
+        topologyKeys: ['*'], ipFamilies: ['IPv4', 'IPv6'], ipFamilyPolicy: 'PreferDualStack', allocateLoadBalancerNodePorts: true,
+        loadBalancerClass: 'example.com/lb', internalTrafficPolicy: 'Cluster',
+      },
+      status: {
+        loadBalancer: { ingress: [{ ip: '192.0.2.10', ports: [{ port: 80, protocol: 'TCP' }, { port: 443, protocol: 'TCP', error: 'Pending' }] }, { hostname: 'lb.example.com' }] },
+        conditions: [{ type: 'Ready', status: 'True', observedGeneration: 3, lastTransitionTime: '2026-11-20T23:03:00Z', reason: 'Provisioned', message: '' }],
+      },
+    },
+    { apiVersion: 'v1', kind: 'Service', metadata: meta('external', 'shop'), spec: { type: 'ExternalName', externalName: 'db.example.com' }, status: { loadBalancer: {} } },
+  ],
+  SecurityContextConstraints: [
+    { apiVersion: 'v1', kind: 'SecurityContextConstraints', metadata: meta('restricted'), runAsUser: { type: 'MustRunAsRange' }, seLinuxContext: { type: 'MustRunAs' } },
+    {
+      apiVersion: 'v1', kind: 'SecurityContextConstraints', metadata: richMeta('privileged'),
+      priority: 10, allowPrivilegedContainer: true, defaultAddCapabilities: ['CHOWN'], requiredDropCapabilities: ['KILL', 'MKNOD'], allowedCapabilities: ['*'],
+      allowHostDirVolumePlugin: true, volumes: ['*'], allowedFlexVolumes: [{ driver: 'example/lvm' }], allowHostNetwork: true, allowHostPorts: true,
+      allowHostPID: true, allowHostIPC: true, defaultAllowPrivilegeEscalation: true, allowPrivilegeEscalation: true,
+      seLinuxContext: { type: 'MustRunAs', seLinuxOptions: { user: 'u', role: 'r', type: 't', level: 's0' } },
+      runAsUser: { type: 'MustRunAs', uid: 1000, uidRangeMin: 1000, uidRangeMax: 2000 },
+      supplementalGroups: { type: 'MustRunAs', ranges: [{ min: 1000, max: 2000 }] }, fsGroup: { type: 'MustRunAs', ranges: [{ min: 0, max: 65535 }] },
+      readOnlyRootFilesystem: false, users: ['system:admin'], groups: ['system:cluster-admins'], seccompProfiles: ['*'],
+      allowedUnsafeSysctls: ['kernel.msg*'], forbiddenSysctls: ['kernel.shm_rmid_forced'],
+    },
+  ],
+  PodTemplate: [
+    { apiVersion: 'v1', kind: 'PodTemplate', metadata: meta('tpl', 'shop'), template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } } },
+    { apiVersion: 'v1', kind: 'PodTemplate', metadata: richMeta('tpl-rich', 'shop'), template: { metadata: meta('tpl-pod'), spec: podSpec() } },
+  ],
+  ReplicationController: [
+    { apiVersion: 'v1', kind: 'ReplicationController', metadata: meta('scaled-to-zero', 'shop'), spec: { replicas: 0, selector: { app: 'web' }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } } }, status: { replicas: 0 } },
+    {
+      apiVersion: 'v1', kind: 'ReplicationController', metadata: richMeta('web', 'shop'),
+      spec: { replicas: 3, minReadySeconds: 10, selector: { app: 'web' }, template: { metadata: { labels: { app: 'web' } }, spec: podSpec() } },
+      status: { replicas: 3, fullyLabeledReplicas: 3, readyReplicas: 2, availableReplicas: 2, observedGeneration: 3, conditions: [{ type: 'ReplicaFailure', status: 'False', lastTransitionTime: '2026-11-20T23:04:00Z', reason: 'Ok', message: 'fine' }] },
+    },
+  ],
+  Pod: [
+    { apiVersion: 'v1', kind: 'Pod', metadata: meta('minimal', 'shop'), spec: { containers: [{ name: 'web', image: 'nginx' }] }, status: { phase: 'Pending' } },
+    {
+      apiVersion: 'v1', kind: 'Pod', metadata: richMeta('web-0', 'shop'), spec: podSpec(),
+      status: {
+        phase: 'Running',
+        conditions: [{ type: 'Ready', status: 'True', lastProbeTime: '2026-11-20T23:00:10Z', lastTransitionTime: '2026-11-20T23:00:06Z' }, { type: 'PodScheduled', status: 'True', reason: 'Scheduled', message: 'ok' }],
+        message: 'running', reason: 'Started', nominatedNodeName: 'node-2', hostIP: '10.0.0.7', podIP: '10.244.0.5', podIPs: [{ ip: '10.244.0.5' }, { ip: 'fd00::5' }],
+        startTime: '2026-11-20T23:00:02Z',
+        initContainerStatuses: [{ name: 'init', state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: '2026-11-20T23:00:03Z', finishedAt: '2026-11-20T23:00:04Z' } }, lastState: {}, ready: true, restartCount: 0, image: 'busybox', imageID: '' }],
+        containerStatuses: [containerStatus('web'), { name: 'sidecar', state: { waiting: { reason: 'ContainerCreating', message: 'pulling' } }, lastState: {}, ready: false, restartCount: 0, image: 'envoy:1', imageID: '', started: false }],
+        qosClass: 'Burstable',
+        ephemeralContainerStatuses: [{ name: 'debug', state: {}, lastState: {}, ready: false, restartCount: 0, image: 'busybox', imageID: '' }],
+      },
+    },
+  ],
+  ComponentStatus: [
+    { apiVersion: 'v1', kind: 'ComponentStatus', metadata: { name: 'storage', selfLink: '/api/v1/componentstatuses/storage' }, conditions: [{ type: 'Healthy', status: 'True', message: 'ok' }] },
+    { apiVersion: 'v1', kind: 'ComponentStatus', metadata: { name: 'etcd-0' }, conditions: [{ type: 'Healthy', status: 'False', message: '', error: 'connection refused' }] },
+  ],
+  Status: [
+    { apiVersion: 'v1', kind: 'Status', metadata: {}, status: 'Success', details: { name: 'web', kind: 'pods', uid: 'u1' }, code: 200 },
+    {
+      apiVersion: 'v1', kind: 'Status', metadata: { resourceVersion: '9', continue: 'abc', remainingItemCount: 0, selfLink: '/x' }, status: 'Failure',
+      message: 'Pod "web" is invalid: spec.containers[0].image: Required value', reason: 'Invalid',
+      details: { name: 'web', group: '', kind: 'Pod', causes: [{ reason: 'FieldValueRequired', message: 'Required value', field: 'spec.containers[0].image' }, { reason: 'FieldValueInvalid' }], retryAfterSeconds: 5 },
+      code: 422,
+    },
+  ],
+  DeleteOptions: [
+    { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: 'u1', resourceVersion: '5' }, orphanDependents: false, propagationPolicy: 'Foreground', dryRun: ['All'] },
+    { apiVersion: 'meta.k8s.io/v1', kind: 'DeleteOptions', propagationPolicy: 'Background' },
+  ],
+};
+
+/** A list of each kind's fixtures, as a list response carries them (items without apiVersion/kind). */
+export const listFixtures: Json[] = Object.entries(fixtures)
+  .filter(([kind]) => kind !== 'Status' && kind !== 'DeleteOptions')
+  .map(([kind, items]) => ({
+    apiVersion: 'v1',
+    kind: `${kind}List`,
+    metadata: { resourceVersion: '100', continue: 'eyJydiI6MTAwfQ', remainingItemCount: 7 },
+    items: items.map(({ apiVersion: _a, kind: _k, ...rest }) => rest),
+  }));
