@@ -3,11 +3,12 @@
  * The func-runtime command. Each subcommand is a module in commands/; this file wires them to yargs
  * and is the only place that ends the process, so library code can be embedded and tested.
  */
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
-import { runCommand } from './commands/run.js';
+import { parseArgs } from 'node:util';
+import { runCommand, serve } from './commands/run.js';
+import { OPTION_TABLE } from './config.js';
 import { devCommand } from './commands/dev.js';
 import { buildCommand } from './commands/build.js';
+import { invokeCommand } from './commands/invoke.js';
 
 function exit(code: number): never {
   process.exit(code);
@@ -21,16 +22,45 @@ function reportStartError(err: unknown): void {
   exit(1);
 }
 
-await yargs(hideBin(process.argv))
-  .scriptName('func-runtime')
-  .command(runCommand(exit, reportStartError))
-  .command(devCommand(exit, reportStartError))
-  .command(buildCommand(exit, reportStartError))
-  .strict()
-  .help()
-  .version(false)
-  .fail((msg, err) => {
-    process.stderr.write(`func-runtime: ${msg ?? err?.message}\nRun func-runtime --help for usage.\n`);
-    exit(2);
+async function withYargs(args: string[]): Promise<void> {
+  const { default: yargs } = await import('yargs');
+  await yargs(args)
+    .scriptName('func-runtime')
+    .command(runCommand(exit, reportStartError))
+    .command(devCommand(exit, reportStartError))
+    .command(buildCommand(exit, reportStartError))
+  .command(invokeCommand(exit, reportStartError))
+    .strict()
+    .help()
+    .version(false)
+    .fail((msg, err) => {
+      process.stderr.write(`func-runtime: ${msg ?? err?.message}\nRun func-runtime --help for usage.\n`);
+      exit(2);
   })
-  .parseAsync();
+    .parseAsync();
+}
+
+const SUBCOMMANDS = ['dev', 'build', 'invoke', 'help'];
+
+/**
+ * The plain `func-runtime [path] [--flag value]` a container runs on every cold start is parsed
+ * with node:util from the same option table: loading yargs costs more start-up time than the rest
+ * of the runtime together. Anything else (a subcommand, --help, a malformed flag) goes to yargs,
+ * which owns usage text and error messages.
+ */
+function plainRun(args: string[]): { path: string; [flag: string]: unknown } | undefined {
+  if (SUBCOMMANDS.includes(args[0] ?? '') || args.some((a) => /^(-h|--help|--version)$/.test(a))) return undefined;
+  const options: Record<string, { type: 'string' | 'boolean' }> = {};
+  for (const row of OPTION_TABLE) options[row.flag] = { type: typeof row.default === 'boolean' ? 'boolean' : 'string' };
+  try {
+    const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true });
+    return positionals.length > 1 ? undefined : { ...values, path: positionals[0] ?? '.' };
+  } catch {
+    return undefined;
+  }
+}
+
+const args = process.argv.slice(2);
+const plain = plainRun(args);
+if (plain) await serve(plain, exit).catch(reportStartError);
+else await withYargs(args);
