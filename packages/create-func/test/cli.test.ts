@@ -50,10 +50,13 @@ describe('create-func (the command)', () => {
     expect(await entries(cwd)).toEqual(['shop-api']);
   });
 
-  it('prints the usage with --help', async () => {
-    const result = await run(['--help'], await tempDir());
-    expect(result.code).toBe(0);
-    expect(result.stdout).toContain('--template <http|cloudevents>');
+  it('prints the usage with --help and the version with --version', async () => {
+    const help = await run(['--help'], await tempDir());
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--template <http|cloudevents>');
+    const version = await run(['--version'], await tempDir());
+    const pkg = JSON.parse(await readFile(join(packageDir, 'package.json'), 'utf8')) as { version: string };
+    expect(version.stdout).toBe(`${pkg.version}\n`);
   });
 
   it.each([
