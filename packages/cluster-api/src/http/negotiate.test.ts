@@ -48,7 +48,7 @@ describe('bodies', () => {
   it.each([
     ['application/json', '{"a":', 400],
     ['application/yaml', 'a: [1', 400],
-    ['application/vnd.kubernetes.protobuf', 'k8s\0', 415],
+    ['application/vnd.kubernetes.protobuf', 'k8s\0', 400],
     ['text/plain', 'hello', 415],
     ['application/x-www-form-urlencoded', 'a=1', 415],
   ])('refuses %s %j with %i', (type, text, code) => {

@@ -1,16 +1,16 @@
 /**
  * Content negotiation: which representation a client accepts (JSON, YAML, meta.k8s.io Table,
- * watch streams) and how a request body is decoded. Protobuf is not served: a client that lists
- * JSON after it (client-go's default `application/vnd.kubernetes.protobuf, application/json`) gets
- * JSON; one that accepts only protobuf gets 406. Protobuf bodies are decoded for the kinds kubectl's
- * typed commands send (protobuf.ts); others get 415.
+ * protobuf, watch streams) and how a request body is decoded. Protobuf is offered only where the
+ * caller can produce it (typed kinds, `protobuf` true): elsewhere a client that lists JSON after it
+ * (client-go's default `application/vnd.kubernetes.protobuf, application/json`) gets JSON and one
+ * that accepts only protobuf gets 406. Protobuf bodies are decoded by ../protobuf/codec.ts.
  */
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { PatchType } from '../registry/definition.js';
-import { decodeProtobuf } from './protobuf.js';
+import { decodeProtobuf, encodeProtobuf, ProtobufMediaType } from '../protobuf/codec.js';
 import { malformedBody, notAcceptable, unsupportedMediaType, unsupportedPatchType } from './status.js';
 
-export const OutputFormats = ['json', 'yaml', 'table'] as const;
+export const OutputFormats = ['json', 'yaml', 'table', 'protobuf'] as const;
 export type OutputFormat = (typeof OutputFormats)[number];
 
 export interface Output {
@@ -41,23 +41,27 @@ const outputCache = new Map<string, Output>();
 const maxCached = 64;
 
 /** The first acceptable range in the client's order of preference (q, then position, as goautoneg). */
-export function negotiateOutput(accept: string | undefined): Output {
+export function negotiateOutput(accept: string | undefined, protobuf = false): Output {
   if (!accept) return { format: 'json' };
-  const cached = outputCache.get(accept);
+  const key = protobuf ? `protobuf:${accept}` : accept;
+  const cached = outputCache.get(key);
   if (cached) return cached;
-  const output = negotiate(accept);
-  if (outputCache.size < maxCached) outputCache.set(accept, output);
+  const output = negotiate(accept, protobuf);
+  if (outputCache.size < maxCached) outputCache.set(key, output);
   return output;
 }
 
-function negotiate(accept: string): Output {
+/** A protobuf range counts only where the caller can answer in protobuf (typed kinds; not discovery, not Tables). */
+const isProtobuf = (range: MediaRange): boolean => range.type === ProtobufMediaType && !range.params.has('as');
+
+function negotiate(accept: string, protobuf: boolean): Output {
   const ranges = accept
     .split(',')
     .map(parseMediaRange)
     .filter((r) => r.q > 0)
     .sort((a, b) => b.q - a.q);
   for (const range of ranges) {
-    const output = outputFor(range);
+    const output: Output | undefined = protobuf && isProtobuf(range) ? { format: 'protobuf' } : outputFor(range);
     if (output) return output;
   }
   throw notAcceptable();
@@ -84,13 +88,14 @@ function outputFor(range: MediaRange): Output | undefined {
 }
 
 /** Watch streams are JSON lines (or Table events); YAML has no stream framing in Kubernetes either. */
-export function negotiateWatch(accept: string | undefined): Output {
-  const out = negotiateOutput(accept?.replace(/;\s*stream=watch/g, ''));
+export function negotiateWatch(accept: string | undefined, protobuf = false): Output {
+  const out = negotiateOutput(accept?.replace(/;\s*stream=watch/g, ''), protobuf);
   if (out.format === 'yaml') throw notAcceptable();
   return out;
 }
 
-export function encode(value: unknown, format: OutputFormat, pretty: boolean): { contentType: string; body: string } {
+export function encode(value: unknown, format: OutputFormat, pretty: boolean): { contentType: string; body: string | Buffer } {
+  if (format === 'protobuf') return { contentType: ProtobufMediaType, body: encodeProtobuf(value) };
   if (format === 'yaml') return { contentType: 'application/yaml', body: stringifyYaml(value) };
   return { contentType: 'application/json', body: pretty ? `${JSON.stringify(value, null, 2)}\n` : JSON.stringify(value) };
 }
@@ -121,7 +126,7 @@ export function decodeBody(contentType: string | undefined, bytes: Buffer): unkn
   const text = bytes.toString('utf8');
   if (type === '' || type === 'application/json' || type.endsWith('+json')) return parseJson(text);
   if (type === 'application/yaml' || type === 'application/apply-patch+yaml') return parseYamlBody(text);
-  if (type === 'application/vnd.kubernetes.protobuf') return decodeProtobuf(bytes);
+  if (type === ProtobufMediaType) return decodeProtobuf(bytes);
   throw unsupportedMediaType(type);
 }
 
