@@ -1,0 +1,85 @@
+/**
+ * `func-runtime invoke [url]`: Knative's `func invoke` for a running function. Prints the reply;
+ * exit code 0 for a 1xx–3xx reply, 1 for 4xx/5xx, 2 for bad flags, 3 when nothing answered.
+ */
+import type { Argv, CommandModule } from 'yargs';
+import type { Exit } from '../lifecycle.js';
+
+export const INVOKE_EXIT = { ok: 0, errorStatus: 1, usage: 2, unreachable: 3 } as const;
+
+interface InvokeArgs {
+  url: string;
+  method?: string;
+  header: string[];
+  data?: string;
+  'data-file'?: string;
+  'content-type': string;
+  cloudevent: boolean;
+  type: string;
+  source: string;
+  id?: string;
+  timeout: number;
+}
+
+const REASONS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'no such host',
+  EAI_AGAIN: 'the host name could not be resolved',
+  ECONNRESET: 'the connection was reset',
+  EHOSTUNREACH: 'the host is unreachable',
+  UND_ERR_SOCKET: 'the connection closed before a reply',
+};
+
+/** fetch() wraps the socket error in `cause`; say what happened, in words, with the code. */
+function unreachable(url: URL, err: unknown, timeoutMs: number): string {
+  const e = err as Error & { cause?: NodeJS.ErrnoException };
+  if (e?.name === 'TimeoutError') return `no reply from ${url.href} within ${timeoutMs} ms (change it with --timeout).`;
+  const code = e?.cause?.code;
+  const reason = code ? `${REASONS[code] ?? e.cause?.message ?? code} (${code})` : (e?.cause?.message ?? e?.message ?? String(err));
+  const hint = code === 'ECONNREFUSED' ? ' Is the function running? Start it with `func-runtime dev` or `func-runtime`, or pass its URL.' : '';
+  return `cannot reach ${url.href}: ${reason}.${hint}`;
+}
+
+async function invoke(argv: InvokeArgs, exit: Exit): Promise<void> {
+  const { buildRequest, InvokeUsageError } = await import('../client/invoke-request.js');
+  const { describeResponse } = await import('../client/print-response.js');
+  let req;
+  try {
+    req = buildRequest({ ...argv, dataFile: argv['data-file'], contentType: argv['content-type'] });
+  } catch (err) {
+    if (!(err instanceof InvokeUsageError)) throw err;
+    process.stderr.write(`func-runtime invoke: ${err.message}\n`);
+    return exit(INVOKE_EXIT.usage);
+  }
+  if (req.event) process.stderr.write(`Sending CloudEvent id=${req.event.id} type=${req.event.type} source=${req.event.source} to ${req.url.href}\n`);
+  let res: Response;
+  try {
+    res = await fetch(req.url, { method: req.method, headers: req.headers, body: req.body, redirect: 'manual', signal: AbortSignal.timeout(argv.timeout) });
+  } catch (err) {
+    process.stderr.write(`func-runtime invoke: ${unreachable(req.url, err, argv.timeout)}\n`);
+    return exit(INVOKE_EXIT.unreachable);
+  }
+  const body = Buffer.from(await res.arrayBuffer());
+  process.stdout.write(describeResponse({ status: res.status, statusText: res.statusText, headers: [...res.headers.entries()], body }));
+  exit(res.status >= 400 ? INVOKE_EXIT.errorStatus : INVOKE_EXIT.ok);
+}
+
+export function invokeCommand(exit: Exit, onError: (err: unknown) => void): CommandModule<object, InvokeArgs> {
+  return {
+    command: 'invoke [url]',
+    describe: 'Send an HTTP request or a CloudEvent to a running function and print the reply',
+    builder: (y) =>
+      y.positional('url', { type: 'string', default: 'http://localhost:8080/', describe: 'the function\'s URL' })
+        .option('method', { alias: 'X', type: 'string', describe: 'HTTP method [default: GET, or POST with data or --cloudevent]' })
+        .option('header', { alias: 'H', type: 'string', array: true, default: [], describe: 'a request header, "Name: value" (repeatable)' })
+        .option('data', { alias: 'd', type: 'string', describe: 'request body (the event data with --cloudevent)' })
+        .option('data-file', { type: 'string', describe: 'read the body / event data from this file' })
+        .option('content-type', { type: 'string', default: 'application/json', describe: 'content type of the data' })
+        .option('cloudevent', { type: 'boolean', default: false, describe: 'send a binary-mode CloudEvent' })
+        .option('type', { type: 'string', default: 'boson.fn', describe: 'CloudEvent type' })
+        .option('source', { type: 'string', default: '/boson/fn', describe: 'CloudEvent source' })
+        .option('id', { type: 'string', describe: 'CloudEvent id [default: a random UUID]' })
+        .option('timeout', { type: 'number', default: 30_000, describe: 'ms to wait for the reply' }) as unknown as Argv<InvokeArgs>,
+    handler: (argv) => invoke(argv, exit).catch(onError),
+  };
+}

@@ -1,0 +1,109 @@
+/** `func-runtime invoke` as a process against a real listening function server. */
+import { writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { start } from '../src/index.js';
+import { FIXTURES, copyFixture, freePort, spawnCli } from './dev-helpers.js';
+
+let server: Server;
+let url: string;
+const fx = copyFixture('dev-invoke');
+
+beforeAll(async () => {
+  const fn = (await import(join(FIXTURES, 'dev-invoke/index.mjs'))) as { handle: () => unknown };
+  server = await start(fn, { port: 0, host: '127.0.0.1', logLevel: 'silent' });
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  fx.remove();
+});
+
+async function invoke(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const proc = spawnCli(['invoke', ...args]);
+  let stdout = '';
+  let stderr = '';
+  proc.child.stdout!.on('data', (d: Buffer) => (stdout += d));
+  proc.child.stderr!.on('data', (d: Buffer) => (stderr += d));
+  const code = await proc.exited;
+  return { code, stdout, stderr };
+}
+
+describe('func-runtime invoke', () => {
+  it('GET: prints status, headers and the JSON body, exit 0', async () => {
+    const r = await invoke(`${url}/`);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^HTTP 200 OK\n/);
+    expect(r.stdout).toMatch(/^content-type: application\/json/m);
+    expect(r.stdout.split('\n\n')[1]).toBe(`${JSON.stringify({ method: 'GET', header: null, received: null }, null, 2)}\n`);
+  });
+
+  it('POST with --data, -H and --method', async () => {
+    const r = await invoke(`${url}/`, '--data', '{"order":7}', '-H', 'X-Test: yes', '--method', 'put');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout.split('\n\n')[1]!)).toEqual({ method: 'PUT', header: 'yes', received: { order: 7 } });
+  });
+
+  it('--data-file with --content-type', async () => {
+    const file = join(fx.dir, 'note.txt');
+    writeFileSync(file, 'plain words');
+    const r = await invoke(`${url}/`, '--data-file', file, '--content-type', 'text/plain');
+    expect(JSON.parse(r.stdout.split('\n\n')[1]!)).toEqual({ method: 'POST', header: null, received: 'plain words' });
+  });
+
+  it('--cloudevent sends a binary event and decodes the event it gets back', async () => {
+    const r = await invoke(`${url}/`, '--cloudevent', '--type', 'order.created', '--source', '/shop', '--id', 'evt-42', '--data', '{"order":7}');
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/Sending CloudEvent id=evt-42 type=order\.created source=\/shop/);
+    expect(r.stdout).toMatch(/^ce-type: fixture\.reply$/m);
+    const decoded = r.stdout.split('\n\n')[1]!;
+    expect(decoded).toMatch(/^CloudEvent:\n {2}id: .+\n/);
+    expect(decoded).toMatch(/^ {2}type: fixture\.reply$/m);
+    expect(decoded).toMatch(/^ {2}source: \/fixture\/invoke$/m);
+    expect(decoded).toMatch(/^ {2}specversion: 1\.0$/m);
+    expect(JSON.parse(decoded.split('Data:\n')[1]!)).toEqual({ echoed: { order: 7 }, id: 'evt-42', type: 'order.created', source: '/shop' });
+  });
+
+  it('summarises a binary body instead of printing its bytes', async () => {
+    const r = await invoke(`${url}/binary`);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/\n\n\(4 bytes of application\/octet-stream\)\n$/);
+  });
+
+  it.each([
+    ['/rejected', 422, /"code": "|"status": 422|order is incomplete/],
+    ['/broken', 500, /"status": 500/],
+  ])('%s: prints the %i reply and exits 1', async (path, status, body) => {
+    const r = await invoke(`${url}${path}`);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(new RegExp(`^HTTP ${status} `));
+    expect(r.stdout).toMatch(body);
+    expect(r.stdout).not.toMatch(/internal detail/);
+  });
+
+  it('connection refused: a clear message and exit 3', async () => {
+    const port = await freePort();
+    const r = await invoke(`http://127.0.0.1:${port}/`);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(new RegExp(`cannot reach http://127\\.0\\.0\\.1:${port}/: connection refused \\(ECONNREFUSED\\)\\. Is the function running\\?`));
+  });
+
+  it.each([
+    ['a header without a colon', ['-H', 'X-Test yes'], /-H "X-Test yes" is not a header/],
+    ['--data and --data-file together', ['--data', '1', '--data-file', 'x'], /Give --data or --data-file, not both/],
+    ['a missing --data-file', ['--data-file', '/nonexistent/file.json'], /Cannot read --data-file \/nonexistent\/file\.json: ENOENT/],
+    ['event data that is not JSON', ['--cloudevent', '--data', '{oops'], /event data is not valid JSON .*--content-type text\/plain/],
+    ['a non-HTTP URL', ['ftp://example.com/'], /Only http:\/\/ and https:\/\/ URLs can be invoked/],
+    ['a malformed URL', ['http://exa mple:99999/'], /is not a URL/],
+    ['a body on GET', ['--data', 'x', '--method', 'GET'], /A GET request cannot carry --data/],
+  ])('%s: exit 2 with the reason, nothing sent', async (_name, args, message) => {
+    const target = args[0]!.includes('://') ? [] : [`${url}/`];
+    const r = await invoke(...target, ...args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stdout).toBe('');
+  });
+});
