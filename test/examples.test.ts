@@ -27,9 +27,15 @@ async function serve(fn: Parameters<typeof start>[0], options: Parameters<typeof
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-function problemOf(res: Response): Promise<{ status: number; title: string; detail: string }> {
+interface Problem {
+  status: number;
+  title: string;
+  detail: string;
+}
+
+function problemOf(res: Response): Promise<Problem> {
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  return res.json();
+  return res.json() as Promise<Problem>;
 }
 
 it('type-checks against the runtime types', () => {
