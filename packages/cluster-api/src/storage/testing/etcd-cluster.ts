@@ -43,6 +43,8 @@ export interface EtcdCluster {
   kill(index: number): Promise<void>;
   /** Start a killed member again on its old ports and data; waits until it answers /health. */
   restart(index: number): Promise<void>;
+  /** Index of the current leader as a running member reports it (etcd's maintenance status). */
+  leader(): Promise<number>;
   /** Kill every member and delete the data. Idempotent. */
   stop(): Promise<void>;
 }
@@ -85,6 +87,13 @@ async function waitHealthy(port: number, child: Member, boundMs = 20_000): Promi
   }
 }
 
+/** Member name → id, from the members API of one member. */
+async function memberIds(port: number): Promise<Map<string, string>> {
+  const res = await fetch(`http://127.0.0.1:${port}/v3/cluster/member/list`, { method: 'POST', body: '{}' });
+  const body = (await res.json()) as { members?: { ID: string; name: string }[] };
+  return new Map((body.members ?? []).map((x) => [x.name, x.ID]));
+}
+
 interface Member extends EtcdMember {
   proc: ChildProcess | undefined;
   log: string;
@@ -115,6 +124,8 @@ export async function startEtcd(opts: EtcdClusterOptions = {}): Promise<EtcdClus
     members.push({ name: `m${i}`, clientPort: await freePort(), peerPort: await freePort(), proc: undefined, log: '', running: false });
   }
   const initialCluster = members.map((m) => `${m.name}=http://127.0.0.1:${m.peerPort}`).join(',');
+  // One token for all members: a cluster ID derived from different tokens would split the cluster.
+  const token = `test-${process.pid}-${Date.now()}`;
   const argsOf = (m: Member): string[] => [
     `--name=${m.name}`,
     `--data-dir=${join(dataDir, m.name)}`,
@@ -124,7 +135,7 @@ export async function startEtcd(opts: EtcdClusterOptions = {}): Promise<EtcdClus
     `--initial-advertise-peer-urls=http://127.0.0.1:${m.peerPort}`,
     `--initial-cluster=${initialCluster}`,
     '--initial-cluster-state=new',
-    `--initial-cluster-token=test-${process.pid}-${Date.now()}`,
+    `--initial-cluster-token=${token}`,
     // Loopback: fast heartbeats so that a lost leader is noticed (and replaced) within a second.
     '--heartbeat-interval=50',
     '--election-timeout=500',
@@ -139,7 +150,7 @@ export async function startEtcd(opts: EtcdClusterOptions = {}): Promise<EtcdClus
     async kill(i) {
       const m = members[i]!;
       const proc = m.proc;
-      if (!proc || proc.exitCode !== null) return;
+      if (!proc || !m.running) return;
       const gone = new Promise((r) => proc.once('exit', r));
       proc.kill('SIGKILL');
       await gone;
@@ -149,6 +160,16 @@ export async function startEtcd(opts: EtcdClusterOptions = {}): Promise<EtcdClus
       if (m.running) return;
       launch(bin, m, argsOf(m));
       await waitHealthy(m.clientPort, m);
+    },
+    async leader() {
+      for (const m of members.filter((x) => x.running)) {
+        const res = await fetch(`http://127.0.0.1:${m.clientPort}/v3/maintenance/status`, { method: 'POST', body: '{}' });
+        const status = (await res.json()) as { leader?: string; header?: { member_id?: string } };
+        const ids = await memberIds(m.clientPort);
+        const index = members.findIndex((x) => ids.get(x.name) === status.leader);
+        if (index >= 0) return index;
+      }
+      throw new Error('no running etcd member knows a leader');
     },
     async stop() {
       if (stopped) return;
