@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeList, KubeObject } from '../api/meta.js';
+import { servesProtobuf } from '../protobuf/negotiation.js';
 import type { RequestContext, UserInfo } from '../registry/definition.js';
 import { readBody, hasBody } from './body.js';
 import { decodeBody, negotiateOutput, negotiateWatch, patchTypeOf } from './negotiate.js';
@@ -29,15 +30,15 @@ export async function serveResource(route: Route, ex: Exchange): Promise<void> {
   if (route.verb === 'watch') return watch(route, ex, ctx);
   const pretty = isPretty(ex.query);
   if (route.verb === 'get' || route.verb === 'list') return read(route, ex, ctx, pretty);
-  // Writes answer the object in JSON or YAML; a Table Accept on a write still reads a JSON object.
-  const output = negotiateOutput(ex.req.headers.accept);
-  const format = output.format === 'yaml' ? 'yaml' : 'json';
+  // Writes answer the object in JSON, YAML or protobuf; a Table Accept on a write still reads a JSON object.
+  const output = negotiateOutput(ex.req.headers.accept, servesProtobuf(route.store.definition));
+  const format = output.format === 'table' ? 'json' : output.format;
   const { code, value } = await write(route, ex, ctx);
   send(ex.res, code, value, format, pretty);
 }
 
 async function read(route: Route, ex: Exchange, ctx: RequestContext, pretty: boolean): Promise<void> {
-  const output = negotiateOutput(ex.req.headers.accept);
+  const output = negotiateOutput(ex.req.headers.accept, servesProtobuf(route.store.definition));
   const include = output.format === 'table' ? includeObjectOf(ex.query.get('includeObject')) : undefined;
   const value: KubeObject | KubeList =
     route.verb === 'get' ? await route.store.get(ctx, route.name!) : await route.store.list(ctx, listQueryOf(ex.query));
@@ -47,7 +48,7 @@ async function read(route: Route, ex: Exchange, ctx: RequestContext, pretty: boo
 }
 
 async function watch(route: Route, ex: Exchange, ctx: RequestContext): Promise<void> {
-  const output = negotiateWatch(ex.req.headers.accept);
+  const output = negotiateWatch(ex.req.headers.accept, servesProtobuf(route.store.definition));
   const table =
     output.format === 'table'
       ? { include: includeObjectOf(ex.query.get('includeObject')), version: output.tableVersion ?? 'v1' }
@@ -59,6 +60,7 @@ async function watch(route: Route, ex: Exchange, ctx: RequestContext): Promise<v
     query: watchQueryOf(ex.query, route.name),
     timeoutSeconds: timeout === 0 ? undefined : timeout,
     table,
+    protobuf: output.format === 'protobuf',
     pretty: isPretty(ex.query),
   });
 }
