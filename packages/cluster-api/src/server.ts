@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import type { ServeConfig } from './config.js';
 import { createApp } from './http/app.js';
-import { WatchContentType } from './http/watch.js';
+import { WatchContentTypes } from './http/watch.js';
 import type { Authenticator } from './http/auth.js';
 import { loadTokenFile, tokenAuthenticator } from './http/auth.js';
 import { AdminUser, ensureAdminToken, firstToken, writeKubeconfig } from './http/credentials.js';
@@ -100,7 +100,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
 async function shutdown(server: Server, open: Set<ServerResponse>, storage: Storage): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   // Watches never finish on their own: end them so clients re-watch, as kube-apiserver does on shutdown.
-  for (const res of open) if (res.getHeader('content-type') === WatchContentType) res.end();
+  for (const res of open) if (WatchContentTypes.has(String(res.getHeader('content-type')))) res.end();
   // Keep-alive sockets turn idle as their last response ends: close them as they do, cut the rest later.
   const idle = setInterval(() => server.closeIdleConnections(), 50);
   const cut = setTimeout(() => server.closeAllConnections(), drainMs);

@@ -1,5 +1,5 @@
 /**
- * Watch stream framing: one WatchEvent JSON per line, written as it happens. The headers go out as
+ * Watch stream framing: one WatchEvent JSON per line (or one length-prefixed protobuf WatchEvent), written as it happens. The headers go out as
  * soon as the store watch is established, because client-go and client-node wait for them before
  * reporting the watch as started (kubectl delete --wait and informers depend on that ordering).
  * Closing the connection, the timeout or a terminal error all free the store watch exactly once.
@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject, WatchEvent } from '../api/meta.js';
 import type { RequestContext, ResourceStore, WatchQuery } from '../registry/definition.js';
+import { encodeWatchFrame, ProtobufWatchMediaType } from '../protobuf/codec.js';
 import { statusOf } from './status.js';
 import type { IncludeObjectPolicy } from './table.js';
 import { toTable } from './table.js';
@@ -16,6 +17,9 @@ export const MaxWatchBufferBytes = 16 * 1024 * 1024;
 
 export const WatchContentType = 'application/json;stream=watch';
 
+/** Every watch stream's Content-Type: how shutdown tells open watches from other responses. */
+export const WatchContentTypes: ReadonlySet<string> = new Set([WatchContentType, ProtobufWatchMediaType]);
+
 export interface WatchRequest {
   store: ResourceStore;
   ctx: RequestContext;
@@ -24,6 +28,8 @@ export interface WatchRequest {
   timeoutSeconds?: number;
   /** Table events for `kubectl get -w`; undefined for plain objects. */
   table?: { include: IncludeObjectPolicy; version: string };
+  /** Frames in Kubernetes' protobuf stream format instead of JSON lines. */
+  protobuf?: boolean;
   pretty: boolean;
 }
 
@@ -32,14 +38,14 @@ const defaultTimeoutSeconds = (): number => 1800 + Math.floor(Math.random() * 18
 export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRequest): Promise<void> {
   let started = false;
   let finished = false;
-  const pending: string[] = [];
+  const pending: (string | Buffer)[] = [];
   let handle: { close(): void } | undefined;
   let timer: NodeJS.Timeout | undefined;
 
   const start = (): void => {
     started = true;
     // Set, not passed to writeHead: shutdown finds open watches by this header (server.ts).
-    res.setHeader('Content-Type', WatchContentType);
+    res.setHeader('Content-Type', w.protobuf ? ProtobufWatchMediaType : WatchContentType);
     res.writeHead(200, { 'Cache-Control': 'no-cache, private' });
     res.flushHeaders();
     for (const line of pending.splice(0)) res.write(line);
@@ -53,13 +59,14 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: W
     if (!started) start();
     res.end();
   };
-  const write = (line: string): void => {
+  const write = (line: string | Buffer): void => {
     if (finished) return;
     if (!started) return void pending.push(line);
     res.write(line);
     if (res.writableLength > MaxWatchBufferBytes) (finish(), res.destroy());
   };
-  const frame = (event: WatchEvent<unknown>): string => `${JSON.stringify(event, null, w.pretty ? 2 : undefined)}\n`;
+  const frame = (event: WatchEvent<unknown>): string | Buffer =>
+    w.protobuf ? encodeWatchFrame(event) : `${JSON.stringify(event, null, w.pretty ? 2 : undefined)}\n`;
 
   res.once('close', finish);
   handle = await w.store.watch(w.ctx, w.query, {
