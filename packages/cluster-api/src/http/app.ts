@@ -9,7 +9,7 @@ import type { Authenticator } from './auth.js';
 import { UnauthenticatedPaths } from './auth.js';
 import { Discovery } from './discovery.js';
 import { serveResource } from './handlers.js';
-import { negotiateOutput } from './negotiate.js';
+import { negotiateOutput, type OutputFormat } from './negotiate.js';
 import type { Probe, VersionInfo } from './nonresource.js';
 import { serveNonResource } from './nonresource.js';
 import type { DiscoveryInfo } from './request-info.js';
@@ -39,7 +39,7 @@ export function createApp(options: AppOptions): RequestHandler {
     handle(req, res, options, discovery).catch((err: unknown) => {
       if (!isApiError(err)) log({ level: 'error', msg: 'request failed', method: req.method, path: pathOf(req.url), err: describe(err) });
       else if (err.code === 413) res.setHeader('Connection', 'close');
-      sendError(res, err, acceptsYaml(req) ? 'yaml' : 'json');
+      sendError(res, err, errorFormat(req, err));
     });
   };
 }
@@ -48,11 +48,16 @@ const pathOf = (url: string | undefined): string => (url ?? '/').split('?', 1)[0
 
 const describe = (err: unknown): string => (err instanceof Error ? `${err.name}: ${err.message}` : String(err));
 
-const acceptsYaml = (req: IncomingMessage): boolean => {
+/**
+ * A Status has a protobuf form, so an error answers in protobuf whenever the client prefers it; a 406
+ * is JSON, as kube-apiserver writes it when no representation the client listed can be produced.
+ */
+const errorFormat = (req: IncomingMessage, err: unknown): OutputFormat => {
+  if (isApiError(err) && err.code === 406) return 'json';
   try {
-    return negotiateOutput(req.headers.accept).format === 'yaml';
+    return negotiateOutput(req.headers.accept, true).format;
   } catch {
-    return false;
+    return 'json';
   }
 };
 

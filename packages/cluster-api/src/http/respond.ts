@@ -13,7 +13,7 @@ export function send(res: ServerResponse, code: number, value: unknown, format: 
   res.end(body);
 }
 
-/** Errors are JSON unless the client asked for YAML: a Table client still parses a JSON Status. */
+/** Errors are JSON unless the client asked for YAML or protobuf: a Table client still parses a JSON Status. */
 export function sendError(res: ServerResponse, err: unknown, format: OutputFormat = 'json'): void {
   const status = statusOf(err);
   if (res.headersSent) {
@@ -22,7 +22,7 @@ export function sendError(res: ServerResponse, err: unknown, format: OutputForma
   }
   const retry = status.details?.retryAfterSeconds;
   if (retry !== undefined) res.setHeader('Retry-After', String(retry));
-  send(res, status.code, status, format === 'yaml' ? 'yaml' : 'json');
+  send(res, status.code, status, format === 'table' ? 'json' : format);
 }
 
 export function sendText(res: ServerResponse, code: number, text: string): void {
