@@ -2,7 +2,7 @@
  * kubectl against `serve()` as a user runs it: TLS with the generated CA, the generated admin token,
  * the written kubeconfig. Nothing is configured by hand: that is the point of the kubeconfig.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -107,6 +107,24 @@ describe.runIf(existsSync(kubectlBin))('kubectl over TLS with the generated kube
     expect(resources.stdout).toMatch(/^namespaces\s+ns\s+v1\s+false\s+Namespace$/m);
     const versions = await kubectl('api-versions');
     expect(versions.stdout.split('\n')).toContain('v1');
+  });
+
+  it('watches with get -w: the current pods, then a new one as it is created', async () => {
+    const child = spawn(kubectlBin, ['get', 'pods', '-n', 'shop', '-w'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const waitFor = async (re: RegExp) => {
+      for (const started = Date.now(); !re.test(out); await new Promise((r) => setTimeout(r, 50)))
+        if (Date.now() - started > 15_000) throw new Error(`no ${re} in: ${out}`);
+    };
+    try {
+      await waitFor(/^web\s+0\/1\s+Pending/m);
+      writeFileSync(join(dir, 'late.yaml'), manifest.split('---')[1]!.replace(/name: web/g, 'name: late'));
+      expect((await kubectl('apply', '-f', join(dir, 'late.yaml'))).stdout.trim()).toBe('pod/late created');
+      await waitFor(/^late\s+0\/1\s+Pending/m);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 
   it('deletes and waits until the object is gone', async () => {
