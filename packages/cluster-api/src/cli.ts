@@ -7,6 +7,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { ConfigError, resolveConfig, serveOptions } from './config.js';
 import { TokenFileError } from './http/auth.js';
+import { migrate, migrateArgs, migrateOptions } from './migrate.js';
 import { serve } from './server.js';
 
 const log = (entry: Record<string, unknown>): void => {
@@ -49,6 +50,16 @@ await yargs(hideBin(process.argv))
       return y;
     },
     (argv) => serveCommand(argv).catch(fail),
+  )
+  .command(
+    'migrate',
+    'copy every object from one storage to another (e.g. sqlite: → etcd://); content kept, resourceVersions new',
+    migrateOptions,
+    (argv) =>
+      migrate(migrateArgs(argv), (done) => log({ level: 'info', msg: 'migrating', done })).then((result) => {
+        process.stdout.write(`${JSON.stringify(result)}\n`);
+        process.exit(0);
+      }, fail),
   )
   .demandCommand(1)
   .strict()
