@@ -5,7 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import { encodeBinary, isCloudEvent } from './cloudevents.js';
 import { RuntimeError, sendProblem } from './errors.js';
-import type { StructuredReturn } from './types.js';
+import type { CloudEventLike, StructuredReturn } from './types.js';
 
 const TEXT = 'text/plain; charset=utf-8';
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -60,18 +60,16 @@ function sendStructured(res: ServerResponse, value: StructuredReturn, cors: read
   res.end(data);
 }
 
-function sendCloudEvent(res: ServerResponse, event: Parameters<typeof encodeBinary>[0], cors: readonly string[]): void {
+function sendCloudEvent(res: ServerResponse, event: CloudEventLike, cors: readonly string[]): void {
   let message: ReturnType<typeof encodeBinary>;
   try {
-    message = encodeBinary(event);
+    message = encodeBinary(event, cors);
   } catch (err) {
     throw new RuntimeError('invalid_response', `The function returned an invalid CloudEvent: ${(err as Error).message}.`);
   }
-  const headers = message.headers as Record<string, unknown>;
-  for (let i = 0; i < cors.length; i += 2) headers[cors[i]!] = cors[i + 1];
-  const body = message.body as string | Uint8Array | undefined;
-  headers['content-length'] = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
-  res.writeHead(200, headers as never);
+  const body = message.body;
+  message.headers.push('content-length', String(body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
+  res.writeHead(200, message.headers);
   res.end(body);
 }
 
