@@ -17,6 +17,10 @@ describe('createTestContext', () => {
     expect(typeof ctx.log.info).toBe('function');
   });
 
+  it('leaves rawBody undefined unless includeRaw is on', () => {
+    expect(createTestContext({ body: 'x' }, { includeRaw: false }).rawBody).toBeUndefined();
+  });
+
   it('carries a CloudEvent with defaults for the required attributes', () => {
     const ctx = createTestContext({ cloudevent: { type: 'order.created', data: { id: 3 } } });
     expect(ctx.cloudevent).toMatchObject({ specversion: '1.0', type: 'order.created', source: '/test', data: { id: 3 } });

@@ -127,6 +127,18 @@ describe('lifecycle', () => {
     expect(r.stdout()).toMatch(/shutdown timeout reached/);
   });
 
+  it('a second signal exits at once with 1', async () => {
+    const r = await launch([fixture('slow')]);
+    const inflight = fetch(`${r.url}/?ms=5000`).catch(() => 'cut');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    r.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    r.child.kill('SIGINT');
+    expect(await r.exit()).toBe(1);
+    expect(await inflight).toBe('cut');
+    expect(r.stdout()).toMatch(/second signal: exiting now/);
+  });
+
   it.each([
     ['a timer exception', '/', /uncaught exception escaped the function/, /timer exception from fixture/],
     ['an unawaited rejection', '/?mode=reject', /unhandled promise rejection escaped the function/, /unawaited rejection from fixture/],
