@@ -35,14 +35,14 @@ describe('func-runtime build', () => {
     expect(code).toBe(0);
     for (const f of ['index.mjs', 'index.mjs.map', 'package.json', 'func.yaml']) expect(existsSync(join(dir, 'dist', f))).toBe(true);
     const map = JSON.parse(readFileSync(join(dir, 'dist/index.mjs.map'), 'utf8')) as { sources: string[] };
-    expect(map.sources).toEqual(expect.arrayContaining(['../src/index.ts', '../src/shout.ts', '../node_modules/legacy-cjs/index.js']));
+    expect(map.sources).toEqual(expect.arrayContaining(['../src/index.ts', '../src/shout.ts', '../node_modules/legacy-cjs/index.js', '../node_modules/legacy-cjs/lib/label.js']));
 
     rmSync(join(dir, 'node_modules'), { recursive: true });
     rmSync(join(dir, 'src'), { recursive: true });
     const port = await freePort();
     const served = spawnCli(['dist/'], { cwd: dir, env: { ...process.env, PORT: String(port) } });
     const body = await until('the bundle to answer', () => text(`http://127.0.0.1:${port}/?name=image`));
-    expect(JSON.parse(body)).toEqual({ greeting: 'HELLO IMAGE!', legacy: 'cjs string .mjs' });
+    expect(JSON.parse(body)).toEqual({ greeting: 'HELLO IMAGE!', legacy: 'cjs string .mjs', platform: 'string' });
     // func.yaml travels with the bundle: its custom liveness path is served.
     expect((await fetch(`http://127.0.0.1:${port}/alive`)).status).toBe(200);
     expect(await served.stop()).toBe(0);
@@ -64,7 +64,7 @@ describe('func-runtime build', () => {
 
   it.each([
     ['a syntax error', ['src/broken.ts', '--outdir', 'out'], /Cannot bundle .*broken\.ts: broken\.ts:2:\d+: Unterminated string literal\. Fix it/],
-    ['a missing dependency', ['src/index.ts', '--outdir', 'out'], /Cannot bundle .*index\.ts: index\.ts:1:\d+: Could not resolve "greeter-esm"/],
+    ['a missing dependency', ['src/index.ts', '--outdir', 'out'], /Cannot bundle .*index\.ts: index\.ts:2:\d+: Could not resolve "greeter-esm"/],
     ['an output directory that holds the sources', ['.', '--outdir', '.'], /holds the function's own files .*would overwrite them/],
     ['a path that does not exist', ['nowhere'], /No function at .*nowhere: the path does not exist/],
   ])('fails on %s with one clear line and exit 1', async (name, args, message) => {

@@ -125,6 +125,14 @@ describe('func-runtime dev', () => {
     await s.serves('v1');
   });
 
+  it('a save right after a reload is never lost: the served version always ends up matching the disk', async () => {
+    const s = await startDev();
+    for (let i = 2; i <= 7; i++) {
+      s.write('src/version.ts', version(`v${i}`));
+      await s.serves(`v${i}`);
+    }
+  });
+
   it('--json logs one JSON object per line, with the reload time as a number', async () => {
     const s = await startDev(['--json']);
     s.write('src/version.ts', version('v2'));

@@ -58,9 +58,10 @@ export async function buildBundle(entry: ResolvedEntry, outdir: string): Promise
       minifySyntax: true,
       legalComments: 'linked',
       logLevel: 'silent',
-      // CommonJS dependencies call require / __dirname, which an ES module lacks: bind them to the bundle.
-      banner: { js: `import { createRequire as __funcCreateRequire } from 'node:module'; const __funcRequire = __funcCreateRequire(import.meta.url);` },
-      define: { require: '__funcRequire', __dirname: 'import.meta.dirname', __filename: 'import.meta.filename' },
+      // CommonJS dependencies call require (builtins, dynamic names) and read __dirname, which an ES
+      // module lacks. esbuild renames any `require` the code declares itself, so this one cannot clash.
+      banner: { js: `import { createRequire as __funcCreateRequire } from 'node:module'; const require = __funcCreateRequire(import.meta.url);` },
+      define: { __dirname: 'import.meta.dirname', __filename: 'import.meta.filename' },
       plugins: [externalNativeAddons(externals)],
     });
   } catch (err) {

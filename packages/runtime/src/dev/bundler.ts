@@ -47,9 +47,10 @@ export async function createDevBundler(entryFile: string): Promise<DevBundler> {
     sourcesContent: false,
     logLevel: 'silent',
     absWorkingDir: cwd,
-    // CommonJS code in the bundle calls `require`; bind it to the entry so packages resolve from the project.
-    banner: { js: `import { createRequire as __funcCreateRequire } from 'node:module'; const __funcRequire = __funcCreateRequire(${JSON.stringify(entryUrl)});` },
-    define: { require: '__funcRequire', __dirname: JSON.stringify(dirname(entryFile)), __filename: JSON.stringify(entryFile) },
+    // CommonJS code in the bundle calls `require` for packages (left external); bind it to the entry so
+    // they resolve from the project. esbuild renames a `require` the code declares, so this cannot clash.
+    banner: { js: `import { createRequire as __funcCreateRequire } from 'node:module'; const require = __funcCreateRequire(${JSON.stringify(entryUrl)});` },
+    define: { __dirname: JSON.stringify(dirname(entryFile)), __filename: JSON.stringify(entryFile) },
     plugins: [externalPackagesByUrl(), keepImportMetaOfSource()],
   });
   let version = 0;

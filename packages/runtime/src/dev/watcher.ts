@@ -5,7 +5,7 @@
  * deep, so a file that does not exist yet (a new .env) is seen when it appears, and an editor's
  * save by rename is seen too. Bursts of events (write + rename) become one change.
  */
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 
 export interface SourceWatcher {
@@ -30,10 +30,17 @@ export async function watchSources(files: Iterable<string>, onChange: (changed: 
     pending = new Set();
     onChange(changed);
   };
-  watcher.on('all', (_event, path) => {
+  const seen = (path: string) => {
     if (!watched.has(path)) return;
     pending.add(path);
     timer ??= setTimeout(flush, SETTLE_MS);
+  };
+  watcher.on('all', (_event, path) => seen(path));
+  // chokidar drops a `change` that follows another on the same file within 50 ms; the raw fs.watch
+  // events are not throttled, and a dropped save would leave the old code serving for good.
+  watcher.on('raw', (_event, name, details) => {
+    const dir = (details as { watchedPath?: string }).watchedPath;
+    if (dir && typeof name === 'string') seen(watched.has(dir) ? dir : join(dir, name));
   });
   await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
   return {
