@@ -10,44 +10,50 @@ function readBody(req, done) {
   req.on('end', () => done(Buffer.concat(chunks).toString('utf8')));
 }
 
+// writeHead fixes the head at once, so without an explicit content-length every reply would be chunked.
+function send(res, status, headers, body) {
+  headers['content-length'] = Buffer.byteLength(body);
+  res.writeHead(status, headers).end(body);
+}
+
 function parseOr400(res, text) {
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch {
-    res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid json"}');
+    send(res, 400, { 'content-type': 'application/json' }, '{"error":"invalid json"}');
     return { ok: false };
   }
 }
 
 const handlers = {
   hello(req, res) {
-    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('Hello, world!');
+    send(res, 200, { 'content-type': 'text/plain; charset=utf-8' }, 'Hello, world!');
   },
   echo(req, res) {
     readBody(req, (text) => {
       const parsed = parseOr400(res, text);
       if (!parsed.ok) return;
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(parsed.value));
+      send(res, 200, { 'content-type': 'application/json; charset=utf-8' }, JSON.stringify(parsed.value));
     });
   },
   // Binary-mode CloudEvent in and out, with the same required-attribute check an SDK does.
   cloudevent(req, res) {
     const h = req.headers;
     if (h['ce-specversion'] !== '1.0' || !h['ce-id'] || !h['ce-source'] || !h['ce-type']) {
-      res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid cloudevent"}');
+      send(res, 400, { 'content-type': 'application/json' }, '{"error":"invalid cloudevent"}');
       return;
     }
     readBody(req, (text) => {
       const parsed = parseOr400(res, text);
       if (!parsed.ok) return;
-      res.writeHead(200, {
+      send(res, 200, {
         'content-type': 'application/json',
         'ce-specversion': '1.0',
         'ce-id': randomUUID(),
         'ce-source': '/bench/fn',
         'ce-type': 'dev.func.bench.pong',
         'ce-time': new Date().toISOString(),
-      }).end(JSON.stringify(parsed.value));
+      }, JSON.stringify(parsed.value));
     });
   },
 };
