@@ -32,6 +32,8 @@ export interface EtcdMember {
   readonly peerPort: number;
   /** Running right now. */
   readonly running: boolean;
+  /** Process id while running (for CPU accounting in benchmarks). */
+  readonly pid: number | undefined;
 }
 
 export interface EtcdCluster {
@@ -98,11 +100,13 @@ interface Member extends EtcdMember {
   proc: ChildProcess | undefined;
   log: string;
   running: boolean;
+  pid: number | undefined;
 }
 
 function launch(bin: string, m: Member, args: string[]): void {
   const proc = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   m.proc = proc;
+  m.pid = proc.pid;
   m.running = true;
   live.add(proc);
   proc.stderr!.on('data', (d: Buffer) => {
@@ -121,7 +125,7 @@ export async function startEtcd(opts: EtcdClusterOptions = {}): Promise<EtcdClus
   const dataDir = mkdtempSync(join(opts.dataRoot ?? tmpdir(), 'etcd-'));
   const members: Member[] = [];
   for (let i = 0; i < n; i++) {
-    members.push({ name: `m${i}`, clientPort: await freePort(), peerPort: await freePort(), proc: undefined, log: '', running: false });
+    members.push({ name: `m${i}`, clientPort: await freePort(), peerPort: await freePort(), proc: undefined, log: '', running: false, pid: undefined });
   }
   const initialCluster = members.map((m) => `${m.name}=http://127.0.0.1:${m.peerPort}`).join(',');
   // One token for all members: a cluster ID derived from different tokens would split the cluster.
