@@ -145,6 +145,18 @@ describe('func-runtime dev', () => {
     expect(records.find((r) => String(r.msg).startsWith('serving'))).toMatchObject({ url: s.url });
   });
 
+  it.each([
+    ['a path that does not exist', ['dev', '/nonexistent/fn'], /No function at \/nonexistent\/fn: the path does not exist/],
+    ['a port that is not a number', ['dev', '.', '--port', 'eighty'], /--port must be an integer/],
+  ])('refuses %s with one line and exit 1', async (_name, args, message) => {
+    const fx = copyFixture('dev-hooks');
+    cleanups.push(fx.remove);
+    const proc = spawnCli(args, { cwd: fx.dir });
+    expect(await proc.exited).toBe(1);
+    expect(proc.output()).toMatch(message);
+    expect(proc.output().trim().split('\n')).toHaveLength(1);
+  });
+
   it('refuses to start on a broken function with the location and a non-zero exit', async () => {
     const fx = copyFixture('dev-hooks');
     cleanups.push(fx.remove);
