@@ -10,20 +10,29 @@ import { objectKey } from './meta.js';
 import { withDefaultServiceAccount } from './default-service-account.js';
 import { isApiError } from './errors.js';
 import { GenericStore } from './store.js';
+import { WatchCache, type WatchCacheOptions } from '../storage/watch-cache.js';
 
 export interface RegistryOptions {
   /** Health of this server's components for ComponentStatus; default: the storage backend's. */
   componentStatuses?: ComponentStatusProvider;
   /** Further definitions served by the generic store (after the built-in ones). */
   extraDefinitions?: readonly ResourceDefinition[];
+  /** Ring size and per-watcher queue bound of the watch cache. */
+  watchCache?: WatchCacheOptions;
+  /** BOOKMARK period for watches that allow them; default one minute, as Kubernetes. */
+  bookmarkIntervalMs?: number;
 }
+
+const DefaultBookmarkIntervalMs = 60_000;
 
 const lookupKey = (group: string, version: string, plural: string): string => `${group}/${version}/${plural}`;
 
 export const createRegistry = (storage: Storage, options: RegistryOptions = {}): Registry => {
   const defs = [...allKinds, ...(options.extraDefinitions ?? [])];
+  const cache = new WatchCache(storage, options.watchCache);
   const deps = {
     namespaceExists: async (ns: string) => (await storage.get(objectKey(namespace, undefined, ns))) !== undefined,
+    watch: { storage, cache, bookmarkIntervalMs: options.bookmarkIntervalMs ?? DefaultBookmarkIntervalMs },
   };
   const provider = options.componentStatuses ?? storageHealth(storage);
   const stores = new Map<string, ResourceStore>();

@@ -15,12 +15,14 @@ import { listEncoded, listObjects } from './list.js';
 import { decode, encode, encodeWithResourceVersion, groupResource, objectKey, sameBytes } from './meta.js';
 import { applyPatch, checkPatchShape } from './patch.js';
 import { decodeBody, matchNamespace, prepareCreate, prepareUpdate } from './strategy.js';
-import { watchObjects } from './watch.js';
+import { watchObjects, type WatchDeps } from './watch.js';
 
 /** What a store needs from the rest of the registry. */
 export interface StoreDeps {
   /** For namespaced creates: 404 `namespaces "x" not found` when it does not exist. */
   namespaceExists(namespace: string): Promise<boolean>;
+  /** The registry's one watch cache and bookmark timing. */
+  watch: WatchDeps;
 }
 
 /** Conflicts retried before giving up when the client sent no resourceVersion. */
@@ -237,6 +239,6 @@ export class GenericStore implements ResourceStore {
 
   async watch(ctx: RequestContext, query: WatchQuery, sink: WatchSink): Promise<{ close(): void }> {
     this.allow('watch');
-    return watchObjects(this.storage, this.definition, ctx, query, sink);
+    return watchObjects(this.deps.watch, this.definition, ctx, query, sink);
   }
 }

@@ -1,12 +1,14 @@
 /**
- * Watch over storage.watch (Kubernetes' etcd3 watcher semantics): unset or "0" resourceVersion first
+ * Watch over the watch cache (Kubernetes' cacher semantics): unset or "0" resourceVersion first
  * replays the current state as ADDED at one snapshot, then streams every change after that snapshot,
- * so nothing is lost or repeated between the two. Selectors are applied to both the old and the new
- * object: leaving the selection is DELETED, entering it is ADDED, as informers expect.
+ * so nothing is lost or repeated between the two (the cache's upstream is established before the
+ * snapshot is read). Selectors are applied to both the old and the new object: leaving the selection
+ * is DELETED, entering it is ADDED, as informers expect. Bookmarks carry only a resourceVersion.
  */
 import type { KubeObject, WatchEvent } from '../api/meta.js';
 import { isStorageError } from '../storage/errors.js';
 import type { Storage, StorageEvent } from '../storage/interface.js';
+import type { WatchCache } from '../storage/watch-cache.js';
 import { groupVersion, type RequestContext, type ResourceDefinition, type WatchQuery, type WatchSink } from './definition.js';
 import { fromStorageError, tooOldResourceVersion } from './errors.js';
 import { decode, groupResource, listPrefix, objectKey } from './meta.js';
@@ -14,17 +16,42 @@ import { objectFilter, parseResourceVersion, type ObjectFilter } from './list.js
 
 type Event = WatchEvent<KubeObject>;
 
+export interface WatchDeps {
+  storage: Storage;
+  cache: WatchCache;
+  /** How often a watch with allowWatchBookmarks gets a BOOKMARK (Kubernetes: about once a minute). */
+  bookmarkIntervalMs: number;
+}
+
+interface Decoded {
+  cur?: KubeObject;
+  prev?: KubeObject;
+}
+
+/**
+ * Every watcher of a prefix receives the same StorageEvent object from the cache: decode it once.
+ * The decoded objects are shared between watchers and must be treated as read-only.
+ */
+const decodedEvents = new WeakMap<StorageEvent, Decoded>();
+const decodeEvent = (ev: StorageEvent): Decoded => {
+  let d = decodedEvents.get(ev);
+  if (!d) {
+    d = { prev: ev.prevKv ? decode(ev.prevKv, ev.revision) : undefined, cur: ev.type === 'put' ? decode(ev.kv) : undefined };
+    decodedEvents.set(ev, d);
+  }
+  return d;
+};
+
 /** The event (if any) one storage change produces for a watcher with this filter. */
 export const translate = (def: ResourceDefinition, ev: StorageEvent, matches: ObjectFilter): Event | undefined => {
-  const prev = ev.prevKv ? decode(ev.prevKv, ev.revision) : undefined;
+  const { cur, prev } = decodeEvent(ev);
   if (ev.type === 'delete') {
     const gone = prev ?? tombstone(def, ev.kv.key, ev.revision);
     return matches(gone) ? { type: 'DELETED', object: gone } : undefined;
   }
-  const cur = decode(ev.kv);
-  const curOk = matches(cur);
+  const curOk = matches(cur!);
   const prevOk = prev !== undefined && matches(prev);
-  if (curOk) return { type: prev && prevOk ? 'MODIFIED' : 'ADDED', object: cur };
+  if (curOk) return { type: prev && prevOk ? 'MODIFIED' : 'ADDED', object: cur! };
   return prevOk ? { type: 'DELETED', object: prev } : undefined;
 };
 
@@ -51,8 +78,13 @@ const replay = async (storage: Storage, prefix: string, matches: ObjectFilter, s
   }
 };
 
+const bookmark = (def: ResourceDefinition, revision: number): Event => ({
+  type: 'BOOKMARK',
+  object: { apiVersion: groupVersion(def), kind: def.kind, metadata: { resourceVersion: String(revision) } },
+});
+
 export const watchObjects = async (
-  storage: Storage,
+  deps: WatchDeps,
   def: ResourceDefinition,
   ctx: RequestContext,
   query: WatchQuery,
@@ -62,26 +94,29 @@ export const watchObjects = async (
   const matches: ObjectFilter = query.name ? (o) => o.metadata.name === query.name && filter(o) : filter;
   const requested = parseResourceVersion(query.resourceVersion);
   const prefix = listPrefix(def, ctx.namespace);
+  const resourcePrefix = listPrefix(def);
   const gr = groupResource(def);
   let after = requested;
   try {
-    if (requested === 0) after = await replay(storage, prefix, matches, sink);
+    await deps.cache.ready(resourcePrefix);
+    if (requested === 0) after = await replay(deps.storage, prefix, matches, sink);
   } catch (err) {
     throw fromStorageError(err, gr, query.name ?? '');
   }
   let open = true;
-  let upstream: { close(): void } | undefined;
+  let timer: NodeJS.Timeout | undefined;
   const close = () => {
     open = false;
-    upstream?.close();
+    clearInterval(timer);
+    sub.close();
   };
   const key = query.name ? objectKey(def, ctx.namespace, query.name) : prefix;
-  upstream = storage.watch({ key, prefix: !query.name, afterRevision: after }, {
+  const sub = deps.cache.subscribe(resourcePrefix, { key, prefix: !query.name, afterRevision: after }, {
     onEvents(events) {
       for (const ev of events) {
         if (!open) return;
         const out = translate(def, ev, matches);
-        // A sink that throws (its client went away) ends this watch only, never the storage's fan-out.
+        // A sink that throws (its client went away) ends this watch only, never the cache's fan-out.
         try {
           if (out) sink.onEvent(out);
         } catch {
@@ -91,10 +126,15 @@ export const watchObjects = async (
     },
     onError(err) {
       if (!open) return;
-      open = false;
+      close();
       sink.onError(isStorageError(err, 'Compacted') ? tooOldResourceVersion(after, err.revision ?? 0) : fromStorageError(err, gr, ''));
     },
   });
-  if (!open) upstream.close();
+  if (query.allowWatchBookmarks) {
+    timer = setInterval(() => {
+      if (open) sink.onEvent(bookmark(def, sub.progress()));
+    }, deps.bookmarkIntervalMs);
+    timer.unref();
+  }
   return { close };
 };
