@@ -60,7 +60,7 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: W
     res.end();
   };
   const write = (line: string | Buffer): void => {
-    if (finished) return;
+    if (finished || res.writableEnded) return;
     if (!started) return void pending.push(line);
     res.write(line);
     if (res.writableLength > MaxWatchBufferBytes) (finish(), res.destroy());
@@ -70,7 +70,7 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: W
 
   res.once('close', finish);
   handle = await w.store.watch(w.ctx, w.query, {
-    onEvent: (event) => write(frame(render(w, event))),
+    onEvent: (event) => write(sharedFrame(w, event) ?? frame(render(w, event))),
     onError: (err) => (write(frame({ type: 'ERROR', object: statusOf(err) })), finish()),
   });
   // The client may have gone, or the store ended the watch, while it was being set up.
@@ -84,4 +84,18 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: W
 function render(w: WatchRequest, event: WatchEvent<KubeObject>): WatchEvent<unknown> {
   if (!w.table || event.type === 'BOOKMARK' || event.type === 'ERROR') return event;
   return { type: event.type, object: toTable(w.store.definition, event.object, w.table.include, w.table.version) };
+}
+
+/**
+ * The registry hands every watcher of a change the same object: its plain JSON line is built once
+ * and shared, so fan-out to many watchers costs one serialisation per event, not one per watcher.
+ */
+const sharedFrames = new WeakMap<object, Map<string, string>>();
+function sharedFrame(w: WatchRequest, event: WatchEvent<KubeObject>): string | undefined {
+  if (w.table || w.pretty || ('protobuf' in w && w.protobuf) || event.type === 'BOOKMARK') return undefined;
+  let frames = sharedFrames.get(event.object);
+  if (!frames) sharedFrames.set(event.object, (frames = new Map()));
+  let line = frames.get(event.type);
+  if (line === undefined) frames.set(event.type, (line = `${JSON.stringify(event)}\n`));
+  return line;
 }
