@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../registry/errors.js';
 import { decodeProtobuf, decodeWatchFrames, encodeProtobuf, encodeWatchFrame, supportsProtobuf } from './codec.js';
 import { fixtures, listFixtures } from './testing/fixtures.js';
+import { randomBytes, rng } from './testing/fuzz.js';
 
 const rows = Object.entries(fixtures).flatMap(([kind, list]) => list.map((obj, i) => [`${kind} #${i}`, obj] as const));
 const listRows = listFixtures.map((list) => [String(list.kind), list] as const);
@@ -102,17 +103,6 @@ describe('watch frames', () => {
   });
 });
 
-/** Deterministic bytes for the fuzz rows (mulberry32): a failure names its seed and reproduces. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Either a decoded object or a 400/415 ApiError: never another exception. */
 function outcome(bytes: Buffer): 'ok' | 400 | 415 {
   try {
@@ -132,7 +122,7 @@ describe('malformed protobuf → 400, never a crash', () => {
     const seen = new Set<string>();
     for (let seed = 1; seed <= 500; seed++) {
       const next = rng(seed);
-      const body = Buffer.from(Array.from({ length: Math.floor(next() * 300) }, () => Math.floor(next() * 256)));
+      const body = randomBytes(next, 300);
       seen.add(String(outcome(body)));
       seen.add(String(outcome(Buffer.concat([magic, body]))));
     }
