@@ -31,7 +31,9 @@ async function startDev(extraArgs: string[] = [], env: Record<string, string> = 
     env: { ...process.env, HOOK_LOG: join(fx.dir, 'hooks.log'), ...env },
   });
   const url = `http://127.0.0.1:${port}`;
-  await proc.waitFor(/serving .*index\.ts at http:\/\/127\.0\.0\.1:\d+/);
+  // The first answer, not the log line, is the start: from then on no save may be missed.
+  await until('dev to answer', async () => ((await text(url)) === 'v1' ? true : undefined));
+  expect(proc.output()).toMatch(/serving .*index\.ts at http:\/\/127\.0\.0\.1:\d+ \(watching for changes\)/);
   return {
     dir: fx.dir,
     url,

@@ -144,17 +144,19 @@ export async function startDev(init: DevInit): Promise<DevSession> {
     throw new DevStartError(`Cannot start ${entry.file}: ${formatProblem(problem, entry.dir)}. Fix it and run func-runtime dev again.`);
   }
   const rt = reloader.runtime!;
+  // Watch before listening: once the server answers, a save is never missed.
+  loop.watcher = await watchSources([...loop.inputs, ...loop.configFiles()], (changed) => loop.schedule(changed));
   const server = createServer(reloader.listener);
   try {
     await listen(server, rt.options.port, rt.options.host);
   } catch (err) {
+    await loop.watcher.close();
     await loop.bundler.dispose();
     throw new DevStartError(`Cannot listen on port ${rt.options.port}: ${(err as Error).message}. Choose another port with --port / PORT.`);
   }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : rt.options.port;
   const url = `http://${rt.options.host && rt.options.host !== '0.0.0.0' && rt.options.host !== '::' ? rt.options.host : 'localhost'}:${port}`;
-  loop.watcher = await watchSources([...loop.inputs, ...loop.configFiles()], (changed) => loop.schedule(changed));
   log.info({ url, entry: entry.file }, `serving ${relative(process.cwd(), entry.file) || entry.file} at ${url} (watching for changes)`);
   return {
     server,
