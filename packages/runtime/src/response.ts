@@ -3,6 +3,7 @@
  * ServerResponse: header lists for the common cases are built once and reused.
  */
 import type { ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream';
 import { encodeBinary, isCloudEvent } from './cloudevents.js';
 import { RuntimeError, sendProblem } from './errors.js';
 import type { CloudEventLike, StructuredReturn } from './types.js';
@@ -30,6 +31,16 @@ function isBytes(value: unknown): value is Uint8Array {
   return value instanceof Uint8Array;
 }
 
+function isReadable(value: unknown): value is NodeJS.ReadableStream {
+  return value !== null && typeof value === 'object' && typeof (value as { pipe?: unknown }).pipe === 'function';
+}
+
+/** A stream is sent as it is produced (chunked); a failure mid-stream can only cut the connection. */
+function sendStream(res: ServerResponse, status: number, headers: readonly string[] | Record<string, unknown>, stream: NodeJS.ReadableStream): void {
+  res.writeHead(status, headers as never);
+  pipeline(stream, res, () => undefined);
+}
+
 /** Serialises a body by its type, honouring a content-type the function chose. */
 function encodeBody(body: unknown, type: string | undefined): { data: string | Uint8Array; type: string } {
   if (typeof body === 'string') return { data: body, type: type ?? TEXT };
@@ -51,6 +62,11 @@ function sendStructured(res: ServerResponse, value: StructuredReturn, cors: read
     if (status !== 204 && status !== 304) headers['content-length'] = 0;
     res.writeHead(status, headers as never);
     res.end();
+    return;
+  }
+  if (isReadable(value.body)) {
+    headers['content-type'] ??= OCTET;
+    sendStream(res, status, headers, value.body);
     return;
   }
   const { data, type } = encodeBody(value.body, headers['content-type'] as string | undefined);
@@ -92,6 +108,8 @@ export function sendResult(res: ServerResponse, value: unknown, cors: readonly s
     sendWith(res, 200, withType(cors, TEXT), value);
   } else if (isBytes(value)) {
     sendWith(res, 200, withType(cors, OCTET), value);
+  } else if (isReadable(value)) {
+    sendStream(res, 200, withType(cors, OCTET), value);
   } else if (typeof value === 'object' && isCloudEvent(value)) {
     sendCloudEvent(res, value, cors);
   } else if (typeof value === 'object' && isStructured(value)) {
