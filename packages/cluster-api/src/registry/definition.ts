@@ -97,8 +97,22 @@ export interface ResourceDefinition {
   ephemeral?: boolean;
   /** Cluster-unique values the kind holds (Service clusterIP), reserved in storage beside the object. */
   allocator?: Allocator;
+  /** How delete treats this kind beyond the generic rules (grace periods, GC default, spec finalizers). */
+  deletion?: DeletionRules;
   /** metadata.name rule returning Kubernetes' messages; default DNS-1123 subdomain (Namespace: label, Service: DNS-1035). */
   nameRule?(name: string): string[];
+}
+
+/** Kubernetes' RESTGracefulDeleteStrategy and GarbageCollectionDeleteStrategy, as data. */
+export interface DeletionRules {
+  /** Seconds this delete waits before the object may be removed (Pod); 0 or absent deletes at once. */
+  gracePeriod?(obj: KubeObject, options: DeleteOptions): number;
+  /** Policy when the request names none and no GC finalizer says otherwise (v1 ReplicationController: Orphan). */
+  defaultPropagation?: 'Orphan' | 'Background';
+  /** Finalizers held outside metadata (Namespace spec.finalizers): the object stays while this is true. */
+  heldBy?(obj: KubeObject): boolean;
+  /** Applied when deletion starts (Namespace: status.phase Terminating). */
+  onDeleting?(obj: KubeObject): void;
 }
 
 /**

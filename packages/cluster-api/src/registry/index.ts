@@ -6,7 +6,7 @@ import type { Storage } from '../storage/interface.js';
 import { componentStore, storageHealth, type ComponentStatusProvider } from './component-store.js';
 import type { Registry, ResourceDefinition, ResourceStore } from './definition.js';
 import { allKinds, namespace } from './kinds/index.js';
-import { objectKey } from './meta.js';
+import { decode, objectKey } from './meta.js';
 import { withDefaultServiceAccount } from './default-service-account.js';
 import { isApiError } from './errors.js';
 import { GenericStore } from './store.js';
@@ -31,7 +31,11 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
   const defs = [...allKinds, ...(options.extraDefinitions ?? [])];
   const cache = new WatchCache(storage, options.watchCache);
   const deps = {
-    namespaceExists: async (ns: string) => (await storage.get(objectKey(namespace, undefined, ns))) !== undefined,
+    namespacePhase: async (ns: string) => {
+      const kv = await storage.get(objectKey(namespace, undefined, ns));
+      if (!kv) return 'Absent' as const;
+      return decode(kv).metadata.deletionTimestamp ? ('Terminating' as const) : ('Active' as const);
+    },
     watch: { storage, cache, bookmarkIntervalMs: options.bookmarkIntervalMs ?? DefaultBookmarkIntervalMs },
   };
   const provider = options.componentStatuses ?? storageHealth(storage);

@@ -6,7 +6,9 @@ import { createRegistry, ensureSystemNamespaces, SystemNamespaces } from './inde
 import { apiError } from './testing/kind-tester.js';
 
 const ns = { namespace: 'default' };
-const podBody = (name: string, labels: Record<string, string> = {}) => ({ metadata: { name, labels }, spec: { containers: [{ name: 'c', image: 'i' }] } });
+/** No grace period: these tests delete pods outright (graceful deletion is in test/lifecycle.test.ts). */
+const podBody = (name: string, labels: Record<string, string> = {}) =>
+  ({ metadata: { name, labels }, spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'i' }] } });
 let storage: MemoryStorage;
 let registry: Registry;
 let pods: ResourceStore;

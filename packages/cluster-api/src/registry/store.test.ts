@@ -16,7 +16,8 @@ const podBody = (name: string, extra: Record<string, unknown> = {}) => ({
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name, labels: { app: 'web' } },
-  spec: { containers: [{ name: 'c', image: 'nginx:1.25' }] },
+  // No grace period: these tests delete pods outright (graceful deletion is in test/lifecycle.test.ts).
+  spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'nginx:1.25' }] },
   ...extra,
 });
 

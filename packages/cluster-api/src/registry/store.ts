@@ -9,8 +9,8 @@ import type { KeyValue, Storage } from '../storage/interface.js';
 import type {
   ListQuery, PatchType, RequestContext, ResourceDefinition, ResourceStore, Subresource, Verb, WatchQuery, WatchSink,
 } from './definition.js';
-import { checkDeleteOptions, deletePrecondition, markDeleting } from './deletion.js';
-import { ApiError, badRequest, conflict, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage } from './errors.js';
+import { checkDeleteOptions, deletePrecondition, planDelete, releasedByUpdate } from './deletion.js';
+import { ApiError, badRequest, conflict, forbidden, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage } from './errors.js';
 import { listEncoded, listObjects } from './list.js';
 import { decode, encode, encodeWithResourceVersion, groupResource, objectKey, sameBytes } from './meta.js';
 import { applyPatch, checkPatchShape } from './patch.js';
@@ -19,8 +19,8 @@ import { watchObjects, type WatchDeps } from './watch.js';
 
 /** What a store needs from the rest of the registry. */
 export interface StoreDeps {
-  /** For namespaced creates: 404 `namespaces "x" not found` when it does not exist. */
-  namespaceExists(namespace: string): Promise<boolean>;
+  /** For namespaced creates: 404 when the namespace does not exist, 403 while it is being deleted. */
+  namespacePhase(namespace: string): Promise<'Absent' | 'Active' | 'Terminating'>;
   /** The registry's one watch cache and bookmark timing. */
   watch: WatchDeps;
 }
@@ -101,9 +101,7 @@ export class GenericStore implements ResourceStore {
     this.allow('create');
     const obj = prepareCreate(this.definition, ctx, body);
     const { name = '', namespace } = obj.metadata;
-    if (this.definition.namespaced && namespace && !(await this.deps.namespaceExists(namespace))) {
-      throw notFound({ group: '', resource: 'namespaces' }, namespace);
-    }
+    if (this.definition.namespaced && namespace) await this.checkNamespace(namespace, name || obj.metadata.generateName || '');
     const undo = await this.definition.allocator?.allocate(obj, this.storage);
     if (ctx.dryRun || this.definition.ephemeral) {
       await undo?.();
@@ -114,6 +112,19 @@ export class GenericStore implements ResourceStore {
     } catch (err) {
       await undo?.();
       throw fromStorageError(err, this.gr, name);
+    }
+  }
+
+  /** Kubernetes' NamespaceLifecycle admission, with its exact message and cause. */
+  private async checkNamespace(namespace: string, name: string): Promise<void> {
+    const phase = await this.deps.namespacePhase(namespace);
+    if (phase === 'Absent') throw notFound({ group: '', resource: 'namespaces' }, namespace);
+    if (phase === 'Terminating') {
+      const err = forbidden(this.gr, name, `unable to create new content in namespace ${namespace} because it is being terminated`);
+      throw new ApiError(403, 'Forbidden', err.message, {
+        ...err.details,
+        causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }],
+      });
     }
   }
 
@@ -156,9 +167,7 @@ export class GenericStore implements ResourceStore {
         throw conflict(this.gr, name, OptimisticLockMessage);
       }
       const next = apply(old);
-      if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
-        return this.finish(ctx, key, kv, next);
-      }
+      if (releasedByUpdate(this.definition, next, old)) return this.finish(ctx, key, kv, next);
       const held = await this.definition.allocator?.reallocate?.(next, old, this.storage);
       const bytes = encode(next);
       if (sameBytes(bytes, kv.value) || ctx.dryRun) {
@@ -196,19 +205,13 @@ export class GenericStore implements ResourceStore {
       const kv = await this.read(ctx, name);
       const old = decode(kv);
       deletePrecondition(this.gr, old, options);
-      if (old.metadata.finalizers?.length) {
-        if (old.metadata.deletionTimestamp) return { object: old, deleted: false };
-        const marked = markDeleting(old);
-        if (ctx.dryRun) return { object: marked, deleted: false };
-        try {
-          return { object: decode(await this.storage.update(key, encode(marked), kv.modRevision)), deleted: false };
-        } catch (err) {
-          if (!isStorageError(err, 'Conflict')) throw fromStorageError(err, this.gr, name);
-          continue;
-        }
-      }
-      if (ctx.dryRun) return { object: old, deleted: true };
+      const plan = planDelete(this.definition, old, options);
+      if (plan.action === 'pending') return { object: old, deleted: false };
+      if (ctx.dryRun) return plan.action === 'mark' ? { object: plan.next, deleted: false } : { object: old, deleted: true };
       try {
+        if (plan.action === 'mark') {
+          return { object: withRevision(plan.next, await this.storage.update(key, encode(plan.next), kv.modRevision)), deleted: false };
+        }
         await this.storage.delete(key, kv.modRevision);
         await this.definition.allocator?.release(old, this.storage);
         return { object: old, deleted: true };

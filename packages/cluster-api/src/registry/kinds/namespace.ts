@@ -27,5 +27,11 @@ export const namespace = core({
     fieldsOf: (o) => ({ 'status.phase': str(status(o).phase) }),
   },
   statusStrategy: {},
+  // The namespace stays, Terminating, until the namespace controller has emptied it and cleared
+  // spec.finalizers through /finalize.
+  deletion: {
+    heldBy: (o) => arr(spec(o).finalizers).length > 0,
+    onDeleting: (o) => void (child(o, 'status').phase = 'Terminating'),
+  },
   columns: [column('Status', (o) => str(status(o).phase))],
 });

@@ -1,6 +1,6 @@
 /** Pod: Kubernetes' pod strategy — status starts Pending, the spec is immutable but for a few fields. */
 import { isDeepStrictEqual } from 'node:util';
-import type { KubeObject } from '../../api/meta.js';
+import type { DeleteOptions, KubeObject } from '../../api/meta.js';
 import { forbiddenField, type FieldError } from '../validation.js';
 import { AllVerbs, arr, child, column, core, obj, spec, status, str, type Obj } from './common.js';
 import { defaultPodSpec, validatePodSpec } from './pod-spec.js';
@@ -32,6 +32,18 @@ const validateSpecUpdate = (o: KubeObject, old: KubeObject): FieldError[] => {
   return isDeepStrictEqual(next, prev) ? [] : [forbiddenField('spec', UpdatableSpecMessage)];
 };
 
+/**
+ * Kubernetes' CheckGracefulDelete: the request's period, else the pod's terminationGracePeriodSeconds;
+ * a finished pod goes at once. Unlike Kubernetes an unscheduled pod waits too: with no kubelet here,
+ * the grace period is the only termination there is (the pod reaper removes it when it ends).
+ */
+const gracePeriod = (o: KubeObject, options: DeleteOptions): number => {
+  const phase = str(status(o).phase);
+  if (phase === 'Succeeded' || phase === 'Failed') return 0;
+  const asked = options.gracePeriodSeconds ?? spec(o).terminationGracePeriodSeconds;
+  return typeof asked === 'number' && asked > 0 ? asked : 0;
+};
+
 export const pod = core({
   kind: 'Pod',
   plural: 'pods',
@@ -59,6 +71,7 @@ export const pod = core({
     }),
   },
   statusStrategy: {},
+  deletion: { gracePeriod },
   columns: [
     column('Ready', (o) => `${containers(o).filter((c) => c.ready === true).length}/${arr(spec(o).containers).length}`),
     column('Status', podStatus),

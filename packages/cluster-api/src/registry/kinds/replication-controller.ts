@@ -54,6 +54,8 @@ export const replicationController = core({
     fieldsOf: (o) => ({ 'status.replicas': String(num(status(o).replicas)) }),
   },
   statusStrategy: {},
+  // rcStrategy.DefaultGarbageCollectionPolicy: v1 keeps its pods unless the client asks otherwise.
+  deletion: { defaultPropagation: 'Orphan' },
   columns: [
     column('Desired', (o) => num(spec(o).replicas), { type: 'integer' }),
     column('Current', (o) => num(status(o).replicas), { type: 'integer' }),
