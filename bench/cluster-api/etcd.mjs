@@ -102,7 +102,7 @@ async function walFsync(etcd) {
   let count = 0;
   let sum = 0;
   for (const m of etcd?.members ?? []) {
-    const text = await (await fetch(`http://127.0.0.1:${m.clientPort}/metrics`)).text();
+    const text = await (await fetch(`http://127.0.0.1:${m.metricsPort}/metrics`)).text();
     count += Number(/^etcd_disk_wal_fsync_duration_seconds_count (\S+)/m.exec(text)?.[1] ?? 0);
     sum += Number(/^etcd_disk_wal_fsync_duration_seconds_sum (\S+)/m.exec(text)?.[1] ?? 0);
   }

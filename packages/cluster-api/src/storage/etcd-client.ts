@@ -106,6 +106,7 @@ export function connectEtcd(location: string, opts: EtcdClientOptions = {}): Etc
 const COMPACTED = 'required revision has been compacted';
 const FUTURE = 'required revision is a future revision';
 const TOO_LARGE = 'request is too large';
+const BREAKER_OPEN = /circuit breaker is open/i;
 /** Failures where the request never left this process, so a write may be sent to another member. */
 const NOT_SENT = /ECONNREFUSED|No connection established|failed to connect|Connection dropped|ENOTFOUND|breaker is open/i;
 
@@ -126,6 +127,7 @@ export function toStorageError(err: unknown, key: string, compacted = 0): Storag
   }
   if (message.includes(FUTURE)) return new StorageError('InvalidArgument', key, `revision is in the future: ${message}`);
   if (message.includes(TOO_LARGE)) return new StorageError('InvalidArgument', key, `value too large for etcd: ${message}`);
+  if (BREAKER_OPEN.test(message)) return new StorageError('Unavailable', key, 'etcd: no member reachable (every endpoint failed just now; retrying shortly)');
   return new StorageError('Unavailable', key, `etcd: ${message.replace(/ Please report this error at \S+/, '')}`);
 }
 

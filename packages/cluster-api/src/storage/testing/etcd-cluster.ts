@@ -24,12 +24,16 @@ export interface EtcdClusterOptions {
   readonly dataRoot?: string;
   /** etcd binary; default `$ETCD_BIN` or `etcd`. */
   readonly bin?: string;
+  /** Serve clients over TLS with this certificate and require client certificates signed by caFile. */
+  readonly tls?: { readonly certFile: string; readonly keyFile: string; readonly caFile: string };
 }
 
 export interface EtcdMember {
   readonly name: string;
   readonly clientPort: number;
   readonly peerPort: number;
+  /** Plain-HTTP /health and /metrics, also when clients need TLS. */
+  readonly metricsPort: number;
   /** Running right now. */
   readonly running: boolean;
   /** Process id while running (for CPU accounting in benchmarks). */
@@ -74,7 +78,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-async function waitHealthy(port: number, child: Member, boundMs = 20_000): Promise<void> {
+async function waitHealthy(child: Member, boundMs = 20_000): Promise<void> {
+  const port = child.metricsPort;
   const deadline = Date.now() + boundMs;
   for (;;) {
     if (!child.proc || child.proc.exitCode !== null) throw new Error(`etcd ${child.name} exited during start-up:\n${child.log.slice(-2000)}`);
@@ -125,16 +130,20 @@ export async function startEtcd(opts: EtcdClusterOptions = {}): Promise<EtcdClus
   const dataDir = mkdtempSync(join(opts.dataRoot ?? tmpdir(), 'etcd-'));
   const members: Member[] = [];
   for (let i = 0; i < n; i++) {
-    members.push({ name: `m${i}`, clientPort: await freePort(), peerPort: await freePort(), proc: undefined, log: '', running: false, pid: undefined });
+    const [clientPort, peerPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
+    members.push({ name: `m${i}`, clientPort, peerPort, metricsPort, proc: undefined, log: '', running: false, pid: undefined });
   }
   const initialCluster = members.map((m) => `${m.name}=http://127.0.0.1:${m.peerPort}`).join(',');
   // One token for all members: a cluster ID derived from different tokens would split the cluster.
   const token = `test-${process.pid}-${Date.now()}`;
+  const scheme = opts.tls ? 'https' : 'http';
   const argsOf = (m: Member): string[] => [
     `--name=${m.name}`,
     `--data-dir=${join(dataDir, m.name)}`,
-    `--listen-client-urls=http://127.0.0.1:${m.clientPort}`,
-    `--advertise-client-urls=http://127.0.0.1:${m.clientPort}`,
+    `--listen-client-urls=${scheme}://127.0.0.1:${m.clientPort}`,
+    `--advertise-client-urls=${scheme}://127.0.0.1:${m.clientPort}`,
+    `--listen-metrics-urls=http://127.0.0.1:${m.metricsPort}`,
+    ...(opts.tls ? [`--cert-file=${opts.tls.certFile}`, `--key-file=${opts.tls.keyFile}`, `--trusted-ca-file=${opts.tls.caFile}`, '--client-cert-auth'] : []),
     `--listen-peer-urls=http://127.0.0.1:${m.peerPort}`,
     `--initial-advertise-peer-urls=http://127.0.0.1:${m.peerPort}`,
     `--initial-cluster=${initialCluster}`,
@@ -163,7 +172,7 @@ export async function startEtcd(opts: EtcdClusterOptions = {}): Promise<EtcdClus
       const m = members[i]!;
       if (m.running) return;
       launch(bin, m, argsOf(m));
-      await waitHealthy(m.clientPort, m);
+      await waitHealthy(m);
     },
     async leader() {
       for (const m of members.filter((x) => x.running)) {
@@ -184,7 +193,7 @@ export async function startEtcd(opts: EtcdClusterOptions = {}): Promise<EtcdClus
   };
   try {
     for (const m of members) launch(bin, m, argsOf(m));
-    await Promise.all(members.map((m) => waitHealthy(m.clientPort, m)));
+    await Promise.all(members.map((m) => waitHealthy(m)));
   } catch (err) {
     await cluster.stop();
     throw err;
