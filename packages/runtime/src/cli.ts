@@ -4,6 +4,7 @@
  * and is the only place that ends the process, so library code can be embedded and tested.
  */
 import { parseArgs } from 'node:util';
+import type { CommandModule } from 'yargs';
 import { runCommand, serve } from './commands/run.js';
 import { OPTION_TABLE } from './config.js';
 import { devCommand } from './commands/dev.js';
@@ -22,25 +23,24 @@ function reportStartError(err: unknown): void {
   exit(1);
 }
 
+/** Every command; `$0 [path]` (run) is the default. A new command is a module plus one entry here. */
+const commands = [runCommand, devCommand, buildCommand, invokeCommand].map((make) => make(exit, reportStartError) as CommandModule);
+const SUBCOMMANDS = commands.map((c) => String(c.command).split(' ')[0]).filter((name) => name !== '$0').concat('help');
+
 async function withYargs(args: string[]): Promise<void> {
   const { default: yargs } = await import('yargs');
-  await yargs(args)
-    .scriptName('func-runtime')
-    .command(runCommand(exit, reportStartError))
-    .command(devCommand(exit, reportStartError))
-    .command(buildCommand(exit, reportStartError))
-  .command(invokeCommand(exit, reportStartError))
+  let cli = yargs(args).scriptName('func-runtime');
+  for (const command of commands) cli = cli.command(command);
+  await cli
     .strict()
     .help()
     .version(false)
     .fail((msg, err) => {
       process.stderr.write(`func-runtime: ${msg ?? err?.message}\nRun func-runtime --help for usage.\n`);
       exit(2);
-  })
+    })
     .parseAsync();
 }
-
-const SUBCOMMANDS = ['dev', 'build', 'invoke', 'help'];
 
 /**
  * The plain `func-runtime [path] [--flag value]` a container runs on every cold start is parsed
