@@ -1,0 +1,114 @@
+/**
+ * What every built-in controller shares: a work function run one at a time, kicked by watch events
+ * (coalesced over a short debounce) and by a periodic resync, and a watch over registry stores that
+ * restarts itself until the controller stops.
+ */
+import type { KubeObject } from '../api/meta.js';
+import type { Registry, RequestContext, ResourceDefinition, ResourceStore } from '../registry/definition.js';
+import { isApiError } from '../registry/errors.js';
+
+export interface ControllerOptions {
+  /** Coalesce bursts of events into one pass. */
+  debounceMs?: number;
+  /** A pass at least this often, for work that failed or waits on time. */
+  resyncMs?: number;
+  /** Where pass failures go (they never stop the controller). */
+  log?: (entry: Record<string, unknown>) => void;
+}
+
+export interface Controller {
+  stop(): Promise<void>;
+}
+
+/** Controllers act as the system, never on behalf of a user. */
+export const SystemContext: RequestContext = { user: { name: 'system:controller', uid: '', groups: ['system:masters'] } };
+
+export const inNamespace = (namespace: string | undefined): RequestContext => ({ ...SystemContext, namespace });
+
+export class Loop {
+  private timer?: NodeJS.Timeout;
+  private timerAt = 0;
+  private readonly resync?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly name: string,
+    private readonly work: () => Promise<void>,
+    private readonly opts: ControllerOptions,
+  ) {
+    if (opts.resyncMs) {
+      this.resync = setInterval(() => this.kick(), opts.resyncMs);
+      this.resync.unref();
+    }
+  }
+
+  /** Run after `delayMs`, or sooner if a run is already due sooner. */
+  kick(delayMs = this.opts.debounceMs ?? 20): void {
+    const at = Date.now() + delayMs;
+    if (this.stopped || (this.timer && this.timerAt <= at)) return;
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.run(), delayMs);
+    this.timer.unref();
+  }
+
+  private run(): void {
+    this.timer = undefined;
+    if (this.running) return void (this.again = true);
+    this.running = this.work()
+      .catch((err: unknown) => this.opts.log?.({ level: 'warn', controller: this.name, msg: String((err as Error)?.message ?? err) }))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) (this.again = false), this.kick();
+      });
+  }
+
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    clearInterval(this.resync);
+    await this.running;
+  }
+}
+
+/** The registry's generic stores a controller may act on: not the review kinds, not ComponentStatus. */
+export const managedStores = (registry: Registry): { def: ResourceDefinition; store: ResourceStore }[] =>
+  registry
+    .definitions()
+    .filter((def) => !def.ephemeral && def.verbs.includes('watch') && def.verbs.includes('delete'))
+    .map((def) => ({ def, store: registry.find(def.group, def.version, def.plural)! }))
+    .filter((x) => x.store !== undefined);
+
+export type Observe = (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject, store: ResourceStore) => void;
+
+/** Watch `store` across namespaces for as long as `loop` runs, re-watching (with a fresh replay) after an error. */
+export const follow = (store: ResourceStore, loop: Loop, observe: Observe): { close(): void } => {
+  let handle: { close(): void } | undefined;
+  let closed = false;
+  const start = (): void => {
+    if (closed || loop.isStopped) return;
+    const retry = () => setTimeout(start, 1000).unref();
+    store
+      .watch(SystemContext, {}, {
+        onEvent: (e) => {
+          if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED') observe(e.type, e.object, store);
+        },
+        onError: () => retry(),
+      })
+      .then((h) => (closed ? h.close() : (handle = h)), retry);
+  };
+  start();
+  return { close: () => ((closed = true), handle?.close()) };
+};
+
+/** 404 and 409 mean someone else got there first: the next pass sees the new state. */
+export const ignoreRaces = (err: unknown): void => {
+  if (isApiError(err) && (err.code === 404 || err.code === 409)) return;
+  throw err;
+};
