@@ -21,6 +21,7 @@ import { ensureTls, servingHosts } from './http/tls.js';
 import type { Registry } from './registry/definition.js';
 import { isApiError } from './registry/errors.js';
 import { createRegistry } from './registry/index.js';
+import { startControllers } from './controllers/index.js';
 import { openStorage } from './storage/factory.js';
 import type { Storage } from './storage/interface.js';
 
@@ -35,6 +36,8 @@ export interface StartOptions {
   /** 0 picks a free port. */
   port?: number;
   log?: (entry: Record<string, unknown>) => void;
+  /** Run the garbage collector, namespace controller and pod reaper (default true). */
+  controllers?: boolean;
 }
 
 export interface ClusterApiServer {
@@ -67,6 +70,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   const { storage } = options;
   const registry = options.registry ?? createRegistry(storage);
   await ensureSystemNamespaces(registry);
+  const controllers = options.controllers === false ? undefined : startControllers(registry, { log: options.log });
   const handler = createApp({
     registry,
     authenticator: options.authenticator,
@@ -93,7 +97,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   return {
     url: `${options.tls ? 'https' : 'http'}://${urlHost}:${port}`,
     port,
-    close: () => (closing ??= shutdown(server, open, storage)),
+    close: () => (closing ??= (controllers?.stop() ?? Promise.resolve()).then(() => shutdown(server, open, storage))),
   };
 }
 
