@@ -4,14 +4,16 @@
  * in-memory request and response, so a test sees exactly what a client would.
  */
 import { randomUUID } from 'node:crypto';
-import { IncomingMessage, type ServerResponse } from 'node:http';
+import { IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Socket } from 'node:net';
 import { parseBody } from './body.js';
 import { newCloudEvent } from './cloudevents.js';
 import { InvocationContext } from './context.js';
 import { createInvokeHandler } from './invoke.js';
+import { start } from './index.js';
 import { createRuntime } from './runtime.js';
-import type { Context, FunctionModule, Handler, LogLevel, TestRequest, TestResponse } from './types.js';
+import type { Context, FunctionModule, Handler, LogLevel, Options, TestRequest, TestResponse } from './types.js';
 
 export type { TestRequest, TestResponse } from './types.js';
 
@@ -123,4 +125,26 @@ export async function invoke(fn: Handler | FunctionModule, init: TestRequest = {
     body = out.body.toString('utf8');
   }
   return { statusCode: out.status, headers: out.headers, body };
+}
+
+export interface TestServer {
+  server: Server;
+  /** Base URL, e.g. http://127.0.0.1:41234 */
+  url: string;
+  /** Closes every connection and the server (running `shutdown`). */
+  close(): Promise<void>;
+}
+
+/** Serves `fn` on 127.0.0.1 and a free port, silent unless a log level is given: for integration tests. */
+export async function createTestServer(fn: Handler | FunctionModule, options: Partial<Options> = {}): Promise<TestServer> {
+  const server = await start(fn, { port: 0, host: '127.0.0.1', logLevel: 'silent', ...options });
+  const { port } = server.address() as AddressInfo;
+  return {
+    server,
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
 }
