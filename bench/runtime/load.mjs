@@ -48,7 +48,8 @@ export function bodyFileFor(tmpDir, scenario) {
 }
 
 /**
- * @returns {Promise<{rps: number, p50Ms: number, p99Ms: number, requests: number, errors: number, non2xx: number}>}
+ * @returns {Promise<{rps: number, p50Ms: number, p99Ms: number, requests: number, errors: number,
+ *   timeouts: number, non2xx: number}>}
  */
 export async function runLoad(tool, { port, scenario, bodyFile, connections, seconds }) {
   const url = `http://127.0.0.1:${port}${scenario.path}`;
@@ -81,7 +82,8 @@ function parseWrk(out) {
     p50Ms: r.p50Us / 1000,
     p99Ms: r.p99Us / 1000,
     requests: r.requests,
-    errors: r.connect + r.read + r.write + r.timeout,
+    errors: r.connect + r.read + r.write,
+    timeouts: r.timeout,
     non2xx: r.status,
   };
 }
@@ -102,7 +104,8 @@ function parseAutocannon(out) {
     p50Ms: r.latency.p50,
     p99Ms: r.latency.p99,
     requests: r.requests.total,
-    errors: r.errors + r.timeouts,
+    errors: r.errors,
+    timeouts: r.timeouts,
     non2xx: r.non2xx,
   };
 }

@@ -36,7 +36,9 @@ function throughputFlags(fw, scenario, r) {
   if (scenario.id === 'cloudevent' && fw.answersEvents === false)
     flags.push(`${fw.label} cannot reply with a CloudEvent: its CloudEvent function answers 204 with no body, so its row does less work`);
   if (r.non2xx > 0) flags.push(`${fw.label}, ${scenario.label}: ${int(r.non2xx)} non-2xx replies during the measured rounds`);
-  if (r.errors > 0) flags.push(`${fw.label}, ${scenario.label}: ${int(r.errors)} socket errors/timeouts during the measured rounds`);
+  if (r.errors > 0) flags.push(`${fw.label}, ${scenario.label}: ${int(r.errors)} socket errors during the measured rounds`);
+  if (r.timeouts > 0)
+    flags.push(`${fw.label}, ${scenario.label}: ${int(r.timeouts)} requests unanswered within the load generator's timeout (2 s for wrk) during the measured rounds`);
   return flags;
 }
 

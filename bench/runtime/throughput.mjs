@@ -83,6 +83,7 @@ async function finish(s, scenario, results) {
     rssKiB: s.rss,
     non2xx: s.rounds.reduce((n, r) => n + r.non2xx, 0),
     errors: s.rounds.reduce((n, r) => n + r.errors, 0),
+    timeouts: s.rounds.reduce((n, r) => n + r.timeouts, 0),
     rounds: s.rounds,
   };
 }
