@@ -4,13 +4,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runColdStarts } from './runtime/coldstart.mjs';
-import { frameworks, repoRoot } from './runtime/frameworks.mjs';
+import { frameworks, repoRoot, useRuntimeCli } from './runtime/frameworks.mjs';
 import { bodyFileFor, loaderVersion } from './runtime/load.mjs';
 import { loadAverage, machineInfo, runtimeCommit } from './runtime/machine.mjs';
 import { USAGE, parseOptions, plannedSeconds } from './runtime/options.mjs';
 import { installCleanup, killAll, pinSelf } from './runtime/procs.mjs';
 import { renderReport } from './runtime/report.mjs';
 import { scenarios as allScenarios } from './runtime/scenarios.mjs';
+import { snapshotRuntime } from './runtime/snapshot.mjs';
 import { runScenario } from './runtime/throughput.mjs';
 
 const say = (msg) => process.stderr.write(`${msg}\n`);
@@ -61,12 +62,21 @@ async function main() {
   const fws = frameworks.filter((f) => opts.frameworks.includes(f.id));
   const scenarios = allScenarios.filter((s) => opts.scenarios.includes(s.id));
   const tmp = mkdtempSync(join(tmpdir(), 'func-bench-'));
+  // Also on Ctrl-C and on the deadline, which end the process without unwinding `finally`.
+  process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
+  const snapshot = snapshotRuntime(tmp);
+  if (snapshot) useRuntimeCli(snapshot.cli);
   const logDir = join(repoRoot, 'bench', 'results', 'logs');
   mkdirSync(logDir, { recursive: true });
   const ctx = { say, logDir, bodyFiles: Object.fromEntries(scenarios.map((s) => [s.id, bodyFileFor(tmp, s)])) };
   say(`bench: ${fws.length} frameworks × ${scenarios.length} scenarios, about ${Math.round(plannedSeconds(opts))} s (${opts.loader})`);
   // Taken before measuring: the runtime's author may commit while the bench runs.
-  const started = { date: new Date().toISOString(), loadBefore: loadAverage(), runtimeCommit: runtimeCommit(repoRoot) };
+  const started = {
+    date: new Date().toISOString(),
+    loadBefore: loadAverage(),
+    runtimeCommit: runtimeCommit(repoRoot),
+    runtimeBuiltAt: snapshot?.builtAt ?? null,
+  };
   try {
     const run = { ...started, ...(await measure(opts, fws, scenarios, ctx)), loadAfter: loadAverage() };
     Object.assign(run, {

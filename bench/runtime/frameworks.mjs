@@ -18,7 +18,12 @@ function binOf(pkg, rel) {
   }
 }
 
-const runtimeCli = join(repoRoot, 'packages', 'runtime', 'dist', 'cli.js');
+let runtimeCli = join(repoRoot, 'packages', 'runtime', 'dist', 'cli.js');
+
+/** Points func-runtime at another copy of its build (see snapshot.mjs). */
+export function useRuntimeCli(path) {
+  runtimeCli = path;
+}
 const faasCli = binOf('faas-js-runtime', 'bin/cli.js');
 const ffMain = binOf('@google-cloud/functions-framework', 'build/src/main.js');
 

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { summarize } from './cpuprofile.mjs';
-import { frameworks, repoRoot } from './frameworks.mjs';
+import { frameworks, repoRoot, useRuntimeCli } from './frameworks.mjs';
+import { snapshotRuntime } from './snapshot.mjs';
 import { bodyFileFor, runLoad, wrkAvailable } from './load.mjs';
 import { installCleanup, pinSelf, stop } from './procs.mjs';
 import { scenarios } from './scenarios.mjs';
@@ -95,6 +96,9 @@ async function main() {
   installCleanup();
   pinSelf();
   const tmp = mkdtempSync(join(tmpdir(), 'func-prof-'));
+  process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
+  const snapshot = snapshotRuntime(tmp);
+  if (snapshot) useRuntimeCli(snapshot.cli);
   const out = [];
   try {
     for (const scenario of picked) {

@@ -92,7 +92,7 @@ export function renderReport(run, fws, scenarios) {
       `during the rounds was ${busyRange(run)} (median per framework and scenario).`,
     `Load: ${run.loaderVersion}, ${o.connections} connections, ${o.rounds} interleaved rounds of ${o.duration} s ` +
       `after a ${o.warmup} s warm-up per server; medians. Servers pinned to core 0, load generator to core 1. ` +
-      `${o.coldStarts > 0 ? `Cold start: median of ${o.coldStarts} runs. ` : ''}func-runtime at ${run.runtimeCommit}.`,
+      `${o.coldStarts > 0 ? `Cold start: median of ${o.coldStarts} runs. ` : ''}func-runtime: commit ${run.runtimeCommit}, build of ${run.runtimeBuiltAt ?? 'n/a'} (copied before the run).`,
     `Command: \`${run.command}\``,
     '',
     renderTable(run, fws, scenarios),
