@@ -71,25 +71,52 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
     else sendResult(res, { statusCode: 200, headers: { 'content-type': BATCH_TYPE }, body: encodeBatch(replies) }, cors.headers(req));
   }
 
-  async function run(req: IncomingMessage, res: ServerResponse, raw: Buffer, started: number): Promise<void> {
-    const ctx = new InvocationContext(req, res, rt, raw);
-    const timer = timeout > 0 ? setTimeout(onTimeout, timeout, ctx, res, timeout) : undefined;
+  function done(timer: NodeJS.Timeout | undefined, started: number, failed: boolean): void {
+    if (timer) clearTimeout(timer);
+    state.inflight--;
+    metrics.record((performance.now() - started) / 1000, failed);
+  }
+
+  function reply(ctx: InvocationContext, res: ServerResponse, value: unknown, timer: NodeJS.Timeout | undefined, started: number): void {
     let failed = false;
     try {
-      if (rt.ready) await rt.ready;
-      if (isCloudEventRequest(req.headers)) {
-        await runEvents(ctx, res, raw);
-      } else {
-        const result = await call(ctx, passData ? ctx.body : undefined);
-        if (!res.headersSent) sendResult(res, result, cors.headers(req));
-      }
+      if (!res.headersSent) sendResult(res, value, cors.headers(ctx.req));
     } catch (err) {
-      failed = fail(rt, ctx, req, res, err);
-    } finally {
-      if (timer) clearTimeout(timer);
-      state.inflight--;
-      metrics.record((performance.now() - started) / 1000, failed);
+      failed = fail(rt, ctx, ctx.req, res, err);
     }
+    done(timer, started, failed);
+  }
+
+  /** Events, and requests that arrive while `init` is still running: the general, async path. */
+  async function runAsync(ctx: InvocationContext, res: ServerResponse, raw: Buffer): Promise<void> {
+    if (rt.ready) await rt.ready;
+    if (isCloudEventRequest(ctx.req.headers)) await runEvents(ctx, res, raw);
+    else {
+      const result = await call(ctx, passData ? ctx.body : undefined);
+      if (!res.headersSent) sendResult(res, result, cors.headers(ctx.req));
+    }
+  }
+
+  /**
+   * A plain HTTP request to a handle that answers synchronously allocates no promise at all; an
+   * async handle costs one `then`. This is the path of nearly every request, so it is written out.
+   */
+  function run(req: IncomingMessage, res: ServerResponse, raw: Buffer, started: number): void {
+    const ctx = new InvocationContext(req, res, rt, raw);
+    const timer = timeout > 0 ? setTimeout(onTimeout, timeout, ctx, res, timeout) : undefined;
+    if (rt.ready !== undefined || isCloudEventRequest(req.headers)) {
+      runAsync(ctx, res, raw).then(() => done(timer, started, false), (err: unknown) => done(timer, started, fail(rt, ctx, req, res, err)));
+      return;
+    }
+    let out: unknown;
+    try {
+      out = handle(ctx, passData ? ctx.body : undefined);
+    } catch (err) {
+      done(timer, started, fail(rt, ctx, req, res, err));
+      return;
+    }
+    if (!isThenable(out)) reply(ctx, res, out, timer, started);
+    else out.then((value) => reply(ctx, res, value, timer, started), (err: unknown) => done(timer, started, fail(rt, ctx, req, res, err)));
   }
 
   return function invokeHandler(req, res) {
@@ -104,7 +131,7 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
     // An Express body parser upstream may have consumed the stream; context.body then uses req.body.
     const consumed = req.readableEnded || (req as { body?: unknown }).body !== undefined;
     if (consumed || !hasBody(req)) {
-      void run(req, res, EMPTY, started);
+      run(req, res, EMPTY, started);
       return;
     }
     readBody(req, options.bodyLimit).then(
