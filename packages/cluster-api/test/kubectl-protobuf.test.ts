@@ -52,7 +52,7 @@ function createExchange(log: string): { request: string; response: string } {
   const at = log.search(/POST"? (?:url=")?https:\/\/\S*\/api\/v1\/namespaces\?/);
   const exchange = log.slice(at);
   const answer = exchange.search(/Response Status: |"Response" status=/);
-  return { request: exchange.slice(0, answer), response: exchange.slice(answer, answer + 400) };
+  return { request: exchange.slice(0, answer), response: exchange.slice(answer, answer + 1500) };
 }
 
 describe.runIf(kubectls().length > 0)('kubectl with protobuf bodies and answers', () => {
