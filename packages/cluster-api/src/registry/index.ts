@@ -27,7 +27,10 @@ const DefaultBookmarkIntervalMs = 60_000;
 
 const lookupKey = (group: string, version: string, plural: string): string => `${group}/${version}/${plural}`;
 
-export const createRegistry = (storage: Storage, options: RegistryOptions = {}): Registry => {
+/** The registry plus its watch cache (for its statistics: tests and the benchmark). */
+export type LocalRegistry = Registry & { readonly watchCache: WatchCache };
+
+export const createRegistry = (storage: Storage, options: RegistryOptions = {}): LocalRegistry => {
   const defs = [...allKinds, ...(options.extraDefinitions ?? [])];
   const cache = new WatchCache(storage, options.watchCache);
   const deps = {
@@ -47,6 +50,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
   const nsKey = lookupKey('', 'v1', 'namespaces');
   stores.set(nsKey, withDefaultServiceAccount(stores.get(nsKey)!, stores.get(lookupKey('', 'v1', 'serviceaccounts'))!));
   return {
+    watchCache: cache,
     definitions: () => defs,
     find: (group, version, plural) => stores.get(lookupKey(group, version, plural)),
   };

@@ -113,6 +113,8 @@ class Feed {
   floor = 0;
   latest = 0;
   private upstream?: Watch;
+  /** Until the floor is known no subscription can be placed exactly. */
+  started = false;
   readonly ready: Promise<void>;
 
   constructor(
@@ -137,6 +139,7 @@ class Feed {
     this.upstream = this.storage.watch({ key: this.prefix, prefix: true, afterRevision: rev }, handlers);
     this.floor = rev > 0 ? rev : await this.storage.currentRevision();
     this.latest = Math.max(this.latest, this.floor);
+    this.started = true;
   }
 
   private accept(events: readonly StorageEvent[]): void {
@@ -213,7 +216,9 @@ export class WatchCache {
   /** `opts.key` must lie under `resourcePrefix`; call `ready(resourcePrefix)` first. */
   subscribe(resourcePrefix: string, opts: WatchOptions, handlers: WatchHandlers): Subscription {
     if (!opts.key.startsWith(resourcePrefix)) throw new StorageError('InvalidArgument', opts.key, `key outside ${resourcePrefix}`);
-    return this.feed(resourcePrefix).subscribe(opts, handlers);
+    const feed = this.feed(resourcePrefix);
+    if (!feed.started) throw new StorageError('InvalidArgument', opts.key, `the watch cache for ${resourcePrefix} is not ready`);
+    return feed.subscribe(opts, handlers);
   }
 
   /** Subscribers and retained events per prefix: for tests and the benchmark. */
