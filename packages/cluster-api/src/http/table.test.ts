@@ -8,6 +8,7 @@ const def = {
   columns: [
     { name: 'Status', type: 'string', cell: (o) => (o.status as { phase?: string } | undefined)?.phase },
     { name: 'Broken', type: 'string', cell: () => { throw new Error('x'); } },
+    { name: 'Node', type: 'string', priority: 1, cell: () => 'n1' },
   ],
 } satisfies ResourceDefinition;
 
@@ -17,21 +18,22 @@ const pod = (name: string, ageMs: number) => ({
 });
 
 describe('toTable', () => {
-  it('puts Name first and Age last, with partial object metadata rows', () => {
+  it('puts Name first and Age after the standard columns, wide ones last, with partial object metadata rows', () => {
     const a = pod('a', 5000);
     const t = toTable(def, { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: '9', continue: 'c' }, items: [a] }, 'Metadata');
     expect(t.kind).toBe('Table');
     expect(t.apiVersion).toBe('meta.k8s.io/v1');
     expect(t.metadata).toEqual({ resourceVersion: '9', continue: 'c' });
-    expect(t.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Status', 'Broken', 'Age']);
+    expect(t.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Status', 'Broken', 'Age', 'Node']);
+    expect(t.columnDefinitions.map((c) => c.priority)).toEqual([0, 0, 0, 0, 1]);
     expect(t.columnDefinitions[0]).toMatchObject({ type: 'string', format: 'name', priority: 0 });
-    expect(t.rows[0]!.cells).toEqual(['a', 'Pending', '<unknown>', expect.stringMatching(/^[45]s$/)]);
+    expect(t.rows[0]!.cells).toEqual(['a', 'Pending', '<unknown>', expect.stringMatching(/^[45]s$/), 'n1']);
     expect(t.rows[0]!.object).toEqual({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: a.metadata });
   });
 
   it('renders one object as a one-row table and honours includeObject', () => {
     const p = pod('b', 0);
-    expect(toTable(def, p, 'None', 'v1beta1')).toMatchObject({ apiVersion: 'meta.k8s.io/v1beta1', rows: [{ cells: ['b', 'Pending', '<unknown>', '0s'] }] });
+    expect(toTable(def, p, 'None', 'v1beta1')).toMatchObject({ apiVersion: 'meta.k8s.io/v1beta1', rows: [{ cells: ['b', 'Pending', '<unknown>', '0s', 'n1'] }] });
     expect(toTable(def, p, 'None').rows[0]).not.toHaveProperty('object');
     expect(toTable(def, p, 'Object').rows[0]!.object).toBe(p);
   });

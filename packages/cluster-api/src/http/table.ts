@@ -1,6 +1,6 @@
 /**
  * meta.k8s.io Table rendering, what `kubectl get` asks for (`Accept: application/json;as=Table;…`).
- * Columns: Name first, the definition's columns, Age last. Cells are computed server-side as
+ * Columns: Name first, the definition's columns, Age, then the wide (priority > 0) columns. Cells are computed server-side as
  * kube-apiserver does (Age is already a human duration): kubectl prints them without knowing the kind.
  * Each row carries the object as PartialObjectMetadata by default (`includeObject=Metadata`) because
  * kubectl reads labels and namespaces from it (`--show-labels`, `-A`).
@@ -41,7 +41,11 @@ const ageColumn: TableColumn = {
   cell: (o) => humanAge(o.metadata.creationTimestamp),
 };
 
-const columnsOf = (def: ResourceDefinition): TableColumn[] => [nameColumn, ...(def.columns ?? []), ageColumn];
+/** Name, the standard columns, Age, then the `-o wide` ones (priority > 0), as kube-apiserver's printers order them. */
+const columnsOf = (def: ResourceDefinition): TableColumn[] => {
+  const columns = def.columns ?? [];
+  return [nameColumn, ...columns.filter((c) => !c.priority), ageColumn, ...columns.filter((c) => c.priority)];
+};
 
 /** A list or a single object as a Table; `version` is the meta.k8s.io version the client asked for. */
 export function toTable(
