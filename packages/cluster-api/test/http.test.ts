@@ -1,4 +1,5 @@
 /** Every path shape and every error over a real listening server, on each storage backend. */
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Backends, namespace, pod, startTestServer, type TestServer } from './helpers.js';
 
@@ -242,6 +243,19 @@ describe.each(Backends)('HTTP API on %s storage', (backend) => {
       expect(streamed).toBe(413);
       expect((await s.request('GET', '/api/v1/namespaces/big')).status).toBe(404);
       expect((await s.request('GET', '/healthz')).status).toBe(200);
+    });
+
+    it('survives a client that sends half a body and hangs up', async () => {
+      const { port } = new URL(s.url);
+      await new Promise<void>((resolve) => {
+        const sock = connect(Number(port), '127.0.0.1', () => {
+          sock.write('POST /api/v1/namespaces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer test-token-0123456789\r\n' +
+            'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"metadata":');
+          setTimeout(() => (sock.destroy(), resolve()), 100);
+        });
+      });
+      expect((await s.request('GET', '/healthz')).status).toBe(200);
+      expect(s.logs.filter((l) => l.level === 'error')).toEqual([]);
     });
 
     it('maps store errors to Kubernetes Status reasons', async () => {

@@ -3,7 +3,7 @@
  * the limit is refused before a byte is read; a chunked body is cut off as soon as it crosses it.
  */
 import type { IncomingMessage } from 'node:http';
-import { MaxRequestBodyBytes, tooLarge } from './status.js';
+import { MaxRequestBodyBytes, malformedBody, tooLarge } from './status.js';
 
 export function readBody(req: IncomingMessage, limit = MaxRequestBodyBytes): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
@@ -24,7 +24,11 @@ export function readBody(req: IncomingMessage, limit = MaxRequestBodyBytes): Pro
     };
     req.on('data', onData);
     req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-    req.once('error', reject);
+    // A client that goes away mid-body ('aborted', then 'close'): its fault, not a server error to log;
+    // settle either way so nothing waits on a request that will never end.
+    const early = (): void => reject(malformedBody('the request body ended early'));
+    req.once('error', early);
+    req.once('close', () => req.complete || early());
   });
 }
 
