@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildRequest, InvokeUsageError, type InvokeFlags } from '../src/client/invoke-request.js';
 import { start } from '../src/index.js';
 import { FIXTURES, copyFixture, freePort, spawnCli } from './dev-helpers.js';
 
@@ -91,19 +92,40 @@ describe('func-runtime invoke', () => {
     expect(r.stderr).toMatch(new RegExp(`cannot reach http://127\\.0\\.0\\.1:${port}/: connection refused \\(ECONNREFUSED\\)\\. Is the function running\\?`));
   });
 
-  it.each([
-    ['a header without a colon', ['-H', 'X-Test yes'], /-H "X-Test yes" is not a header/],
-    ['--data and --data-file together', ['--data', '1', '--data-file', 'x'], /Give --data or --data-file, not both/],
-    ['a missing --data-file', ['--data-file', '/nonexistent/file.json'], /Cannot read --data-file \/nonexistent\/file\.json: ENOENT/],
-    ['event data that is not JSON', ['--cloudevent', '--data', '{oops'], /event data is not valid JSON .*--content-type text\/plain/],
-    ['a non-HTTP URL', ['ftp://example.com/'], /Only http:\/\/ and https:\/\/ URLs can be invoked/],
-    ['a malformed URL', ['http://exa mple:99999/'], /is not a URL/],
-    ['a body on GET', ['--data', 'x', '--method', 'GET'], /A GET request cannot carry --data/],
-  ])('%s: exit 2 with the reason, nothing sent', async (_name, args, message) => {
-    const target = args[0]!.includes('://') ? [] : [`${url}/`];
-    const r = await invoke(...target, ...args);
+  it('bad flags: exit 2 with the reason on stderr, nothing sent', async () => {
+    const r = await invoke(`${url}/`, '-H', 'X-Test yes');
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(message);
+    expect(r.stderr).toMatch(/-H "X-Test yes" is not a header/);
     expect(r.stdout).toBe('');
+  });
+});
+
+describe('invoke flags (parsed before anything is sent)', () => {
+  const flags = (over: Partial<InvokeFlags>): InvokeFlags => ({
+    url: 'http://localhost:8080/', header: [], contentType: 'application/json', cloudevent: false, type: 'boson.fn', source: '/boson/fn', ...over,
+  });
+
+  it.each([
+    ['a header without a colon', { header: ['X-Test yes'] }, /-H "X-Test yes" is not a header/],
+    ['a header with an invalid name', { header: ['Bad Name: x'] }, /is not a header/],
+    ['--data and --data-file together', { data: '1', dataFile: 'x' }, /Give --data or --data-file, not both/],
+    ['a missing --data-file', { dataFile: '/nonexistent/file.json' }, /Cannot read --data-file \/nonexistent\/file\.json: ENOENT/],
+    ['event data that is not JSON', { cloudevent: true, data: '{oops' }, /event data is not valid JSON .*--content-type text\/plain/],
+    ['a non-HTTP URL', { url: 'ftp://example.com/' }, /Only http:\/\/ and https:\/\/ URLs can be invoked/],
+    ['a malformed URL', { url: 'http://exa mple:99999/' }, /is not a URL/],
+    ['a body on GET', { data: 'x', method: 'GET' }, /A GET request cannot carry --data/],
+    ['a method that is not a token', { method: 'GE T' }, /--method "GE T" is not an HTTP method/],
+  ])('%s → InvokeUsageError', (_name, over, message) => {
+    expect(() => buildRequest(flags(over))).toThrow(InvokeUsageError);
+    expect(() => buildRequest(flags(over))).toThrow(message);
+  });
+
+  it('defaults: GET without data, POST with data or an event; a host without scheme is http', () => {
+    expect(buildRequest(flags({ url: 'localhost:9000/x' }))).toMatchObject({ method: 'GET', url: new URL('http://localhost:9000/x'), body: undefined });
+    expect(buildRequest(flags({ data: '{"a":1}' }))).toMatchObject({ method: 'POST', headers: { 'content-type': 'application/json' } });
+    const ce = buildRequest(flags({ cloudevent: true, id: 'e1', data: '{"a":1}', header: ['X-Extra: 1'] }));
+    expect(ce).toMatchObject({ method: 'POST', event: { id: 'e1', type: 'boson.fn', source: '/boson/fn' } });
+    expect(ce.headers).toMatchObject({ 'ce-id': 'e1', 'ce-type': 'boson.fn', 'ce-source': '/boson/fn', 'ce-specversion': '1.0', 'x-extra': '1' });
+    expect(JSON.parse(ce.body!.toString())).toEqual({ a: 1 });
   });
 });

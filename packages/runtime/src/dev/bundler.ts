@@ -13,7 +13,8 @@ import { fromEsbuildFailure, type SourceProblem } from './build-error.js';
 import { externalPackagesByUrl, keepImportMetaOfSource } from './esbuild-plugins.js';
 
 export type DevBuild =
-  | { ok: true; url: string; inputs: string[] }
+  /** `hash` identifies the output: an unchanged hash means the same code (a save with no edit, a repeated event). */
+  | { ok: true; url: string; inputs: string[]; hash: string }
   | { ok: false; problem: SourceProblem; inputs: string[] };
 
 export interface DevBundler {
@@ -60,9 +61,10 @@ export async function createDevBundler(entryFile: string): Promise<DevBundler> {
       try {
         const result = await ctx.rebuild();
         lastInputs = localInputs(result.metafile, cwd);
+        const output = result.outputFiles[0]!;
         const file = join(outDir, `v${++version}.mjs`);
-        writeFileSync(file, result.outputFiles[0]!.contents);
-        return { ok: true, url: pathToFileURL(file).href, inputs: lastInputs };
+        writeFileSync(file, output.contents);
+        return { ok: true, url: pathToFileURL(file).href, inputs: lastInputs, hash: output.hash };
       } catch (err) {
         // A failed build has no metafile: keep following the last good files, plus the one at fault.
         const problem = fromEsbuildFailure(err, cwd);

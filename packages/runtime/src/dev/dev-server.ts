@@ -38,7 +38,13 @@ export class DevStartError extends Error {
   override name = 'StartError';
 }
 
-type Loaded = { ok: true; fn: LoadedFunction; inputs: string[] } | { ok: false; problem: SourceProblem; inputs: string[] };
+type Loaded =
+  | { ok: true; fn: LoadedFunction; inputs: string[]; hash: string }
+  | { ok: true; fn: undefined; inputs: string[]; hash: string }
+  | { ok: false; problem: SourceProblem; inputs: string[] };
+
+/** What a reload did: swapped in new code, found the code on disk already serving, or failed. */
+type Outcome = 'swapped' | 'unchanged' | SourceProblem;
 
 /** Dev shows request logs unless the function, env or func.yaml asks for another level. */
 function devYaml(dir: string): unknown {
@@ -46,12 +52,14 @@ function devYaml(dir: string): unknown {
   return { logLevel: 'info', ...(doc && typeof doc === 'object' ? doc : {}) };
 }
 
-async function loadVersion(bundler: DevBundler, entry: ResolvedEntry): Promise<Loaded> {
+/** Builds, and imports the result unless it is the code already serving (`servedHash`). */
+async function loadVersion(bundler: DevBundler, entry: ResolvedEntry, servedHash: string | undefined): Promise<Loaded> {
   const built = await bundler.build();
   if (!built.ok) return built;
+  if (built.hash === servedHash) return { ...built, fn: undefined };
   try {
     const ns: unknown = await import(built.url);
-    return { ok: true, fn: toFunctionModule(ns, entry.file), inputs: built.inputs };
+    return { ok: true, fn: toFunctionModule(ns, entry.file), inputs: built.inputs, hash: built.hash };
   } catch (err) {
     const problem = (err as Error)?.name === 'LoadError' ? { file: entry.file, message: (err as Error).message } : fromLoadError(err, entry.dir);
     return { ok: false, problem, inputs: built.inputs };
@@ -60,10 +68,13 @@ async function loadVersion(bundler: DevBundler, entry: ResolvedEntry): Promise<L
 
 class DevLoop {
   #running: Promise<void> | undefined;
-  #again = false;
+  /** Files saved while a reload ran: they make the next one. */
+  #pending = new Set<string>();
   watcher: SourceWatcher | undefined;
   /** The project files the last build was made of. */
   inputs: string[] = [];
+  /** The build output now serving. */
+  servedHash: string | undefined;
 
   constructor(
     readonly entry: ResolvedEntry,
@@ -77,17 +88,23 @@ class DevLoop {
     return [join(this.entry.dir, 'func.yaml'), this.env.file];
   }
 
-  /** Loads and swaps in the files on disk; returns the problem when the served version stays as it was. */
-  async update(): Promise<SourceProblem | undefined> {
+  /**
+   * Loads and swaps in the files on disk. Code identical to what serves is not swapped (no
+   * re-init), unless func.yaml or .env changed: options and top-level code read those.
+   */
+  async update(changed: string[] = []): Promise<Outcome> {
     try {
       this.env.apply();
     } catch (err) {
       return { file: this.env.file, message: (err as Error).message };
     }
-    const loaded = await loadVersion(this.bundler, this.entry);
+    const config = this.configFiles();
+    const configChanged = changed.some((f) => config.includes(f));
+    const loaded = await loadVersion(this.bundler, this.entry, configChanged ? undefined : this.servedHash);
     this.inputs = loaded.inputs;
-    this.watcher?.follow([...loaded.inputs, ...this.configFiles()]);
+    this.watcher?.follow([...loaded.inputs, ...config]);
     if (!loaded.ok) return loaded.problem;
+    if (!loaded.fn) return 'unchanged';
     try {
       await this.reloader.swap(loaded.fn);
     } catch (err) {
@@ -95,14 +112,21 @@ class DevLoop {
       if (e?.name === 'FuncYamlError' || e?.name === 'OptionError') return { file: join(this.entry.dir, 'func.yaml'), message: e.message };
       return { ...fromLoadError(err, this.entry.dir), message: `init failed: ${e?.message ?? String(err)}` };
     }
-    return undefined;
+    this.servedHash = loaded.hash;
+    return 'swapped';
   }
 
   async reload(changed: string[]): Promise<void> {
     const started = performance.now();
-    const problem = await this.update();
+    const outcome = await this.update(changed);
     const files = changed.map((f) => relative(this.entry.dir, f)).join(', ');
-    if (problem) {
+    if (outcome === 'unchanged') {
+      if (this.reloader.stale !== undefined) this.log.info(`back to the serving version (${files})`);
+      this.reloader.stale = undefined;
+      return;
+    }
+    if (outcome !== 'swapped') {
+      const problem = outcome;
       const line = formatProblem(problem, this.entry.dir);
       this.reloader.stale = line;
       this.log.error({ file: problem.file, line: problem.line, column: problem.column }, `${line} (still serving the last good version)`);
@@ -115,15 +139,14 @@ class DevLoop {
 
   schedule(changed: string[]): void {
     if (this.#running) {
-      this.#again = true;
+      for (const f of changed) this.#pending.add(f);
       return;
     }
     this.#running = this.reload(changed).finally(() => {
       this.#running = undefined;
-      if (this.#again) {
-        this.#again = false;
-        this.schedule(['(changes during the last reload)']);
-      }
+      const next = [...this.#pending];
+      this.#pending.clear();
+      if (next.length > 0) this.schedule(next);
     });
   }
 
@@ -138,9 +161,10 @@ export async function startDev(init: DevInit): Promise<DevSession> {
   const { destination, logger: log } = createDevOutput(init.json);
   const reloader = new Reloader((fn) => createRuntime(fn, { options: init.options, env: process.env, yaml: devYaml(entry.dir), destination }));
   const loop = new DevLoop(entry, await createDevBundler(entry.file), reloader, new EnvFile(entry.dir), log);
-  const problem = await loop.update();
-  if (problem) {
+  const outcome = await loop.update();
+  if (outcome !== 'swapped') {
     await loop.bundler.dispose();
+    const problem = outcome === 'unchanged' ? { message: 'nothing to serve' } : outcome;
     throw new DevStartError(`Cannot start ${entry.file}: ${formatProblem(problem, entry.dir)}. Fix it and run func-runtime dev again.`);
   }
   const rt = reloader.runtime!;
