@@ -107,8 +107,11 @@ describe('func-runtime dev', () => {
     s.write('src/version.ts', `export const version: string = 'v4';\nthrow new Error('config missing');\n`);
     await s.proc.waitFor(/src\/version\.ts:2:\d+: Error: config missing \(still serving/);
     expect(await text(s.url)).toBe('v3');
-    s.write('src/version.ts', version('v5'));
-    await s.serves('v5');
+    // Undoing the edit restores exactly the serving code: no swap, and no longer stale.
+    s.write('src/version.ts', version('v3'));
+    await s.proc.waitFor(/back to the serving version \(src\/version\.ts\)/);
+    expect((await fetch(`${s.url}/health/readiness`)).status).toBe(200);
+    expect(hookLines(s.dir)).toEqual(['init v1', 'init v3', 'shutdown v1']);
   });
 
   it('follows .env and func.yaml; a malformed func.yaml keeps the last good version', async () => {
