@@ -105,13 +105,32 @@ async function median(rounds, fn) {
   return times[Math.floor(times.length / 2)];
 }
 
-async function measureApi(call) {
+/**
+ * CPU the server process spent (user + system, ms) from /proc: unlike throughput, this hardly moves
+ * with what else runs on the machine, so `1e6 / (µs per request)` is what one idle core could serve.
+ */
+function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+async function timedWithCpu(pid, n, op) {
+  const cpu0 = cpuMs(pid);
+  const ms = await inParallel(n, CLIENTS, op);
+  return { perSec: (n / ms) * 1000, cpuUs: ((cpuMs(pid) - cpu0) * 1000) / n };
+}
+
+async function measureApi(call, pid) {
   const names = Array.from({ length: N }, (_, i) => `pod-${String(i).padStart(6, '0')}`);
   const bodies = names.map(podBody);
   const expect = (want, r, what) => { if (r.status !== want) throw new Error(`${what}: HTTP ${r.status} ${r.body.toString().slice(0, 200)}`); };
   expect(201, await call('POST', '/api/v1/namespaces', JSON.stringify({ metadata: { name: 'bench' } })), 'namespace');
-  const createMs = await inParallel(N, CLIENTS, async (i) => expect(201, await call('POST', '/api/v1/namespaces/bench/pods', bodies[i]), 'create'));
-  const getMs = await inParallel(N, CLIENTS, async (i) => expect(200, await call('GET', `/api/v1/namespaces/bench/pods/${names[i]}`), 'get'));
+  const creates = await timedWithCpu(pid, N, async (i) => expect(201, await call('POST', '/api/v1/namespaces/bench/pods', bodies[i]), 'create'));
+  const gets = await timedWithCpu(pid, N, async (i) => expect(200, await call('GET', `/api/v1/namespaces/bench/pods/${names[i]}`), 'get'));
   const listAllMs = await median(ROUNDS, async () => {
     const r = await call('GET', '/api/v1/namespaces/bench/pods');
     expect(200, r, 'list');
@@ -130,7 +149,7 @@ async function measureApi(call) {
     } while (cont);
     if (count !== N) throw new Error(`paged list returned ${count} of ${N}`);
   });
-  return { createsPerSec: (N / createMs) * 1000, getsPerSec: (N / getMs) * 1000, listAllMs, listPagedMs };
+  return { createsPerSec: creates.perSec, getsPerSec: gets.perSec, listAllMs, listPagedMs, createCpuUs: creates.cpuUs, getCpuUs: gets.cpuUs };
 }
 
 async function measureRaw(storageUrl) {
@@ -156,7 +175,7 @@ async function runBackend(backend) {
     say(`${backend}: API over HTTP, ${N} pods, ${CLIENTS} clients`);
     const server = await startServer(url, join(dir, 'data'));
     try {
-      return { backend, api: await measureApi(client(server)), raw };
+      return { backend, api: await measureApi(client(server), server.child.pid), raw };
     } finally {
       server.child.kill('SIGTERM');
     }
@@ -184,6 +203,9 @@ function render(results) {
     const t = targets.sqlite[key];
     lines.push(`| ${label} | ${cells.join(' | ')} | ${t ? (unit === 'ms' ? `≤ ${t} ms` : `≥ ${t.toLocaleString('en-US')}/s`) : '—'} |`);
   }
+  const cpuRow = (label, key) =>
+    `| ${label} | ${results.map((r) => `${r.api[key].toFixed(0)} µs → ${Math.round(1e6 / r.api[key]).toLocaleString('en-US')}/s per core | — | —`).join(' | ')} | — |`;
+  lines.push(cpuRow('server CPU per create → one idle core', 'createCpuUs'), cpuRow('server CPU per get → one idle core', 'getCpuUs'));
   return lines.join('\n');
 }
 
@@ -194,9 +216,9 @@ async function measureCeiling() {
   const call = client(server);
   const body = podBody('bare');
   try {
-    const createMs = await inParallel(N, CLIENTS, () => call('POST', '/x', body));
-    const getMs = await inParallel(N, CLIENTS, () => call('GET', '/x'));
-    return { createsPerSec: (N / createMs) * 1000, getsPerSec: (N / getMs) * 1000 };
+    const posts = await timedWithCpu(server.child.pid, N, () => call('POST', '/x', body));
+    const gets = await timedWithCpu(server.child.pid, N, () => call('GET', '/x'));
+    return { createsPerSec: posts.perSec, getsPerSec: gets.perSec, createCpuUs: posts.cpuUs, getCpuUs: gets.cpuUs };
   } finally {
     server.child.kill('SIGTERM');
   }
@@ -207,7 +229,7 @@ const results = [];
 for (const backend of opts.backends.split(',')) results.push(await runBackend(backend));
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
 const table = render(results);
-const ceilingLine = `Ceiling on this machine now (bare node:http, ~2 KiB JSON answer, same clients): ${fmt(ceiling.createsPerSec, '/s')} POSTs, ${fmt(ceiling.getsPerSec, '/s')} GETs.`;
+const ceilingLine = `Ceiling on this machine now (bare node:http, ~2 KiB JSON answer, same clients): ${fmt(ceiling.createsPerSec, '/s')} POSTs, ${fmt(ceiling.getsPerSec, '/s')} GETs; its CPU: ${ceiling.createCpuUs.toFixed(0)} µs per POST, ${ceiling.getCpuUs.toFixed(0)} µs per GET.`;
 const report = `# cluster-api benchmark\n\n${new Date().toISOString()} · ${machine}\n\nPlain HTTP/1.1 keep-alive on 127.0.0.1 (\`--insecure-http\`), ${N} Pods of ~2 KiB, ${CLIENTS} concurrent clients. "API / raw": the share of the raw storage speed the API keeps.\n\n${ceilingLine}\n\n${table}\n`;
 process.stdout.write(report);
 mkdirSync(join(root, 'bench/results'), { recursive: true });
