@@ -6,6 +6,7 @@ import { tokenAuthenticator } from '../src/http/auth.js';
 import { AdminUser } from '../src/http/credentials.js';
 import { startServer } from '../src/server.js';
 import { MemoryStorage } from '../src/storage/memory.js';
+import type { Storage } from '../src/storage/interface.js';
 import { SqliteStorage } from '../src/storage/sqlite.js';
 
 export const Backends = ['memory', 'sqlite'] as const;
@@ -23,6 +24,8 @@ export interface Reply {
 
 export interface TestServer {
   url: string;
+  /** The store under the server, for tests that need to compact or inspect it. */
+  storage: Storage;
   dir: string;
   logs: Record<string, unknown>[];
   request(method: string, path: string, init?: { body?: unknown; headers?: Record<string, string>; token?: string | null }): Promise<Reply>;
@@ -44,6 +47,7 @@ export async function startTestServer(backend: Backend): Promise<TestServer> {
   });
   return {
     url: server.url,
+    storage,
     dir,
     logs,
     request: (method, path, init = {}) => request(server.url, method, path, init),

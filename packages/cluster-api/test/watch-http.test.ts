@@ -105,3 +105,22 @@ describe('shutdown', () => {
     expect(Date.now() - started).toBeLessThan(4000);
   });
 });
+
+describe.each(Backends)('watch below the retained window on %s storage', (backend) => {
+  it('answers a compacted resourceVersion with an ERROR event carrying a 410 Expired Status, then ends', async () => {
+    const s = await startTestServer(backend);
+    try {
+      await s.request('POST', '/api/v1/namespaces', { body: namespace('old') });
+      for (const n of ['a', 'b', 'c']) await s.request('POST', '/api/v1/namespaces/old/pods', { body: pod(n) });
+      const rv = Number((await s.request('GET', '/api/v1/namespaces/old/pods')).json.metadata.resourceVersion);
+      await s.storage.compact(rv);
+      const w = await openWatch(s, '/api/v1/namespaces/old/pods?watch=true&resourceVersion=1');
+      // As kube-apiserver answers from its watch cache: the stream starts, then says 410 and ends.
+      expect(w.res.status).toBe(200);
+      expect(await w.next()).toMatchObject({ type: 'ERROR', object: { kind: 'Status', status: 'Failure', code: 410, reason: 'Expired' } });
+      expect(await w.next()).toBeUndefined();
+    } finally {
+      await s.close();
+    }
+  });
+});
