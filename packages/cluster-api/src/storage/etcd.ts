@@ -171,8 +171,8 @@ export class EtcdStorage implements Storage {
       await this.call('', false, () => this.client.kv.compact({ revision: target, physical: false }));
       return this.noteCompacted(target);
     } catch (err) {
-      // Another API server (or etcdctl) compacted further already.
-      if (isStorageError(err, 'Compacted')) return this.compacted;
+      // Another API server (or etcdctl) compacted at or beyond the target already.
+      if (isStorageError(err, 'Compacted')) return this.noteCompacted(target);
       throw err;
     }
   }
