@@ -1,7 +1,3 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEtcdEndpoints } from './etcd-client.js';
@@ -9,6 +5,7 @@ import { EtcdStorage } from './etcd.js';
 import { isStorageError } from './errors.js';
 import { openStorage } from './factory.js';
 import { freePort, startEtcd, type EtcdCluster } from './testing/etcd-cluster.js';
+import { makeTestPki, type TestPki } from './testing/etcd-pki.js';
 import { Recorder, expectError } from './testing/suite-helpers.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -75,35 +72,20 @@ describe('an etcd nobody answers on', () => {
 });
 
 describe('etcd over TLS with client certificates', () => {
-  let dir: string;
+  let pki: TestPki;
   let etcd: EtcdCluster;
-  const file = (name: string) => join(dir, name);
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-
-  /** A CA, a server certificate for 127.0.0.1, and a client certificate; plus an unrelated CA. */
-  function makePki(): void {
-    writeFileSync(file('ext.cnf'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
-    for (const ca of ['ca', 'other-ca']) {
-      openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${ca}.key`, '-out', `${ca}.pem`, '-days', '1', '-subj', `/CN=${ca}`);
-    }
-    for (const who of ['server', 'client']) {
-      openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${who}.key`, '-out', `${who}.csr`, '-subj', `/CN=${who}`);
-      openssl('x509', '-req', '-in', `${who}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${who}.pem`, '-days', '1', '-extfile', 'ext.cnf');
-    }
-  }
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'etcd-tls-'));
-    makePki();
-    etcd = await startEtcd({ members: 1, tls: { certFile: file('server.pem'), keyFile: file('server.key'), caFile: file('ca.pem') } });
+    pki = makeTestPki();
+    etcd = await startEtcd({ members: 1, tls: { certFile: pki.serverCert, keyFile: pki.serverKey, caFile: pki.ca } });
   });
   afterAll(async () => {
     await etcd?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    pki?.remove();
   });
 
   it('with the CA and a client certificate, reads and writes work', async () => {
-    const s = await openStorage(etcd.url, { compaction: false, etcd: { caFile: file('ca.pem'), certFile: file('client.pem'), keyFile: file('client.key') } });
+    const s = await openStorage(etcd.url, { compaction: false, etcd: { caFile: pki.ca, certFile: pki.clientCert, keyFile: pki.clientKey } });
     try {
       const kv = await s.create('/registry/pods/tls/a', enc('secure'));
       expect(new TextDecoder().decode((await s.get('/registry/pods/tls/a'))!.value)).toBe('secure');
@@ -114,8 +96,8 @@ describe('etcd over TLS with client certificates', () => {
   });
 
   it.each([
-    ['no client certificate', () => ({ caFile: file('ca.pem') })],
-    ['a CA that did not sign the server', () => ({ caFile: file('other-ca.pem'), certFile: file('client.pem'), keyFile: file('client.key') })],
+    ['no client certificate', () => ({ caFile: pki.ca })],
+    ['a CA that did not sign the server', () => ({ caFile: pki.otherCa, certFile: pki.clientCert, keyFile: pki.clientKey })],
   ])('with %s, calls fail with Unavailable', async (_, tls) => {
     const s = await openStorage(etcd.url, { compaction: false, etcd: { ...tls(), requestTimeoutMs: 2_000 } });
     try {

@@ -47,7 +47,10 @@ export async function startApiServer(storage: string, extraArgs: readonly string
       const m = /"msg":"listening","url":"([^"]+)"/.exec(err);
       if (m) resolve(m[1]!);
     });
-    child.once('exit', (code) => reject(new Error(`cluster-api serve exited ${code}: ${err}`)));
+    child.once('exit', (code) => {
+      rmSync(dataDir, { recursive: true, force: true });
+      reject(new Error(`cluster-api serve exited ${code}: ${err}`));
+    });
   });
   const token = readFileSync(join(dataDir, 'admin.token'), 'utf8').trim();
   const gone = () => child.exitCode !== null || child.signalCode !== null;
