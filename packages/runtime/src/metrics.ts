@@ -1,6 +1,8 @@
 /**
  * Prometheus metrics, named as faas-js-runtime names them (faas_invocations, faas_errors,
- * faas_execution_latency, faas_cold_start_latency) so existing dashboards keep working.
+ * faas_execution_latency, faas_cold_start_latency, faas_cpu_utilization, faas_mem_utilization)
+ * so existing dashboards keep working. The two utilisation gauges describe this process (CPU % of
+ * one core since the last scrape, RSS in MiB) where faas-js-runtime reports whole-machine figures.
  * Requests only bump plain numbers; prom-client is loaded on the first scrape, and its registry
  * reads these numbers through duck-typed metric objects (prom-client's `get()` contract).
  */
@@ -69,6 +71,18 @@ export class Metrics {
     metric('faas_invocations', 'The number of times this function was invoked', 'counter', () => [{ labels: {}, value: this.invocations }]);
     metric('faas_errors', 'The number of function invocation failures', 'counter', () => [{ labels: {}, value: this.errors }]);
     metric('faas_execution_latency', 'The time it took for this function to be invoked and return', 'histogram', () => this.latency.values('faas_execution_latency'));
+    let lastCpu = process.cpuUsage();
+    let lastAt = performance.now();
+    metric('faas_cpu_utilization', 'The CPU utilization of this function instance', 'gauge', () => {
+      // Percent of one core used by this process since the previous scrape.
+      const now = performance.now();
+      const used = process.cpuUsage(lastCpu);
+      const percent = now > lastAt ? ((used.user + used.system) / 1000 / (now - lastAt)) * 100 : 0;
+      lastCpu = process.cpuUsage();
+      lastAt = now;
+      return [{ labels: {}, value: percent }];
+    });
+    metric('faas_mem_utilization', 'The memory utilization of this function instance', 'gauge', () => [{ labels: {}, value: process.memoryUsage.rss() / 1_048_576 }]);
     metric('faas_cold_start_latency', 'The time it took for this function to be in the ready state after the container started', 'histogram', () => this.coldStart.values('faas_cold_start_latency'));
     return (this.#registry = registry);
   }

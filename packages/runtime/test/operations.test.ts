@@ -100,6 +100,9 @@ describe('metrics', () => {
     expect(res.text).toMatch(/^faas_cold_start_latency_count\{[^}]*\} 1$/m);
     expect(res.text).toMatch(/^# TYPE faas_execution_latency histogram$/m);
     expect(res.text).toMatch(/^process_resident_memory_bytes/m);
+    expect(res.text).toMatch(/^faas_cpu_utilization\{[^}]*\} [\d.]+$/m);
+    expect(res.text).toMatch(/^faas_mem_utilization\{[^}]*\} [\d.]+$/m);
+    expect(res.text).toMatch(/^# TYPE faas_mem_utilization gauge$/m);
   });
 });
 
