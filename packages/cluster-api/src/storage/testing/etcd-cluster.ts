@@ -82,7 +82,7 @@ async function waitHealthy(child: Member, boundMs = 20_000): Promise<void> {
   const port = child.metricsPort;
   const deadline = Date.now() + boundMs;
   for (;;) {
-    if (!child.proc || child.proc.exitCode !== null) throw new Error(`etcd ${child.name} exited during start-up:\n${child.log.slice(-2000)}`);
+    if (!child.running) throw new Error(`etcd ${child.name} exited during start-up:\n${child.log.slice(-2000)}`);
     try {
       const res = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(1_000) });
       if (res.ok && ((await res.json()) as { health?: string }).health === 'true') return;
@@ -119,6 +119,12 @@ function launch(bin: string, m: Member, args: string[]): void {
   });
   proc.once('exit', () => {
     live.delete(proc);
+    if (m.proc === proc) m.running = false;
+  });
+  // No etcd binary (or not executable): say so instead of an uncaught 'error' event.
+  proc.once('error', (err) => {
+    live.delete(proc);
+    m.log += `\ncannot run ${bin}: ${err.message} (install etcd, e.g. scripts/install-system-deps.sh, or set ETCD_BIN)`;
     if (m.proc === proc) m.running = false;
   });
 }
