@@ -106,6 +106,12 @@ describe.runIf(kubectls().length > 0)('kubectl with protobuf bodies and answers'
       expect(await ok('get', 'secrets', '-n', ns)).toMatch(/^creds\s+Opaque\s+2\s+/m);
     });
 
+    it('create job: a schemaless kind whose protobuf body is read, answered in JSON', async () => {
+      expect(await ok('create', 'job', 'backup', '-n', ns, '--image=busybox')).toBe('job.batch/backup created\n');
+      expect(await ok('get', 'job', 'backup', '-n', ns, '-o', 'jsonpath={.spec.template.spec.containers[0].image}')).toBe('busybox');
+      expect(await ok('delete', 'job', 'backup', '-n', ns)).toBe('job.batch "backup" deleted\n');
+    });
+
     it('apply a Service + Pod, twice', async () => {
       const file = join(dir, `${ns}.yaml`);
       writeFileSync(file, manifest(ns));

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../registry/errors.js';
+import { allKinds } from '../registry/kinds/index.js';
 import { decodeProtobuf, decodeWatchFrames, encodeProtobuf, encodeWatchFrame, supportsProtobuf } from './codec.js';
+import { servesProtobuf } from './negotiation.js';
 import { fixtures, listFixtures } from './testing/fixtures.js';
 import { randomBytes, rng } from './testing/fuzz.js';
 
@@ -33,6 +35,7 @@ describe('protobuf round trip: JSON → internal → protobuf → internal → J
     expect(supportsProtobuf('apps/v1', 'Deployment')).toBe(false);
     expect(supportsProtobuf('v1', 'ConfigMap')).toBe(false);
     expect(supportsProtobuf('v1', 'Time')).toBe(false);
+    expect(supportsProtobuf('batch/v1', 'Job')).toBe(true);
   });
 });
 
@@ -175,3 +178,12 @@ function varint(n: number): Buffer {
   } while (n > 0);
   return Buffer.from(out);
 }
+
+describe('servesProtobuf', () => {
+  it('answers in protobuf only for typed kinds, never for schemaless ones (even when a message exists)', () => {
+    const served = allKinds.filter(servesProtobuf).map((d) => d.kind);
+    expect(served.sort()).toEqual(['ComponentStatus', 'LimitRange', 'Namespace', 'PersistentVolume', 'PersistentVolumeClaim', 'Pod', 'PodTemplate',
+      'ReplicationController', 'ResourceQuota', 'Secret', 'SecurityContextConstraints', 'Service', 'ServiceAccount']);
+    expect(allKinds.some((d) => d.kind === 'Job' && d.schemaless)).toBe(true);
+  });
+});

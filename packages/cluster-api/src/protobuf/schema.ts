@@ -17,6 +17,7 @@ export const protoFiles = [
   'k8s.io/apimachinery/pkg/api/resource/generated.proto',
   'k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto',
   'k8s.io/api/core/v1/generated.proto',
+  'k8s.io/api/batch/v1/generated.proto',
   'github.com/openshift/api/security/v1/generated.proto',
 ] as const;
 
@@ -33,6 +34,8 @@ const packagesByApiVersion: Record<string, readonly string[]> = {
   v1: [Core, Security, Meta],
   'meta.k8s.io/v1': [Meta],
   'security.openshift.io/v1': [Security],
+  // Schemaless here, so never answered in protobuf; read because `kubectl create job` posts protobuf.
+  'batch/v1': ['k8s.io.api.batch.v1'],
 };
 
 /** Messages that are whole objects on the wire (not parts of one): the kinds, their lists and meta's own. */

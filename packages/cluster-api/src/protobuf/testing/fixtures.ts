@@ -388,6 +388,21 @@ export const fixtures: Record<string, Json[]> = {
     { apiVersion: 'v1', kind: 'ComponentStatus', metadata: { name: 'storage', selfLink: '/api/v1/componentstatuses/storage' }, conditions: [{ type: 'Healthy', status: 'True', message: 'ok' }] },
     { apiVersion: 'v1', kind: 'ComponentStatus', metadata: { name: 'etcd-0' }, conditions: [{ type: 'Healthy', status: 'False', message: '', error: 'connection refused' }] },
   ],
+  Job: [
+    {
+      apiVersion: 'batch/v1', kind: 'Job', metadata: meta('backup', 'shop'),
+      spec: {
+        parallelism: 1, completions: 1, activeDeadlineSeconds: 600, backoffLimit: 0, selector: { matchLabels: { 'job-name': 'backup' } }, manualSelector: false,
+        template: { metadata: { labels: { 'job-name': 'backup' } }, spec: { containers: [{ name: 'backup', image: 'busybox' }], restartPolicy: 'Never' } },
+        ttlSecondsAfterFinished: 100, completionMode: 'NonIndexed', suspend: false,
+      },
+      status: {
+        conditions: [{ type: 'Complete', status: 'True', lastProbeTime: '2026-11-20T23:05:00Z', lastTransitionTime: '2026-11-20T23:05:00Z' }],
+        startTime: '2026-11-20T23:00:00Z', completionTime: '2026-11-20T23:05:00Z', active: 0, succeeded: 1, failed: 0,
+        completedIndexes: '', uncountedTerminatedPods: { succeeded: ['u1'], failed: ['u2'] },
+      },
+    },
+  ],
   Status: [
     { apiVersion: 'v1', kind: 'Status', metadata: {}, status: 'Success', details: { name: 'web', kind: 'pods', uid: 'u1' }, code: 200 },
     {
@@ -407,7 +422,7 @@ export const fixtures: Record<string, Json[]> = {
 export const listFixtures: Json[] = Object.entries(fixtures)
   .filter(([kind]) => kind !== 'Status' && kind !== 'DeleteOptions')
   .map(([kind, items]) => ({
-    apiVersion: 'v1',
+    apiVersion: items[0]!.apiVersion,
     kind: `${kind}List`,
     metadata: { resourceVersion: '100', continue: 'eyJydiI6MTAwfQ', remainingItemCount: 7 },
     items: items.map(({ apiVersion: _a, kind: _k, ...rest }) => rest),
