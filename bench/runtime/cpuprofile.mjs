@@ -46,15 +46,18 @@ function fileOf(url, repoRoot) {
  * @returns {{totalMs: number, functions: Array<{name: string, where: string, ms: number}>,
  *   modules: Array<{module: string, ms: number}>}}
  */
-export function summarize(file, repoRoot, window = {}) {
+export function summarize(file, repoRoot, { window = {}, moved } = {}) {
   const profile = JSON.parse(readFileSync(file, 'utf8'));
   const self = selfTimes(profile, window.fromUs, window.toUs);
+  // Code run from a copy (the bench's snapshot of the runtime's build) is named by where it came from.
+  const original = (url) => (moved && url.includes(moved.from) ? url.replace(moved.from, moved.to) : url);
   const byFn = new Map();
   const byModule = new Map();
   let totalMs = 0;
   for (const node of profile.nodes) {
     const ms = self.get(node.id) ?? 0;
-    const { functionName, url, lineNumber } = node.callFrame;
+    const { functionName, lineNumber } = node.callFrame;
+    const url = original(node.callFrame.url);
     // Idle is time the process waited (for the load generator, or for a core shared with others).
     if (ms === 0 || functionName === '(idle)') continue;
     totalMs += ms;

@@ -10,6 +10,7 @@ import { summarize } from './cpuprofile.mjs';
 import { frameworks, repoRoot, useRuntimeCli } from './frameworks.mjs';
 import { snapshotRuntime } from './snapshot.mjs';
 import { bodyFileFor, runLoad, wrkAvailable } from './load.mjs';
+import { machineInfo, runtimeCommit } from './machine.mjs';
 import { installCleanup, pinSelf, stop } from './procs.mjs';
 import { scenarios } from './scenarios.mjs';
 import { startServer } from './servers.mjs';
@@ -47,16 +48,16 @@ async function profileScenario(fw, scenario, o, tmp) {
     const load = await runLoad(o.loader, { ...args, port: s.port, seconds: o.seconds });
     return { load, window: { fromUs, toUs: hrUs() } };
   });
-  const summary = summarize(file, repoRoot, result.window);
+  const summary = summarize(file, repoRoot, { window: result.window, moved: o.moved });
   return { title: `${Math.round(result.load.rps).toLocaleString('en-US')} req/s under the profiler`, summary };
 }
 
 /** Start-up: everything from process start to the first correct reply (startServer waits for it). */
-async function profileStartup(fw, tmp) {
+async function profileStartup(fw, o, tmp) {
   const hello = scenarios.find((s) => s.id === 'hello');
   // Start-up lasts a few hundred ms: sample every 100 µs instead of every 1 ms.
   const { file } = await withProfiler(fw, hello, tmp, async () => undefined, 100);
-  return { title: 'start-up to the first reply (and exit)', summary: summarize(file, repoRoot) };
+  return { title: 'start-up to the first reply (and exit)', summary: summarize(file, repoRoot, { moved: o.moved }) };
 }
 
 function render(fw, label, { title, summary }, top) {
@@ -99,6 +100,7 @@ async function main() {
   process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
   const snapshot = snapshotRuntime(tmp);
   if (snapshot) useRuntimeCli(snapshot.cli);
+  o.moved = snapshot?.moved;
   const out = [];
   try {
     for (const scenario of picked) {
@@ -107,12 +109,14 @@ async function main() {
     }
     if (v.startup) {
       say(`profiling ${fw.id} start-up`);
-      out.push(render(fw, 'cold start', await profileStartup(fw, tmp), Number(v.top)));
+      out.push(render(fw, 'cold start', await profileStartup(fw, o, tmp), Number(v.top)));
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
-  const md = out.join('\n');
+  const build = snapshot ? `func-runtime: commit ${runtimeCommit(repoRoot)}, build of ${snapshot.builtAt}. ` : '';
+  const head = `${build}Node ${process.version}, ${machineInfo().cpuModel}; \`node bench/runtime/profile.mjs ${process.argv.slice(2).join(' ')}\`\n\n`;
+  const md = head + out.join('\n');
   process.stdout.write(md);
   const dir = join(repoRoot, 'bench', 'results');
   mkdirSync(dir, { recursive: true });

@@ -17,7 +17,8 @@ function newestMtime(dir) {
 /**
  * Copies package.json and dist/ to `tmp`, with node_modules linked to the repository's (the runtime
  * has no node_modules of its own, so its imports resolve exactly as they do in place).
- * @returns {{cli: string, builtAt: string} | null} null when there is no build to copy
+ * @returns {{cli: string, builtAt: string, moved: {from: string, to: string}} | null} null when there
+ *   is no build to copy
  */
 export function snapshotRuntime(tmp) {
   const dist = join(runtimeDir, 'dist');
@@ -28,5 +29,5 @@ export function snapshotRuntime(tmp) {
   cpSync(join(runtimeDir, 'package.json'), join(dir, 'package.json'));
   cpSync(dist, join(dir, 'dist'), { recursive: true });
   symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'), 'dir');
-  return { cli: join(dir, 'dist', 'cli.js'), builtAt };
+  return { cli: join(dir, 'dist', 'cli.js'), builtAt, moved: { from: dir, to: runtimeDir } };
 }
