@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRequest, InvokeUsageError, type InvokeFlags } from '../src/client/invoke-request.js';
+import { describeResponse } from '../src/client/print-response.js';
 import { start } from '../src/index.js';
 import { FIXTURES, copyFixture, freePort, spawnCli } from './dev-helpers.js';
 
@@ -67,12 +68,6 @@ describe('func-runtime invoke', () => {
     expect(JSON.parse(decoded.split('Data:\n')[1]!)).toEqual({ echoed: { order: 7 }, id: 'evt-42', type: 'order.created', source: '/shop' });
   });
 
-  it('summarises a binary body instead of printing its bytes', async () => {
-    const r = await invoke(`${url}/binary`);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/\n\n\(4 bytes of application\/octet-stream\)\n$/);
-  });
-
   it.each([
     ['/rejected', 422, /"code": "|"status": 422|order is incomplete/],
     ['/broken', 500, /"status": 500/],
@@ -127,5 +122,34 @@ describe('invoke flags (parsed before anything is sent)', () => {
     expect(ce).toMatchObject({ method: 'POST', event: { id: 'e1', type: 'boson.fn', source: '/boson/fn' } });
     expect(ce.headers).toMatchObject({ 'ce-id': 'e1', 'ce-type': 'boson.fn', 'ce-source': '/boson/fn', 'ce-specversion': '1.0', 'x-extra': '1' });
     expect(JSON.parse(ce.body!.toString())).toEqual({ a: 1 });
+  });
+});
+
+describe('invoke output', () => {
+  const reply = (type: string | undefined, body: Buffer | string, extra: [string, string][] = []) =>
+    describeResponse({ status: 200, statusText: 'OK', headers: [...(type ? [['content-type', type] as [string, string]] : []), ...extra], body: Buffer.from(body) });
+
+  it.each([
+    ['binary bytes are summarised, never dumped', 'application/octet-stream', Buffer.from([0, 1, 2, 3]), '(4 bytes of application/octet-stream)'],
+    ['no content type counts as bytes', undefined, 'abc', '(3 bytes of application/octet-stream)'],
+    ['JSON is indented', 'application/json; charset=utf-8', '{"a":[1]}', '{\n  "a": [\n    1\n  ]\n}'],
+    ['problem+json is JSON', 'application/problem+json', '{"status":400}', '{\n  "status": 400\n}'],
+    ['malformed JSON is shown as sent', 'application/json', '{oops', '{oops'],
+    ['text as is', 'text/plain', 'hi\nthere', 'hi\nthere'],
+    ['an empty body says so', 'text/plain', '', '(empty body)'],
+  ])('%s', (_name, type, body, shown) => {
+    expect(reply(type, body).split('\n\n').slice(1).join('\n\n')).toBe(`${shown}\n`);
+  });
+
+  it('a structured-mode CloudEvent reply is decoded: the attributes it sent, then its data', () => {
+    const event = { specversion: '1.0', id: 'r1', source: '/s', type: 't', datacontenttype: 'application/json', data: { ok: true } };
+    const out = reply('application/cloudevents+json', JSON.stringify(event));
+    expect(out.split('\n\n')[1]).toBe('CloudEvent:\n  specversion: 1.0\n  id: r1\n  source: /s\n  type: t\n  datacontenttype: application/json\nData:\n{\n  "ok": true\n}\n');
+  });
+
+  it('a reply that claims to be a CloudEvent but is not says so and still shows the body', () => {
+    const out = reply('application/cloudevents+json', '{"specversion":"1.0"}');
+    expect(out).toMatch(/the reply claims to be a CloudEvent but is not a valid one: it has no id, source, type/);
+    expect(out).toMatch(/"specversion": "1.0"/);
   });
 });

@@ -41,25 +41,47 @@ export function showBody(body: Buffer, contentType: string | undefined): string 
   }
 }
 
-/** The decoded event, or undefined when the reply is not a CloudEvent. Throws if it claims to be one and is malformed. */
-function replyEvent(res: ReceivedResponse): Record<string, unknown> | undefined {
-  const type = headerOf(res.headers, 'content-type') ?? '';
-  if (headerOf(res.headers, 'ce-specversion') === undefined && !type.startsWith('application/cloudevents+json')) return undefined;
-  const { HTTP } = requireLazy('cloudevents') as typeof import('cloudevents');
-  const headers = Object.fromEntries(res.headers);
-  const event = HTTP.toEvent({ headers, body: res.body.length ? res.body.toString('utf8') : undefined });
-  return (Array.isArray(event) ? event[0] : event) as unknown as Record<string, unknown>;
+interface DecodedEvent {
+  /** The attributes the reply carried, as sent (the SDK would fill in an id and a time it did not send). */
+  attributes: [string, string][];
+  data: unknown;
+  datacontenttype: string | undefined;
 }
 
-function showEvent(event: Record<string, unknown>): string {
-  const attrs = Object.entries(event).filter(([k, v]) => k !== 'data' && k !== 'data_base64' && v !== undefined && typeof v !== 'function');
-  const lines = attrs.map(([k, v]) => `  ${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
-  return `CloudEvent:\n${lines.join('\n')}\nData:\n${showValue(event.data, event.datacontenttype as string | undefined)}`;
+const REQUIRED = ['specversion', 'id', 'source', 'type'];
+
+function sentAttributes(res: ReceivedResponse, structured: boolean): [string, string][] {
+  if (!structured) {
+    const attrs = res.headers.filter(([k]) => k.toLowerCase().startsWith('ce-')).map(([k, v]): [string, string] => [k.slice(3).toLowerCase(), v]);
+    const type = headerOf(res.headers, 'content-type');
+    return type ? [...attrs, ['datacontenttype', type]] : attrs;
+  }
+  const doc = JSON.parse(res.body.toString('utf8')) as Record<string, unknown>;
+  return Object.entries(doc).filter(([k]) => k !== 'data' && k !== 'data_base64').map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]);
+}
+
+/** The event, or undefined when the reply is not a CloudEvent. Throws if it claims to be one and is malformed. */
+function replyEvent(res: ReceivedResponse): DecodedEvent | undefined {
+  const type = headerOf(res.headers, 'content-type') ?? '';
+  const structured = type.startsWith('application/cloudevents+json');
+  if (headerOf(res.headers, 'ce-specversion') === undefined && !structured) return undefined;
+  const attributes = sentAttributes(res, structured);
+  const missing = REQUIRED.filter((k) => !attributes.some(([name]) => name === k));
+  if (missing.length > 0) throw new Error(`it has no ${missing.join(', ')}`);
+  const { HTTP } = requireLazy('cloudevents') as typeof import('cloudevents');
+  const event = HTTP.toEvent({ headers: Object.fromEntries(res.headers), body: res.body.length ? res.body.toString('utf8') : undefined });
+  const one = (Array.isArray(event) ? event[0] : event) as unknown as { data?: unknown; datacontenttype?: string };
+  return { attributes, data: one.data, datacontenttype: one.datacontenttype };
+}
+
+function showEvent(event: DecodedEvent): string {
+  const lines = event.attributes.map(([k, v]) => `  ${k}: ${v}`);
+  return `CloudEvent:\n${lines.join('\n')}\nData:\n${showValue(event.data, event.datacontenttype)}`;
 }
 
 export function describeResponse(res: ReceivedResponse): string {
   const head = [`HTTP ${res.status} ${res.statusText}`.trimEnd(), ...res.headers.map(([k, v]) => `${k}: ${v}`)].join('\n');
-  let event: Record<string, unknown> | undefined;
+  let event: DecodedEvent | undefined;
   try {
     event = replyEvent(res);
   } catch (err) {
