@@ -5,6 +5,7 @@
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { copyFixture, freePort, killAll, spawnCli, text, until, type Proc } from './dev-helpers.js';
 
@@ -66,6 +67,7 @@ describe('func-runtime dev', () => {
     try {
       const before = await getOnSocket(agent, s.url);
       expect(before.body).toBe('v1');
+      expect(await text(`${s.url}/?where`)).toBe(pathToFileURL(join(s.dir, 'src/index.ts')).href);
       // An in-flight request started on v1 must finish on v1 after the swap.
       const slow = fetch(`${s.url}/?wait=1500`).then((r) => r.text());
       await until('the slow request to be in flight', () => (hookLines(s.dir).includes('request v1') ? true : undefined));
