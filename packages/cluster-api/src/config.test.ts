@@ -22,6 +22,8 @@ describe('resolveConfig', () => {
     [{ insecureHttp: true, bindAddress: '10.0.0.1' }, /only allowed on a loopback/],
     [{ tlsCertFile: 'a.crt' }, /must be given together/],
     [{ insecureHttp: true, tlsCertFile: 'a', tlsPrivateKeyFile: 'b' }, /cannot be combined/],
+    [{ storage: 'nosuch://x' }, /--storage: invalid storage URL "nosuch:\/\/x": unknown scheme/],
+    [{ storage: 'sqlite:' }, /--storage: .*needs a file path/],
   ])('refuses %j', (cli, message) => {
     expect(() => resolveConfig(cli, {}, '/')).toThrow(message);
   });

@@ -4,6 +4,7 @@
  */
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
+import { parseStorageUrl } from './storage/factory.js';
 
 export interface ServeConfig {
   port: number;
@@ -87,6 +88,12 @@ export function resolveConfig(cli: Record<string, unknown>, env: Record<string, 
 }
 
 function check(config: ServeConfig): ServeConfig {
+  try {
+    parseStorageUrl(config.storage);
+  } catch (err) {
+    // Before any certificate or token is made: a typo in --storage should fail at once.
+    throw new ConfigError(`--storage: ${(err as Error).message}`);
+  }
   if (config.insecureHttp && !isLoopback(config.bindAddress))
     throw new ConfigError(`--insecure-http is only allowed on a loopback bind address, not ${config.bindAddress}`);
   if (config.insecureHttp && (config.tlsCertFile || config.tlsPrivateKeyFile))

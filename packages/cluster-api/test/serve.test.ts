@@ -35,12 +35,13 @@ function start(args: string[]): Promise<Proc> {
   });
 }
 
+/** A process expected to exit by itself; killed after 20 s so a hang fails instead of lingering. */
 function exitOf(args: string[]): Promise<{ code: number | null; stderr: string }> {
   const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-  running.add(child);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => child.once('exit', (code) => (running.delete(child), resolve({ code, stderr }))));
+  return new Promise((resolve) => child.once('exit', (code) => (clearTimeout(timer), resolve({ code, stderr }))));
 }
 
 const headers = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
@@ -102,11 +103,12 @@ describe('cluster-api serve (process)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it.each([
+  // Concurrent: each spawns a short-lived process of its own (none is in `running`).
+  it.concurrent.each([
     [['serve', '--insecure-http', '--bind-address', '0.0.0.0'], /--insecure-http is only allowed on a loopback bind address/],
     [['serve', '--tls-cert-file', '/nonexistent.crt'], /must be given together/],
     [['serve', '--port', '70000'], /--port must be an integer/],
-    [['serve', '--storage', 'nosuch://x'], /storage|scheme/i],
+    [['serve', '--storage', 'nosuch://x'], /--storage: invalid storage URL/],
     [['serve', '--bogus-flag'], /Unknown argument/],
     [['frobnicate'], /Unknown argument|Not enough|command/i],
   ])('refuses %j with a clear message and a non-zero exit', async (args, message) => {
