@@ -7,8 +7,9 @@ import { startServer, verify } from './servers.mjs';
 import { median } from './stats.mjs';
 
 /**
- * @typedef {{ok: boolean, reason?: string, rps?: number, p99Ms?: number, rounds?: object[],
- *   rssKiB?: number, non2xx?: number, errors?: number, logBytes?: number}} ScenarioResult
+ * @typedef {{ok: boolean, reason?: string, rps?: number, p99Ms?: number, reqPerCpuS?: number,
+ *   busy?: number, rounds?: object[], rssKiB?: number, non2xx?: number, errors?: number,
+ *   timeouts?: number, logBytes?: number}} ScenarioResult
  * @returns {Promise<Record<string, ScenarioResult>>}
  */
 export async function runScenario(scenario, fws, opts, ctx) {
@@ -53,8 +54,8 @@ async function measureRound(s, scenario, opts, ctx, round, results) {
     const cpu0 = cpuSeconds(s.child.pid);
     const r = await runLoad(opts.loader, loadArgs(s, scenario, opts, ctx, opts.duration));
     const cpu = cpuSeconds(s.child.pid) - cpu0;
-    // Requests per CPU-second of the server: on a shared machine other processes steal wall time
-    // from the server's core, but not the CPU cost of one request, so this ratio is the steadier one.
+    // Requests per CPU-second of the server: on a shared machine other processes take wall time
+    // from the server's core but change the CPU cost of one request much less: the steadier ratio.
     Object.assign(r, { cpuS: cpu, reqPerCpuS: cpu > 0 ? r.requests / cpu : NaN, busy: cpu / opts.duration });
     s.rounds.push(r);
     ctx.say(
