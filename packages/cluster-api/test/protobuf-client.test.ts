@@ -138,6 +138,32 @@ describe('a protobuf client over HTTP', () => {
     expect((await s.request('GET', '/api/v1/namespaces/pb/pods/d')).status).toBe(404);
   });
 
+  it('accepts bodies as Go writes them: every non-pointer field present, zero values included', async () => {
+    const headers = { 'content-type': Protobuf, accept: `${Protobuf}, application/json` };
+    const meta = (name: string) => ({ name, generateName: '', namespace: '', selfLink: '', uid: '', resourceVersion: '', generation: 0, creationTimestamp: {} });
+    const svc = wrap('v1', 'Service', 'k8s.io.api.core.v1.Service', {
+      metadata: meta('go-svc'),
+      spec: { ports: [{ name: '', protocol: '', port: 80, targetPort: { type: 0, intVal: 0, strVal: '' }, nodePort: 0 }], selector: { app: 'go' }, clusterIP: '', type: '', sessionAffinity: '' },
+      status: { loadBalancer: {} },
+    });
+    const created = await call('POST', '/api/v1/namespaces/pb/services', headers, svc);
+    expect(created.status).toBe(201);
+    const spec = unwrap(created.bytes).message.spec;
+    expect(spec.ports[0]).toMatchObject({ port: 80, protocol: 'TCP', targetPort: { type: 0, intVal: 80 } });
+    expect(spec.type).toBe('ClusterIP');
+    expect(spec.clusterIP).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+
+    const goPod = wrap('v1', 'Pod', 'k8s.io.api.core.v1.Pod', {
+      metadata: meta('go-pod'),
+      spec: { containers: [{ name: 'c', image: 'nginx', workingDir: '', resources: {}, terminationMessagePath: '', imagePullPolicy: '', stdin: false, tty: false }], restartPolicy: '', dnsPolicy: '', nodeName: '', hostNetwork: false, schedulerName: '' },
+      status: { phase: '', message: '', reason: '', hostIP: '', podIP: '', qosClass: '' },
+    });
+    const pod = await call('POST', '/api/v1/namespaces/pb/pods', headers, goPod);
+    expect(pod.status).toBe(201);
+    expect(unwrap(pod.bytes).message.spec).toMatchObject({ restartPolicy: 'Always', dnsPolicy: 'ClusterFirst' });
+    expect((await s.request('DELETE', '/api/v1/namespaces/pb/pods/go-pod?gracePeriodSeconds=0')).status).toBe(200);
+  });
+
   it.each([
     ['application/vnd.kubernetes.protobuf;stream=watch'],
     [`${Protobuf}, application/json`],

@@ -65,6 +65,11 @@ describe('special types', () => {
     expect(() => encodeProtobuf(pod({ startTime: 'yesterday' }))).toThrow(expect.objectContaining({ code: 400 }));
   });
 
+  it('a zero IntOrString, which Go writes for an unset targetPort, decodes as unset', () => {
+    const svc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 's' }, spec: { ports: [{ port: 80, targetPort: 0 }] } };
+    expect(decodeProtobuf(encodeProtobuf(svc)).spec).toStrictEqual({ ports: [{ port: 80 }] });
+  });
+
   it('Quantity numbers become their canonical strings; IntOrString keeps int vs string', () => {
     const svc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 's' }, spec: { ports: [{ port: 80, targetPort: 8080 }, { port: 81, targetPort: '8080' }] } };
     expect(decodeProtobuf(encodeProtobuf(svc)).spec).toStrictEqual(svc.spec);

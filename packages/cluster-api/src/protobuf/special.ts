@@ -64,9 +64,18 @@ const quantity: SpecialType = {
 
 const IntOrStringString = 1;
 
+/**
+ * Go writes every IntOrString field, set or not (they are non-pointer structs: ServicePort.targetPort,
+ * probe ports), so the zero value `{type: 0, intVal: 0}` means unset, which Kubernetes' defaulting then
+ * fills (targetPort = port). It is left out, as an unset field.
+ */
 const intOrString: SpecialType = {
   toWire: (value) => (typeof value === 'string' ? { type: IntOrStringString, strVal: value } : { type: 0, intVal: Number(value) }),
-  fromWire: (wire) => (Number(wire.type ?? 0) === IntOrStringString ? String(wire.strVal ?? '') : Number(wire.intVal ?? 0)),
+  fromWire(wire) {
+    if (Number(wire.type ?? 0) === IntOrStringString) return String(wire.strVal ?? '');
+    const n = Number(wire.intVal ?? 0);
+    return n === 0 ? undefined : n;
+  },
 };
 
 /** Bytes holding JSON (FieldsV1.Raw, RawExtension.raw), protobufjs' base64 string on the way out. */

@@ -327,7 +327,7 @@ export const fixtures: Record<string, Json[]> = {
         ports: [
           { name: 'http', protocol: 'TCP', appProtocol: 'http', port: 80, targetPort: 8080, nodePort: 30080 },
           { name: 'https', protocol: 'TCP', port: 443, targetPort: 'https', nodePort: 30443 },
-          { name: 'zero', port: 53, protocol: 'UDP', targetPort: 0 },
+          { name: 'dns', port: 53, protocol: 'UDP', targetPort: 'dns' },
         ],
         selector: { app: 'web' }, clusterIP: '10.96.0.11', clusterIPs: ['10.96.0.11', 'fd00::11'], type: 'LoadBalancer', externalIPs: ['192.0.2.1'],
         sessionAffinity: 'ClientIP', loadBalancerIP: '192.0.2.10', loadBalancerSourceRanges: ['0.0.0.0/0'], externalTrafficPolicy: 'Local',
