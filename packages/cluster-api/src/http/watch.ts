@@ -62,6 +62,8 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: W
   const write = (line: string | Buffer): void => {
     if (finished || res.writableEnded) return;
     if (!started) return void pending.push(line);
+    // Events delivered in one turn leave in one write: many watchers × many events is many syscalls otherwise.
+    if (!res.writableCorked) (res.cork(), process.nextTick(() => res.uncork()));
     res.write(line);
     if (res.writableLength > MaxWatchBufferBytes) (finish(), res.destroy());
   };
@@ -90,12 +92,12 @@ function render(w: WatchRequest, event: WatchEvent<KubeObject>): WatchEvent<unkn
  * The registry hands every watcher of a change the same object: its plain JSON line is built once
  * and shared, so fan-out to many watchers costs one serialisation per event, not one per watcher.
  */
-const sharedFrames = new WeakMap<object, Map<string, string>>();
-function sharedFrame(w: WatchRequest, event: WatchEvent<KubeObject>): string | undefined {
+const sharedFrames = new WeakMap<object, Map<string, Buffer>>();
+function sharedFrame(w: WatchRequest, event: WatchEvent<KubeObject>): Buffer | undefined {
   if (w.table || w.pretty || ('protobuf' in w && w.protobuf) || event.type === 'BOOKMARK') return undefined;
   let frames = sharedFrames.get(event.object);
   if (!frames) sharedFrames.set(event.object, (frames = new Map()));
   let line = frames.get(event.type);
-  if (line === undefined) frames.set(event.type, (line = `${JSON.stringify(event)}\n`));
+  if (line === undefined) frames.set(event.type, (line = Buffer.from(`${JSON.stringify(event)}\n`)));
   return line;
 }
