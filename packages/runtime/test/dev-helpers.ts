@@ -78,10 +78,15 @@ export function spawnCli(args: string[], options: SpawnOptions = {}): Proc {
   };
 }
 
+/** SIGTERM first, so a dev session removes its temp files; SIGKILL if it has not exited within 5 s. */
 export async function killAll(): Promise<void> {
   await Promise.all([...started].map(async (c) => {
-    c.kill('SIGKILL');
-    await once(c, 'exit').catch(() => undefined);
+    if (c.exitCode !== null || c.signalCode !== null) return;
+    const exited = once(c, 'exit').catch(() => undefined);
+    c.kill('SIGTERM');
+    const timer = setTimeout(() => c.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
   }));
 }
 

@@ -54,6 +54,9 @@ export async function createDevBundler(entryFile: string): Promise<DevBundler> {
     define: { __dirname: JSON.stringify(dirname(entryFile)), __filename: JSON.stringify(entryFile) },
     plugins: [externalPackagesByUrl(), keepImportMetaOfSource()],
   });
+  // Also on an exit that skips dispose() (process.exit from a second Ctrl-C, a fatal error).
+  const removeOutDir = () => rmSync(outDir, { recursive: true, force: true });
+  process.once('exit', removeOutDir);
   let version = 0;
   let lastInputs: string[] = [entryFile];
   return {
@@ -74,7 +77,8 @@ export async function createDevBundler(entryFile: string): Promise<DevBundler> {
     },
     async dispose() {
       await ctx.dispose();
-      rmSync(outDir, { recursive: true, force: true });
+      process.off('exit', removeOutDir);
+      removeOutDir();
     },
   };
 }
