@@ -26,12 +26,16 @@ const { values: opts } = parseArgs({
     clients: { type: 'string', default: '50' },
     rounds: { type: 'string', default: '3' },
     setups: { type: 'string', default: 'sqlite,etcd-1,etcd-3,etcd-1x2' },
+    watchers: { type: 'string', default: '50' },
+    'watch-events': { type: 'string', default: '500' },
     'max-seconds': { type: 'string', default: '900' },
   },
 });
 const N = Number(opts.n);
 const CLIENTS = Number(opts.clients);
 const ROUNDS = Number(opts.rounds);
+const WATCHERS = Number(opts.watchers);
+const WATCH_EVENTS = Number(opts['watch-events']);
 const say = (msg) => process.stderr.write(`${msg}\n`);
 const cleanups = [];
 const deadline = setTimeout(async () => {
@@ -137,6 +141,40 @@ async function measureApi(calls, pids, etcd) {
   };
 }
 
+/** A watch stream that counts its event lines (one JSON object per line). */
+function countingWatch(server, path) {
+  const url = new URL(server.url);
+  const w = { lines: 0, req: undefined };
+  return new Promise((resolve, reject) => {
+    w.req = request({ host: url.hostname, port: url.port, path, headers: { authorization: `Bearer ${server.token}` } }, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`watch: HTTP ${res.statusCode}`));
+      res.on('data', (chunk) => { for (const b of chunk) if (b === 10) w.lines++; });
+      resolve(w);
+    });
+    w.req.once('error', (err) => (w.closed ? undefined : reject(err)));
+    w.req.end();
+  });
+}
+
+/**
+ * Watch fan-out: WATCHERS watches (split over the API servers) from one resourceVersion, then
+ * WATCH_EVENTS creates; the time until every watcher has every event gives events delivered/s.
+ */
+async function measureFanOut(servers, calls) {
+  await calls[0]('POST', '/api/v1/namespaces', JSON.stringify({ metadata: { name: 'fanout' } }));
+  const list = JSON.parse((await calls[0]('GET', '/api/v1/namespaces/fanout/pods')).body);
+  const path = `/api/v1/namespaces/fanout/pods?watch=1&resourceVersion=${list.metadata.resourceVersion}`;
+  const watches = await Promise.all(Array.from({ length: WATCHERS }, (_, i) => countingWatch(servers[i % servers.length], path)));
+  const start = performance.now();
+  await inParallel(WATCH_EVENTS, CLIENTS, (i) => calls[i % calls.length]('POST', '/api/v1/namespaces/fanout/pods', podBody(`w-${i}`)));
+  const until = Date.now() + 120_000;
+  while (watches.some((w) => w.lines < WATCH_EVENTS) && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+  const ms = performance.now() - start;
+  const delivered = watches.reduce((n, w) => n + Math.min(w.lines, WATCH_EVENTS), 0);
+  for (const w of watches) { w.closed = true; w.req.destroy(); }
+  return { eventsPerSec: (delivered / ms) * 1000, complete: delivered === WATCHERS * WATCH_EVENTS };
+}
+
 async function measureRaw(url) {
   const storage = await openStorage(url, { compaction: false });
   try {
@@ -181,7 +219,10 @@ async function runSetup(setup) {
     }
     say(`${setup}: API over HTTP, ${N} pods, ${CLIENTS} clients over ${servers.length} server(s)`);
     const pids = [...servers.map((s, i) => [`api${i + 1}`, s.child.pid]), ...(etcd?.members ?? []).map((m) => [m.name, m.pid])];
-    return { setup, members: etcd?.members.length ?? 0, api: await measureApi(servers.map(client), pids, etcd), raw };
+    const calls = servers.map(client);
+    const api = await measureApi(calls, pids, etcd);
+    say(`${setup}: watch fan-out, ${WATCHERS} watchers × ${WATCH_EVENTS} events`);
+    return { setup, members: etcd?.members.length ?? 0, api, fanOut: await measureFanOut(servers, calls), raw };
   } finally {
     await stop();
   }
@@ -196,6 +237,7 @@ function render(results) {
   row('API creates/s (50 clients)', (r) => fmt(r.api.createsPerSec, '/s'));
   row('API gets/s (50 clients)', (r) => fmt(r.api.getsPerSec, '/s'));
   row(`API list of ${N} pods, one call (median)`, (r) => fmt(r.api.listAllMs, 'ms'));
+  row(`watch fan-out: events delivered/s (${WATCHERS} watchers × ${WATCH_EVENTS} creates)`, (r) => `${fmt(r.fanOut.eventsPerSec, '/s')}${r.fanOut.complete ? '' : ' (incomplete after 120 s)'}`);
   row('raw storage creates/s', (r) => fmt(r.raw.createsPerSec, '/s'));
   row('raw storage gets/s', (r) => fmt(r.raw.getsPerSec, '/s'));
   row(`raw storage list of ${N} (median)`, (r) => fmt(r.raw.listAllMs, 'ms'));
