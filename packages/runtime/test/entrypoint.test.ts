@@ -165,10 +165,8 @@ describe.runIf(containerfiles.length > 0)('template Containerfile shape', () => 
     expect(ignore).toEqual(expect.arrayContaining(['node_modules', '.env']));
   });
 
-  // Known divergence, reported to the templates: their build stage compiles with tsc and the CMD
-  // serves dist/src; the production bundle (`func-runtime build`) is not used yet. When a template
-  // adopts it this test starts failing: drop `.fails` then.
-  it.fails.each(containerfiles.map((f) => f.slice(TEMPLATES.length)))('%s builds the production bundle with func-runtime build', (file) => {
+  // The image must start from the production bundle: its cold start is what a deployment pays.
+  it.each(containerfiles.map((f) => f.slice(TEMPLATES.length)))('%s builds the production bundle with func-runtime build', (file) => {
     expect(readFileSync(join(TEMPLATES, file), 'utf8')).toMatch(/^RUN\s.*func-runtime build\b/m);
   });
 });
