@@ -16,9 +16,6 @@ export const ProtobufWatchMediaType = `${ProtobufMediaType};stream=watch`;
 
 const magic = Buffer.from('k8s\0', 'latin1');
 
-/** protobufjs → plain object: int64 as numbers, bytes as base64 (Secret data's JSON form), no defaults. */
-const plain = { longs: Number, bytes: String, defaults: false } as const;
-
 type Json = Record<string, unknown>;
 
 /** Whether objects of this kind have a protobuf form (schemaless kinds do not, as CRDs in Kubernetes). */
@@ -29,12 +26,14 @@ export function encodeProtobuf(value: unknown): Buffer {
   const obj = (value ?? {}) as Json;
   const type = messageOf(obj.apiVersion, obj.kind);
   if (!type) throw new ApiError(406, 'NotAcceptable', `${String(obj.kind)} has no protobuf representation; accept application/json`);
-  const raw = type.encode(type.fromObject(toWire(type, obj))).finish();
+  const raw = type.encode(toWire(type, obj)).finish();
   // contentEncoding and contentType are written empty, as Go's serializer writes them.
-  const unknown = runtimeMessage('Unknown');
-  const envelope = unknown.encode(
-    unknown.fromObject({ typeMeta: { apiVersion: obj.apiVersion, kind: obj.kind }, raw, contentEncoding: '', contentType: '' }),
-  );
+  const envelope = runtimeMessage('Unknown').encode({
+    typeMeta: { apiVersion: String(obj.apiVersion), kind: String(obj.kind) },
+    raw,
+    contentEncoding: '',
+    contentType: '',
+  });
   return Buffer.concat([magic, envelope.finish()]);
 }
 
@@ -48,17 +47,18 @@ export function decodeProtobuf(bytes: Uint8Array): Json {
     throw malformedBody('protobuf body without the k8s envelope');
   const envelope = decode(runtimeMessage('Unknown'), bytes.subarray(magic.length));
   const typeMeta = (envelope.typeMeta ?? {}) as { apiVersion?: string; kind?: string };
+  const raw = (envelope.raw as Uint8Array | undefined) ?? new Uint8Array(0);
   if (envelope.contentEncoding) throw malformedBody(`unsupported protobuf content encoding ${String(envelope.contentEncoding).slice(0, 40)}`);
   if (!typeMeta.apiVersion || !typeMeta.kind) throw malformedBody('protobuf envelope without apiVersion and kind');
   const type = messageOf(typeMeta.apiVersion, typeMeta.kind);
   if (!type)
     throw new ApiError(415, 'UnsupportedMediaType', `${String(typeMeta.kind ?? 'this object').slice(0, 60)} has no protobuf representation; send it as application/json`);
-  const raw = Buffer.from(String(envelope.raw ?? ''), 'base64');
   return { apiVersion: typeMeta.apiVersion, kind: typeMeta.kind, ...convert(() => fromWire(type, decode(type, raw))) };
 }
 
+/** The decoded message itself: fields present on the wire are its own properties. */
 function decode(type: Type, bytes: Uint8Array): Json {
-  return convert(() => type.toObject(type.decode(bytes), plain) as Json);
+  return convert(() => type.decode(bytes) as unknown as Json);
 }
 
 /** protobufjs throws plain Errors (RangeError, "invalid wire type", stack overflow on deep nesting). */
@@ -74,7 +74,7 @@ function convert<T>(fn: () => T): T {
 /** One watch event as a frame: 4-byte big-endian length, then the WatchEvent message. */
 export function encodeWatchFrame(event: WatchEvent<unknown>): Buffer {
   const type = metaMessage('WatchEvent');
-  const message = type.encode(type.fromObject({ type: event.type, object: { raw: encodeProtobuf(event.object) } })).finish();
+  const message = type.encode({ type: event.type, object: { raw: encodeProtobuf(event.object) } }).finish();
   const length = Buffer.alloc(4);
   length.writeUInt32BE(message.length);
   return Buffer.concat([length, message]);
@@ -88,7 +88,7 @@ export function decodeWatchFrames(bytes: Buffer): { events: WatchEvent<Json>[]; 
     const size = bytes.readUInt32BE(at);
     if (at + 4 + size > bytes.length) break;
     const event = decode(metaMessage('WatchEvent'), bytes.subarray(at + 4, at + 4 + size));
-    const object = decodeProtobuf(Buffer.from(String((event.object as Json | undefined)?.raw ?? ''), 'base64'));
+    const object = decodeProtobuf(((event.object as Json | undefined)?.raw as Uint8Array | undefined) ?? new Uint8Array(0));
     events.push({ type: event.type as WatchEvent['type'], object });
     at += 4 + size;
   }

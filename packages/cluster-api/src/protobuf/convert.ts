@@ -1,12 +1,14 @@
 /**
- * JSON-shaped objects ↔ the plain objects protobufjs encodes, walking the message reflection. Field
- * names are the JSON names; presence is kept both ways (a field absent in JSON is absent on the wire
- * and back), so a stored object round-trips exactly. Empty lists and maps do not exist on the wire,
- * as with Kubernetes' `omitempty`.
+ * JSON-shaped objects ↔ protobufjs messages, walking a per-message plan built once from the
+ * reflection. Going out, the plain object is encoded as is (protobufjs encoders read plain objects);
+ * coming in, the decoded message is read directly, a field counting as present only when it is the
+ * message's own property (absent ones sit on the prototype as defaults). Presence is kept both ways, so
+ * a stored object round-trips exactly. Empty lists and maps do not exist on the wire, as with Go's
+ * `omitempty`.
  */
 import type { Field, Type } from 'protobufjs';
 import protobuf from 'protobufjs';
-import { specialTypes } from './special.js';
+import { specialTypes, wireNumber, type SpecialType } from './special.js';
 
 type Json = Record<string, unknown>;
 
@@ -21,85 +23,125 @@ const inlined = new Set([
   'EphemeralContainer.ephemeralContainerCommon',
 ]);
 
-const isInline = (type: Type, field: Field): boolean =>
-  field.name === 'localObjectReference' || inlined.has(`${type.name}.${field.name}`);
+interface Slot {
+  name: string;
+  repeated: boolean;
+  map: boolean;
+  /** The nested message, when the field (or the map's value) is one. */
+  nested?: Type;
+  special?: SpecialType;
+  inline: boolean;
+  /** protobuf scalar type name ('string', 'int64', 'bytes', …) when not a message. */
+  scalar: string;
+}
+
+const plans = new WeakMap<Type, Slot[]>();
+
+function planOf(type: Type): Slot[] {
+  let plan = plans.get(type);
+  if (plan) return plan;
+  plan = type.fieldsArray.map((field: Field): Slot => {
+    const nested = field.resolvedType instanceof protobuf.Type ? field.resolvedType : undefined;
+    return {
+      name: field.name,
+      repeated: field.repeated,
+      map: field.map,
+      nested,
+      special: nested && specialTypes.get(nested.fullName),
+      inline: nested !== undefined && (field.name === 'localObjectReference' || inlined.has(`${type.name}.${field.name}`)),
+      scalar: field.type,
+    };
+  });
+  plans.set(type, plan);
+  return plan;
+}
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const messageType = (field: Field): Type | undefined =>
-  field.resolvedType instanceof protobuf.Type ? field.resolvedType : undefined;
-
-/* ---- JSON → wire ---- */
+/* ---- JSON → the plain object protobufjs encodes ---- */
 
 export function toWire(type: Type, json: Json): Json {
   const out: Json = {};
-  for (const field of type.fieldsArray) {
-    const nested = messageType(field);
-    if (nested && isInline(type, field)) {
-      const inner = toWire(nested, json);
-      if (Object.keys(inner).length) out[field.name] = inner;
+  for (const slot of planOf(type)) {
+    if (slot.inline) {
+      const inner = toWire(slot.nested!, json);
+      for (const _ in inner) {
+        out[slot.name] = inner;
+        break;
+      }
       continue;
     }
-    const value = json[field.name];
+    const value = json[slot.name];
     if (value === undefined || value === null) continue;
-    out[field.name] = fieldToWire(field, value);
+    out[slot.name] = fieldToWire(slot, value);
   }
   return out;
 }
 
-function fieldToWire(field: Field, value: unknown): unknown {
-  if (field.map) {
-    const entries = isObject(value) ? Object.entries(value).filter(([, v]) => v !== null && v !== undefined) : [];
-    return Object.fromEntries(entries.map(([k, v]) => [k, valueToWire(field, v)]));
+function fieldToWire(slot: Slot, value: unknown): unknown {
+  if (slot.map) {
+    const out: Json = {};
+    if (isObject(value)) for (const key in value) if (value[key] !== null && value[key] !== undefined) out[key] = valueToWire(slot, value[key]);
+    return out;
   }
-  if (field.repeated) return (Array.isArray(value) ? value : [value]).filter((v) => v !== null).map((v) => valueToWire(field, v));
-  return valueToWire(field, value);
+  if (slot.repeated) return (Array.isArray(value) ? value : [value]).filter((v) => v !== null).map((v) => valueToWire(slot, v));
+  return valueToWire(slot, value);
 }
 
-function valueToWire(field: Field, value: unknown): unknown {
-  const nested = messageType(field);
-  if (!nested) return value;
-  const special = specialTypes.get(nested.fullName);
-  if (special) return special.toWire(value);
-  return toWire(nested, isObject(value) ? value : {});
+/** Scalars are coerced to the field's type: the encoders write what they are given without checking. */
+function valueToWire(slot: Slot, value: unknown): unknown {
+  if (slot.special) return slot.special.toWire(value);
+  if (slot.nested) return toWire(slot.nested, isObject(value) ? value : {});
+  switch (slot.scalar) {
+    case 'string':
+    case 'bytes':
+      return typeof value === 'string' ? value : String(value);
+    case 'bool':
+      return Boolean(value);
+    default:
+      return Number.isFinite(Number(value)) ? Number(value) : 0;
+  }
 }
 
-/* ---- wire → JSON ---- */
+/* ---- decoded message → JSON ---- */
 
-export function fromWire(type: Type, wire: Json): Json {
+const has = (message: object, name: string): boolean => Object.prototype.hasOwnProperty.call(message, name);
+
+export function fromWire(type: Type, message: object): Json {
   const out: Json = {};
-  for (const field of type.fieldsArray) {
-    const value = wire[field.name];
-    if (value === undefined || value === null) continue;
-    const nested = messageType(field);
-    if (nested && isInline(type, field)) {
-      Object.assign(out, fromWire(nested, value as Json));
+  const fields = message as Json;
+  for (const slot of planOf(type)) {
+    if (!has(message, slot.name) || fields[slot.name] === null) continue;
+    const value = fields[slot.name];
+    if (slot.inline) {
+      Object.assign(out, fromWire(slot.nested!, value as object));
       continue;
     }
-    const json = fieldFromWire(field, value);
-    if (json !== undefined) out[field.name] = json;
+    const json = fieldFromWire(slot, value);
+    if (json !== undefined) out[slot.name] = json;
   }
   return out;
 }
 
-function fieldFromWire(field: Field, value: unknown): unknown {
-  if (field.map) {
-    const entries = Object.entries(value as Json).map(([k, v]) => [k, valueFromWire(field, v ?? emptyValue(field))]);
-    return entries.length ? Object.fromEntries(entries) : undefined;
+function fieldFromWire(slot: Slot, value: unknown): unknown {
+  if (slot.map) {
+    const entries = value as Json;
+    let out: Json | undefined;
+    // A map entry without a value decodes to the type's zero value, as Go's unmarshaller does.
+    for (const key in entries) (out ??= {})[key] = valueFromWire(slot, entries[key] ?? (slot.nested ? {} : ''));
+    return out;
   }
-  if (field.repeated) {
-    const items = (value as unknown[]).map((v) => valueFromWire(field, v));
-    return items.length ? items : undefined;
+  if (slot.repeated) {
+    const items = value as unknown[];
+    return items.length ? items.map((v) => valueFromWire(slot, v)) : undefined;
   }
-  return valueFromWire(field, value);
+  return valueFromWire(slot, value);
 }
 
-function valueFromWire(field: Field, value: unknown): unknown {
-  const nested = messageType(field);
-  if (!nested) return value;
-  const special = specialTypes.get(nested.fullName);
-  return special ? special.fromWire(value as Json) : fromWire(nested, value as Json);
+function valueFromWire(slot: Slot, value: unknown): unknown {
+  if (slot.special) return slot.special.fromWire(value as Json);
+  if (slot.nested) return fromWire(slot.nested, value as object);
+  if (slot.scalar === 'bytes') return typeof value === 'string' ? value : Buffer.from(value as Uint8Array).toString('base64');
+  if (slot.scalar === 'string' || slot.scalar === 'bool') return value;
+  return wireNumber(value);
 }
-
-/** A map entry without a value decodes to the type's zero value, as Go's unmarshaller does. */
-const emptyValue = (field: Field): unknown => (messageType(field) ? {} : '');

@@ -58,20 +58,31 @@ export function schema(): protobuf.Root {
   return (cached ??= loadSchema());
 }
 
+/** Found messages by `apiVersion/kind`; bounded by the schema, since misses are not kept. */
+const found = new Map<string, Type>();
+
 /** The message of an `apiVersion`/`kind` pair, or undefined when the kind has no protobuf form. */
 export function messageOf(apiVersion: unknown, kind: unknown): Type | undefined {
-  if (typeof apiVersion !== 'string' || typeof kind !== 'string' || !/^[A-Z][A-Za-z0-9]*$/.test(kind)) return undefined;
+  if (typeof apiVersion !== 'string' || typeof kind !== 'string') return undefined;
+  const key = `${apiVersion}/${kind}`;
+  const known = found.get(key);
+  if (known) return known;
+  if (!/^[A-Z][A-Za-z0-9]*$/.test(kind)) return undefined;
   for (const pkg of packagesByApiVersion[apiVersion] ?? []) {
-    const found = schema().lookup(`${pkg}.${kind}`);
-    if (found instanceof protobuf.Type && isObjectMessage(found)) return found;
+    const type = schema().lookup(`${pkg}.${kind}`);
+    if (type instanceof protobuf.Type && isObjectMessage(type)) return found.set(key, type), type;
   }
   return undefined;
 }
 
-export function metaMessage(name: 'Status' | 'WatchEvent' | 'DeleteOptions'): Type {
-  return schema().lookupType(`${Meta}.${name}`);
-}
+/** Looked up once: protobufjs' lookup walks the namespace tree by name on every call. */
+const named = new Map<string, Type>();
+const lookupOnce = (fullName: string): Type => {
+  let type = named.get(fullName);
+  if (!type) named.set(fullName, (type = schema().lookupType(fullName)));
+  return type;
+};
 
-export function runtimeMessage(name: 'Unknown' | 'RawExtension'): Type {
-  return schema().lookupType(`k8s.io.apimachinery.pkg.runtime.${name}`);
-}
+export const metaMessage = (name: 'Status' | 'WatchEvent' | 'DeleteOptions'): Type => lookupOnce(`${Meta}.${name}`);
+
+export const runtimeMessage = (name: 'Unknown' | 'RawExtension'): Type => lookupOnce(`k8s.io.apimachinery.pkg.runtime.${name}`);

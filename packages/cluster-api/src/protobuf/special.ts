@@ -8,8 +8,15 @@ import { malformedBody } from '../http/status.js';
 export interface SpecialType {
   /** JSON value → the plain object protobufjs encodes. */
   toWire(value: unknown): Record<string, unknown>;
-  /** Decoded plain object → JSON value; undefined leaves the field out (Go's zero Time marshals as null). */
+  /** Decoded message → JSON value; undefined leaves the field out (Go's zero Time marshals as null). */
   fromWire(wire: Record<string, unknown>): unknown;
+}
+
+/** A decoded integer as a number: int64 fields decode as Long objects when long.js is installed. */
+export function wireNumber(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'object' && value !== null && 'toNumber' in value) return (value as { toNumber(): number }).toNumber();
+  return Number(value ?? 0);
 }
 
 const rfc3339 = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$/;
@@ -24,14 +31,14 @@ function timeToWire(value: unknown): Record<string, unknown> {
 
 /** Seconds since the epoch as `YYYY-MM-DDTHH:MM:SS`, refusing what JavaScript dates cannot hold. */
 function secondsToIso(seconds: unknown): string {
-  const s = Number(seconds ?? 0);
+  const s = wireNumber(seconds);
   const date = new Date(s * 1000);
   if (!Number.isSafeInteger(s) || Number.isNaN(date.getTime())) throw malformedBody('time out of range');
   return date.toISOString().slice(0, 19);
 }
 
 const nanosOf = (wire: Record<string, unknown>): number => {
-  const n = Number(wire.nanos ?? 0);
+  const n = wireNumber(wire.nanos);
   if (!Number.isInteger(n) || n < 0 || n > 999_999_999) throw malformedBody('time nanos out of range');
   return n;
 };
@@ -41,7 +48,7 @@ const time: SpecialType = {
   toWire: timeToWire,
   fromWire(wire) {
     const nanos = nanosOf(wire);
-    if (!Number(wire.seconds ?? 0) && !nanos) return undefined;
+    if (!wireNumber(wire.seconds) && !nanos) return undefined;
     const fraction = nanos ? `.${String(nanos).padStart(9, '0').replace(/0+$/, '')}` : '';
     return `${secondsToIso(wire.seconds)}${fraction}Z`;
   },
@@ -52,7 +59,7 @@ const microTime: SpecialType = {
   toWire: timeToWire,
   fromWire(wire) {
     const nanos = nanosOf(wire);
-    if (!Number(wire.seconds ?? 0) && !nanos) return undefined;
+    if (!wireNumber(wire.seconds) && !nanos) return undefined;
     return `${secondsToIso(wire.seconds)}.${String(Math.floor(nanos / 1000)).padStart(6, '0')}Z`;
   },
 };
@@ -72,18 +79,19 @@ const IntOrStringString = 1;
 const intOrString: SpecialType = {
   toWire: (value) => (typeof value === 'string' ? { type: IntOrStringString, strVal: value } : { type: 0, intVal: Number(value) }),
   fromWire(wire) {
-    if (Number(wire.type ?? 0) === IntOrStringString) return String(wire.strVal ?? '');
-    const n = Number(wire.intVal ?? 0);
+    if (wireNumber(wire.type) === IntOrStringString) return String(wire.strVal ?? '');
+    const n = wireNumber(wire.intVal);
     return n === 0 ? undefined : n;
   },
 };
 
-/** Bytes holding JSON (FieldsV1.Raw, RawExtension.raw), protobufjs' base64 string on the way out. */
+/** Bytes holding JSON (FieldsV1.Raw, RawExtension.raw); protobufjs encoders take base64 strings for bytes. */
 function embeddedJson(field: string): SpecialType {
   return {
     toWire: (value) => ({ [field]: Buffer.from(JSON.stringify(value)).toString('base64') }),
     fromWire(wire) {
-      const text = Buffer.from(String(wire[field] ?? ''), 'base64').toString('utf8');
+      const raw = wire[field];
+      const text = raw instanceof Uint8Array ? Buffer.from(raw).toString('utf8') : '';
       if (!text) return undefined;
       try {
         return JSON.parse(text);
