@@ -27,7 +27,6 @@ export type Subscription = Watch & {
 
 class Subscriber implements Subscription {
   queue: StorageEvent[] = [];
-  scheduled = false;
   closed = false;
 
   constructor(
@@ -48,14 +47,10 @@ class Subscriber implements Subscription {
       return;
     }
     this.queue.push(ev);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      queueMicrotask(() => this.flush());
-    }
+    this.feed.schedule(this);
   }
 
-  private flush(): void {
-    this.scheduled = false;
+  flush(): void {
     if (this.closed || this.queue.length === 0) return;
     const batch = this.queue;
     this.queue = [];
@@ -113,6 +108,9 @@ class Feed {
   floor = 0;
   latest = 0;
   private upstream?: Watch;
+  /** Subscribers with queued events, flushed together once per event-loop turn. */
+  private readonly dirty = new Set<Subscriber>();
+  private flushing = false;
   /** Until the floor is known no subscription can be placed exactly. */
   started = false;
   readonly ready: Promise<void>;
@@ -155,6 +153,23 @@ class Feed {
       this.latest = Math.max(this.latest, ev.revision);
       for (const s of this.subscribers) s.push(ev);
     }
+  }
+
+  /**
+   * Delivery waits for the end of the current event-loop turn (setImmediate): every write committed
+   * in that turn reaches a subscriber as one batch, so under load batches grow and each watcher's
+   * socket sees one write per turn instead of one per event. Idle, it costs a single turn.
+   */
+  schedule(sub: Subscriber): void {
+    this.dirty.add(sub);
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(() => {
+      this.flushing = false;
+      const subs = [...this.dirty];
+      this.dirty.clear();
+      for (const s of subs) s.flush();
+    });
   }
 
   subscribe(opts: WatchOptions, handlers: WatchHandlers): Subscription {
