@@ -84,6 +84,14 @@ describe('special types', () => {
     expect(bytes.includes(Buffer.from(secret.data.k))).toBe(false);
   });
 
+  it('a map key of "__proto__" stays a plain key and never reaches a prototype', () => {
+    const ns = JSON.parse('{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"n","annotations":{"__proto__":"x","a":"b"}}}');
+    const decoded = decodeProtobuf(encodeProtobuf(ns)) as { metadata: { annotations: Record<string, string> } };
+    expect(Object.getPrototypeOf(decoded.metadata.annotations)).toBe(Object.prototype);
+    expect(Object.keys(decoded.metadata.annotations)).toContain('a');
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+  });
+
   it('null and unknown JSON fields are left out, as Go drops them', () => {
     const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n', creationTimestamp: null, bogus: 1 }, spec: null, extra: true };
     expect(decodeProtobuf(encodeProtobuf(ns))).toStrictEqual({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' } });

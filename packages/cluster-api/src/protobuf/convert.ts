@@ -58,6 +58,12 @@ function planOf(type: Type): Slot[] {
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** `obj[key] = value` that stays an own property for every key, "__proto__" included (as JSON.parse makes it). */
+function setKey(obj: Json, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
+}
+
 /* ---- JSON → the plain object protobufjs encodes ---- */
 
 export function toWire(type: Type, json: Json): Json {
@@ -81,7 +87,7 @@ export function toWire(type: Type, json: Json): Json {
 function fieldToWire(slot: Slot, value: unknown): unknown {
   if (slot.map) {
     const out: Json = {};
-    if (isObject(value)) for (const key in value) if (value[key] !== null && value[key] !== undefined) out[key] = valueToWire(slot, value[key]);
+    if (isObject(value)) for (const key of Object.keys(value)) if (value[key] !== null && value[key] !== undefined) setKey(out, key, valueToWire(slot, value[key]));
     return out;
   }
   if (slot.repeated) return (Array.isArray(value) ? value : [value]).filter((v) => v !== null).map((v) => valueToWire(slot, v));
@@ -127,8 +133,9 @@ function fieldFromWire(slot: Slot, value: unknown): unknown {
   if (slot.map) {
     const entries = value as Json;
     let out: Json | undefined;
-    // A map entry without a value decodes to the type's zero value, as Go's unmarshaller does.
-    for (const key in entries) (out ??= {})[key] = valueFromWire(slot, entries[key] ?? (slot.nested ? {} : ''));
+    // A map entry without a value decodes to the type's zero value, as Go's unmarshaller does. Own keys
+    // only: a key of "__proto__" must not reach a prototype, on the decoder's object or on ours.
+    for (const key of Object.keys(entries)) setKey((out ??= {}), key, valueFromWire(slot, entries[key] ?? (slot.nested ? {} : '')));
     return out;
   }
   if (slot.repeated) {
