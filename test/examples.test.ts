@@ -61,7 +61,7 @@ describe('examples/webhook', () => {
   });
 
   it('accepts a delivery signed over its exact bytes', async () => {
-    const url = await serve(webhook.handle, { includeRaw: true });
+    const url = await serve(webhook);
     const res = await post(url, payload, webhook.sign(payload, secret));
     expect(res.status).toBe(202);
     expect(await res.json()).toEqual({ accepted: true, event: 'order.paid' });
@@ -74,7 +74,7 @@ describe('examples/webhook', () => {
     ['a truncated signature', webhook.sign(payload, secret).slice(0, 20)],
     ['garbage', 'sha256=zz'],
   ])('rejects %s with 401, and keeps serving', async (_what, signature) => {
-    const url = await serve(webhook.handle, { includeRaw: true });
+    const url = await serve(webhook);
     const res = await post(url, payload, signature);
     expect(res.status).toBe(401);
     expect((await problemOf(res)).title).toBe('Invalid signature');
@@ -82,20 +82,20 @@ describe('examples/webhook', () => {
   });
 
   it('rejects a body changed after signing, even one that parses to the same JSON', async () => {
-    const url = await serve(webhook.handle, { includeRaw: true });
+    const url = await serve(webhook);
     const reformatted = JSON.stringify(JSON.parse(payload), null, 2);
     const res = await post(url, reformatted, webhook.sign(payload, secret));
     expect(res.status).toBe(401);
   });
 
   it('rejects a signed body that is not a JSON object with 400', async () => {
-    const url = await serve(webhook.handle, { includeRaw: true });
+    const url = await serve(webhook);
     const body = '[1,2,3]';
     expect((await post(url, body, webhook.sign(body, secret))).status).toBe(400);
   });
 
   it('answers malformed JSON with the runtime\'s 400 problem', async () => {
-    const url = await serve(webhook.handle, { includeRaw: true });
+    const url = await serve(webhook);
     const body = '{"event":';
     const res = await post(url, body, webhook.sign(body, secret));
     expect(res.status).toBe(400);
@@ -103,21 +103,21 @@ describe('examples/webhook', () => {
   });
 
   it('answers GET with 405 and Allow: POST', async () => {
-    const url = await serve(webhook.handle, { includeRaw: true });
+    const url = await serve(webhook);
     const res = await post(url, '', undefined, 'GET');
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('POST');
   });
 
-  it('says how to fix a runtime started without the raw body', async () => {
-    const url = await serve(webhook.handle, { includeRaw: false });
+  it('keeps the raw body through its includeRaw member, and says how to fix a runtime that turns it off', async () => {
+    const url = await serve(webhook, { includeRaw: false });
     const res = await post(url, payload, webhook.sign(payload, secret));
     expect(res.status).toBe(500);
-    expect((await problemOf(res)).detail).toMatch(/--include-raw/);
+    expect((await problemOf(res)).detail).toMatch(/FUNC_INCLUDE_RAW=false or --no-include-raw/);
   });
 
   it('answers 503 while no secret is configured', async () => {
-    const url = await serve(webhook.handle, { includeRaw: true });
+    const url = await serve(webhook);
     delete process.env.WEBHOOK_SECRET;
     try {
       expect((await post(url, payload, webhook.sign(payload, secret))).status).toBe(503);
@@ -251,7 +251,7 @@ describe('func-runtime examples/<name>', () => {
   });
 
   it.each([
-    ['webhook', ['--include-raw'], '/health/readiness', async (url: string) => {
+    ['webhook', [], '/health/readiness', async (url: string) => {
       const body = '{"event":"ping"}';
       const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', [webhook.signatureHeader]: webhook.sign(body, 'cli-secret') }, body });
       expect(res.status).toBe(202);

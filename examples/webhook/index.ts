@@ -5,14 +5,17 @@
  * the header name and encoding.
  *
  * The signature covers the raw body, not the parsed JSON (re-serialising changes the bytes), so
- * the runtime must keep the bytes: run with `--include-raw` or FUNC_INCLUDE_RAW=true.
+ * the runtime must keep the bytes: the module asks for them with its `includeRaw` member.
  *
- *   WEBHOOK_SECRET=s3cret func-runtime examples/webhook --include-raw
+ *   WEBHOOK_SECRET=s3cret func-runtime examples/webhook
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Context, StructuredReturn } from '@func/runtime';
 
 export const signatureHeader = 'x-signature-256';
+
+/** Keep the request bytes in context.rawBody: the signature is checked over them. */
+export const includeRaw = true;
 
 /** `sha256=<hex>` of the body under `secret`: what a sender puts in the signature header. */
 export function sign(body: Buffer | string, secret: string): string {
@@ -34,7 +37,7 @@ export function handle(context: Context, body?: unknown): StructuredReturn {
   const secret = process.env.WEBHOOK_SECRET;
   if (!secret) return problem(503, 'Webhook not configured', 'Set WEBHOOK_SECRET to the secret shared with the sender.');
   if (!context.rawBody) {
-    return problem(500, 'Raw body unavailable', 'Start the runtime with --include-raw (or FUNC_INCLUDE_RAW=true) so the signed bytes are kept.');
+    return problem(500, 'Raw body unavailable', 'The runtime was started with includeRaw turned off (FUNC_INCLUDE_RAW=false or --no-include-raw); the signature needs the raw bytes.');
   }
   if (context.method !== 'POST') {
     return { ...problem(405, 'Method not allowed', 'Deliveries are POSTed.'), headers: { 'content-type': 'application/problem+json', allow: 'POST' } };

@@ -1,7 +1,9 @@
 /**
  * One table of options. Each row says where a value may come from; resolveOptions() merges the
- * sources in the order CLI > env > function member > func.yaml > default and is pure, so tests can pin every rule.
+ * sources in the order CLI > env (the real one, then func.yaml run.envs) > function member >
+ * func.yaml field > caller default > default, and is pure, so tests can pin every rule.
  */
+import { funcYamlEnvs } from './run-envs.js';
 import { LOG_LEVELS, type LogLevel, type Options } from './types.js';
 
 type Parse<T> = (raw: unknown, name: string) => T;
@@ -53,7 +55,7 @@ const row = <K extends keyof Options>(r: OptionRow<K>): OptionRow<K> => r;
 export const OPTION_TABLE = [
   row({ key: 'port', flag: 'port', env: ['PORT', 'FUNC_PORT'], default: 8080, parse: port, describe: 'port to listen on (0 = any free port)' }),
   row({ key: 'host', flag: 'host', env: ['FUNC_HOST'], default: '', parse: text, describe: 'address to listen on (empty = all addresses, IPv4 and IPv6)' }),
-  row({ key: 'logLevel', flag: 'log-level', env: ['FUNC_LOG_LEVEL'], yamlPath: 'logLevel', default: 'warn', parse: level, describe: `log level: ${LOG_LEVELS.join(', ')}` }),
+  row({ key: 'logLevel', flag: 'log-level', env: ['FUNC_LOG_LEVEL'], default: 'warn', parse: level, describe: `log level: ${LOG_LEVELS.join(', ')}` }),
   row({ key: 'bodyLimit', flag: 'body-limit', env: ['FUNC_BODY_LIMIT'], default: 1_048_576, parse: integer(0), describe: 'largest request body in bytes' }),
   row({ key: 'includeRaw', flag: 'include-raw', env: ['FUNC_INCLUDE_RAW'], default: false, parse: bool, describe: 'keep the raw body bytes in context.rawBody' }),
   row({ key: 'timeout', flag: 'timeout', env: ['FUNC_TIMEOUT'], default: 300_000, parse: integer(0), describe: 'per-request timeout in ms (0 = none)' }),
@@ -68,10 +70,12 @@ export interface OptionSources {
   /** Values given on the command line or to start(); undefined means "not given". */
   cli?: Partial<Record<keyof Options, unknown>>;
   env?: Record<string, string | undefined>;
-  /** Values the function module declares (its `logLevel` member). */
+  /** Values the function module declares (its `logLevel` and `includeRaw` members). */
   fn?: Partial<Record<keyof Options, unknown>>;
-  /** The parsed func.yaml document. */
+  /** The parsed func.yaml document: its fields (yamlPath) and its run.envs (below the real env). */
   yaml?: unknown;
+  /** A caller's own defaults, e.g. a more talkative log level in dev; anything above overrides them. */
+  defaults?: Partial<Record<keyof Options, unknown>>;
 }
 
 function yamlValue(doc: unknown, path: string | undefined): unknown {
@@ -84,25 +88,37 @@ function yamlValue(doc: unknown, path: string | undefined): unknown {
   return cur;
 }
 
-function pick(r: OptionRow<keyof Options>, src: OptionSources): { raw: unknown; name: string } | undefined {
-  const cliValue = src.cli?.[r.key];
-  if (cliValue !== undefined) return { raw: cliValue, name: `--${r.flag}` };
+function fromEnv(r: OptionRow<keyof Options>, env: OptionSources['env'], yamlEnv: Map<string, string>): { raw: unknown; name: string } | undefined {
   for (const name of r.env) {
-    const v = src.env?.[name];
+    const v = env?.[name];
     if (v !== undefined && v !== '') return { raw: v, name };
   }
+  for (const name of r.env) {
+    const v = yamlEnv.get(name);
+    if (v !== undefined && v !== '') return { raw: v, name: `func.yaml run.envs ${name}` };
+  }
+  return undefined;
+}
+
+function pick(r: OptionRow<keyof Options>, src: OptionSources, yamlEnv: Map<string, string>): { raw: unknown; name: string } | undefined {
+  const cliValue = src.cli?.[r.key];
+  if (cliValue !== undefined) return { raw: cliValue, name: `--${r.flag}` };
+  const env = fromEnv(r, src.env, yamlEnv);
+  if (env) return env;
   const fromFn = src.fn?.[r.key];
   if (fromFn !== undefined) return { raw: fromFn, name: `the function's ${r.key} member` };
   const y = yamlValue(src.yaml, r.yamlPath);
   if (y !== undefined && y !== null) return { raw: y, name: `func.yaml ${r.yamlPath}` };
-  return undefined;
+  const fallback = src.defaults?.[r.key];
+  return fallback === undefined ? undefined : { raw: fallback, name: `the default ${r.key}` };
 }
 
 /** Merges the sources; throws OptionError naming the source of a bad value. Pure. */
 export function resolveOptions(src: OptionSources = {}): Options {
   const out: Record<string, unknown> = {};
+  const yamlEnv = funcYamlEnvs(src.yaml, src.env);
   for (const r of OPTION_TABLE as readonly OptionRow<keyof Options>[]) {
-    const found = pick(r, src);
+    const found = pick(r, src, yamlEnv);
     out[r.key] = found === undefined ? r.default : r.parse(found.raw, found.name);
   }
   return out as unknown as Options;

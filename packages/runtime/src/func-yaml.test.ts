@@ -31,6 +31,6 @@ describe('readFuncYaml', () => {
   it('runs a plugged-in validator and reports its problems', () => {
     setFuncYamlValidator((doc) => ((doc as { name?: unknown }).name ? [] : ['name is required', 'runtime is required']));
     expect(readFuncYaml(dirWith('name: ok\n'))).toEqual({ name: 'ok' });
-    expect(() => readFuncYaml(dirWith('runtime: node\n'))).toThrow(/func\.yaml is invalid: name is required; runtime is required\./);
+    expect(() => readFuncYaml(dirWith('runtime: node\n'))).toThrow(/func\.yaml does not match func\.schema\.json: name is required; runtime is required\. Fix those fields/);
   });
 });

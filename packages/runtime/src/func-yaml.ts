@@ -1,8 +1,9 @@
 /**
  * Reads func.yaml. Validation against func.schema.json plugs in through setFuncYamlValidator(),
- * so this module stays free of a schema engine on the start-up path.
+ * so this module stays free of a schema engine on the start-up path; readValidFuncYaml() plugs in
+ * the schema's generated validator (func-schema.ts) when a project has a func.yaml.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 
@@ -39,6 +40,17 @@ export function readFuncYaml(dir: string): unknown {
     throw new FuncYamlError(`${file} is not valid YAML: ${(err as Error).message.split('\n')[0]}. Fix the YAML syntax at that line.`);
   }
   const problems = validator?.(doc) ?? [];
-  if (problems.length > 0) throw new FuncYamlError(`${file} is invalid: ${problems.join('; ')}.`);
+  if (problems.length > 0) {
+    throw new FuncYamlError(`${file} does not match func.schema.json: ${problems.join('; ')}. Fix ${problems.length === 1 ? 'that field' : 'those fields'} (the path is a JSON pointer into the file), then run again.`);
+  }
   return doc;
+}
+
+/** readFuncYaml() with func.schema.json validation, unless a validator is plugged in already. */
+export async function readValidFuncYaml(dir: string): Promise<unknown> {
+  if (validator === undefined && existsSync(join(dir, 'func.yaml'))) {
+    const { loadFuncYamlValidator } = await import('./func-schema.js');
+    validator ??= await loadFuncYamlValidator();
+  }
+  return readFuncYaml(dir);
 }

@@ -117,6 +117,10 @@ export function toFunctionModule(exported: unknown, file = 'the module'): Loaded
     (out as unknown as Record<string, unknown>)[name] = v;
   }
   if (mod.logLevel !== undefined) out.logLevel = mod.logLevel as FunctionModule['logLevel'];
+  if (mod.includeRaw !== undefined) {
+    if (typeof mod.includeRaw !== 'boolean') throw new LoadError(`${file} exports \`includeRaw\`, but it is a ${typeof mod.includeRaw}, not a boolean. Export \`includeRaw = true\` to receive context.rawBody, or remove it.`);
+    out.includeRaw = mod.includeRaw;
+  }
   return out;
 }
 

@@ -46,12 +46,14 @@ export interface RuntimeInit {
   options?: Partial<Options>;
   env?: Record<string, string | undefined>;
   yaml?: unknown;
+  /** Defaults of the caller (e.g. dev's log level); every other source overrides them. */
+  defaults?: Partial<Options>;
   destination?: NodeJS.WritableStream;
 }
 
 export function createRuntime(input: Handler | FunctionModule, init: RuntimeInit = {}): Runtime {
   const fn = asFunctionModule(input);
-  const options = resolveOptions({ cli: init.options, env: init.env ?? process.env, fn: { logLevel: fn.logLevel }, yaml: init.yaml });
+  const options = resolveOptions({ cli: init.options, env: init.env ?? process.env, fn: { logLevel: fn.logLevel, includeRaw: fn.includeRaw }, yaml: init.yaml, defaults: init.defaults });
   const logger = createLogger(options.logLevel, init.destination);
   let shutdownCalled: Promise<void> | undefined;
   return {

@@ -84,6 +84,11 @@ export interface FunctionModule {
   liveness?: HealthCheck;
   readiness?: HealthCheck;
   logLevel?: LogLevel;
+  /**
+   * Keep the request bytes in `context.rawBody` (webhook signatures), like the `includeRaw` option;
+   * `--include-raw` / FUNC_INCLUDE_RAW override it.
+   */
+  includeRaw?: boolean;
   /** Allowed CORS origins; without it every origin is allowed (`*`), as in faas-js-runtime. */
   cors?: () => string[] | string;
 }

@@ -4,9 +4,10 @@
  */
 import type { Argv, CommandModule } from 'yargs';
 import { OPTION_TABLE } from '../config.js';
-import { readFuncYaml } from '../func-yaml.js';
+import { readValidFuncYaml } from '../func-yaml.js';
 import { installProcessHandlers, type Exit } from '../lifecycle.js';
 import { loadFunction, resolveEntry } from '../loader.js';
+import { applyEnvDefaults, funcYamlEnvs } from '../run-envs.js';
 import { createRuntime } from '../runtime.js';
 import { createRuntimeServer, listen } from '../server.js';
 import type { Options } from '../types.js';
@@ -45,9 +46,13 @@ function listenError(err: NodeJS.ErrnoException, port: number): StartError {
 /** Loads and serves; resolves once listening. Signals later call `exit` with the exit code. */
 export async function serve(argv: RunArgs, exit: Exit): Promise<void> {
   const entry = resolveEntry(argv.path);
-  const yaml = readFuncYaml(entry.dir);
+  const yaml = await readValidFuncYaml(entry.dir);
+  // Options read the env as it was, so a bad value is blamed on func.yaml when it came from there.
+  const env = { ...process.env };
+  // Before the import: a module's top-level code may read the variables func.yaml declares.
+  applyEnvDefaults(process.env, funcYamlEnvs(yaml, env));
   const fn = await loadFunction(entry);
-  const rt = createRuntime(fn, { options: cliOptions(argv), env: process.env, yaml });
+  const rt = createRuntime(fn, { options: cliOptions(argv), env, yaml });
   try {
     await fn.init?.();
   } catch (err) {
