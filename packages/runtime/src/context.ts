@@ -8,6 +8,7 @@ import { parse as parseQueryString } from 'node:querystring';
 import { parseBody } from './body.js';
 import { newCloudEvent } from './cloudevents.js';
 import { requestId } from './logger.js';
+import { originForm } from './request-target.js';
 import type { RuntimeLogger } from './logger.js';
 import type { CloudEventLike, CloudEventResponse, Context, Logger } from './types.js';
 
@@ -71,7 +72,7 @@ export class InvocationContext implements Context {
   get httpVersionMajor(): number { return this.req.httpVersionMajor; }
   get httpVersionMinor(): number { return this.req.httpVersionMinor; }
   get contentType(): string | undefined { return this.req.headers['content-type']; }
-  get url(): string { return this.req.url ?? '/'; }
+  get url(): string { return originForm(this.req.url); }
 
   get path(): string {
     const url = this.url;

@@ -8,6 +8,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { healthPaths, livenessHandler, monitorEventLoop, readinessHandler } from './health.js';
 import { createInvokeHandler, type NodeHandler } from './invoke.js';
+import { originForm } from './request-target.js';
 import type { Runtime } from './runtime.js';
 
 type Route = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -25,8 +26,8 @@ function metricsHandler(rt: Runtime): Route {
   };
 }
 
-function pathOf(url: string | undefined): string {
-  if (url === undefined) return '/';
+function pathOf(target: string | undefined): string {
+  const url = originForm(target);
   const q = url.indexOf('?');
   return q === -1 ? url : url.slice(0, q);
 }

@@ -59,7 +59,7 @@ export interface Context {
   readonly contentType: string | undefined;
   /** URL pathname, e.g. `/orders/7`. */
   readonly path: string;
-  /** The request target as received, e.g. `/orders/7?x=1`. */
+  /** The request target in origin form, e.g. `/orders/7?x=1`, also when a proxy sent `http://host/orders/7?x=1`. */
   readonly url: string;
   /** The request id: `x-request-id` when sent, else generated. */
   readonly reqId: string;

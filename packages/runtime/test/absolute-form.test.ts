@@ -1,0 +1,77 @@
+/**
+ * Absolute-form request targets, as proxies send them (`GET http://host/path HTTP/1.1`), written
+ * byte for byte on a raw socket, since fetch and node:http clients always send the origin form.
+ */
+import type { Server } from 'node:http';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { originForm } from '../src/request-target.js';
+import { start, stop, type Context } from '../src/index.js';
+
+let server: Server;
+let port: number;
+
+beforeAll(async () => {
+  const handle = (c: Context) => ({ path: c.path, url: c.url, query: c.query });
+  server = await start({ handle }, { port: 0, host: '127.0.0.1', logLevel: 'silent' });
+  port = (server.address() as { port: number }).port;
+});
+afterAll(() => stop(server));
+
+/** Sends one request line (plus Host) and returns the status and body of the answer. */
+function raw(requestLine: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let data = '';
+    socket.on('data', (d) => (data += d));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const [head = '', body = ''] = data.split('\r\n\r\n');
+      resolve({ status: Number(head.split(' ')[1]), body });
+    });
+    socket.write(`${requestLine}\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+  });
+}
+
+describe('originForm', () => {
+  it.each([
+    ['/a/b?x=1', '/a/b?x=1'],
+    ['http://h/a/b?x=1', '/a/b?x=1'],
+    ['https://user@h:8443/a', '/a'],
+    ['http://h', '/'],
+    ['http://h?x=1', '/?x=1'],
+    ['HTTP://H/A', '/A'],
+    ['', '/'],
+    [undefined, '/'],
+    ['*', '*'],
+    ['h:443', 'h:443'],
+  ])('%s → %s', (target, expected) => {
+    expect(originForm(target)).toBe(expected);
+  });
+});
+
+describe('a function behind a proxy', () => {
+  it('sees the path and query of an absolute-form target', async () => {
+    const r = await raw('GET http://api.example.com/api/v1/error/invalid_token?lang=en&x=1&x=2 HTTP/1.1');
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body)).toEqual({ path: '/api/v1/error/invalid_token', url: '/api/v1/error/invalid_token?lang=en&x=1&x=2', query: { lang: 'en', x: ['1', '2'] } });
+  });
+
+  it('treats a target with no path as "/"', async () => {
+    expect(JSON.parse((await raw('GET http://api.example.com HTTP/1.1')).body)).toEqual({ path: '/', url: '/', query: {} });
+    expect(JSON.parse((await raw('GET http://api.example.com?q=1 HTTP/1.1')).body)).toEqual({ path: '/', url: '/?q=1', query: { q: '1' } });
+  });
+
+  it('routes absolute-form probes to the health and metrics handlers', async () => {
+    expect(await raw('GET http://10.0.0.1:8080/health/liveness HTTP/1.1')).toEqual({ status: 200, body: 'OK' });
+    expect(await raw('GET http://10.0.0.1:8080/health/readiness?x=1 HTTP/1.1')).toEqual({ status: 200, body: 'OK' });
+    expect((await raw('GET http://10.0.0.1:8080/metrics HTTP/1.1')).body).toContain('faas_invocations');
+  });
+
+  it('takes what follows an unparseable authority as the path, and keeps serving', async () => {
+    const bad = await raw('GET http://[::1 HTTP/1.1');
+    expect(bad.status).toBe(200);
+    expect(JSON.parse(bad.body)).toMatchObject({ path: '/' });
+    expect((await fetch(`http://127.0.0.1:${port}/still?up=1`)).status).toBe(200);
+  });
+});
