@@ -89,15 +89,16 @@ function render(w: WatchRequest, event: WatchEvent<KubeObject>): WatchEvent<unkn
 }
 
 /**
- * The registry hands every watcher of a change the same object: its plain JSON line is built once
- * and shared, so fan-out to many watchers costs one serialisation per event, not one per watcher.
+ * The registry hands every watcher of a change the same object: its plain JSON line (or protobuf
+ * frame) is built once and shared, so fan-out to many watchers costs one serialisation per event, not one per watcher.
  */
 const sharedFrames = new WeakMap<object, Map<string, Buffer>>();
 function sharedFrame(w: WatchRequest, event: WatchEvent<KubeObject>): Buffer | undefined {
-  if (w.table || w.pretty || ('protobuf' in w && w.protobuf) || event.type === 'BOOKMARK') return undefined;
+  if (w.table || w.pretty || event.type === 'BOOKMARK') return undefined;
   let frames = sharedFrames.get(event.object);
   if (!frames) sharedFrames.set(event.object, (frames = new Map()));
-  let line = frames.get(event.type);
-  if (line === undefined) frames.set(event.type, (line = Buffer.from(`${JSON.stringify(event)}\n`)));
+  const key = w.protobuf ? `protobuf:${event.type}` : event.type;
+  let line = frames.get(key);
+  if (line === undefined) frames.set(key, (line = w.protobuf ? encodeWatchFrame(event) : Buffer.from(`${JSON.stringify(event)}\n`)));
   return line;
 }
