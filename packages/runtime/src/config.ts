@@ -49,6 +49,26 @@ const level: Parse<LogLevel> = (raw, name) => {
   return s as LogLevel;
 };
 
+/** A list given as an array of strings or one comma-separated string (as faas-js-runtime's cors() allows). */
+export function stringList(raw: unknown, name: string): string[] {
+  if (raw === undefined || raw === null) return [];
+  if (typeof raw === 'string') return raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (Array.isArray(raw) && raw.every((s) => typeof s === 'string')) return raw.map((s) => s.trim()).filter(Boolean);
+  throw new OptionError(`${name} must be a string or an array of strings, got ${JSON.stringify(raw) ?? typeof raw}`);
+}
+
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/; // RFC 9110 token
+
+/** Header names, for the env / flag and for the cors() member alike. */
+export function headerNames(raw: unknown, name: string): string[] {
+  const names = stringList(raw, name);
+  const bad = names.find((n) => !HEADER_NAME.test(n));
+  if (bad !== undefined) throw new OptionError(`${name} must list header names, got "${bad}"`);
+  return names;
+}
+
+const headerList: Parse<string> = (raw, name) => headerNames(String(raw), name).join(', ');
+
 const row = <K extends keyof Options>(r: OptionRow<K>): OptionRow<K> => r;
 
 /** The option table; cli.ts derives its flags from it and the README documents it. */
@@ -63,6 +83,7 @@ export const OPTION_TABLE = [
   row({ key: 'livenessPath', flag: 'liveness-path', env: ['LIVENESS_URL'], yamlPath: 'deploy.healthEndpoints.liveness', default: '/health/liveness', parse: urlPath, describe: 'liveness probe path' }),
   row({ key: 'readinessPath', flag: 'readiness-path', env: ['READINESS_URL'], yamlPath: 'deploy.healthEndpoints.readiness', default: '/health/readiness', parse: urlPath, describe: 'readiness probe path' }),
   row({ key: 'metricsPath', flag: 'metrics-path', env: ['METRICS_URL'], default: '/metrics', parse: urlPath, describe: 'Prometheus metrics path' }),
+  row({ key: 'corsExposeHeaders', flag: 'cors-expose-headers', env: ['FUNC_CORS_EXPOSE_HEADERS'], default: '', parse: headerList, describe: 'response headers browsers may read (Access-Control-Expose-Headers), comma-separated' }),
   row({ key: 'maxEventLoopDelay', flag: 'max-event-loop-delay', env: ['FUNC_MAX_EVENT_LOOP_DELAY'], default: 1000, parse: integer(0), describe: 'event-loop delay in ms above which readiness answers 503 (0 = never)' }),
 ] as const;
 

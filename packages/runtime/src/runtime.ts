@@ -3,7 +3,7 @@
  * options, the logger, CORS headers, metrics and the counters shutdown and readiness read.
  */
 import { resolveOptions } from './config.js';
-import { createCors, type Cors } from './cors.js';
+import { corsPolicy, createCors, type Cors } from './cors.js';
 import { LoadError, toFunctionModule } from './loader.js';
 import { createLogger, createRequestLogger, type RequestLogger, type RuntimeLogger } from './logger.js';
 import { Metrics } from './metrics.js';
@@ -53,7 +53,9 @@ export interface RuntimeInit {
 
 export function createRuntime(input: Handler | FunctionModule, init: RuntimeInit = {}): Runtime {
   const fn = asFunctionModule(input);
-  const options = resolveOptions({ cli: init.options, env: init.env ?? process.env, fn: { logLevel: fn.logLevel, includeRaw: fn.includeRaw }, yaml: init.yaml, defaults: init.defaults });
+  const cors = corsPolicy(fn);
+  const fnOptions = { logLevel: fn.logLevel, includeRaw: fn.includeRaw, corsExposeHeaders: cors.exposeHeaders.length > 0 ? cors.exposeHeaders.join(', ') : undefined };
+  const options = resolveOptions({ cli: init.options, env: init.env ?? process.env, fn: fnOptions, yaml: init.yaml, defaults: init.defaults });
   const logger = createLogger(options.logLevel, init.destination);
   let shutdownCalled: Promise<void> | undefined;
   return {
@@ -61,7 +63,7 @@ export function createRuntime(input: Handler | FunctionModule, init: RuntimeInit
     options,
     logger,
     requestLogger: createRequestLogger(logger),
-    cors: createCors(fn),
+    cors: createCors(cors, options.corsExposeHeaders === '' ? [] : options.corsExposeHeaders.split(', ')),
     metrics: new Metrics(),
     state: { inflight: 0, shuttingDown: false, loopDelay: 0 },
     includeRaw: options.includeRaw,

@@ -89,8 +89,21 @@ export interface FunctionModule {
    * `--include-raw` / FUNC_INCLUDE_RAW override it.
    */
   includeRaw?: boolean;
-  /** Allowed CORS origins; without it every origin is allowed (`*`), as in faas-js-runtime. */
-  cors?: () => string[] | string;
+  /**
+   * Allowed CORS origins (a list, or a comma-separated string), or a CorsConfig; without it every
+   * origin is allowed (`*`), as in faas-js-runtime. Called once at start-up.
+   */
+  cors?: () => string[] | string | CorsConfig;
+}
+
+/** What `cors()` may return besides a list of origins. */
+export interface CorsConfig {
+  /** Allowed origins; `*` or none = any origin. */
+  origins?: string[] | string;
+  /** Response headers a browser script may read (Access-Control-Expose-Headers), e.g. ['ETag', 'WWW-Authenticate']. */
+  exposeHeaders?: string[] | string;
+  /** How long a browser may cache a preflight answer, in seconds (default 600). */
+  maxAge?: number;
 }
 
 /** A return value that sets status, headers and body explicitly. */
@@ -117,6 +130,8 @@ export interface Options {
   metricsPath: string;
   /** Event-loop delay in ms above which readiness answers 503 (0 = never). */
   maxEventLoopDelay: number;
+  /** Access-Control-Expose-Headers, comma-separated; overrides the cors() member's exposeHeaders. */
+  corsExposeHeaders: string;
 }
 
 /** The function as the runtime holds it after loading: always an object. */
