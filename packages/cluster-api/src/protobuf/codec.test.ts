@@ -106,6 +106,11 @@ describe('special types', () => {
 });
 
 describe('watch frames', () => {
+  it('carries a BOOKMARK (an object of the kind with only a resourceVersion), as informers expect it', () => {
+    const bookmark = { type: 'BOOKMARK' as const, object: { apiVersion: 'v1', kind: 'Pod', metadata: { resourceVersion: '77' } } };
+    expect(decodeWatchFrames(encodeWatchFrame(bookmark)).events).toStrictEqual([bookmark]);
+  });
+
   it('length-prefixes each WatchEvent whose object is a full envelope', () => {
     const pod = fixtures.Pod![1]!;
     const status = fixtures.Status![1]!;

@@ -1,0 +1,186 @@
+/** The pod parts of the fixtures: a rich PodSpec (every volume source, probes, affinity) and statuses. */
+export type Json = Record<string, unknown>;
+
+const resources = { limits: { cpu: '500m', memory: '128Mi' }, requests: { cpu: '250m', memory: '64Mi', 'ephemeral-storage': '1Gi' } };
+
+const probe = (handler: Json): Json => ({
+  ...handler,
+  initialDelaySeconds: 5,
+  timeoutSeconds: 1,
+  periodSeconds: 10,
+  successThreshold: 1,
+  failureThreshold: 3,
+  terminationGracePeriodSeconds: 15,
+});
+
+const container = (name: string): Json => ({
+  name,
+  image: 'registry.example.com/shop/web:1.2.3',
+  command: ['/bin/web'],
+  args: ['--port', '8080', ''],
+  workingDir: '/srv',
+  ports: [
+    { name: 'http', containerPort: 8080, protocol: 'TCP' },
+    { name: 'metrics', hostPort: 9090, containerPort: 9090, protocol: 'UDP', hostIP: '10.0.0.1' },
+  ],
+  envFrom: [{ prefix: 'CFG_', configMapRef: { name: 'web-config', optional: true } }, { secretRef: { name: 'web-secret' } }],
+  env: [
+    { name: 'PLAIN', value: 'x' },
+    { name: 'EMPTY', value: '' },
+    { name: 'POD', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+    { name: 'CPU', valueFrom: { resourceFieldRef: { containerName: name, resource: 'limits.cpu', divisor: '1m' } } },
+    { name: 'CM', valueFrom: { configMapKeyRef: { name: 'web-config', key: 'mode', optional: false } } },
+    { name: 'PW', valueFrom: { secretKeyRef: { name: 'web-secret', key: 'password' } } },
+  ],
+  resources,
+  volumeMounts: [
+    { name: 'data', mountPath: '/data', readOnly: true, subPath: 'web', mountPropagation: 'HostToContainer' },
+    { name: 'cfg', mountPath: '/etc/cfg', subPathExpr: '$(POD)' },
+  ],
+  volumeDevices: [{ name: 'raw', devicePath: '/dev/xvda' }],
+  livenessProbe: probe({ httpGet: { path: '/healthz', port: 8080, host: 'localhost', scheme: 'HTTP', httpHeaders: [{ name: 'X-Probe', value: '1' }] } }),
+  readinessProbe: probe({ tcpSocket: { port: 'http' } }),
+  startupProbe: probe({ exec: { command: ['cat', '/tmp/ready'] } }),
+  lifecycle: { postStart: { exec: { command: ['/bin/warm'] } }, preStop: { httpGet: { path: '/drain', port: 'http' } } },
+  terminationMessagePath: '/dev/termination-log',
+  terminationMessagePolicy: 'FallbackToLogsOnError',
+  imagePullPolicy: 'IfNotPresent',
+  securityContext: {
+    capabilities: { add: ['NET_BIND_SERVICE'], drop: ['ALL'] },
+    privileged: false,
+    seLinuxOptions: { user: 'system_u', role: 'system_r', type: 'spc_t', level: 's0:c1,c2' },
+    windowsOptions: { gmsaCredentialSpecName: 'spec', gmsaCredentialSpec: '{}', runAsUserName: 'ContainerUser' },
+    runAsUser: 1000,
+    runAsGroup: 0,
+    runAsNonRoot: true,
+    readOnlyRootFilesystem: true,
+    allowPrivilegeEscalation: false,
+    procMount: 'Default',
+    seccompProfile: { type: 'Localhost', localhostProfile: 'profiles/web.json' },
+  },
+  stdin: true,
+  stdinOnce: false,
+  tty: true,
+});
+
+export const labelSelector = { matchLabels: { app: 'shop' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['web', 'api'] }, { key: 'canary', operator: 'DoesNotExist' }] };
+export const nodeSelector = { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }], matchFields: [{ key: 'metadata.name', operator: 'NotIn', values: ['n1'] }] }] };
+
+/** One volume per source kind a pod can mount. */
+const volumes: Json[] = [
+  { name: 'scratch', emptyDir: {} },
+  { name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '64Mi' } },
+  { name: 'host', hostPath: { path: '/var/log', type: 'DirectoryOrCreate' } },
+  { name: 'gce', gcePersistentDisk: { pdName: 'disk', fsType: 'ext4', partition: 1, readOnly: true } },
+  { name: 'ebs', awsElasticBlockStore: { volumeID: 'vol-1', fsType: 'xfs', partition: 0 } },
+  { name: 'git', gitRepo: { repository: 'https://example.com/r.git', revision: 'main', directory: '.' } },
+  { name: 'sec', secret: { secretName: 'web-secret', items: [{ key: 'k', path: 'p', mode: 256 }], defaultMode: 420, optional: true } },
+  { name: 'nfs', nfs: { server: 'nfs.example.com', path: '/exports', readOnly: false } },
+  { name: 'iscsi', iscsi: { targetPortal: '10.0.0.2:3260', iqn: 'iqn.2001-04.com.example:storage', lun: 0, iscsiInterface: 'default', fsType: 'ext4', portals: ['10.0.0.3:3260'], chapAuthDiscovery: true, chapAuthSession: true, secretRef: { name: 'chap' }, initiatorName: 'iqn.init' } },
+  { name: 'gluster', glusterfs: { endpoints: 'glusterfs-cluster', path: 'vol', readOnly: true } },
+  { name: 'claim', persistentVolumeClaim: { claimName: 'data', readOnly: true } },
+  { name: 'rbd', rbd: { monitors: ['10.0.0.4:6789'], image: 'foo', fsType: 'ext4', pool: 'kube', user: 'admin', keyring: '/etc/ceph/keyring', secretRef: { name: 'ceph' }, readOnly: true } },
+  { name: 'flex', flexVolume: { driver: 'example.com/lvm', fsType: 'ext4', secretRef: { name: 'flex' }, readOnly: false, options: { size: '1G' } } },
+  { name: 'cinder', cinder: { volumeID: 'c1', fsType: 'ext4', readOnly: true, secretRef: { name: 'os' } } },
+  { name: 'cephfs', cephfs: { monitors: ['10.0.0.5:6789'], path: '/', user: 'admin', secretFile: '/etc/ceph/secret', secretRef: { name: 'ceph' }, readOnly: true } },
+  { name: 'flocker', flocker: { datasetName: 'ds', datasetUUID: 'uuid' } },
+  { name: 'downward', downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }, { path: 'cpu', resourceFieldRef: { containerName: 'web', resource: 'limits.cpu', divisor: '1m' }, mode: 292 }], defaultMode: 420 } },
+  { name: 'fc', fc: { targetWWNs: ['500a0982991b8dc5'], lun: 2, fsType: 'ext4', readOnly: true, wwids: ['w1'] } },
+  { name: 'azf', azureFile: { secretName: 'azure', shareName: 'share', readOnly: true } },
+  { name: 'cfg', configMap: { name: 'web-config', items: [{ key: 'a', path: 'b' }], defaultMode: 420, optional: false } },
+  { name: 'vsphere', vsphereVolume: { volumePath: '[ds] vol.vmdk', fsType: 'ext4', storagePolicyName: 'gold', storagePolicyID: 'id' } },
+  { name: 'quobyte', quobyte: { registry: 'reg:7861', volume: 'v', readOnly: true, user: 'u', group: 'g', tenant: 't' } },
+  { name: 'azd', azureDisk: { diskName: 'd', diskURI: 'https://example.com/d.vhd', cachingMode: 'ReadOnly', fsType: 'ext4', readOnly: true, kind: 'Managed' } },
+  { name: 'photon', photonPersistentDisk: { pdID: 'p', fsType: 'ext4' } },
+  {
+    name: 'projected',
+    projected: {
+      sources: [
+        { secret: { name: 's', items: [{ key: 'k', path: 'p' }], optional: true } },
+        { downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } },
+        { configMap: { name: 'c', optional: false } },
+        { serviceAccountToken: { audience: 'api', expirationSeconds: 3600, path: 'token' } },
+      ],
+      defaultMode: 420,
+    },
+  },
+  { name: 'pwx', portworxVolume: { volumeID: 'px', fsType: 'ext4', readOnly: true } },
+  { name: 'scaleio', scaleIO: { gateway: 'https://gw', system: 'sys', secretRef: { name: 'sio' }, sslEnabled: true, protectionDomain: 'pd', storagePool: 'sp', storageMode: 'ThinProvisioned', volumeName: 'v', fsType: 'xfs', readOnly: true } },
+  { name: 'storageos', storageos: { volumeName: 'v', volumeNamespace: 'ns', fsType: 'ext4', readOnly: true, secretRef: { name: 'sos' } } },
+  { name: 'csi', csi: { driver: 'csi.example.com', readOnly: true, fsType: 'ext4', volumeAttributes: { size: '1Gi' }, nodePublishSecretRef: { name: 'csi' } } },
+  {
+    name: 'eph',
+    ephemeral: {
+      volumeClaimTemplate: {
+        metadata: { labels: { type: 'scratch' } },
+        spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'fast', resources: { requests: { storage: '1Gi' } }, volumeMode: 'Filesystem' },
+      },
+    },
+  },
+];
+
+export const podSpec = (): Json => ({
+  volumes,
+  initContainers: [{ name: 'init', image: 'busybox', command: ['sh', '-c', 'true'] }],
+  containers: [container('web'), { name: 'sidecar', image: 'envoy:1', resources: {} }],
+  ephemeralContainers: [{ name: 'debug', image: 'busybox', stdin: true, tty: true, targetContainerName: 'web' }],
+  restartPolicy: 'Always',
+  terminationGracePeriodSeconds: 30,
+  activeDeadlineSeconds: 600,
+  dnsPolicy: 'ClusterFirst',
+  nodeSelector: { disktype: 'ssd' },
+  serviceAccountName: 'web',
+  serviceAccount: 'web',
+  automountServiceAccountToken: false,
+  nodeName: 'node-1',
+  hostNetwork: false,
+  hostPID: false,
+  hostIPC: false,
+  shareProcessNamespace: true,
+  securityContext: {
+    seLinuxOptions: { level: 's0:c123,c456' },
+    windowsOptions: { runAsUserName: 'ContainerAdministrator' },
+    runAsUser: 0,
+    runAsGroup: 3000,
+    runAsNonRoot: false,
+    supplementalGroups: [4000, 5000],
+    fsGroup: 2000,
+    sysctls: [{ name: 'net.core.somaxconn', value: '1024' }],
+    fsGroupChangePolicy: 'OnRootMismatch',
+    seccompProfile: { type: 'RuntimeDefault' },
+  },
+  imagePullSecrets: [{ name: 'registry' }],
+  hostname: 'web-0',
+  subdomain: 'web',
+  affinity: {
+    nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: nodeSelector, preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, preference: nodeSelector.nodeSelectorTerms[0] }] },
+    podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector, namespaces: ['shop'], topologyKey: 'kubernetes.io/hostname', namespaceSelector: {} }] },
+    podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { labelSelector, topologyKey: 'zone' } }] },
+  },
+  schedulerName: 'default-scheduler',
+  tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }, { key: 'dedicated', operator: 'Equal', value: 'shop', effect: 'NoSchedule' }],
+  hostAliases: [{ ip: '127.0.0.1', hostnames: ['foo.local', 'bar.local'] }],
+  priorityClassName: 'high',
+  priority: 1000,
+  dnsConfig: { nameservers: ['1.1.1.1'], searches: ['shop.svc.cluster.local'], options: [{ name: 'ndots', value: '2' }, { name: 'edns0' }] },
+  readinessGates: [{ conditionType: 'example.com/ready' }],
+  runtimeClassName: 'gvisor',
+  enableServiceLinks: true,
+  preemptionPolicy: 'PreemptLowerPriority',
+  overhead: { cpu: '250m' },
+  topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'shop' } } }],
+  setHostnameAsFQDN: false,
+});
+
+export const containerStatus = (name: string): Json => ({
+  name,
+  state: { running: { startedAt: '2026-11-20T23:00:05Z' } },
+  lastState: { terminated: { exitCode: 137, signal: 9, reason: 'OOMKilled', message: 'out of memory', startedAt: '2026-11-20T22:59:00Z', finishedAt: '2026-11-20T23:00:04Z', containerID: 'containerd://abc' } },
+  ready: true,
+  restartCount: 1,
+  image: 'registry.example.com/shop/web:1.2.3',
+  imageID: 'registry.example.com/shop/web@sha256:0123',
+  containerID: 'containerd://def',
+  started: true,
+});
+
