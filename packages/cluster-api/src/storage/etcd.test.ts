@@ -20,6 +20,25 @@ afterAll(async () => {
 
 storageConformance('etcd (one real member)', async () => open());
 
+describe('etcd: coalesced reads', () => {
+  it('hundreds of concurrent gets (more than one transaction holds) each see their own key, present or absent', async () => {
+    const s = open();
+    try {
+      const root = uniqueRoot();
+      const keys = Array.from({ length: 300 }, (_, i) => `${root}ns/k${i}`);
+      await Promise.all(keys.filter((_, i) => i % 3 !== 0).map((k) => s.create(k, new TextEncoder().encode(k))));
+      const got = await Promise.all(keys.map((k) => s.get(k)));
+      got.forEach((kv, i) => expect(kv && new TextDecoder().decode(kv.value)).toBe(i % 3 === 0 ? undefined : keys[i]));
+      // A get issued after a write was acknowledged sees it, whatever else is coalesced with it.
+      const last = await s.create(`${root}ns/late`, new TextEncoder().encode('late'));
+      const [late] = await Promise.all([s.get(`${root}ns/late`), ...keys.map((k) => s.get(k))]);
+      expect(late?.modRevision).toBe(last.modRevision);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('etcd: compaction done by another API server', () => {
   it('reads, watches and compact() learn the compacted revision from etcd itself', async () => {
     const [a, b] = [open(), open()];

@@ -14,6 +14,7 @@ import type { Etcd3, ICompare, IKeyValue, IRequestOp, ITxnResponse } from 'etcd3
 import { checkListOptions, checkRevisionArg, checkValue, checkWatchOptions, closedError, conflict, keyExists, keyNotFound } from './checks.js';
 import { Compactor, type CompactionPolicy } from './compactor.js';
 import { bounded, connectEtcd, DEFAULT_ETCD_TIMEOUT_MS, type EtcdClientOptions, isCompactedError, neverSent, toStorageError } from './etcd-client.js';
+import { GetBatcher } from './etcd-reads.js';
 import { EtcdWatch, kvFromEtcd } from './etcd-watch.js';
 import { isStorageError, StorageError } from './errors.js';
 import type { GetOptions, KeyValue, ListOptions, ListResult, Storage, Watch, WatchHandlers, WatchOptions } from './interface.js';
@@ -50,6 +51,13 @@ export class EtcdStorage implements Storage {
   private readonly pendingStarts = new Set<Promise<number>>();
   private readonly failedWatches = new WatcherSet();
   private readonly compactor: Compactor | undefined;
+  private readonly latest = new GetBatcher((keys) =>
+    this.read('', 0, async () => {
+      if (keys.length === 1) return [(await this.client.kv.range({ key: keys[0] })).kvs[0]];
+      const res = await this.client.kv.txn({ success: keys.map((key) => ({ request_range: { key } })) });
+      return res.responses.map((r) => r.response_range.kvs[0]);
+    }),
+  );
 
   /** `location` is the storage URL after `etcd:` (`//host:port,…`). */
   constructor(location: string, opts: EtcdOptions = {}) {
@@ -64,6 +72,11 @@ export class EtcdStorage implements Storage {
   async get(key: string, opts?: GetOptions): Promise<KeyValue | undefined> {
     checkKey(key);
     const revision = checkRevisionArg(key, opts?.revision);
+    if (this.closed) throw closedError(key);
+    if (revision === 0) {
+      const kv = await this.latest.get(bytes(key));
+      return kv && kvFromEtcd(kv);
+    }
     const res = await this.read(key, revision, () => this.client.kv.range({ key: bytes(key), revision }));
     return res.kvs[0] && kvFromEtcd(res.kvs[0]);
   }
@@ -223,6 +236,7 @@ export class EtcdStorage implements Storage {
 
   private call<T>(key: string, idempotent: boolean, op: () => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(closedError(key));
+    const deadline = Date.now() + this.timeoutMs;
     const attempt = async (n: number): Promise<T> => {
       try {
         return await op();
@@ -230,7 +244,9 @@ export class EtcdStorage implements Storage {
         if (this.closed) throw closedError(key);
         if (isCompactedError(err)) throw toStorageError(err, key, this.compacted);
         const se = toStorageError(err, key);
-        const again = n < MAX_ATTEMPTS && se.code === 'Unavailable' && (idempotent || neverSent(err));
+        // Never send a retry after the caller may have been told Unavailable.
+        const inTime = Date.now() + 20 * n < deadline;
+        const again = n < MAX_ATTEMPTS && inTime && se.code === 'Unavailable' && (idempotent || neverSent(err));
         if (!again) throw se;
         await sleep(20 * n);
         return attempt(n + 1);
