@@ -61,8 +61,11 @@ describe.each(templateNames)('template %s', (template) => {
       name: string;
       scripts: Record<string, string>;
       dependencies: Record<string, string>;
+      allowScripts?: Record<string, boolean>;
     };
     expect(pkg.name).toBe('order-events');
+    // npm 11 skips and warns about install scripts not approved here; esbuild (the runtime's) is.
+    expect(pkg.allowScripts).toEqual({ esbuild: true });
     expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(['build', 'start', 'dev', 'test', 'invoke']));
     expect(pkg.scripts.test).toBe('tsc --noEmit && vitest run');
     expect(pkg.scripts.start).toBe('func-runtime .');
