@@ -76,7 +76,11 @@ describe('@kubernetes/client-node against cluster-api serve (TLS, sqlite)', () =
 
     await call('delete', { name, gracePeriodSeconds: 0 });
     if (kind === 'Namespace') return; // a namespace is finalized asynchronously; its deletion lifecycle has its own tests
-    const gone = await call('read', { name }).then(() => undefined, (err: unknown) => err);
+    // Finalizers (e.g. the orphan finalizer of ReplicationControllers) may keep the object a moment,
+    // as in Kubernetes; the built-in controllers remove it, so wait for it to go.
+    let gone: unknown;
+    for (const started = Date.now(); !gone && Date.now() - started < 10_000; await new Promise((r) => setTimeout(r, 100)))
+      gone = await call('read', { name }).then(() => undefined, (err: unknown) => err);
     expect(gone).toBeInstanceOf(ApiException);
     expect((gone as ApiException<string>).code).toBe(404);
     expect(JSON.parse((gone as ApiException<string>).body)).toMatchObject({ kind: 'Status', reason: 'NotFound' });
