@@ -90,6 +90,10 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, () => (server.off('error', reject), resolve()));
+  }).catch(async (err: unknown) => {
+    // A port in use must not leave controllers running against a store the caller will close.
+    await controllers?.stop();
+    throw err;
   });
   const port = (server.address() as AddressInfo).port;
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;

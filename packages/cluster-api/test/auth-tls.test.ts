@@ -77,3 +77,21 @@ describe('token file and own TLS certificate', () => {
     expect(() => readFileSync(join(dir, 'data', 'tls', 'ca.crt'))).toThrow();
   });
 });
+
+describe('start-up failure', () => {
+  it('reports a port in use and releases what it opened', async () => {
+    const dir = tempDir();
+    const first = await serve(resolveConfig({ port: 0, dataDir: join(dir, 'a'), storage: 'memory:', insecureHttp: true }), () => {});
+    try {
+      const port = Number(new URL(first.server.url).port);
+      const second = serve(resolveConfig({ port, dataDir: join(dir, 'b'), storage: `sqlite:${join(dir, 'b', 'state.db')}`, insecureHttp: true }), () => {});
+      await expect(second).rejects.toMatchObject({ code: 'EADDRINUSE' });
+      // The SQLite file was closed: a new server can open it (it holds an exclusive lock while open).
+      const third = await serve(resolveConfig({ port: 0, dataDir: join(dir, 'b'), storage: `sqlite:${join(dir, 'b', 'state.db')}`, insecureHttp: true }), () => {});
+      await third.server.close();
+    } finally {
+      await first.server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
