@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Debian packages the test suite uses as real peers: kubectl (a real client of the cluster API)
 # and etcd (a real store for the cluster API's etcd backend). Idempotent; needs root or sudo.
+#
+# Any kubectl already on PATH is kept: some machine images ship one from another package that owns
+# /usr/bin/kubectl, and Debian's kubernetes-client cannot be unpacked over it.
 set -euo pipefail
 need=()
-dpkg -s kubernetes-client >/dev/null 2>&1 || need+=(kubernetes-client)
-dpkg -s etcd-server >/dev/null 2>&1 || need+=(etcd-server)
+command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
+command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
+kubectl version --client 2>/dev/null | head -1 || true
+etcd --version | head -1
