@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FuncYamlError, readFuncYaml, setFuncYamlValidator } from './func-yaml.js';
+import { FuncYamlError, readFuncYaml, readValidFuncYaml, setFuncYamlValidator } from './func-yaml.js';
 
 function dirWith(yaml?: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'func-yaml-'));
@@ -32,5 +32,19 @@ describe('readFuncYaml', () => {
     setFuncYamlValidator((doc) => ((doc as { name?: unknown }).name ? [] : ['name is required', 'runtime is required']));
     expect(readFuncYaml(dirWith('name: ok\n'))).toEqual({ name: 'ok' });
     expect(() => readFuncYaml(dirWith('runtime: node\n'))).toThrow(/func\.yaml does not match func\.schema\.json: name is required; runtime is required\. Fix those fields/);
+  });
+
+  it('readValidFuncYaml loads the schema validator only for a project that has a func.yaml', async () => {
+    const invalid = dirWith('name: Not_A_Label\n');
+    expect(await readValidFuncYaml(dirWith())).toBeUndefined();
+    // Nothing was plugged in: the sync reader still accepts a document the schema rejects.
+    expect(readFuncYaml(invalid)).toEqual({ name: 'Not_A_Label' });
+    expect(await readValidFuncYaml(dirWith('specVersion: 0.36.0\nname: ok\n'))).toEqual({ specVersion: '0.36.0', name: 'ok' });
+    expect(() => readFuncYaml(invalid)).toThrow(/does not match func\.schema\.json: \/: missing required field "specVersion"; \/name: must match pattern/);
+  });
+
+  it('readValidFuncYaml keeps a validator plugged in by the caller', async () => {
+    setFuncYamlValidator(() => ['custom rule']);
+    await expect(readValidFuncYaml(dirWith('specVersion: 0.36.0\nname: ok\n'))).rejects.toThrow(/custom rule/);
   });
 });
