@@ -70,7 +70,6 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   const { storage } = options;
   const registry = options.registry ?? createRegistry(storage);
   await ensureSystemNamespaces(registry);
-  const controllers = options.controllers === false ? undefined : startControllers(registry, { log: options.log });
   const handler = createApp({
     registry,
     authenticator: options.authenticator,
@@ -96,6 +95,8 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
     throw err;
   });
   const port = (server.address() as AddressInfo).port;
+  // Only once listening: a server that failed to start leaves nothing running behind it.
+  const controllers = options.controllers === false ? undefined : startControllers(registry, { log: options.log });
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   let closing: Promise<void> | undefined;
   return {
