@@ -49,7 +49,7 @@ beforeAll(async () => {
       before.set(p, got.json);
     }
   } finally {
-    await src.kill();
+    await src.stop();
   }
   etcd = await startEtcd({ members: 1, dataRoot: existsSync('/dev/shm') ? '/dev/shm' : undefined });
 });
