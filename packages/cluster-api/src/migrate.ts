@@ -85,16 +85,17 @@ export async function migrate(args: MigrateArgs, onProgress?: (done: number) => 
   const source = parseStorageUrl(args.from);
   // Opening a SQLite path creates it: a mistyped source would "migrate" an empty new database.
   if (source.scheme === 'sqlite' && !existsSync(source.location)) throw new ConfigError(`--from ${args.from}: no such file`);
-  const from = await openStorage(args.from, { compaction: false, etcd: args.etcd });
+  // The target first: its URL and TLS files are checked before the source is opened (and locked).
+  const to = await openStorage(args.to, { compaction: false, etcd: args.etcd });
   try {
-    const to = await openStorage(args.to, { compaction: false, etcd: args.etcd });
+    const from = await openStorage(args.from, { compaction: false, etcd: args.etcd });
     try {
       return await copyStorage(from, to, { onProgress });
     } finally {
-      await to.close();
+      await from.close();
     }
   } finally {
-    await from.close();
+    await to.close();
   }
 }
 

@@ -99,7 +99,7 @@ describe('cluster-api migrate', () => {
     expect((await onEtcd!.request('GET', '/api/v1/namespaces/mig/pods/p1')).json.metadata.labels).toEqual({ changed: 'yes' });
   });
 
-  it.each([
+  it.concurrent.each([
     ['no --to', ['--from', sqlite], 2, /Missing required argument: to/],
     ['a malformed etcd URL', ['--from', sqlite, '--to', 'etcd://'], 1, /invalid etcd storage URL .*no endpoints/],
     ['an unknown scheme', ['--from', sqlite, '--to', 'mysql://x'], 1, /unknown scheme/],

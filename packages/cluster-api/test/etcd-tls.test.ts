@@ -31,7 +31,7 @@ describe('serve on etcd over TLS', () => {
     }
   });
 
-  it.each([
+  it.concurrent.each([
     ['without a client certificate, start-up fails naming etcd', [], /cluster-api serve exited 1: .*cluster-api: .*etcd/s],
     ['a certfile without a keyfile', ['--etcd-certfile', '/x.pem'], /--etcd-certfile and --etcd-keyfile must be given together/],
     ['a missing CA file', ['--etcd-cafile', '/nonexistent/ca.pem'], /--etcd-cafile \/nonexistent\/ca.pem: ENOENT/],
