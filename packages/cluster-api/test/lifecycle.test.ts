@@ -169,4 +169,11 @@ describe('namespace deletion', () => {
       expect((await s.request('GET', `${nsBase}/${kind}`)).json.items).toEqual([]);
     }
   });
+
+  it('refuses to delete the namespaces the server keeps, as NamespaceLifecycle does', async () => {
+    for (const name of ['default', 'kube-system', 'kube-public']) {
+      const r = await s.request('DELETE', `/api/v1/namespaces/${name}`);
+      expect([r.status, r.json.reason, r.json.message]).toEqual([403, 'Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`]);
+    }
+  });
 });

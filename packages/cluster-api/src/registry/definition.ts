@@ -113,6 +113,8 @@ export interface DeletionRules {
   heldBy?(obj: KubeObject): boolean;
   /** Applied when deletion starts (Namespace: status.phase Terminating). */
   onDeleting?(obj: KubeObject): void;
+  /** Why this object may never be deleted (403 Forbidden), e.g. the namespaces the server itself needs. */
+  undeletable?(obj: KubeObject): string | undefined;
 }
 
 /**

@@ -205,6 +205,8 @@ export class GenericStore implements ResourceStore {
       const kv = await this.read(ctx, name);
       const old = decode(kv);
       deletePrecondition(this.gr, old, options);
+      const refused = this.definition.deletion?.undeletable?.(old);
+      if (refused) throw forbidden(this.gr, name, refused);
       const plan = planDelete(this.definition, old, options);
       if (plan.action === 'pending') return { object: old, deleted: false };
       if (ctx.dryRun) return plan.action === 'mark' ? { object: plan.next, deleted: false } : { object: old, deleted: true };

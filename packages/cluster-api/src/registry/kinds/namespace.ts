@@ -5,6 +5,8 @@
 import { isDNS1123Label } from '../validation.js';
 import { AllButDeleteCollection, arr, child, column, core, spec, status, str } from './common.js';
 
+const Immortal = ['default', 'kube-system', 'kube-public'];
+
 export const namespace = core({
   kind: 'Namespace',
   plural: 'namespaces',
@@ -32,6 +34,8 @@ export const namespace = core({
   deletion: {
     heldBy: (o) => arr(spec(o).finalizers).length > 0,
     onDeleting: (o) => void (child(o, 'status').phase = 'Terminating'),
+    // NamespaceLifecycle admission: the namespaces the API server itself keeps.
+    undeletable: (o) => (Immortal.includes(o.metadata.name ?? '') ? 'this namespace may not be deleted' : undefined),
   },
   columns: [column('Status', (o) => str(status(o).phase))],
 });
