@@ -109,6 +109,7 @@ describe('etcd faults under a running API server', () => {
       };
       await refused('PUT', `${NS}/q-0`, { ...q0, metadata: { ...q0.metadata, labels: { during: 'outage' } } });
       await refused('POST', '/api/v1/namespaces', { metadata: { name: 'during-outage' } });
+      await refused('POST', NS, pod('during-outage'));
       await refused('GET', `${NS}/q-0`);
       await refused('GET', NS);
       expect((await fetch(`${api.url}/readyz`)).status).not.toBe(200);

@@ -117,7 +117,10 @@ export class GenericStore implements ResourceStore {
 
   /** Kubernetes' NamespaceLifecycle admission, with its exact message and cause. */
   private async checkNamespace(namespace: string, name: string): Promise<void> {
-    const phase = await this.deps.namespacePhase(namespace);
+    // A store outage here must surface as 503 + retryAfterSeconds like any other storage call.
+    const phase = await this.deps.namespacePhase(namespace).catch((err: unknown) => {
+      throw fromStorageError(err, { group: '', resource: 'namespaces' }, namespace);
+    });
     if (phase === 'Absent') throw notFound({ group: '', resource: 'namespaces' }, namespace);
     if (phase === 'Terminating') {
       const err = forbidden(this.gr, name, `unable to create new content in namespace ${namespace} because it is being terminated`);
