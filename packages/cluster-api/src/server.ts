@@ -89,13 +89,9 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, () => (server.off('error', reject), resolve()));
-  }).catch(async (err: unknown) => {
-    // A port in use must not leave controllers running against a store the caller will close.
-    await controllers?.stop();
-    throw err;
   });
   const port = (server.address() as AddressInfo).port;
-  // Only once listening: a server that failed to start leaves nothing running behind it.
+  // Only once listening: a port in use leaves no controllers running against a store the caller will close.
   const controllers = options.controllers === false ? undefined : startControllers(registry, { log: options.log });
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   let closing: Promise<void> | undefined;
