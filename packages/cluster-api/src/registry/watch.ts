@@ -8,7 +8,7 @@
 import type { KubeObject, WatchEvent } from '../api/meta.js';
 import { isStorageError } from '../storage/errors.js';
 import type { Storage, StorageEvent } from '../storage/interface.js';
-import type { WatchCache } from '../storage/watch-cache.js';
+import type { Subscription, WatchCache } from '../storage/watch-cache.js';
 import { groupVersion, type RequestContext, type ResourceDefinition, type WatchQuery, type WatchSink } from './definition.js';
 import { fromStorageError, tooOldResourceVersion } from './errors.js';
 import { decode, groupResource, listPrefix, objectKey } from './meta.js';
@@ -78,10 +78,19 @@ const replay = async (storage: Storage, prefix: string, matches: ObjectFilter, s
   }
 };
 
-const bookmark = (def: ResourceDefinition, revision: number): Event => ({
-  type: 'BOOKMARK',
-  object: { apiVersion: groupVersion(def), kind: def.kind, metadata: { resourceVersion: String(revision) } },
-});
+/** Periodic BOOKMARKs at the subscription's progress: a client resuming from one misses nothing. */
+const bookmarks = (deps: WatchDeps, def: ResourceDefinition, sub: Subscription, sink: WatchSink, close: () => void): NodeJS.Timeout => {
+  const timer = setInterval(() => {
+    const object = { apiVersion: groupVersion(def), kind: def.kind, metadata: { resourceVersion: String(sub.progress()) } };
+    try {
+      sink.onEvent({ type: 'BOOKMARK', object });
+    } catch {
+      close();
+    }
+  }, deps.bookmarkIntervalMs);
+  timer.unref();
+  return timer;
+};
 
 export const watchObjects = async (
   deps: WatchDeps,
@@ -130,11 +139,6 @@ export const watchObjects = async (
       sink.onError(isStorageError(err, 'Compacted') ? tooOldResourceVersion(after, err.revision ?? 0) : fromStorageError(err, gr, ''));
     },
   });
-  if (query.allowWatchBookmarks) {
-    timer = setInterval(() => {
-      if (open) sink.onEvent(bookmark(def, sub.progress()));
-    }, deps.bookmarkIntervalMs);
-    timer.unref();
-  }
+  if (query.allowWatchBookmarks) timer = bookmarks(deps, def, sub, sink, close);
   return { close };
 };
