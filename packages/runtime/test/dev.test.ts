@@ -24,16 +24,18 @@ interface Session {
   serves(body: string, path?: string): Promise<void>;
 }
 
-async function startDev(extraArgs: string[] = [], env: Record<string, string> = {}): Promise<Session> {
+/** `prepare` may edit the fresh copy before dev starts and return the first answer it then expects. */
+async function startDev(extraArgs: string[] = [], env: Record<string, string> = {}, prepare?: (dir: string) => string): Promise<Session> {
   const fx = copyFixture('dev-hooks');
   cleanups.push(fx.remove);
+  const first = prepare?.(fx.dir) ?? 'v1';
   const port = await freePort();
   const proc = spawnCli(['dev', fx.dir, '--port', String(port), '--host', '127.0.0.1', ...extraArgs], {
     env: { ...process.env, HOOK_LOG: join(fx.dir, 'hooks.log'), ...env },
   });
   const url = `http://127.0.0.1:${port}`;
   // The first answer, not the log line, is the start: from then on no save may be missed.
-  await until('dev to answer', async () => ((await text(url)) === 'v1' ? true : undefined));
+  await until('dev to answer', async () => ((await text(url)) === first ? true : undefined));
   expect(proc.output()).toMatch(/serving .*index\.ts at http:\/\/127\.0\.0\.1:\d+ \(watching for changes\)/);
   return {
     dir: fx.dir,
@@ -142,6 +144,16 @@ describe('func-runtime dev', () => {
     expect(reload).toMatchObject({ name: 'dev', changed: 'src/version.ts' });
     expect(typeof reload!.ms).toBe('number');
     expect(records.find((r) => String(r.msg).startsWith('serving'))).toMatchObject({ url: s.url });
+    // Dev logs at info by default, so the function's request logs show.
+    expect(records.some((r) => r.level === 30 && r.reqId !== undefined)).toBe(true);
+  });
+
+  it('applies func.yaml run.envs as environment defaults; the real environment wins', async () => {
+    const yaml = 'specVersion: 0.36.0\nname: dev-hooks\nrun:\n  envs:\n    - name: GREETING\n      value: from func.yaml\n';
+    const s = await startDev([], {}, (dir) => (writeFileSync(join(dir, 'func.yaml'), yaml), 'v1 from func.yaml'));
+    expect(await text(s.url)).toBe('v1 from func.yaml');
+    const t = await startDev([], { GREETING: 'from the shell' }, (dir) => (writeFileSync(join(dir, 'func.yaml'), yaml), 'v1 from the shell'));
+    expect(await text(t.url)).toBe('v1 from the shell');
   });
 
   it.each([

@@ -10,6 +10,7 @@ import { readFuncYaml } from '../func-yaml.js';
 import { resolveEntry, toFunctionModule, type ResolvedEntry } from '../loader.js';
 import type { RuntimeLogger } from '../logger.js';
 import { createRuntime } from '../runtime.js';
+import { applyEnvDefaults, funcYamlEnvs } from '../run-envs.js';
 import { listen } from '../server.js';
 import type { LoadedFunction, Options } from '../types.js';
 import { formatProblem, fromLoadError, type SourceProblem } from './build-error.js';
@@ -46,11 +47,8 @@ type Loaded =
 /** What a reload did: swapped in new code, found the code on disk already serving, or failed. */
 type Outcome = 'swapped' | 'unchanged' | SourceProblem;
 
-/** Dev shows request logs unless the function, env or func.yaml asks for another level. */
-function devYaml(dir: string): unknown {
-  const doc = readFuncYaml(dir) as Record<string, unknown> | undefined;
-  return { logLevel: 'info', ...(doc && typeof doc === 'object' ? doc : {}) };
-}
+/** Dev shows request logs unless the function, env or func.yaml's run.envs asks for another level. */
+const DevDefaults = { logLevel: 'info' } as const;
 
 /** Builds, and imports the result unless it is the code already serving (`servedHash`). */
 async function loadVersion(bundler: DevBundler, entry: ResolvedEntry, servedHash: string | undefined): Promise<Loaded> {
@@ -159,7 +157,11 @@ export async function startDev(init: DevInit): Promise<DevSession> {
   const entry = resolveEntry(init.path);
   process.setSourceMapsEnabled(true);
   const { destination, logger: log } = createDevOutput(init.json);
-  const reloader = new Reloader((fn) => createRuntime(fn, { options: init.options, env: process.env, yaml: devYaml(entry.dir), destination }));
+  // run.envs become environment defaults once, before the function first loads, as `run` does.
+  applyEnvDefaults(process.env, funcYamlEnvs(readFuncYaml(entry.dir), process.env));
+  const reloader = new Reloader((fn) =>
+    createRuntime(fn, { options: init.options, env: process.env, yaml: readFuncYaml(entry.dir), defaults: DevDefaults, destination }),
+  );
   const loop = new DevLoop(entry, await createDevBundler(entry.file), reloader, new EnvFile(entry.dir), log);
   const outcome = await loop.update();
   if (outcome !== 'swapped') {
