@@ -2,7 +2,7 @@
 // HTTP on loopback, 50 keep-alive clients) beside the raw storage speed of the same backend, so the
 // API's own overhead shows as a ratio. Prints a markdown table; writes it with the raw numbers to
 // bench/results/. Never asserts: targets are printed next to the numbers.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const cli = join(root, 'packages/cluster-api/dist/cli.js');
+
 const { values: opts } = parseArgs({
   options: {
     n: { type: 'string', default: '10000' },
@@ -20,8 +20,14 @@ const { values: opts } = parseArgs({
     rounds: { type: 'string', default: '5' },
     backends: { type: 'string', default: 'memory,sqlite' },
     'max-seconds': { type: 'string', default: '600' },
+    // Server on core 0 (taskset): run the bench itself as `taskset -c 1 node …` so load and server
+    // never share a core; "none" turns pinning off.
+    'server-cpu': { type: 'string', default: '0' },
+    // Another build of the server (e.g. an older commit's dist/cli.js) to compare in the same conditions.
+    cli: { type: 'string', default: join(root, 'packages/cluster-api/dist/cli.js') },
   },
 });
+const cli = opts.cli;
 const N = Number(opts.n);
 const CLIENTS = Number(opts.clients);
 const ROUNDS = Number(opts.rounds);
@@ -34,6 +40,8 @@ const deadline = setTimeout(() => {
 }, Number(opts['max-seconds']) * 1000);
 deadline.unref();
 const children = new Set();
+/** taskset execs node in place, so the child's pid stays the server's (its /proc CPU is the server's). */
+const pinnable = opts['server-cpu'] !== 'none' && cpus().length > 1 && spawnSync('taskset', ['-V']).status === 0;
 
 /** A Pod of about 2 KiB, as JSON, the padding in an annotation. */
 function podBody(name) {
@@ -51,7 +59,8 @@ function startServer(storage, dataDir) {
   const argv = storage === 'bare'
     ? [join(root, 'bench/cluster-api/bare-server.mjs')]
     : [cli, 'serve', '--port', '0', '--insecure-http', '--data-dir', dataDir, '--storage', storage];
-  const child = spawn(process.execPath, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const pin = pinnable ? ['taskset', ['-c', opts['server-cpu'], process.execPath, ...argv]] : [process.execPath, argv];
+  const child = spawn(pin[0], pin[1], { stdio: ['ignore', 'ignore', 'pipe'] });
   children.add(child);
   child.once('exit', () => children.delete(child));
   let err = '';
@@ -131,12 +140,14 @@ async function measureApi(call, pid) {
   expect(201, await call('POST', '/api/v1/namespaces', JSON.stringify({ metadata: { name: 'bench' } })), 'namespace');
   const creates = await timedWithCpu(pid, N, async (i) => expect(201, await call('POST', '/api/v1/namespaces/bench/pods', bodies[i]), 'create'));
   const gets = await timedWithCpu(pid, N, async (i) => expect(200, await call('GET', `/api/v1/namespaces/bench/pods/${names[i]}`), 'get'));
+  const listCpu0 = cpuMs(pid);
   const listAllMs = await median(ROUNDS, async () => {
     const r = await call('GET', '/api/v1/namespaces/bench/pods');
     expect(200, r, 'list');
     const items = JSON.parse(r.body).items.length;
     if (items !== N) throw new Error(`list returned ${items} of ${N}`);
   });
+  const listCpuMs = (cpuMs(pid) - listCpu0) / ROUNDS;
   const listPagedMs = await median(ROUNDS, async () => {
     let cont = '';
     let count = 0;
@@ -149,7 +160,7 @@ async function measureApi(call, pid) {
     } while (cont);
     if (count !== N) throw new Error(`paged list returned ${count} of ${N}`);
   });
-  return { createsPerSec: creates.perSec, getsPerSec: gets.perSec, listAllMs, listPagedMs, createCpuUs: creates.cpuUs, getCpuUs: gets.cpuUs };
+  return { createsPerSec: creates.perSec, getsPerSec: gets.perSec, listAllMs, listPagedMs, createCpuUs: creates.cpuUs, getCpuUs: gets.cpuUs, listCpuMs };
 }
 
 async function measureRaw(storageUrl) {
@@ -206,6 +217,7 @@ function render(results) {
   const cpuRow = (label, key) =>
     `| ${label} | ${results.map((r) => `${r.api[key].toFixed(0)} µs → ${Math.round(1e6 / r.api[key]).toLocaleString('en-US')}/s per core | — | —`).join(' | ')} | — |`;
   lines.push(cpuRow('server CPU per create → one idle core', 'createCpuUs'), cpuRow('server CPU per get → one idle core', 'getCpuUs'));
+  lines.push(`| server CPU per full list of ${N} | ${results.map((r) => `${r.api.listCpuMs.toFixed(0)} ms | — | —`).join(' | ')} | — |`);
   return lines.join('\n');
 }
 
@@ -227,7 +239,8 @@ async function measureCeiling() {
 const ceiling = await measureCeiling();
 const results = [];
 for (const backend of opts.backends.split(',')) results.push(await runBackend(backend));
-const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
+const pinning = pinnable ? `server pinned to cpu ${opts['server-cpu']}` : 'server not pinned';
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}, ${pinning}`;
 const table = render(results);
 const ceilingLine = `Ceiling on this machine now (bare node:http, ~2 KiB JSON answer, same clients): ${fmt(ceiling.createsPerSec, '/s')} POSTs, ${fmt(ceiling.getsPerSec, '/s')} GETs; its CPU: ${ceiling.createCpuUs.toFixed(0)} µs per POST, ${ceiling.getCpuUs.toFixed(0)} µs per GET.`;
 const report = `# cluster-api benchmark\n\n${new Date().toISOString()} · ${machine}\n\nPlain HTTP/1.1 keep-alive on 127.0.0.1 (\`--insecure-http\`), ${N} Pods of ~2 KiB, ${CLIENTS} concurrent clients. "API / raw": the share of the raw storage speed the API keeps.\n\n${ceilingLine}\n\n${table}\n`;
