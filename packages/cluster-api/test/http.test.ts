@@ -160,6 +160,27 @@ describe.each(Backends)('HTTP API on %s storage', (backend) => {
       expect(pretty.text).toMatch(/^{\n {2}"/);
     });
 
+    it('answers compact JSON (spliced from stored bytes) with the same documents as pretty JSON', async () => {
+      const body = pod('compact', { set: 'compact' });
+      expect((await s.request('POST', '/api/v1/namespaces/ns1/pods', { body })).status).toBe(201);
+      const labelled = await s.request('PATCH', '/api/v1/namespaces/ns1/pods/compact', {
+        body: { metadata: { labels: { more: 'yes' } } }, headers: { 'content-type': 'application/merge-patch+json' },
+      });
+      expect(labelled.status).toBe(200);
+      for (const path of ['/api/v1/namespaces/ns1/pods/compact', '/api/v1/namespaces/ns1/pods', '/api/v1/pods?labelSelector=set%3Dcompact', '/api/v1/namespaces/ns1/pods?limit=1']) {
+        const compact = await s.request('GET', path);
+        const pretty = await s.request('GET', `${path}${path.includes('?') ? '&' : '?'}pretty=true`);
+        expect(compact.status).toBe(200);
+        expect(compact.headers.get('content-type')).toBe('application/json');
+        expect(compact.text).not.toMatch(/\n/);
+        const { continue: _c, ...meta } = compact.json.metadata ?? {};
+        const { continue: _p, ...prettyMeta } = pretty.json.metadata ?? {};
+        expect({ ...compact.json, metadata: meta }).toEqual({ ...pretty.json, metadata: prettyMeta });
+      }
+      const one = await s.request('GET', '/api/v1/namespaces/ns1/pods/compact');
+      expect(one.json.metadata).toMatchObject({ resourceVersion: labelled.json.metadata.resourceVersion, labels: { set: 'compact', more: 'yes' } });
+    });
+
     it('answers kubectl-style Table requests', async () => {
       const accept = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
       const list = await s.request('GET', '/api/v1/namespaces/ns1/pods?limit=500', { headers: { accept } });

@@ -11,7 +11,7 @@ import type { RequestContext, UserInfo } from '../registry/definition.js';
 import { readBody, hasBody } from './body.js';
 import { decodeBody, negotiateOutput, negotiateWatch, patchTypeOf } from './negotiate.js';
 import { deleteOptionsOf, dryRunOf, intParam, isPretty, listQueryOf, watchQueryOf } from './query.js';
-import { send } from './respond.js';
+import { send, sendBytes } from './respond.js';
 import type { Route } from './router.js';
 import { deletedStatus, malformedBody } from './status.js';
 import { includeObjectOf, toTable } from './table.js';
@@ -39,12 +39,26 @@ export async function serveResource(route: Route, ex: Exchange): Promise<void> {
 
 async function read(route: Route, ex: Exchange, ctx: RequestContext, pretty: boolean): Promise<void> {
   const output = negotiateOutput(ex.req.headers.accept, servesProtobuf(route.store.definition));
+  if (output.format === 'json' && !pretty) {
+    const bytes = await readEncoded(route, ex, ctx);
+    if (bytes) return sendBytes(ex.res, 200, bytes, 'application/json');
+  }
   const include = output.format === 'table' ? includeObjectOf(ex.query.get('includeObject')) : undefined;
   const value: KubeObject | KubeList =
     route.verb === 'get' ? await route.store.get(ctx, route.name!) : await route.store.list(ctx, listQueryOf(ex.query));
   if (output.format === 'table')
     return send(ex.res, 200, toTable(route.store.definition, value, include!, output.tableVersion), 'json', pretty);
   send(ex.res, 200, value, output.format, pretty);
+}
+
+/**
+ * Compact JSON straight from the stored bytes (no parse, no re-serialise): the same document `get`
+ * and `list` would give, for stores that offer it. Pretty, Table, YAML and protobuf need the objects.
+ */
+function readEncoded(route: Route, ex: Exchange, ctx: RequestContext): Promise<Uint8Array> | undefined {
+  const { store } = route;
+  if (route.verb === 'get') return store.getEncoded?.(ctx, route.name!);
+  return store.listEncoded?.(ctx, listQueryOf(ex.query));
 }
 
 async function watch(route: Route, ex: Exchange, ctx: RequestContext): Promise<void> {

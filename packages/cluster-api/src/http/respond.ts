@@ -13,6 +13,12 @@ export function send(res: ServerResponse, code: number, value: unknown, format: 
   res.end(body);
 }
 
+/** An answer already encoded (e.g. JSON spliced from stored bytes). */
+export function sendBytes(res: ServerResponse, code: number, body: Uint8Array, contentType: string): void {
+  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': body.byteLength });
+  res.end(body);
+}
+
 /** Errors are JSON unless the client asked for YAML or protobuf: a Table client still parses a JSON Status. */
 export function sendError(res: ServerResponse, err: unknown, format: OutputFormat = 'json'): void {
   const status = statusOf(err);
