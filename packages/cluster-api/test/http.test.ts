@@ -162,7 +162,10 @@ describe.each(Backends)('HTTP API on %s storage', (backend) => {
 
     it('answers compact JSON (spliced from stored bytes) with the same documents as pretty JSON', async () => {
       const body = pod('compact', { set: 'compact' });
-      expect((await s.request('POST', '/api/v1/namespaces/ns1/pods', { body })).status).toBe(201);
+      const created = await s.request('POST', '/api/v1/namespaces/ns1/pods', { body });
+      expect(created.status).toBe(201);
+      expect(created.text).not.toMatch(/\n/);
+      expect(created.json).toEqual((await s.request('GET', '/api/v1/namespaces/ns1/pods/compact')).json);
       const labelled = await s.request('PATCH', '/api/v1/namespaces/ns1/pods/compact', {
         body: { metadata: { labels: { more: 'yes' } } }, headers: { 'content-type': 'application/merge-patch+json' },
       });
@@ -178,6 +181,7 @@ describe.each(Backends)('HTTP API on %s storage', (backend) => {
         expect({ ...compact.json, metadata: meta }).toEqual({ ...pretty.json, metadata: prettyMeta });
       }
       const one = await s.request('GET', '/api/v1/namespaces/ns1/pods/compact');
+      expect(labelled.json).toEqual(one.json);
       expect(one.json.metadata).toMatchObject({ resourceVersion: labelled.json.metadata.resourceVersion, labels: { set: 'compact', more: 'yes' } });
     });
 

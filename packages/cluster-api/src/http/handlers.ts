@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeList, KubeObject } from '../api/meta.js';
 import { servesProtobuf } from '../protobuf/negotiation.js';
 import type { RequestContext, UserInfo } from '../registry/definition.js';
+import { writtenEncoding } from '../registry/meta.js';
 import { readBody, hasBody } from './body.js';
 import { decodeBody, negotiateOutput, negotiateWatch, patchTypeOf } from './negotiate.js';
 import { deleteOptionsOf, dryRunOf, intParam, isPretty, listQueryOf, watchQueryOf } from './query.js';
@@ -34,6 +35,8 @@ export async function serveResource(route: Route, ex: Exchange): Promise<void> {
   const output = negotiateOutput(ex.req.headers.accept, servesProtobuf(route.store.definition));
   const format = output.format === 'table' ? 'json' : output.format;
   const { code, value } = await write(route, ex, ctx);
+  const written = format === 'json' && !pretty ? writtenEncoding(value) : undefined;
+  if (written) return sendBytes(ex.res, code, Buffer.concat(written), 'application/json');
   send(ex.res, code, value, format, pretty);
 }
 

@@ -12,7 +12,7 @@ import type {
 import { checkDeleteOptions, deletePrecondition, planDelete, releasedByUpdate } from './deletion.js';
 import { ApiError, badRequest, conflict, forbidden, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage } from './errors.js';
 import { listEncoded, listObjects } from './list.js';
-import { decode, encode, encodeWithResourceVersion, groupResource, objectKey, sameBytes } from './meta.js';
+import { decode, encode, encodeWithResourceVersion, groupResource, objectKey, rememberWritten, sameBytes } from './meta.js';
 import { applyPatch, checkPatchShape } from './patch.js';
 import { decodeBody, matchNamespace, prepareCreate, prepareUpdate } from './strategy.js';
 import { watchObjects, type WatchDeps } from './watch.js';
@@ -37,9 +37,13 @@ const checkName = (obj: KubeObject, name: string): void => {
   }
 };
 
-/** The object just written, as a read would return it, without parsing the bytes back. */
-const withRevision = (obj: KubeObject, kv: KeyValue): KubeObject => {
+/**
+ * The object just written, as a read would return it, without parsing the bytes back; its compact
+ * JSON is remembered from the bytes written (`bytes`: the storage may not echo the value).
+ */
+const withRevision = (def: ResourceDefinition, obj: KubeObject, kv: KeyValue, bytes: Uint8Array): KubeObject => {
   obj.metadata.resourceVersion = String(kv.modRevision);
+  rememberWritten(def, obj, { ...kv, value: bytes });
   return obj;
 };
 
@@ -108,7 +112,8 @@ export class GenericStore implements ResourceStore {
       return obj;
     }
     try {
-      return withRevision(obj, await this.storage.create(objectKey(this.definition, namespace, name), encode(obj)));
+      const bytes = encode(obj);
+      return withRevision(this.definition, obj, await this.storage.create(objectKey(this.definition, namespace, name), bytes), bytes);
     } catch (err) {
       await undo?.();
       throw fromStorageError(err, this.gr, name);
@@ -179,7 +184,7 @@ export class GenericStore implements ResourceStore {
         return { object: old, deleted: false };
       }
       try {
-        const written = withRevision(next, await this.storage.update(key, bytes, kv.modRevision));
+        const written = withRevision(this.definition, next, await this.storage.update(key, bytes, kv.modRevision), bytes);
         await held?.commit();
         return { object: written, deleted: false };
       } catch (err) {
@@ -215,7 +220,8 @@ export class GenericStore implements ResourceStore {
       if (ctx.dryRun) return plan.action === 'mark' ? { object: plan.next, deleted: false } : { object: old, deleted: true };
       try {
         if (plan.action === 'mark') {
-          return { object: withRevision(plan.next, await this.storage.update(key, encode(plan.next), kv.modRevision)), deleted: false };
+          const bytes = encode(plan.next);
+          return { object: withRevision(this.definition, plan.next, await this.storage.update(key, bytes, kv.modRevision), bytes), deleted: false };
         }
         await this.storage.delete(key, kv.modRevision);
         await this.definition.allocator?.release(old, this.storage);
