@@ -3,7 +3,7 @@
 // (write acknowledged → event received, per watcher and event) and the server's memory, and checks
 // every watcher's events against the write log: no gap, no duplicate, in order. Prints a markdown
 // table and writes it with the raw numbers to bench/results/. Never asserts.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -21,6 +21,9 @@ const { values: opts } = parseArgs({
     seconds: { type: 'string', default: '20' },
     storage: { type: 'string', default: 'memory:' },
     'max-seconds': { type: 'string', default: '300' },
+    // Server alone on this core (taskset); this reader and the writer on the other one, so the two
+    // saturated sides do not queue behind each other. 'none' → no pinning.
+    'server-cpu': { type: 'string', default: '0' },
     // Internal: the writer runs in its own process so reading 1,000 streams never delays its pacing.
     role: { type: 'string', default: 'main' },
     url: { type: 'string' },
@@ -39,9 +42,15 @@ const deadline = setTimeout(() => {
 }, Number(opts['max-seconds']) * 1000);
 deadline.unref();
 
+/** taskset execs node in place, so the child's pid stays the server's (its /proc CPU is the server's). */
+const pinnable = opts.role === 'main' && opts['server-cpu'] !== 'none' && cpus().length > 1 && spawnSync('taskset', ['-V']).status === 0;
+const otherCpus = pinnable ? cpus().map((_, i) => i).filter((i) => String(i) !== opts['server-cpu']).join(',') : '';
+if (pinnable) spawnSync('taskset', ['-p', '-c', otherCpus, String(process.pid)]);
+
 function startServer(dataDir) {
   const argv = [cli, 'serve', '--port', '0', '--insecure-http', '--data-dir', dataDir, '--storage', opts.storage];
-  const child = spawn(process.execPath, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const [cmd, args] = pinnable ? ['taskset', ['-c', opts['server-cpu'], process.execPath, ...argv]] : [process.execPath, argv];
+  const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   children.add(child);
   let err = '';
   return new Promise((resolve, reject) => {
@@ -278,7 +287,8 @@ async function main() {
       ['server RSS idle → watching → peak → after close', `${rssIdle.toFixed(0)} → ${rssWatching.toFixed(0)} → ${rssPeak.toFixed(0)} → ${rssAfter.toFixed(0)} MiB`],
     ];
     const when = new Date();
-    const machine = `${cpus().length} × ${cpus()[0]?.model.trim()}, Node ${process.versions.node}, load average ${loadavg()[0].toFixed(1)}`;
+    const pinning = pinnable ? `server on cpu ${opts['server-cpu']}, reader + writer on ${otherCpus}` : 'not pinned';
+    const machine = `${cpus().length} × ${cpus()[0]?.model.trim()}, Node ${process.versions.node}, load average ${loadavg()[0].toFixed(1)}, ${pinning}`;
     const md = [
       `${when.toISOString().slice(0, 16).replace('T', ' ')} UTC · ${machine} · storage ${opts.storage}`,
       '',
