@@ -24,6 +24,7 @@ export interface RegistryOptions {
 }
 
 const DefaultBookmarkIntervalMs = 60_000;
+const MaxPhasesKept = 4096;
 
 const lookupKey = (group: string, version: string, plural: string): string => `${group}/${version}/${plural}`;
 
@@ -33,11 +34,18 @@ export type LocalRegistry = Registry & { readonly watchCache: WatchCache };
 export const createRegistry = (storage: Storage, options: RegistryOptions = {}): LocalRegistry => {
   const defs = [...allKinds, ...(options.extraDefinitions ?? [])];
   const cache = new WatchCache(storage, options.watchCache);
+  // Every namespaced create reads its namespace: the phase is parsed once per namespace revision.
+  const phases = new Map<string, { rev: number; phase: 'Active' | 'Terminating' }>();
   const deps = {
     namespacePhase: async (ns: string) => {
       const kv = await storage.get(objectKey(namespace, undefined, ns));
       if (!kv) return 'Absent' as const;
-      return decode(kv).metadata.deletionTimestamp ? ('Terminating' as const) : ('Active' as const);
+      const known = phases.get(ns);
+      if (known?.rev === kv.modRevision) return known.phase;
+      const phase = decode(kv).metadata.deletionTimestamp ? ('Terminating' as const) : ('Active' as const);
+      if (phases.size >= MaxPhasesKept) phases.clear();
+      phases.set(ns, { rev: kv.modRevision, phase });
+      return phase;
     },
     watch: { storage, cache, bookmarkIntervalMs: options.bookmarkIntervalMs ?? DefaultBookmarkIntervalMs },
   };
