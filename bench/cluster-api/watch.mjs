@@ -24,6 +24,8 @@ const { values: opts } = parseArgs({
     // Server alone on this core (taskset); this reader and the writer on the other one, so the two
     // saturated sides do not queue behind each other. 'none' → no pinning.
     'server-cpu': { type: 'string', default: '0' },
+    // A V8 CPU profile of the server (node --cpu-prof) into this directory.
+    'server-prof': { type: 'string' },
     // Internal: the writer runs in its own process so reading 1,000 streams never delays its pacing.
     role: { type: 'string', default: 'main' },
     url: { type: 'string' },
@@ -48,7 +50,8 @@ const otherCpus = pinnable ? cpus().map((_, i) => i).filter((i) => String(i) !==
 if (pinnable) spawnSync('taskset', ['-p', '-c', otherCpus, String(process.pid)]);
 
 function startServer(dataDir) {
-  const argv = [cli, 'serve', '--port', '0', '--insecure-http', '--data-dir', dataDir, '--storage', opts.storage];
+  const prof = opts['server-prof'] ? ['--cpu-prof', '--cpu-prof-dir', opts['server-prof']] : [];
+  const argv = [...prof, cli, 'serve', '--port', '0', '--insecure-http', '--data-dir', dataDir, '--storage', opts.storage];
   const [cmd, args] = pinnable ? ['taskset', ['-c', opts['server-cpu'], process.execPath, ...argv]] : [process.execPath, argv];
   const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   children.add(child);

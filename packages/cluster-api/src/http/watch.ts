@@ -62,9 +62,13 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: W
   const write = (line: string | Buffer): void => {
     if (finished || res.writableEnded) return;
     if (!started) return void pending.push(line);
+    const socket = res.socket;
     // Events delivered in one turn leave in one write: many watchers × many events is many syscalls otherwise.
-    if (!res.writableCorked) (res.cork(), process.nextTick(() => res.uncork()));
-    res.write(line);
+    if (socket && !socket.writableCorked) (socket.cork(), process.nextTick(uncork, socket));
+    // Once the headers are out, a chunk already framed goes to the socket as one buffer: through
+    // res.write every event would be three (size line, data, CRLF) per watcher.
+    if (socket && res.chunkedEncoding && typeof line !== 'string' && line.length > 0) socket.write(chunkOf(line));
+    else res.write(line);
     if (res.writableLength > MaxWatchBufferBytes) (finish(), res.destroy());
   };
   const frame = (event: WatchEvent<unknown>): string | Buffer =>
@@ -81,6 +85,17 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: W
   timer = setTimeout(finish, (w.timeoutSeconds ?? defaultTimeoutSeconds()) * 1000);
   timer.unref();
   req.socket.setTimeout(0);
+}
+
+const uncork = (socket: NodeJS.WritableStream & { uncork(): void }): void => socket.uncork();
+
+/** HTTP/1.1 chunked framing of one watch frame, made once per shared frame and reused for every watcher. */
+const chunks = new WeakMap<Buffer, Buffer>();
+const CRLF = Buffer.from('\r\n');
+function chunkOf(frame: Buffer): Buffer {
+  let chunk = chunks.get(frame);
+  if (chunk === undefined) chunks.set(frame, (chunk = Buffer.concat([Buffer.from(`${frame.length.toString(16)}\r\n`), frame, CRLF])));
+  return chunk;
 }
 
 function render(w: WatchRequest, event: WatchEvent<KubeObject>): WatchEvent<unknown> {
