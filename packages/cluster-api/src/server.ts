@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import type { ServeConfig } from './config.js';
 import { createApp } from './http/app.js';
-import { WatchContentTypes } from './http/watch.js';
 import type { Authenticator } from './http/auth.js';
 import { loadTokenFile, tokenAuthenticator } from './http/auth.js';
 import { AdminUser, ensureAdminToken, firstToken, writeKubeconfig } from './http/credentials.js';
@@ -70,20 +69,16 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   const { storage } = options;
   const registry = options.registry ?? createRegistry(storage);
   await ensureSystemNamespaces(registry);
+  const watches = new Set<ServerResponse>();
   const handler = createApp({
     registry,
     authenticator: options.authenticator,
     ready: () => storage.healthy(),
     version: versionInfo(packageVersion),
     log: options.log,
+    watches,
   });
-  const open = new Set<ServerResponse>();
-  const track = (req: Parameters<typeof handler>[0], res: ServerResponse): void => {
-    open.add(res);
-    res.once('close', () => open.delete(res));
-    handler(req, res);
-  };
-  const server: Server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, track) : createHttpServer(track);
+  const server: Server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) : createHttpServer(handler);
   server.keepAliveTimeout = 65_000;
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
@@ -98,14 +93,14 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   return {
     url: `${options.tls ? 'https' : 'http'}://${urlHost}:${port}`,
     port,
-    close: () => (closing ??= (controllers?.stop() ?? Promise.resolve()).then(() => shutdown(server, open, storage))),
+    close: () => (closing ??= (controllers?.stop() ?? Promise.resolve()).then(() => shutdown(server, watches, storage))),
   };
 }
 
-async function shutdown(server: Server, open: Set<ServerResponse>, storage: Storage): Promise<void> {
+async function shutdown(server: Server, watches: Set<ServerResponse>, storage: Storage): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   // Watches never finish on their own: end them so clients re-watch, as kube-apiserver does on shutdown.
-  for (const res of open) if (WatchContentTypes.has(String(res.getHeader('content-type')))) res.end();
+  for (const res of [...watches]) res.end();
   // Keep-alive sockets turn idle as their last response ends: close them as they do, cut the rest later.
   const idle = setInterval(() => server.closeIdleConnections(), 50);
   const cut = setTimeout(() => server.closeAllConnections(), drainMs);

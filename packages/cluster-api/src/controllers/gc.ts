@@ -12,7 +12,7 @@
 import type { KubeObject, OwnerReference } from '../api/meta.js';
 import { ForegroundFinalizer, OrphanFinalizer } from '../registry/deletion.js';
 import { groupVersion, type Registry, type ResourceStore } from '../registry/definition.js';
-import { follow, ignoreRaces, inNamespace, Loop, managedStores, type Controller, type ControllerOptions } from './loop.js';
+import { follow, ignoreRaces, mentions, inNamespace, Loop, managedStores, type Controller, type ControllerOptions } from './loop.js';
 
 interface Tracked {
   obj: KubeObject;
@@ -22,6 +22,9 @@ interface Tracked {
 const refsOf = (o: KubeObject): OwnerReference[] => o.metadata.ownerReferences ?? [];
 const finalizing = (o: KubeObject): boolean =>
   Boolean(o.metadata.deletionTimestamp) && (o.metadata.finalizers ?? []).some((f) => f === OrphanFinalizer || f === ForegroundFinalizer);
+
+/** A new object matters only if it has owners, or is already being deleted with finalizers. */
+const admitCreated = mentions('ownerReferences', 'finalizers');
 
 export const startGarbageCollector = (registry: Registry, opts: ControllerOptions = {}): Controller => {
   const dependents = new Map<string, Tracked>();
@@ -104,7 +107,7 @@ export const startGarbageCollector = (registry: Registry, opts: ControllerOption
       set(dependents, owned);
       set(owners, deleting);
       if (relevant && (dependents.size > 0 || owners.size > 0)) loop.kick();
-    }),
+    }, admitCreated),
   );
   return {
     stop: async () => {

@@ -87,8 +87,22 @@ export const managedStores = (registry: Registry): { def: ResourceDefinition; st
 
 export type Observe = (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject, store: ResourceStore) => void;
 
-/** Watch `store` across namespaces for as long as `loop` runs, re-watching (with a fresh replay) after an error. */
-export const follow = (store: ResourceStore, loop: Loop, observe: Observe): { close(): void } => {
+/**
+ * Whether stored JSON mentions any of these field names. A controller that acts only on objects with
+ * such a field skips decoding the rest: most objects never have them (see WatchSink.admitCreated).
+ */
+export const mentions =
+  (...fields: string[]) =>
+  (stored: Uint8Array): boolean => {
+    const bytes = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
+    return fields.some((f) => bytes.includes(`"${f}"`));
+  };
+
+/**
+ * Watch `store` across namespaces for as long as `loop` runs, re-watching (with a fresh replay) after
+ * an error. `admitCreated`: which creations `observe` needs to see (default all).
+ */
+export const follow = (store: ResourceStore, loop: Loop, observe: Observe, admitCreated?: (stored: Uint8Array) => boolean): { close(): void } => {
   let handle: { close(): void } | undefined;
   let closed = false;
   const start = (): void => {
@@ -100,6 +114,7 @@ export const follow = (store: ResourceStore, loop: Loop, observe: Observe): { cl
           if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED') observe(e.type, e.object, store);
         },
         onError: () => retry(),
+        ...(admitCreated && { admitCreated }),
       })
       .then((h) => (closed ? h.close() : (handle = h)), retry);
   };

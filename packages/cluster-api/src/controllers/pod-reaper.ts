@@ -4,7 +4,7 @@
  * gracePeriodSeconds=0 delete does). One timer, set for the earliest deadline.
  */
 import type { Registry } from '../registry/definition.js';
-import { follow, ignoreRaces, inNamespace, Loop, type Controller, type ControllerOptions } from './loop.js';
+import { follow, ignoreRaces, mentions, inNamespace, Loop, type Controller, type ControllerOptions } from './loop.js';
 
 interface Due {
   namespace: string;
@@ -37,7 +37,7 @@ export const startPodReaper = (registry: Registry, opts: ControllerOptions = {})
     if (type === 'DELETED' || !deletionTimestamp || !deletionGracePeriodSeconds) return void due.delete(key);
     due.set(key, { namespace, name, uid, at: Date.parse(deletionTimestamp) + 1000 });
     loop.kick(0);
-  });
+  }, mentions('deletionTimestamp'));
   return {
     stop: async () => {
       watch.close();

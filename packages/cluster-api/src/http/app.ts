@@ -28,6 +28,8 @@ export interface AppOptions {
   version: VersionInfo;
   /** Structured log line for unexpected errors; never given headers, tokens or bodies. */
   log?: (entry: Record<string, unknown>) => void;
+  /** Open watch streams are kept here while they run, so that shutdown can end them. */
+  watches?: Set<ServerResponse>;
 }
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -69,7 +71,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: AppOpt
   const method = req.method ?? 'GET';
   const user = authenticate(req, path, options.authenticator);
   const info = parseRequestInfo(method, path, query);
-  if (info.type === 'resource') return serveResource(resolve(options.registry, info, method), { req, res, query, user });
+  if (info.type === 'resource') return serveResource(resolve(options.registry, info, method), { req, res, query, user, watches: options.watches });
   if (method !== 'GET' && method !== 'HEAD') throw info.type === 'discovery' ? methodNotSupported(method) : pathNotFound();
   if (info.type === 'nonResource') return serveNonResource(req, res, path, options);
   const doc = discoveryDocument(discovery, info, req);

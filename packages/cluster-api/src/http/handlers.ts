@@ -23,6 +23,8 @@ export interface Exchange {
   res: ServerResponse;
   query: URLSearchParams;
   user?: UserInfo;
+  /** Where open watch streams are registered (see AppOptions.watches). */
+  watches?: Set<ServerResponse>;
 }
 
 export async function serveResource(route: Route, ex: Exchange): Promise<void> {
@@ -79,6 +81,7 @@ async function watch(route: Route, ex: Exchange, ctx: RequestContext): Promise<v
     table,
     protobuf: output.format === 'protobuf',
     pretty: isPretty(ex.query),
+    openWatches: ex.watches,
   });
 }
 

@@ -41,6 +41,7 @@ describe('parseRequestInfo', () => {
     ['GET', '/api/v1/namespaces/ns/secrets/a%3Ab', '', { verb: 'get', plural: 'secrets', namespace: 'ns', name: 'a:b' }],
     ['HEAD', '/api/v1/pods', '', { verb: 'list', plural: 'pods' }],
     ['OPTIONS', '/api/v1/pods', '', { verb: undefined, plural: 'pods' }],
+    ['GET', '//api//v1/namespaces//ns/pods/p/', '', { verb: 'get', plural: 'pods', namespace: 'ns', name: 'p' }],
   ])('%s %s?%s', (method, path, query, want) => {
     const info = parseRequestInfo(method, path, q(query));
     expect(info).toMatchObject({ type: 'resource', group: '', version: 'v1', ...want });

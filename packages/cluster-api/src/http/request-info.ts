@@ -42,7 +42,18 @@ const namespaceSubresources = new Set(['status', 'finalize']);
 const truthy = (v: string | null): boolean => v === 'true' || v === '1';
 
 /** Split a path into non-empty segments; trailing slashes (`/api/v1/`) address the same thing. */
-const segments = (path: string): string[] => path.split('/').filter((s) => s.length > 0).map(decodeSegment);
+function segments(path: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  // One pass, no intermediate arrays: this runs on every request.
+  while (start < path.length) {
+    let end = path.indexOf('/', start);
+    if (end < 0) end = path.length;
+    if (end > start) out.push(decodeSegment(path.slice(start, end)));
+    start = end + 1;
+  }
+  return out;
+}
 
 /** `%3A` in a name is `:` (client-go escapes segments); a malformed escape stays as sent and matches nothing. */
 function decodeSegment(segment: string): string {

@@ -17,9 +17,6 @@ export const MaxWatchBufferBytes = 16 * 1024 * 1024;
 
 export const WatchContentType = 'application/json;stream=watch';
 
-/** Every watch stream's Content-Type: how shutdown tells open watches from other responses. */
-export const WatchContentTypes: ReadonlySet<string> = new Set([WatchContentType, ProtobufWatchMediaType]);
-
 export interface WatchRequest {
   store: ResourceStore;
   ctx: RequestContext;
@@ -31,6 +28,8 @@ export interface WatchRequest {
   /** Frames in Kubernetes' protobuf stream format instead of JSON lines. */
   protobuf?: boolean;
   pretty: boolean;
+  /** Holds the response while the stream is open (server shutdown ends what it finds there). */
+  openWatches?: Set<ServerResponse>;
 }
 
 const defaultTimeoutSeconds = (): number => 1800 + Math.floor(Math.random() * 1800);
@@ -44,15 +43,15 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: W
 
   const start = (): void => {
     started = true;
-    // Set, not passed to writeHead: shutdown finds open watches by this header (server.ts).
-    res.setHeader('Content-Type', w.protobuf ? ProtobufWatchMediaType : WatchContentType);
-    res.writeHead(200, { 'Cache-Control': 'no-cache, private' });
+    w.openWatches?.add(res);
+    res.writeHead(200, { 'Content-Type': w.protobuf ? ProtobufWatchMediaType : WatchContentType, 'Cache-Control': 'no-cache, private' });
     res.flushHeaders();
     for (const line of pending.splice(0)) res.write(line);
   };
   const finish = (): void => {
     if (finished) return;
     finished = true;
+    w.openWatches?.delete(res);
     clearTimeout(timer);
     handle?.close();
     if (res.destroyed || res.writableEnded) return;

@@ -106,8 +106,17 @@ export const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.compa
 
 export const clone = <T>(v: T): T => structuredClone(v);
 
-/** RFC 3339 with seconds, as metav1.Time marshals. */
-export const timestamp = (d: Date = new Date()): string => `${d.toISOString().slice(0, 19)}Z`;
+let stampSecond = Number.NaN;
+let stamp = '';
+/** RFC 3339 with seconds, as metav1.Time marshals. Every create asks for "now": one format per second. */
+export const timestamp = (d?: Date): string => {
+  const second = Math.floor((d ? d.getTime() : Date.now()) / 1000);
+  if (second !== stampSecond) {
+    stamp = `${new Date(second * 1000).toISOString().slice(0, 19)}Z`;
+    stampSecond = second;
+  }
+  return stamp;
+};
 
 export const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -124,6 +124,7 @@ export const watchObjects = async (
     onEvents(events) {
       for (const ev of events) {
         if (!open) return;
+        if (sink.admitCreated && ev.type === 'put' && !ev.prevKv && !sink.admitCreated(ev.kv.value)) continue;
         const out = translate(def, ev, matches);
         // A sink that throws (its client went away) ends this watch only, never the cache's fan-out.
         try {

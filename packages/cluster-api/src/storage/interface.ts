@@ -12,6 +12,7 @@
 /** One stored value at one revision. */
 export interface KeyValue {
   readonly key: string;
+  /** May be shared with the backend's cache and with watchers: read it, never modify it. */
   readonly value: Uint8Array;
   /** Revision at which the key was (last) created. */
   readonly createRevision: number;

@@ -14,6 +14,9 @@ let n = 0;
 const fresh = (): string => join(dir, `db-${++n}.sqlite`);
 
 storageConformance('sqlite', async () => SqliteStorage.open(fresh()));
+// The same guarantees with the head cache off, and with one so small that it evicts on every write.
+storageConformance('sqlite, no head cache', async () => SqliteStorage.open(fresh(), { headCacheBytes: 0 }));
+storageConformance('sqlite, tiny head cache', async () => SqliteStorage.open(fresh(), { headCacheBytes: 300 }));
 
 /** Rows in the log table, read after the store closed (it holds an exclusive lock while open). */
 function rowCount(file: string): number {
@@ -133,6 +136,58 @@ describe('sqlite specifics', () => {
     expect(next.modRevision).toBe((await s.currentRevision()));
     expect(next.modRevision).toBe(Math.max(base.modRevision, ...acked) + 1);
     expect(dec((await s.get('/registry/f/base'))!.value)).toBe('base');
+    await s.close();
+  });
+});
+
+describe('sqlite head cache', () => {
+  it('reads see every committed change through the cache', async () => {
+    const file = fresh();
+    const s = SqliteStorage.open(file);
+    const mine = enc('one');
+    const a = await s.create('/registry/p/a', mine);
+    // The store keeps its own copy: the caller may reuse its buffer.
+    mine.fill(0);
+    expect(dec((await s.get('/registry/p/a'))!.value)).toBe('one');
+    const b = await s.update('/registry/p/a', enc('two'), a.modRevision);
+    expect((await s.get('/registry/p/a'))!.modRevision).toBe(b.modRevision);
+    expect(dec((await s.get('/registry/p/a'))!.value)).toBe('two');
+    // An older revision still comes from the log.
+    expect(dec((await s.get('/registry/p/a', { revision: a.modRevision }))!.value)).toBe('one');
+    await s.delete('/registry/p/a', b.modRevision);
+    expect(await s.get('/registry/p/a')).toBeUndefined();
+    // A create after the delete succeeds (its row follows the tombstone) and is read back.
+    const c = await s.create('/registry/p/a', enc('three'));
+    expect(c.createRevision).toBe(c.modRevision);
+    expect(dec((await s.get('/registry/p/a'))!.value)).toBe('three');
+    await s.close();
+    // What the cache answered is what the file holds.
+    const reopened = SqliteStorage.open(file);
+    const kv = (await reopened.get('/registry/p/a'))!;
+    expect([dec(kv.value), kv.modRevision, kv.createRevision]).toEqual(['three', c.modRevision, c.createRevision]);
+    await reopened.close();
+  });
+
+  it('a rolled-back batch leaves no trace in the cache', async () => {
+    const s = SqliteStorage.open(fresh());
+    const a = await s.create('/registry/p/a', enc('one'));
+    // Fail the next COMMIT: the batch's writes are rolled back, and later reads and writes see the old row.
+    const db = (s as unknown as { db: { exec(sql: string): unknown } }).db;
+    const exec = db.exec.bind(db);
+    db.exec = (sql: string) => {
+      if (sql === 'COMMIT') {
+        db.exec = exec;
+        exec('ROLLBACK');
+        throw new Error('disk I/O error');
+      }
+      return exec(sql);
+    };
+    const failed = await s.update('/registry/p/a', enc('lost'), a.modRevision).catch((e: unknown) => e);
+    expect(isStorageError(failed, 'Unavailable')).toBe(true);
+    expect(dec((await s.get('/registry/p/a'))!.value)).toBe('one');
+    const b = await s.update('/registry/p/a', enc('two'), a.modRevision);
+    expect(b.modRevision).toBe(a.modRevision + 1);
+    expect(dec((await s.get('/registry/p/a'))!.value)).toBe('two');
     await s.close();
   });
 });

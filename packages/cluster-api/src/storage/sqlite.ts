@@ -30,6 +30,7 @@ import { isStorageError, StorageError } from './errors.js';
 import type { GetOptions, KeyValue, ListOptions, ListResult, Storage, StorageEvent, Watch, WatchHandlers, WatchOptions } from './interface.js';
 import { checkKey, checkPrefix, prefixEnd } from './keys.js';
 import { GroupCommit } from './sqlite-batch.js';
+import { HeadCache } from './sqlite-heads.js';
 import {
   compactRange,
   type Head,
@@ -47,6 +48,8 @@ export interface SqliteOptions {
   readonly compaction?: CompactionPolicy | false;
   /** How long to wait for a lock held by another process before failing to open. */
   readonly busyTimeoutMs?: number;
+  /** Memory for the newest rows of recently used keys (sqlite-heads.ts); 0 turns the cache off. */
+  readonly headCacheBytes?: number;
 }
 
 /** Revisions compacted per transaction, so that compaction never blocks requests for long. */
@@ -68,6 +71,10 @@ export class SqliteStorage implements Storage {
   private readonly compactor: Compactor | undefined;
   private compaction: Promise<number> = Promise.resolve(0);
   private readonly compactTx: (from: number, to: number) => void;
+  /** Newest committed rows of recently used keys. */
+  private readonly heads: HeadCache;
+  /** Newest rows written by the open batch, not committed yet: only the writer's checks see them. */
+  private readonly pending = new Map<string, Head>();
 
   /** Opens (creating if needed, with parent directories) the database file at `path`. */
   static open(path: string, opts: SqliteOptions = {}): SqliteStorage {
@@ -87,13 +94,17 @@ export class SqliteStorage implements Storage {
     this.st = openLog(db);
     this.rev = this.st.sequence.get()?.seq ?? 0;
     this.committedRev = this.rev;
+    this.heads = new HeadCache(opts.headCacheBytes);
     this.batches = new GroupCommit(db, {
       committed: (events) => {
+        for (const [key, head] of this.pending) this.heads.set(key, head);
+        this.pending.clear();
         if (events.length === 0) return;
         this.committedRev = events.at(-1)!.revision;
         this.watchers.publish(events);
       },
       rolledBack: () => {
+        this.pending.clear();
         this.rev = this.committedRev;
       },
     });
@@ -109,7 +120,15 @@ export class SqliteStorage implements Storage {
     return this.guard(key, () => {
       checkKey(key);
       const at = readRevision(key, opts?.revision, this.committedRev, this.compacted);
-      const head = this.st.at.get(key, at);
+      if (at !== this.committedRev) {
+        const old = this.st.at.get(key, at);
+        return old && !old.deleted ? headToKv(old) : undefined;
+      }
+      let head = this.heads.get(key);
+      if (head === undefined) {
+        head = this.st.at.get(key, at) ?? null;
+        this.heads.set(key, head);
+      }
       return head && !head.deleted ? headToKv(head) : undefined;
     });
   }
@@ -138,7 +157,7 @@ export class SqliteStorage implements Storage {
     checkKey(key);
     checkValue(key, value);
     return this.write(key, (events) => {
-      const head = this.st.latest.get(key);
+      const head = this.newest(key);
       if (head && !head.deleted) throw keyExists(key, head.id);
       const id = this.rev + 1;
       const row = { created: 1, deleted: 0, create_revision: id, prev_revision: head?.id ?? 0, value: copy(value), old_value: null };
@@ -224,6 +243,7 @@ export class SqliteStorage implements Storage {
     if (this.closed) return;
     this.closed = true;
     this.compactor?.stop();
+    this.heads.clear();
     // Writes already accepted are committed and acknowledged; watchers see them before the end.
     await this.batches.idle();
     this.watchers.failAll(closedError());
@@ -250,8 +270,21 @@ export class SqliteStorage implements Storage {
     return new StorageError('Unavailable', key, `sqlite storage failure: ${(err as Error)?.message ?? String(err)}`);
   }
 
+  /** The key's newest row, including the open batch's writes. */
+  private newest(key: string): Head | undefined {
+    const written = this.pending.get(key);
+    if (written) return written;
+    let head = this.heads.get(key);
+    if (head === undefined) {
+      // The open batch has not written this key, so its newest row is a committed one.
+      head = this.st.latest.get(key) ?? null;
+      this.heads.set(key, head);
+    }
+    return head ?? undefined;
+  }
+
   private live(key: string, expected: number | undefined): Head {
-    const head = this.st.latest.get(key);
+    const head = this.newest(key);
     if (!head || head.deleted) throw keyNotFound(key);
     if (expected !== undefined && head.id !== expected) {
       throw conflict(key, expected, head.id);
@@ -281,6 +314,7 @@ export class SqliteStorage implements Storage {
         : new StorageError('Conflict', key, `concurrent write to ${key}`, head?.id);
     }
     this.rev = full.id;
+    this.pending.set(key, { id: full.id, name: key, create_revision: full.create_revision, deleted: full.deleted, value: full.value });
     const ev = rowToEvent(full);
     events.push(ev);
     return ev;

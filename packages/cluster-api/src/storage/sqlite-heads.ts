@@ -1,0 +1,62 @@
+/**
+ * The newest committed state of recently used keys, in memory, for the SQLite backend.
+ *
+ * Sound only because this process is the file's only writer (locking_mode=EXCLUSIVE): every change
+ * passes through `committed`, so an entry can never be stale. A read at the committed revision is then
+ * a map lookup instead of an index walk, and the writer's own existence and compare-and-swap checks
+ * skip the database as well. An entry is the key's newest committed row (a tombstone if it was
+ * deleted); `null` records a key with no row at all.
+ *
+ * Bounded by the bytes it holds; the oldest entries (in insertion order) go first.
+ */
+import type { Head } from './sqlite-log.js';
+
+/** Bookkeeping per entry besides the key and value bytes (Map slot, object, Buffer header). */
+const ENTRY_OVERHEAD = 96;
+
+export const DEFAULT_HEAD_CACHE_BYTES = 64 * 1024 * 1024;
+
+export class HeadCache {
+  private readonly entries = new Map<string, Head | null>();
+  private bytes = 0;
+
+  constructor(private readonly maxBytes: number = DEFAULT_HEAD_CACHE_BYTES) {}
+
+  /** The cached newest row of `key`, `null` if it has none, `undefined` if not cached. */
+  get(key: string): Head | null | undefined {
+    return this.entries.get(key);
+  }
+
+  set(key: string, kv: Head | null): void {
+    if (this.maxBytes <= 0) return;
+    this.drop(key);
+    this.entries.set(key, kv);
+    this.bytes += sizeOf(key, kv);
+    if (this.bytes > this.maxBytes) this.evict();
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private drop(key: string): void {
+    const old = this.entries.get(key);
+    if (old === undefined) return;
+    this.entries.delete(key);
+    this.bytes -= sizeOf(key, old);
+  }
+
+  private evict(): void {
+    for (const key of this.entries.keys()) {
+      if (this.bytes <= this.maxBytes * 0.9) break;
+      this.drop(key);
+    }
+  }
+}
+
+const sizeOf = (key: string, kv: Head | null): number => key.length + ENTRY_OVERHEAD + (kv?.value ? kv.value.byteLength : 0);
