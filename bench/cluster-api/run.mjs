@@ -4,12 +4,12 @@
 // bench/results/. Never asserts: targets are printed next to the numbers.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { httpClient } from './http-client.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -79,22 +79,7 @@ function startServer(storage, dataDir) {
   });
 }
 
-function client(server) {
-  const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
-  const auth = `Bearer ${server.token}`;
-  return (method, path, body) =>
-    new Promise((resolve, reject) => {
-      const headers = { authorization: auth, accept: 'application/json' };
-      if (body) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      const req = request({ host: server.url.hostname, port: server.url.port, method, path, headers, agent }, (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks) }));
-      });
-      req.once('error', reject);
-      req.end(body);
-    });
-}
+const client = (server) => httpClient(server.url, { token: server.token, connections: CLIENTS });
 
 async function inParallel(n, concurrency, op) {
   let next = 0;
@@ -103,12 +88,14 @@ async function inParallel(n, concurrency, op) {
   return performance.now() - start;
 }
 
-async function median(rounds, fn) {
+/** Median time of `fn` (request sent → last byte in); `check` looks at what it returned afterwards, off the clock. */
+async function median(rounds, fn, check) {
   const times = [];
   for (let i = 0; i < rounds; i++) {
     const start = performance.now();
-    await fn();
+    const out = await fn();
     times.push(performance.now() - start);
+    check(out);
   }
   times.sort((a, b) => a - b);
   return times[Math.floor(times.length / 2)];
@@ -141,13 +128,13 @@ async function measureApi(call, pid) {
   const creates = await timedWithCpu(pid, N, async (i) => expect(201, await call('POST', '/api/v1/namespaces/bench/pods', bodies[i]), 'create'));
   const gets = await timedWithCpu(pid, N, async (i) => expect(200, await call('GET', `/api/v1/namespaces/bench/pods/${names[i]}`), 'get'));
   const listCpu0 = cpuMs(pid);
-  const listAllMs = await median(ROUNDS, async () => {
-    const r = await call('GET', '/api/v1/namespaces/bench/pods');
+  const listAllMs = await median(ROUNDS, () => call('GET', '/api/v1/namespaces/bench/pods'), (r) => {
     expect(200, r, 'list');
     const items = JSON.parse(r.body).items.length;
     if (items !== N) throw new Error(`list returned ${items} of ${N}`);
   });
   const listCpuMs = (cpuMs(pid) - listCpu0) / ROUNDS;
+  // Each page is parsed on the clock: the next request needs its continue token.
   const listPagedMs = await median(ROUNDS, async () => {
     let cont = '';
     let count = 0;
@@ -158,6 +145,8 @@ async function measureApi(call, pid) {
       count += page.items.length;
       cont = page.metadata.continue ?? '';
     } while (cont);
+    return count;
+  }, (count) => {
     if (count !== N) throw new Error(`paged list returned ${count} of ${N}`);
   });
   return { createsPerSec: creates.perSec, getsPerSec: gets.perSec, listAllMs, listPagedMs, createCpuUs: creates.cpuUs, getCpuUs: gets.cpuUs, listCpuMs };
@@ -185,9 +174,11 @@ async function runBackend(backend) {
     const raw = await measureRaw(backend === 'memory' ? 'memory:' : `sqlite:${join(dir, 'raw.db')}`);
     say(`${backend}: API over HTTP, ${N} pods, ${CLIENTS} clients`);
     const server = await startServer(url, join(dir, 'data'));
+    const call = client(server);
     try {
-      return { backend, api: await measureApi(client(server), server.child.pid), raw };
+      return { backend, api: await measureApi(call, server.child.pid), raw };
     } finally {
+      call.close();
       server.child.kill('SIGTERM');
     }
   } finally {
@@ -232,6 +223,7 @@ async function measureCeiling() {
     const gets = await timedWithCpu(server.child.pid, N, () => call('GET', '/x'));
     return { createsPerSec: posts.perSec, getsPerSec: gets.perSec, createCpuUs: posts.cpuUs, getCpuUs: gets.cpuUs };
   } finally {
+    call.close();
     server.child.kill('SIGTERM');
   }
 }
