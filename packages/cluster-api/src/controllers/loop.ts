@@ -91,12 +91,13 @@ export type Observe = (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject, 
  * Whether stored JSON mentions any of these field names. A controller that acts only on objects with
  * such a field skips decoding the rest: most objects never have them (see WatchSink.admitCreated).
  */
-export const mentions =
-  (...fields: string[]) =>
-  (stored: Uint8Array): boolean => {
+export const mentions = (...fields: string[]): ((stored: Uint8Array) => boolean) => {
+  const needles = fields.map((f) => Buffer.from(`"${f}"`));
+  return (stored) => {
     const bytes = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
-    return fields.some((f) => bytes.includes(`"${f}"`));
+    return needles.some((n) => bytes.includes(n));
   };
+};
 
 /**
  * Watch `store` across namespaces for as long as `loop` runs, re-watching (with a fresh replay) after

@@ -33,4 +33,13 @@ export function readBody(req: IncomingMessage, limit = MaxRequestBodyBytes): Pro
 }
 
 /** An empty body is "no body" (DELETE without DeleteOptions), not an empty JSON document. */
-export const hasBody = (bytes: Buffer): boolean => bytes.length > 0 && bytes.toString('utf8').trim().length > 0;
+export function hasBody(bytes: Buffer): boolean {
+  // Looks at the leading bytes only: decoding a whole body to a string here would be done again later.
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b === 0x20 || (b >= 0x09 && b <= 0x0d)) continue;
+    // A non-ASCII byte may start Unicode whitespace (what trim() removes too): decide on the text.
+    return b < 0x80 || bytes.toString('utf8').trim().length > 0;
+  }
+  return false;
+}

@@ -108,7 +108,7 @@ const patchTypes: Record<string, PatchType> = {
 };
 
 const mediaType = (contentType: string | undefined): string =>
-  (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  contentType === 'application/json' ? contentType : (contentType ?? '').split(';')[0]!.trim().toLowerCase();
 
 /** The patch type of a PATCH body; 415 for anything else (a plain `application/json` included, as Kubernetes). */
 export function patchTypeOf(contentType: string | undefined): PatchType {

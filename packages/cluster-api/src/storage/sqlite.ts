@@ -303,7 +303,7 @@ export class SqliteStorage implements Storage {
   private append(key: string, row: Omit<LogRow, 'id' | 'name'>, events: StorageEvent[]): StorageEvent {
     const full: LogRow = { ...row, id: this.rev + 1, name: key } as LogRow;
     try {
-      this.st.insert.run(full);
+      this.st.insert.run(full.id, full.name, full.created, full.deleted, full.create_revision, full.prev_revision, full.value, full.old_value);
     } catch (err) {
       const code = (err as { code?: string }).code ?? '';
       if (!code.startsWith('SQLITE_CONSTRAINT')) throw err;
