@@ -85,6 +85,7 @@ type St<T> = Statement<unknown[], T>;
 
 export interface LogStatements {
   readonly latest: St<Head>;
+  readonly heads: St<Head>;
   readonly at: St<Head>;
   readonly insert: St<never>;
   readonly page: St<Head>;
@@ -106,6 +107,11 @@ export function openLog(db: Database): LogStatements {
   return {
     /** The newest row including pending (uncommitted) writes: for the writer's own checks only. */
     latest: st<Head>('SELECT id, name, create_revision, deleted, value FROM log WHERE name = ? ORDER BY id DESC LIMIT 1'),
+    /** Every key's newest row, tombstones included. */
+    heads: st<Head>(
+      `SELECT l.id, l.name, l.create_revision, l.deleted, l.value FROM log l
+       WHERE NOT EXISTS (SELECT 1 FROM log n WHERE n.name = l.name AND n.id > l.id)`,
+    ),
     at: st<Head>('SELECT id, name, create_revision, deleted, value FROM log WHERE name = ? AND id <= ? ORDER BY id DESC LIMIT 1'),
     /** Positional: binding eight named parameters from an object costs more than the insert's own work. */
     insert: st<never>(

@@ -191,3 +191,34 @@ describe('sqlite head cache', () => {
     await s.close();
   });
 });
+
+describe('sqlite head cache over a reopened file', () => {
+  it.each([
+    ['the whole file fits', undefined],
+    ['the file is larger than the cache', 2_000],
+  ])('%s: existing, deleted and new keys behave as before the restart', async (_label, headCacheBytes) => {
+    const file = fresh();
+    const s = SqliteStorage.open(file);
+    const kvs = [];
+    for (let i = 0; i < 40; i++) kvs.push(await s.create(`/registry/p/k${i}`, enc(`v${i}`)));
+    for (let i = 0; i < 10; i++) await s.delete(`/registry/p/k${i}`, kvs[i]!.modRevision);
+    await s.close();
+
+    const r = SqliteStorage.open(file, { headCacheBytes });
+    for (let i = 0; i < 40; i++) {
+      const kv = await r.get(`/registry/p/k${i}`);
+      if (i < 10) expect(kv).toBeUndefined();
+      else expect([dec(kv!.value), kv!.modRevision]).toEqual([`v${i}`, kvs[i]!.modRevision]);
+    }
+    const exists = await r.create('/registry/p/k20', enc('again')).catch((e: unknown) => e);
+    expect(isStorageError(exists, 'KeyExists')).toBe(true);
+    // A deleted key can be created again, and its row follows the tombstone.
+    const again = await r.create('/registry/p/k3', enc('back'));
+    expect(dec((await r.get('/registry/p/k3'))!.value)).toBe('back');
+    expect(again.createRevision).toBe(again.modRevision);
+    const fresh1 = await r.create('/registry/p/new', enc('n'));
+    expect((await r.get('/registry/p/new'))!.modRevision).toBe(fresh1.modRevision);
+    expect(await r.count('/registry/p/')).toBe(32);
+    await r.close();
+  });
+});

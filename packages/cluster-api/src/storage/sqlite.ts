@@ -95,6 +95,7 @@ export class SqliteStorage implements Storage {
     this.rev = this.st.sequence.get()?.seq ?? 0;
     this.committedRev = this.rev;
     this.heads = new HeadCache(opts.headCacheBytes);
+    this.heads.fill(() => (this.rev > 0 ? this.st.heads.iterate() : []));
     this.batches = new GroupCommit(db, {
       committed: (events) => {
         for (const [key, head] of this.pending) this.heads.set(key, head);
