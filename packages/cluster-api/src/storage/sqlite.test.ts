@@ -222,3 +222,35 @@ describe('sqlite head cache over a reopened file', () => {
     await r.close();
   });
 });
+
+describe('sqlite group commit', () => {
+  it('an insert that fails at commit fails every write of its batch, stores none of them, and the store goes on', async () => {
+    const file = fresh();
+    const s = SqliteStorage.open(file);
+    const seed = await s.create('/registry/p/seed', enc('s'));
+    const st = (s as unknown as { st: { insert: { run: (...args: unknown[]) => unknown } } }).st;
+    const run = st.insert.run.bind(st.insert);
+    st.insert.run = (...args: unknown[]) => {
+      if (args[1] === '/registry/p/b') throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+      return run(...args);
+    };
+    const results = await Promise.allSettled([
+      s.create('/registry/p/a', enc('a')),
+      s.create('/registry/p/b', enc('b')),
+      s.update('/registry/p/seed', enc('s2'), seed.modRevision),
+    ]);
+    st.insert.run = run;
+    for (const r of results) {
+      expect(r.status).toBe('rejected');
+      expect(isStorageError((r as PromiseRejectedResult).reason, 'Unavailable')).toBe(true);
+    }
+    expect(await s.get('/registry/p/a')).toBeUndefined();
+    expect(dec((await s.get('/registry/p/seed'))!.value)).toBe('s');
+    expect(await s.currentRevision()).toBe(seed.modRevision);
+    // The next batch takes the revisions the failed one did not use.
+    const a = await s.create('/registry/p/a', enc('a'));
+    expect(a.modRevision).toBe(seed.modRevision + 1);
+    await s.close();
+    expect(rowCount(file)).toBe(2);
+  });
+});

@@ -29,7 +29,7 @@ import { Compactor, type CompactionPolicy } from './compactor.js';
 import { isStorageError, StorageError } from './errors.js';
 import type { GetOptions, KeyValue, ListOptions, ListResult, Storage, StorageEvent, Watch, WatchHandlers, WatchOptions } from './interface.js';
 import { checkKey, checkPrefix, prefixEnd } from './keys.js';
-import { GroupCommit } from './sqlite-batch.js';
+import { type BatchWrites, GroupCommit } from './sqlite-batch.js';
 import { HeadCache } from './sqlite-heads.js';
 import {
   compactRange,
@@ -97,6 +97,10 @@ export class SqliteStorage implements Storage {
     this.heads = new HeadCache(opts.headCacheBytes);
     this.heads.fill(() => (this.rev > 0 ? this.st.heads.iterate() : []));
     this.batches = new GroupCommit(db, {
+      insert: (rows) => {
+        const { insert } = this.st;
+        for (const r of rows) insert.run(r.id, r.name, r.created, r.deleted, r.create_revision, r.prev_revision, r.value, r.old_value);
+      },
       committed: (events) => {
         for (const [key, head] of this.pending) this.heads.set(key, head);
         this.pending.clear();
@@ -157,12 +161,12 @@ export class SqliteStorage implements Storage {
     this.assertOpen(key);
     checkKey(key);
     checkValue(key, value);
-    return this.write(key, (events) => {
+    return this.write(key, (batch) => {
       const head = this.newest(key);
       if (head && !head.deleted) throw keyExists(key, head.id);
       const id = this.rev + 1;
       const row = { created: 1, deleted: 0, create_revision: id, prev_revision: head?.id ?? 0, value: copy(value), old_value: null };
-      return this.append(key, row, events).kv;
+      return this.append(key, row, batch).kv;
     });
   }
 
@@ -171,10 +175,10 @@ export class SqliteStorage implements Storage {
     checkKey(key);
     checkValue(key, value);
     const expected = checkRevisionArg(key, expectedRevision, 'expectedRevision');
-    return this.write(key, (events) => {
+    return this.write(key, (batch) => {
       const head = this.live(key, expected);
       const row = { created: 0, deleted: 0, create_revision: head.create_revision, prev_revision: head.id, value: copy(value), old_value: head.value };
-      return this.append(key, row, events).kv;
+      return this.append(key, row, batch).kv;
     });
   }
 
@@ -182,10 +186,10 @@ export class SqliteStorage implements Storage {
     this.assertOpen(key);
     checkKey(key);
     const expected = expectedRevision === undefined ? undefined : checkRevisionArg(key, expectedRevision, 'expectedRevision');
-    return this.write(key, (events) => {
+    return this.write(key, (batch) => {
       const head = this.live(key, expected);
       const row = { created: 0, deleted: 1, create_revision: head.create_revision, prev_revision: head.id, value: null, old_value: head.value };
-      const ev = this.append(key, row, events);
+      const ev = this.append(key, row, batch);
       return { prev: ev.prevKv!, revision: ev.revision };
     });
   }
@@ -293,31 +297,25 @@ export class SqliteStorage implements Storage {
     return head;
   }
 
-  /** One write, run inside the open batch; resolves after its commit. */
-  private write<T>(key: string, step: (events: StorageEvent[]) => T): Promise<T> {
-    return this.batches.run((events) => this.guard(key, () => step(events))).catch((err: unknown) => {
+  /** One write, checked now against the newest rows, stored with its batch; resolves after the commit. */
+  private write<T>(key: string, step: (batch: BatchWrites) => T): Promise<T> {
+    return this.batches.run((batch) => this.guard(key, () => step(batch))).catch((err: unknown) => {
       throw this.toStorageError(key, err);
     });
   }
 
-  /** Appends one row at the next revision; watchers hear of it when the batch commits. */
-  private append(key: string, row: Omit<LogRow, 'id' | 'name'>, events: StorageEvent[]): StorageEvent {
+  /**
+   * Adds one row at the next revision to the batch; watchers hear of it when the batch commits. The
+   * database's UNIQUE(name, prev_revision) still refuses a second successor at commit: a check here
+   * that let one through would fail the batch, never store two.
+   */
+  private append(key: string, row: Omit<LogRow, 'id' | 'name'>, batch: BatchWrites): StorageEvent {
     const full: LogRow = { ...row, id: this.rev + 1, name: key } as LogRow;
-    try {
-      this.st.insert.run(full.id, full.name, full.created, full.deleted, full.create_revision, full.prev_revision, full.value, full.old_value);
-    } catch (err) {
-      const code = (err as { code?: string }).code ?? '';
-      if (!code.startsWith('SQLITE_CONSTRAINT')) throw err;
-      // The unique index refused a second successor: someone else's write got there first.
-      const head = this.st.latest.get(key);
-      throw row.created && head && !head.deleted
-        ? keyExists(key, head.id)
-        : new StorageError('Conflict', key, `concurrent write to ${key}`, head?.id);
-    }
     this.rev = full.id;
     this.pending.set(key, { id: full.id, name: key, create_revision: full.create_revision, deleted: full.deleted, value: full.value });
     const ev = rowToEvent(full);
-    events.push(ev);
+    batch.rows.push(full);
+    batch.events.push(ev);
     return ev;
   }
 
