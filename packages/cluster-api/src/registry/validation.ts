@@ -99,23 +99,25 @@ const LabelValueMessage = regexError(
   "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
   LabelValueFmt, 'MyValue', 'my_value', '12345');
 
-export const isDNS1123Label = (v: string): string[] => [
+// Each rule answers a valid value first, without building message arrays: they run several times per write.
+export const isDNS1123Label = (v: string): string[] => v.length <= 63 && dns1123Label.test(v) ? [] : [
   ...(v.length > 63 ? [maxLen(63)] : []),
   ...(dns1123Label.test(v) ? [] : [DNS1123LabelMessage]),
 ];
 
-export const isDNS1123Subdomain = (v: string): string[] => [
+export const isDNS1123Subdomain = (v: string): string[] => v.length <= 253 && dns1123Subdomain.test(v) ? [] : [
   ...(v.length > 253 ? [maxLen(253)] : []),
   ...(dns1123Subdomain.test(v) ? [] : [DNS1123SubdomainMessage]),
 ];
 
-export const isDNS1035Label = (v: string): string[] => [
+export const isDNS1035Label = (v: string): string[] => v.length <= 63 && dns1035Label.test(v) ? [] : [
   ...(v.length > 63 ? [maxLen(63)] : []),
   ...(dns1035Label.test(v) ? [] : [DNS1035LabelMessage]),
 ];
 
 /** Label and annotation keys: `[prefix/]name`, prefix a DNS subdomain. */
 export const isQualifiedName = (v: string): string[] => {
+  if (v.length <= 63 && !v.includes('/') && qualifiedNamePart.test(v)) return [];
   const parts = v.split('/');
   if (parts.length > 2) {
     return [regexError(`a qualified name ${QualifiedNameMessage}`, QualifiedNameFmt, 'MyName', 'my.name', '123-abc') +
@@ -136,7 +138,7 @@ export const isQualifiedName = (v: string): string[] => {
   return errs;
 };
 
-export const isValidLabelValue = (v: string): string[] => [
+export const isValidLabelValue = (v: string): string[] => v.length <= 63 && labelValue.test(v) ? [] : [
   ...(v.length > 63 ? [maxLen(63)] : []),
   ...(labelValue.test(v) ? [] : [LabelValueMessage]),
 ];
@@ -147,17 +149,23 @@ export const check = (field: string, value: string, rule: (v: string) => string[
 
 export const TotalAnnotationSizeLimitB = 256 * 1024;
 
-export const validateLabels = (labels: Record<string, string> | undefined, field: string): FieldError[] =>
-  Object.entries(labels ?? {}).flatMap(([k, v]) => [
-    ...check(field, k, isQualifiedName),
-    ...check(field, v, isValidLabelValue),
-  ]);
+export const validateLabels = (labels: Record<string, string> | undefined, field: string): FieldError[] => {
+  const errs: FieldError[] = [];
+  for (const k in labels) {
+    const v = labels[k]!;
+    if (isQualifiedName(k).length > 0) errs.push(...check(field, k, isQualifiedName));
+    if (isValidLabelValue(v).length > 0) errs.push(...check(field, v, isValidLabelValue));
+  }
+  return errs;
+};
 
 export const validateAnnotations = (annotations: Record<string, string> | undefined, field: string): FieldError[] => {
   let size = 0;
   const errs: FieldError[] = [];
-  for (const [k, v] of Object.entries(annotations ?? {})) {
-    errs.push(...check(field, k.toLowerCase(), isQualifiedName));
+  for (const k in annotations) {
+    const v = annotations[k]!;
+    const key = k.toLowerCase();
+    if (isQualifiedName(key).length > 0) errs.push(...check(field, key, isQualifiedName));
     size += Buffer.byteLength(k) + Buffer.byteLength(v);
   }
   if (size > TotalAnnotationSizeLimitB) errs.push(tooLong(field, TotalAnnotationSizeLimitB));
