@@ -81,6 +81,10 @@ export interface Watch {
   close(): void;
 }
 
+/**
+ * Values written are kept as given (a backend may hold them in a cache and hand them to watchers):
+ * a caller must not modify a buffer after passing it to create or update.
+ */
 export interface Storage {
   get(key: string, opts?: GetOptions): Promise<KeyValue | undefined>;
   list(opts: ListOptions): Promise<ListResult>;

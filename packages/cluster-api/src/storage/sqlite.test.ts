@@ -144,10 +144,7 @@ describe('sqlite head cache', () => {
   it('reads see every committed change through the cache', async () => {
     const file = fresh();
     const s = SqliteStorage.open(file);
-    const mine = enc('one');
-    const a = await s.create('/registry/p/a', mine);
-    // The store keeps its own copy: the caller may reuse its buffer.
-    mine.fill(0);
+    const a = await s.create('/registry/p/a', enc('one'));
     expect(dec((await s.get('/registry/p/a'))!.value)).toBe('one');
     const b = await s.update('/registry/p/a', enc('two'), a.modRevision);
     expect((await s.get('/registry/p/a'))!.modRevision).toBe(b.modRevision);

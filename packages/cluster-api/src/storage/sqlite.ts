@@ -55,8 +55,9 @@ export interface SqliteOptions {
 /** Revisions compacted per transaction, so that compaction never blocks requests for long. */
 const COMPACT_CHUNK = 2_000;
 
-/** Callers may reuse their buffer after the call; watchers must see the bytes that were stored. */
-const copy = (value: Uint8Array): Buffer => Buffer.from(value);
+/** The caller's bytes, as the Buffer the driver binds (no copy: a written value is not modified, see Storage). */
+const asBuffer = (value: Uint8Array): Buffer =>
+  Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
 
 export class SqliteStorage implements Storage {
   private readonly st: LogStatements;
@@ -165,7 +166,7 @@ export class SqliteStorage implements Storage {
       const head = this.newest(key);
       if (head && !head.deleted) throw keyExists(key, head.id);
       const id = this.rev + 1;
-      const row = { created: 1, deleted: 0, create_revision: id, prev_revision: head?.id ?? 0, value: copy(value), old_value: null };
+      const row = { created: 1, deleted: 0, create_revision: id, prev_revision: head?.id ?? 0, value: asBuffer(value), old_value: null };
       return this.append(key, row, batch).kv;
     });
   }
@@ -177,7 +178,7 @@ export class SqliteStorage implements Storage {
     const expected = checkRevisionArg(key, expectedRevision, 'expectedRevision');
     return this.write(key, (batch) => {
       const head = this.live(key, expected);
-      const row = { created: 0, deleted: 0, create_revision: head.create_revision, prev_revision: head.id, value: copy(value), old_value: head.value };
+      const row = { created: 0, deleted: 0, create_revision: head.create_revision, prev_revision: head.id, value: asBuffer(value), old_value: head.value };
       return this.append(key, row, batch).kv;
     });
   }
