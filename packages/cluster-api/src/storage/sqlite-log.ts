@@ -89,7 +89,6 @@ export function openDatabase(path: string, busyTimeoutMs: number): Database {
 type St<T> = Statement<unknown[], T>;
 
 export interface LogStatements {
-  readonly latest: St<Head>;
   readonly heads: St<Head>;
   readonly at: St<Head>;
   readonly insert: St<never>;
@@ -110,8 +109,6 @@ export function openLog(db: Database): LogStatements {
   db.exec(SCHEMA);
   const st = <T>(sql: string): St<T> => db.prepare(sql) as St<T>;
   return {
-    /** The newest row including pending (uncommitted) writes: for the writer's own checks only. */
-    latest: st<Head>('SELECT id, name, create_revision, deleted, value FROM log WHERE name = ? ORDER BY id DESC LIMIT 1'),
     /** Every key's newest row, tombstones included. */
     heads: st<Head>(
       `SELECT l.id, l.name, l.create_revision, l.deleted, l.value FROM log l

@@ -130,11 +130,7 @@ export class SqliteStorage implements Storage {
         const old = this.st.at.get(key, at);
         return old && !old.deleted ? headToKv(old) : undefined;
       }
-      let head = this.heads.get(key);
-      if (head === undefined) {
-        head = this.st.at.get(key, at) ?? null;
-        this.heads.set(key, head);
-      }
+      const head = this.committedHead(key);
       return head && !head.deleted ? headToKv(head) : undefined;
     });
   }
@@ -249,9 +245,9 @@ export class SqliteStorage implements Storage {
     if (this.closed) return;
     this.closed = true;
     this.compactor?.stop();
-    this.heads.clear();
     // Writes already accepted are committed and acknowledged; watchers see them before the end.
     await this.batches.idle();
+    this.heads.clear();
     this.watchers.failAll(closedError());
     await this.compaction;
     this.db.close();
@@ -276,17 +272,19 @@ export class SqliteStorage implements Storage {
     return new StorageError('Unavailable', key, `sqlite storage failure: ${(err as Error)?.message ?? String(err)}`);
   }
 
-  /** The key's newest row, including the open batch's writes. */
-  private newest(key: string): Head | undefined {
-    const written = this.pending.get(key);
-    if (written) return written;
+  /** The key's newest committed row (null: it has none), from the head cache or else the index. */
+  private committedHead(key: string): Head | null {
     let head = this.heads.get(key);
     if (head === undefined) {
-      // The open batch has not written this key, so its newest row is a committed one.
-      head = this.st.latest.get(key) ?? null;
+      head = this.st.at.get(key, this.committedRev) ?? null;
       this.heads.set(key, head);
     }
-    return head ?? undefined;
+    return head;
+  }
+
+  /** The key's newest row, including the open batch's writes. */
+  private newest(key: string): Head | undefined {
+    return this.pending.get(key) ?? this.committedHead(key) ?? undefined;
   }
 
   private live(key: string, expected: number | undefined): Head {
