@@ -170,6 +170,28 @@ describe('watch', () => {
     expect(resumed.events).toEqual(['ADDED b', 'MODIFIED a', 'DELETED b']);
   });
 
+  it('admitCreated drops the creations it refuses, unseen, and never changes or deletions', async () => {
+    const events: string[] = [];
+    const seen: string[] = [];
+    const w = await pods.watch(ns, { resourceVersion: String(await storage.currentRevision()) }, {
+      admitCreated: (stored) => {
+        const text = Buffer.from(stored).toString();
+        seen.push(JSON.parse(text).metadata.name);
+        return text.includes('"keep"');
+      },
+      onEvent: (e) => events.push(`${e.type} ${(e.object as KubeObject).metadata.name}`),
+      onError: (e) => events.push(`ERROR ${e.message}`),
+    });
+    await pods.create(ns, podBody('skipped'));
+    await pods.create(ns, podBody('kept', { keep: 'yes' }));
+    await pods.patch(ns, 'skipped', 'merge', { metadata: { labels: { x: 'y' } } });
+    await pods.delete(ns, 'skipped', {});
+    await settle();
+    w.close();
+    expect(seen).toEqual(['skipped', 'kept']);
+    expect(events).toEqual(['ADDED kept', 'MODIFIED skipped', 'DELETED skipped']);
+  });
+
   it('rejects malformed selectors and resource versions before starting', async () => {
     expect((await apiError(pods.watch(ns, { labelSelector: 'a in b' }, { onEvent: () => {}, onError: () => {} }))).code).toBe(400);
     expect((await apiError(pods.watch(ns, { resourceVersion: 'x' }, { onEvent: () => {}, onError: () => {} }))).code).toBe(400);

@@ -8,7 +8,7 @@
  * deleted); `null` records a key with no row at all.
  *
  * Bounded by the bytes it holds; the oldest entries (in insertion order) go first. While it holds every
- * key of the file (`complete`: the file was empty or fitted when opened, and nothing was evicted since),
+ * key of the file (it was empty or fitted when opened, and nothing was evicted since),
  * a key it does not hold has no row: a create of a new key then never asks the database.
  */
 import type { Head } from './sqlite-log.js';
@@ -30,11 +30,6 @@ export class HeadCache {
   get(key: string): Head | null | undefined {
     const head = this.entries.get(key);
     return head === undefined && this.holdsAll ? null : head;
-  }
-
-  /** Whether every key of the file is held: true from `fill` until the first eviction. */
-  get complete(): boolean {
-    return this.holdsAll;
   }
 
   /**
@@ -64,10 +59,6 @@ export class HeadCache {
     this.entries.clear();
     this.bytes = 0;
     this.holdsAll = false;
-  }
-
-  get size(): number {
-    return this.entries.size;
   }
 
   private drop(key: string): void {
