@@ -2,7 +2,7 @@
 export type * from './api/meta.js';
 export type * from './registry/definition.js';
 export type * from './storage/interface.js';
-export { ApiError, isApiError } from './registry/errors.js';
+export { ApiError, isApiError, StatusReasons, type StatusReason } from './registry/errors.js';
 export { createRegistry } from './registry/index.js';
 export { openStorage } from './storage/factory.js';
 export { ConfigError, resolveConfig, type ServeConfig } from './config.js';

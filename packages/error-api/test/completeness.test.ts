@@ -2,9 +2,9 @@
  * The catalog describes every error type the project emits: a new runtime code or cluster API
  * Status reason without a row here fails this test.
  */
+import { StatusReasons } from '@func/cluster-api';
 import { runtimeErrors } from '@func/runtime';
 import { describe, expect, it } from 'vitest';
-import { StatusReasons } from '../../cluster-api/src/registry/errors.js';
 import { createErrorApi } from '../src/index.js';
 import { ServiceErrorTypes } from '../src/responses.js';
 import { hsEnv } from './tokens.js';
