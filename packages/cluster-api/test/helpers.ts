@@ -1,13 +1,18 @@
 /** A real server on 127.0.0.1 (port 0) over a real backend, and a small fetch wrapper for tests. */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { resolveConfig } from '../src/config.js';
 import { tokenAuthenticator } from '../src/http/auth.js';
 import { AdminUser } from '../src/http/credentials.js';
-import { startServer } from '../src/server.js';
+import { serve, startServer, type Served } from '../src/server.js';
 import { MemoryStorage } from '../src/storage/memory.js';
 import type { Storage } from '../src/storage/interface.js';
 import { SqliteStorage } from '../src/storage/sqlite.js';
+
+const execFileAsync = promisify(execFile);
 
 export const Backends = ['memory', 'sqlite'] as const;
 export type Backend = (typeof Backends)[number];
@@ -95,3 +100,43 @@ export const pod = (name: string, labels: Record<string, string> = {}, namespace
   metadata: { name, labels, namespace },
   spec: { containers: [{ name: 'app', image: 'nginx:1.25' }] },
 });
+
+export interface KubectlResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `serve()` as a user runs it (TLS, generated token and kubeconfig, memory storage), and kubectl's environment for it. */
+export interface KubectlServer {
+  dir: string;
+  served: Served;
+  /** Only what kubectl needs: PATH, a private HOME and cache, the generated kubeconfig. */
+  env: NodeJS.ProcessEnv;
+  close(): Promise<void>;
+}
+
+export async function startKubectlServer(): Promise<KubectlServer> {
+  const dir = tempDir();
+  const served = await serve(resolveConfig({ port: 0, dataDir: join(dir, 'data'), storage: 'memory:' }), () => {});
+  return {
+    dir,
+    served,
+    env: { PATH: process.env.PATH, HOME: dir, KUBECONFIG: served.kubeconfig, KUBECACHEDIR: join(dir, 'cache') },
+    close: async () => {
+      await served.server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs kubectl; a non-zero exit is a result to assert on, not a throw. */
+export async function runKubectl(bin: string, env: NodeJS.ProcessEnv, args: readonly string[]): Promise<KubectlResult> {
+  try {
+    const { stdout, stderr } = await execFileAsync(bin, args, { env, timeout: 30_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}

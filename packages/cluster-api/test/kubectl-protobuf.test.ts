@@ -5,14 +5,12 @@
  * the default kubectl and the oldest and newest installed beside it.
  */
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveConfig } from '../src/config.js';
 import { decodeProtobuf, encodeProtobuf } from '../src/protobuf/codec.js';
-import { serve, type Served } from '../src/server.js';
-import { startTestServer, tempDir, TestToken, type TestServer } from './helpers.js';
+import { runKubectl, startKubectlServer, startTestServer, TestToken, type KubectlServer, type TestServer } from './helpers.js';
 
 const run = promisify(execFile);
 const sdkBin = '/usr/lib/google-cloud-sdk/bin';
@@ -56,30 +54,15 @@ function createExchange(log: string): { request: string; response: string } {
 }
 
 describe.runIf(kubectls().length > 0)('kubectl with protobuf bodies and answers', () => {
-  let dir: string;
-  let served: Served;
-  let env: NodeJS.ProcessEnv;
+  let k: KubectlServer;
 
   beforeAll(async () => {
-    dir = tempDir();
-    served = await serve(resolveConfig({ port: 0, dataDir: join(dir, 'data'), storage: 'memory:' }), () => {});
-    env = { PATH: process.env.PATH, HOME: dir, KUBECONFIG: served.kubeconfig, KUBECACHEDIR: join(dir, 'cache') };
+    k = await startKubectlServer();
   });
-  afterAll(async () => {
-    await served?.server.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => k?.close());
 
   describe.each(kubectls().map((bin, i) => [bin, `kp${i}`] as const))('%s', (bin, ns) => {
-    const kubectl = async (...args: string[]) => {
-      try {
-        const { stdout, stderr } = await run(bin, [...args, '-v=6'], { env, timeout: 30_000 });
-        return { code: 0, stdout, stderr };
-      } catch (err) {
-        const e = err as { code?: number; stdout?: string; stderr?: string };
-        return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-      }
-    };
+    const kubectl = (...args: string[]) => runKubectl(bin, k.env, [...args, '-v=6']);
     /** Runs a command, checks it succeeded and that no exchange was refused for its media type. */
     const ok = async (...args: string[]) => {
       const r = await kubectl(...args);
@@ -92,9 +75,9 @@ describe.runIf(kubectls().length > 0)('kubectl with protobuf bodies and answers'
 
     // kubectl up to 1.29 posts typed create bodies as JSON; 1.32 and later (all we have seen) as protobuf.
     it('create namespace: protobuf in and out where kubectl sends protobuf', async () => {
-      const { stdout: version } = await run(bin, ['version', '--client', '-o', 'json'], { env });
+      const { stdout: version } = await run(bin, ['version', '--client', '-o', 'json'], { env: k.env });
       const minor = Number.parseInt(JSON.parse(version).clientVersion.minor, 10);
-      const r = await run(bin, ['create', 'namespace', ns, '-v=8'], { env, timeout: 30_000 });
+      const r = await run(bin, ['create', 'namespace', ns, '-v=8'], { env: k.env, timeout: 30_000 });
       expect(r.stdout.trim()).toBe(`namespace/${ns} created`);
       const { request, response } = createExchange(r.stderr);
       expect(response).toMatch(/201 Created/);
@@ -118,7 +101,7 @@ describe.runIf(kubectls().length > 0)('kubectl with protobuf bodies and answers'
     });
 
     it('apply a Service + Pod, twice', async () => {
-      const file = join(dir, `${ns}.yaml`);
+      const file = join(k.dir, `${ns}.yaml`);
       writeFileSync(file, manifest(ns));
       expect(await ok('apply', '-f', file)).toBe('service/web created\npod/web created\n');
       expect(await ok('apply', '-f', file)).toBe('service/web unchanged\npod/web unchanged\n');
@@ -126,7 +109,7 @@ describe.runIf(kubectls().length > 0)('kubectl with protobuf bodies and answers'
     });
 
     it('get -w streams a pod created while watching', async () => {
-      const watcher = spawn(bin, ['get', 'pods', '-n', ns, '-w', '-o', 'name'], { env });
+      const watcher = spawn(bin, ['get', 'pods', '-n', ns, '-w', '-o', 'name'], { env: k.env });
       let out = '';
       watcher.stdout.on('data', (d: Buffer) => (out += d.toString()));
       try {

@@ -1,18 +1,14 @@
 /**
- * kubectl (Debian's 1.20) for what depends on watch, patch and deletion: `get pods -w` prints an
+ * kubectl (whatever /usr/bin/kubectl is) for what depends on watch, patch and deletion: `get pods -w` prints an
  * added pod as it happens, `apply` twice in a row (create, then a client-side patch built from the
  * last-applied-configuration annotation), and `delete ns` waits until the namespace is gone.
  */
-import { execFile, spawn } from 'node:child_process';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveConfig } from '../src/config.js';
-import { serve, type Served } from '../src/server.js';
-import { tempDir } from './helpers.js';
+import { runKubectl, startKubectlServer, type KubectlServer } from './helpers.js';
 
-const run = promisify(execFile);
 const kubectlBin = '/usr/bin/kubectl';
 
 const manifest = (image: string, replicas: number) => `apiVersion: v1
@@ -36,32 +32,17 @@ spec:
 `;
 
 describe.runIf(existsSync(kubectlBin))('kubectl watch, apply and delete namespace', () => {
-  let dir: string;
-  let served: Served;
-  let env: NodeJS.ProcessEnv;
-  const kubectl = async (...args: string[]) => {
-    try {
-      const { stdout, stderr } = await run(kubectlBin, args, { env, timeout: 30_000 });
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code?: number; stdout?: string; stderr?: string };
-      return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-    }
-  };
+  let k: KubectlServer;
+  const kubectl = (...args: string[]) => runKubectl(kubectlBin, k.env, args);
 
   beforeAll(async () => {
-    dir = tempDir();
-    served = await serve(resolveConfig({ port: 0, dataDir: join(dir, 'data'), storage: 'memory:' }), () => {});
-    env = { PATH: process.env.PATH, HOME: dir, KUBECONFIG: served.kubeconfig, KUBECACHEDIR: join(dir, 'cache') };
+    k = await startKubectlServer();
     expect((await kubectl('create', 'namespace', 'kw')).code).toBe(0);
   });
-  afterAll(async () => {
-    await served?.server.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => k?.close());
 
   it('get pods -w prints a pod added after the watch started', async () => {
-    const child = spawn(kubectlBin, ['get', 'pods', '-n', 'kw', '-w', '--request-timeout=20s'], { env });
+    const child = spawn(kubectlBin, ['get', 'pods', '-n', 'kw', '-w', '--request-timeout=20s'], { env: k.env });
     let out = '';
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));
     child.stderr.on('data', (b: Buffer) => (out += b.toString()));
@@ -80,12 +61,12 @@ describe.runIf(existsSync(kubectlBin))('kubectl watch, apply and delete namespac
   });
 
   it('apply twice: create, then an update patched from the last-applied configuration', async () => {
-    writeFileSync(join(dir, 'rc.yaml'), manifest('nginx:1.25', 1));
-    expect((await kubectl('apply', '-f', join(dir, 'rc.yaml'))).stdout.trim()).toBe('replicationcontroller/web created');
-    writeFileSync(join(dir, 'rc.yaml'), manifest('nginx:1.27', 3));
-    const second = await kubectl('apply', '-f', join(dir, 'rc.yaml'));
+    writeFileSync(join(k.dir, 'rc.yaml'), manifest('nginx:1.25', 1));
+    expect((await kubectl('apply', '-f', join(k.dir, 'rc.yaml'))).stdout.trim()).toBe('replicationcontroller/web created');
+    writeFileSync(join(k.dir, 'rc.yaml'), manifest('nginx:1.27', 3));
+    const second = await kubectl('apply', '-f', join(k.dir, 'rc.yaml'));
     expect([second.code, second.stdout.trim(), second.stderr]).toEqual([0, 'replicationcontroller/web configured', '']);
-    const unchanged = await kubectl('apply', '-f', join(dir, 'rc.yaml'));
+    const unchanged = await kubectl('apply', '-f', join(k.dir, 'rc.yaml'));
     expect(unchanged.stdout.trim()).toBe('replicationcontroller/web unchanged');
     const rc = JSON.parse((await kubectl('get', 'rc', 'web', '-n', 'kw', '-o', 'json')).stdout);
     expect(rc.spec.replicas).toBe(3);

@@ -2,16 +2,12 @@
  * kubectl against `serve()` as a user runs it: TLS with the generated CA, the generated admin token,
  * the written kubeconfig. Nothing is configured by hand: that is the point of the kubeconfig.
  */
-import { execFile, spawn } from 'node:child_process';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveConfig } from '../src/config.js';
-import { serve, type Served } from '../src/server.js';
-import { tempDir } from './helpers.js';
+import { runKubectl, startKubectlServer, type KubectlServer } from './helpers.js';
 
-const run = promisify(execFile);
 const kubectlBin = '/usr/bin/kubectl';
 
 const manifest = `apiVersion: v1
@@ -34,32 +30,17 @@ spec:
 `;
 
 describe.runIf(existsSync(kubectlBin))('kubectl over TLS with the generated kubeconfig', () => {
-  let dir: string;
-  let served: Served;
-  let env: NodeJS.ProcessEnv;
-  const kubectl = async (...args: string[]) => {
-    try {
-      const { stdout, stderr } = await run(kubectlBin, args, { env, timeout: 30_000 });
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code?: number; stdout?: string; stderr?: string };
-      return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-    }
-  };
+  let k: KubectlServer;
+  const kubectl = (...args: string[]) => runKubectl(kubectlBin, k.env, args);
 
   beforeAll(async () => {
-    dir = tempDir();
-    served = await serve(resolveConfig({ port: 0, dataDir: join(dir, 'data'), storage: 'memory:' }), () => {});
-    env = { PATH: process.env.PATH, HOME: dir, KUBECONFIG: served.kubeconfig, KUBECACHEDIR: join(dir, 'cache') };
-    writeFileSync(join(dir, 'app.yaml'), manifest);
+    k = await startKubectlServer();
+    writeFileSync(join(k.dir, 'app.yaml'), manifest);
   });
-  afterAll(async () => {
-    await served?.server.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => k?.close());
 
   it('writes a kubeconfig that kubectl uses in one step', async () => {
-    expect(served.server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    expect(k.served.server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const r = await kubectl('get', 'ns');
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(/^NAME\s+STATUS\s+AGE\n/);
@@ -74,10 +55,10 @@ describe.runIf(existsSync(kubectlBin))('kubectl over TLS with the generated kube
   });
 
   it('applies a Service + Pod manifest, twice', async () => {
-    const first = await kubectl('apply', '-f', join(dir, 'app.yaml'));
+    const first = await kubectl('apply', '-f', join(k.dir, 'app.yaml'));
     expect(first.stderr).toBe('');
     expect(first.stdout).toBe('service/web created\npod/web created\n');
-    const second = await kubectl('apply', '-f', join(dir, 'app.yaml'));
+    const second = await kubectl('apply', '-f', join(k.dir, 'app.yaml'));
     expect(second.stdout).toBe('service/web unchanged\npod/web unchanged\n');
     const svc = await kubectl('get', 'svc', '-n', 'shop');
     expect(svc.stdout).toMatch(/^web\s+ClusterIP\s+10\.\d+\.\d+\.\d+\s+<none>\s+80\/TCP\s+\d+s$/m);
@@ -110,7 +91,7 @@ describe.runIf(existsSync(kubectlBin))('kubectl over TLS with the generated kube
   });
 
   it('watches with get -w: the current pods, then a new one as it is created', async () => {
-    const child = spawn(kubectlBin, ['get', 'pods', '-n', 'shop', '-w'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(kubectlBin, ['get', 'pods', '-n', 'shop', '-w'], { env: k.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const waitFor = async (re: RegExp) => {
@@ -119,8 +100,8 @@ describe.runIf(existsSync(kubectlBin))('kubectl over TLS with the generated kube
     };
     try {
       await waitFor(/^web\s+0\/1\s+Pending/m);
-      writeFileSync(join(dir, 'late.yaml'), manifest.split('---')[1]!.replace(/name: web/g, 'name: late'));
-      expect((await kubectl('apply', '-f', join(dir, 'late.yaml'))).stdout.trim()).toBe('pod/late created');
+      writeFileSync(join(k.dir, 'late.yaml'), manifest.split('---')[1]!.replace(/name: web/g, 'name: late'));
+      expect((await kubectl('apply', '-f', join(k.dir, 'late.yaml'))).stdout.trim()).toBe('pod/late created');
       await waitFor(/^late\s+0\/1\s+Pending/m);
     } finally {
       child.kill('SIGKILL');
