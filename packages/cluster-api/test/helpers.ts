@@ -140,3 +140,26 @@ export async function runKubectl(bin: string, env: NodeJS.ProcessEnv, args: read
     return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
 }
+
+/** A watch read line by line as the lines arrive; `next` resolves undefined once the server ends the stream. */
+export async function openWatch(s: { url: string }, path: string, accept = 'application/json') {
+  const controller = new AbortController();
+  const res = await fetch(s.url + path, { headers: { authorization: `Bearer ${TestToken}`, accept }, signal: controller.signal });
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  const next = async (): Promise<any | undefined> => {
+    for (;;) {
+      const nl = buffer.indexOf('\n');
+      if (nl >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        return JSON.parse(line);
+      }
+      const { value, done } = await reader.read();
+      if (done) return undefined;
+      buffer += decoder.decode(value, { stream: true });
+    }
+  };
+  return { res, next, close: () => controller.abort() };
+}

@@ -1,29 +1,6 @@
 /** Watch stream framing over real HTTP: headers at once, one JSON event per line, timeouts, all forms. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Backends, TestToken, namespace, pod, startTestServer, type TestServer } from './helpers.js';
-
-/** Open a watch and read its lines as they arrive. */
-async function openWatch(s: TestServer, path: string, accept = 'application/json') {
-  const controller = new AbortController();
-  const res = await fetch(s.url + path, { headers: { authorization: `Bearer ${TestToken}`, accept }, signal: controller.signal });
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  const next = async (): Promise<any | undefined> => {
-    for (;;) {
-      const nl = buffer.indexOf('\n');
-      if (nl >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        return JSON.parse(line);
-      }
-      const { value, done } = await reader.read();
-      if (done) return undefined;
-      buffer += decoder.decode(value, { stream: true });
-    }
-  };
-  return { res, next, close: () => controller.abort() };
-}
+import { Backends, namespace, openWatch, pod, startTestServer, type TestServer } from './helpers.js';
 
 describe.each(Backends)('watch over HTTP on %s storage', (backend) => {
   let s: TestServer;

@@ -11,7 +11,7 @@ import { AdminUser } from '../src/http/credentials.js';
 import { createRegistry, type LocalRegistry } from '../src/registry/index.js';
 import { startServer, type ClusterApiServer } from '../src/server.js';
 import { MemoryStorage } from '../src/storage/memory.js';
-import { TestToken, namespace, pod } from './helpers.js';
+import { TestToken, namespace, openWatch, pod } from './helpers.js';
 
 let storage: MemoryStorage;
 let registry: LocalRegistry;
@@ -25,28 +25,7 @@ const call = async (method: string, path: string, body?: unknown, type = 'applic
   return { status: res.status, json: (await res.json()) as any };
 };
 
-/** A watch read line by line; `next` resolves undefined once the server ends the stream. */
-async function openWatch(path: string) {
-  const controller = new AbortController();
-  const res = await fetch(server.url + path, { headers: { authorization: `Bearer ${TestToken}` }, signal: controller.signal });
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  const next = async (): Promise<any> => {
-    for (;;) {
-      const nl = buffer.indexOf('\n');
-      if (nl >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        return JSON.parse(line);
-      }
-      const { value, done } = await reader.read();
-      if (done) return undefined;
-      buffer += decoder.decode(value, { stream: true });
-    }
-  };
-  return { res, next, close: () => controller.abort() };
-}
+const openWatchHere = (path: string) => openWatch(server, path);
 
 const summary = (e: any) => `${e.type} ${e.object.metadata.name}`;
 
@@ -65,7 +44,7 @@ describe('watch', () => {
     const written: string[] = [];
     for (const name of ['r1', 'r2', 'r3']) written.push((await call('POST', `${NS}/pods`, pod(name))).json.metadata.resourceVersion);
     await call('DELETE', `${NS}/pods/r2?gracePeriodSeconds=0`);
-    const w = await openWatch(`${NS}/pods?watch=1&resourceVersion=${start}`);
+    const w = await openWatchHere(`${NS}/pods?watch=1&resourceVersion=${start}`);
     const events = [await w.next(), await w.next(), await w.next(), await w.next()];
     w.close();
     expect(events.map(summary)).toEqual(['ADDED r1', 'ADDED r2', 'ADDED r3', 'DELETED r2']);
@@ -76,7 +55,7 @@ describe('watch', () => {
 
   it('turns selector transitions into DELETED and ADDED', async () => {
     await call('POST', `${NS}/pods`, pod('sel', { tier: 'a' }));
-    const w = await openWatch(`${NS}/pods?watch=true&labelSelector=tier%3Da`);
+    const w = await openWatchHere(`${NS}/pods?watch=true&labelSelector=tier%3Da`);
     expect(summary(await w.next())).toBe('ADDED sel');
     const merge = 'application/merge-patch+json';
     await call('PATCH', `${NS}/pods/sel`, { metadata: { labels: { tier: 'b' } } }, merge);
@@ -89,14 +68,14 @@ describe('watch', () => {
 
   it('sends BOOKMARK events with only kind, apiVersion and resourceVersion when allowed', async () => {
     const rv = (await call('GET', `${NS}/pods`)).json.metadata.resourceVersion;
-    const w = await openWatch(`${NS}/pods?watch=true&resourceVersion=${rv}&allowWatchBookmarks=true`);
+    const w = await openWatchHere(`${NS}/pods?watch=true&resourceVersion=${rv}&allowWatchBookmarks=true`);
     const mark = await w.next();
     w.close();
     expect(mark).toEqual({ type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: rv } } });
   });
 
   it('closes the stream cleanly after timeoutSeconds', async () => {
-    const w = await openWatch(`${NS}/secrets?watch=true&timeoutSeconds=1`);
+    const w = await openWatchHere(`${NS}/secrets?watch=true&timeoutSeconds=1`);
     expect(await w.next()).toBeUndefined();
   });
 
@@ -104,7 +83,7 @@ describe('watch', () => {
     const latest = (await call('POST', `${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'new' } })).json.metadata.resourceVersion;
     await storage.compact(Number(latest));
     // Below the watch cache's ring and below the backend's retained history.
-    const gone = await openWatch(`${NS}/serviceaccounts?watch=true&resourceVersion=1`);
+    const gone = await openWatchHere(`${NS}/serviceaccounts?watch=true&resourceVersion=1`);
     const error = await gone.next();
     expect(error).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } });
     expect(await gone.next()).toBeUndefined();
@@ -120,7 +99,7 @@ describe('watch', () => {
     gc();
     const before = getHeapStatistics().used_heap_size;
     const watches = [];
-    for (let i = 0; i < 1000; i++) watches.push(openWatch(`${NS}/pods?watch=true&resourceVersion=1000000`));
+    for (let i = 0; i < 1000; i++) watches.push(openWatchHere(`${NS}/pods?watch=true&resourceVersion=1000000`));
     const open = await Promise.all(watches);
     expect(open.every((w) => w.res.status === 200)).toBe(true);
     expect(subscribers()).toBe(1000);
