@@ -32,7 +32,8 @@ const podBody = (name: string, grace: number, meta: Record<string, unknown> = {}
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name, labels: { app: 'chain' }, ...meta },
-  spec: { terminationGracePeriodSeconds: grace, containers: [{ name: 'c', image: 'nginx' }] },
+  // Scheduled: only a pod some node runs has a grace period to wait out.
+  spec: { terminationGracePeriodSeconds: grace, nodeName: 'node-1', containers: [{ name: 'c', image: 'nginx' }] },
 });
 const status = async (path: string) => (await s.request('GET', path)).status;
 
@@ -66,12 +67,19 @@ describe('graceful pod deletion', () => {
   });
 
   it('defaults to 30 s, and gracePeriodSeconds=0 removes at once (also shortening a running grace period)', async () => {
-    await s.request('POST', `${base}/pods`, { body: { ...podBody('dflt', 0), spec: { containers: [{ name: 'c', image: 'nginx' }] } } });
+    await s.request('POST', `${base}/pods`, { body: { ...podBody('dflt', 0), spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'nginx' }] } } });
     const marked = await s.request('DELETE', `${base}/pods/dflt`);
     expect(marked.json.metadata.deletionGracePeriodSeconds).toBe(30);
     const now = await s.request('DELETE', `${base}/pods/dflt?gracePeriodSeconds=0`);
     expect([now.status, now.json.kind, now.json.status]).toEqual([200, 'Status', 'Success']);
     expect(await status(`${base}/pods/dflt`)).toBe(404);
+  });
+
+  it('removes an unscheduled pod at once, as Kubernetes does, so `kubectl delete pod` does not wait', async () => {
+    await s.request('POST', `${base}/pods`, { body: { ...podBody('pending', 30), spec: { terminationGracePeriodSeconds: 30, containers: [{ name: 'c', image: 'nginx' }] } } });
+    const del = await s.request('DELETE', `${base}/pods/pending`);
+    expect([del.status, del.json.kind, del.json.status]).toEqual([200, 'Status', 'Success']);
+    expect(await status(`${base}/pods/pending`)).toBe(404);
   });
 });
 

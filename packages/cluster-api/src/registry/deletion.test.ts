@@ -32,12 +32,16 @@ describe('gcFinalizers (deletionFinalizersForGarbageCollection)', () => {
 });
 
 describe('planDelete', () => {
-  const podObj = (grace?: number, phase = 'Pending') => obj({}, { spec: { terminationGracePeriodSeconds: grace }, status: { phase } });
+  const podObj = (grace?: number, phase = 'Pending', nodeName = 'node-1') =>
+    obj({}, { spec: { terminationGracePeriodSeconds: grace, nodeName }, status: { phase } });
 
   it('removes at once what nothing holds', () => {
     expect(planDelete(secret, obj(), {}, now)).toEqual({ action: 'remove' });
     expect(planDelete(pod, podObj(0), {}, now)).toEqual({ action: 'remove' });
     expect(planDelete(pod, podObj(30, 'Succeeded'), {}, now)).toEqual({ action: 'remove' });
+    // As Kubernetes: a pod no node runs has nothing to stop, whatever period it or the request names.
+    expect(planDelete(pod, podObj(30, 'Pending', ''), {}, now)).toEqual({ action: 'remove' });
+    expect(planDelete(pod, podObj(30, 'Pending', ''), { gracePeriodSeconds: 10 }, now)).toEqual({ action: 'remove' });
   });
 
   it('marks a pod with its grace period, and only a shorter period changes a running one', () => {

@@ -34,10 +34,11 @@ const validateSpecUpdate = (o: KubeObject, old: KubeObject): FieldError[] => {
 
 /**
  * Kubernetes' CheckGracefulDelete: the request's period, else the pod's terminationGracePeriodSeconds;
- * a finished pod goes at once. Unlike Kubernetes an unscheduled pod waits too: with no kubelet here,
- * the grace period is the only termination there is (the pod reaper removes it when it ends).
+ * a pod no node runs (no spec.nodeName: nothing schedules pods here unless a client binds them) and a
+ * finished pod go at once. A scheduled pod's grace period ends in the pod reaper, standing in for the kubelet.
  */
 const gracePeriod = (o: KubeObject, options: DeleteOptions): number => {
+  if (!str(spec(o).nodeName)) return 0;
   const phase = str(status(o).phase);
   if (phase === 'Succeeded' || phase === 'Failed') return 0;
   const asked = options.gracePeriodSeconds ?? spec(o).terminationGracePeriodSeconds;
