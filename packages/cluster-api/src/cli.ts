@@ -7,6 +7,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { ConfigError, resolveConfig, serveOptions } from './config.js';
 import { TokenFileError } from './http/auth.js';
+import { TlsFileError } from './http/tls.js';
 import { migrate, migrateArgs, migrateOptions } from './migrate.js';
 import { serve } from './server.js';
 
@@ -16,7 +17,7 @@ const log = (entry: Record<string, unknown>): void => {
 
 function fail(err: unknown): never {
   const e = err as Error;
-  const known = e instanceof ConfigError || e instanceof TokenFileError || (e as NodeJS.ErrnoException)?.code !== undefined;
+  const known = e instanceof ConfigError || e instanceof TokenFileError || e instanceof TlsFileError || (e as NodeJS.ErrnoException)?.code !== undefined;
   process.stderr.write(`cluster-api: ${known ? e.message : (e?.stack ?? String(err))}\n`);
   process.exit(1);
 }

@@ -15,6 +15,8 @@ export interface ServeConfig {
   tokenAuthFile?: string;
   tlsCertFile?: string;
   tlsPrivateKeyFile?: string;
+  /** The CA of --tls-cert-file, for the kubeconfig only (the server does not send it). */
+  tlsCaFile?: string;
   /** TLS for `--storage etcd://…` (kube-apiserver's --etcd-cafile / --etcd-certfile / --etcd-keyfile). */
   etcdCafile?: string;
   etcdCertfile?: string;
@@ -47,6 +49,7 @@ export const serveOptions: readonly OptionRow[] = [
   { key: 'tokenAuthFile', flag: 'token-auth-file', env: 'CLUSTER_API_TOKEN_AUTH_FILE', type: 'string', describe: 'CSV of token,user,uid,"group1,group2" (default: a generated admin token)' },
   { key: 'tlsCertFile', flag: 'tls-cert-file', env: 'CLUSTER_API_TLS_CERT_FILE', type: 'string', describe: 'serving certificate (PEM); default: generated from a private CA' },
   { key: 'tlsPrivateKeyFile', flag: 'tls-private-key-file', env: 'CLUSTER_API_TLS_PRIVATE_KEY_FILE', type: 'string', describe: 'private key of --tls-cert-file (PEM)' },
+  { key: 'tlsCaFile', flag: 'tls-ca-file', env: 'CLUSTER_API_TLS_CA_FILE', type: 'string', describe: 'CA of --tls-cert-file (PEM), embedded in the kubeconfig (default: the self-signed end of the certificate file\'s chain, if there)' },
   { key: 'kubeconfigOut', flag: 'kubeconfig-out', env: 'CLUSTER_API_KUBECONFIG_OUT', type: 'string', describe: 'where to write a kubeconfig (default <data-dir>/kubeconfig.yaml)' },
   { key: 'etcdCafile', flag: 'etcd-cafile', env: 'CLUSTER_API_ETCD_CAFILE', type: 'string', describe: 'CA bundle to verify etcd servers (etcd:// storage over TLS)' },
   { key: 'etcdCertfile', flag: 'etcd-certfile', env: 'CLUSTER_API_ETCD_CERTFILE', type: 'string', describe: 'client certificate for etcd (PEM)' },
@@ -82,7 +85,7 @@ export function resolveConfig(cli: Record<string, unknown>, env: Record<string, 
     kubeconfigOut: resolve(cwd, String(raw.kubeconfigOut ?? join(dataDir, 'kubeconfig.yaml'))),
     insecureHttp: raw.insecureHttp === true,
   };
-  for (const key of ['tokenAuthFile', 'tlsCertFile', 'tlsPrivateKeyFile', 'etcdCafile', 'etcdCertfile', 'etcdKeyfile'] as const)
+  for (const key of ['tokenAuthFile', 'tlsCertFile', 'tlsPrivateKeyFile', 'tlsCaFile', 'etcdCafile', 'etcdCertfile', 'etcdKeyfile'] as const)
     if (raw[key] !== undefined) config[key] = resolve(cwd, String(raw[key]));
   return check(config);
 }
@@ -100,6 +103,7 @@ function check(config: ServeConfig): ServeConfig {
     throw new ConfigError('--insecure-http cannot be combined with --tls-cert-file / --tls-private-key-file');
   if (Boolean(config.tlsCertFile) !== Boolean(config.tlsPrivateKeyFile))
     throw new ConfigError('--tls-cert-file and --tls-private-key-file must be given together');
+  if (config.tlsCaFile && !config.tlsCertFile) throw new ConfigError('--tls-ca-file goes with --tls-cert-file (the generated CA is embedded already)');
   if (Boolean(config.etcdCertfile) !== Boolean(config.etcdKeyfile))
     throw new ConfigError('--etcd-certfile and --etcd-keyfile must be given together');
   return config;

@@ -16,7 +16,7 @@ import { loadTokenFile, tokenAuthenticator } from './http/auth.js';
 import { AdminUser, ensureAdminToken, firstToken, writeKubeconfig } from './http/credentials.js';
 import { versionInfo } from './http/nonresource.js';
 import type { TlsMaterial } from './http/tls.js';
-import { ensureTls, servingHosts } from './http/tls.js';
+import { ensureTls, loadTls, servingHosts } from './http/tls.js';
 import type { Registry } from './registry/definition.js';
 import { isApiError } from './registry/errors.js';
 import { createRegistry } from './registry/index.js';
@@ -143,6 +143,6 @@ function credentials(config: ServeConfig): { authenticator: Authenticator; token
 
 function tlsMaterial(config: ServeConfig): TlsMaterial {
   if (config.tlsCertFile && config.tlsPrivateKeyFile)
-    return { cert: readFileSync(config.tlsCertFile, 'utf8'), key: readFileSync(config.tlsPrivateKeyFile, 'utf8') };
+    return loadTls(config.tlsCertFile, config.tlsPrivateKeyFile, config.tlsCaFile);
   return ensureTls(join(config.dataDir, 'tls'), servingHosts(config.bindAddress));
 }

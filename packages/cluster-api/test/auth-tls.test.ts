@@ -95,3 +95,66 @@ describe('start-up failure', () => {
     }
   });
 });
+
+describe('the kubeconfig of a brought-in certificate', () => {
+  let dir: string;
+  let own: ReturnType<typeof ensureTls>;
+  const open: Served[] = [];
+
+  beforeAll(() => {
+    dir = tempDir();
+    own = ensureTls(join(dir, 'own-pki'), servingHosts('127.0.0.1'));
+    writeFileSync(join(dir, 'leaf.crt'), own.cert);
+    writeFileSync(join(dir, 'full-chain.crt'), `${own.cert}${own.ca}`);
+    writeFileSync(join(dir, 'ca.crt'), own.ca!);
+    writeFileSync(join(dir, 'tls.key'), own.key);
+    writeFileSync(join(dir, 'not-pem.crt'), 'this is no certificate\n');
+    writeFileSync(join(dir, 'tokens.csv'), 'alice-token,alice,1001\n');
+  });
+  afterAll(async () => {
+    for (const s of open) await s.server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const start = async (name: string, files: { cert: string; key?: string; ca?: string }) => {
+    const served = await serve(
+      resolveConfig({
+        port: 0,
+        dataDir: join(dir, name),
+        storage: 'memory:',
+        tokenAuthFile: join(dir, 'tokens.csv'),
+        tlsCertFile: join(dir, files.cert),
+        tlsPrivateKeyFile: join(dir, files.key ?? 'tls.key'),
+        ...(files.ca && { tlsCaFile: join(dir, files.ca) }),
+      }),
+      () => {},
+    );
+    open.push(served);
+    return served;
+  };
+
+  /** What kubectl would do with the kubeconfig: trust only its CA, send its token. */
+  const viaKubeconfig = async (served: Served) => {
+    const kc = parse(readFileSync(served.kubeconfig!, 'utf8'));
+    const ca = Buffer.from(kc.clusters[0].cluster['certificate-authority-data'], 'base64').toString();
+    return get(kc.clusters[0].cluster.server, ca, '/api/v1/namespaces', kc.users[0].user.token);
+  };
+
+  it('embeds the root a full-chain certificate file ends in', async () => {
+    const served = await start('chain', { cert: 'full-chain.crt' });
+    expect((await viaKubeconfig(served)).status).toBe(200);
+  });
+
+  it('embeds --tls-ca-file when given', async () => {
+    const served = await start('ca-file', { cert: 'leaf.crt', ca: 'ca.crt' });
+    expect((await viaKubeconfig(served)).status).toBe(200);
+  });
+
+  it('refuses a certificate file with no certificate, a key of another certificate and a CA file with none, naming the file', async () => {
+    await expect(start('bad-cert', { cert: 'not-pem.crt' })).rejects.toThrow(/--tls-cert-file .*not-pem\.crt: no PEM certificate/);
+    await expect(start('bad-ca', { cert: 'leaf.crt', ca: 'not-pem.crt' })).rejects.toThrow(/--tls-ca-file .*not-pem\.crt: no PEM certificate/);
+    writeFileSync(join(dir, 'other.key'), ensureTls(join(dir, 'other-pki'), ['localhost']).key);
+    await expect(start('bad-key', { cert: 'leaf.crt', key: 'other.key' })).rejects.toThrow(/not the private key of the certificate/);
+    await expect(start('not-key', { cert: 'leaf.crt', key: 'not-pem.crt' })).rejects.toThrow(/--tls-private-key-file .*: no private key can be read/);
+  });
+});

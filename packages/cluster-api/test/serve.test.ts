@@ -107,6 +107,7 @@ describe('cluster-api serve (process)', () => {
   it.concurrent.each([
     [['serve', '--insecure-http', '--bind-address', '0.0.0.0'], /--insecure-http is only allowed on a loopback bind address/],
     [['serve', '--tls-cert-file', '/nonexistent.crt'], /must be given together/],
+    [['serve', '--tls-ca-file', '/some/ca.crt'], /--tls-ca-file goes with --tls-cert-file/],
     [['serve', '--port', '70000'], /--port must be an integer/],
     [['serve', '--storage', 'nosuch://x'], /--storage: invalid storage URL/],
     [['serve', '--bogus-flag'], /Unknown argument/],

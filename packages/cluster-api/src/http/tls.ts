@@ -4,7 +4,7 @@
  * bearer token over plain HTTP, so TLS is what makes `KUBECONFIG=… kubectl get ns` work in one step.
  * Go's TLS (kubectl) ignores the CN and checks only subjectAltName, so every address goes in the SAN.
  */
-import { X509Certificate, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { type KeyObject, X509Certificate, createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
@@ -19,8 +19,61 @@ const forge = (): typeof Forge => (forgeModule ??= createRequire(import.meta.url
 export interface TlsMaterial {
   cert: string;
   key: string;
-  /** The CA that signed `cert`, embedded in the generated kubeconfig. Undefined for bring-your-own certs. */
+  /** The CA that signed `cert`, embedded in the generated kubeconfig; undefined when unknown (system roots). */
   ca?: string;
+}
+
+/** A PEM file that does not hold what its flag names: the message says which file and why, never its content. */
+export class TlsFileError extends Error {
+  override readonly name = 'TlsFileError';
+}
+
+const PemCertificate = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+function certificates(pem: string, file: string, flag: string): X509Certificate[] {
+  const blocks = pem.match(PemCertificate) ?? [];
+  if (blocks.length === 0) throw new TlsFileError(`${flag} ${file}: no PEM certificate in the file`);
+  return blocks.map((block, i) => {
+    try {
+      return new X509Certificate(block);
+    } catch (err) {
+      throw new TlsFileError(`${flag} ${file}: certificate ${i + 1} cannot be read: ${(err as Error).message}`);
+    }
+  });
+}
+
+/** The self-signed certificate a chain ends in (the leaf itself if it is self-signed), if the file holds it. */
+function chainRoot(chain: readonly X509Certificate[]): string | undefined {
+  const last = chain.at(-1)!;
+  return last.checkIssued(last) && last.verify(last.publicKey) ? last.toString() : undefined;
+}
+
+/**
+ * A certificate made elsewhere (`--tls-cert-file`). The kubeconfig gets `--tls-ca-file` when given, else
+ * the root the certificate file's chain ends in; with neither, kubectl falls back to the system roots,
+ * which is right for a certificate from a public CA.
+ */
+export function loadTls(certFile: string, keyFile: string, caFile?: string): TlsMaterial {
+  const cert = readFileSync(certFile, 'utf8');
+  const chain = certificates(cert, certFile, '--tls-cert-file');
+  const key = readFileSync(keyFile, 'utf8');
+  if (!chain[0]!.checkPrivateKey(privateKeyOf(key, keyFile)))
+    throw new TlsFileError(`--tls-private-key-file ${keyFile}: not the private key of the certificate in ${certFile}`);
+  if (caFile === undefined) {
+    const root = chainRoot(chain);
+    return root ? { cert, key, ca: root } : { cert, key };
+  }
+  const ca = readFileSync(caFile, 'utf8');
+  certificates(ca, caFile, '--tls-ca-file');
+  return { cert, key, ca };
+}
+
+function privateKeyOf(pem: string, file: string): KeyObject {
+  try {
+    return createPrivateKey(pem);
+  } catch (err) {
+    throw new TlsFileError(`--tls-private-key-file ${file}: no private key can be read: ${(err as Error).message}`);
+  }
 }
 
 const caYears = 10;
