@@ -12,6 +12,7 @@ import { serveResource } from './handlers.js';
 import { negotiateOutput, type OutputFormat } from './negotiate.js';
 import type { Probe, VersionInfo } from './nonresource.js';
 import { serveNonResource } from './nonresource.js';
+import { OpenApiV3 } from './openapi.js';
 import type { DiscoveryInfo } from './request-info.js';
 import { parseRequestInfo } from './request-info.js';
 import { send, sendError } from './respond.js';
@@ -36,9 +37,10 @@ export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void
 
 export function createApp(options: AppOptions): RequestHandler {
   const discovery = new Discovery(options.registry.definitions());
+  const openApiV3 = new OpenApiV3(options.registry.definitions());
   const log = options.log ?? ((entry) => process.stderr.write(`${JSON.stringify(entry)}\n`));
   return (req, res) => {
-    handle(req, res, options, discovery).catch((err: unknown) => {
+    handle(req, res, options, discovery, openApiV3).catch((err: unknown) => {
       if (!isApiError(err)) log({ level: 'error', msg: 'request failed', method: req.method, path: pathOf(req.url), err: describe(err) });
       else if (err.code === 413) res.setHeader('Connection', 'close');
       sendError(res, err, errorFormat(req, err));
@@ -63,7 +65,13 @@ const errorFormat = (req: IncomingMessage, err: unknown): OutputFormat => {
   }
 };
 
-async function handle(req: IncomingMessage, res: ServerResponse, options: AppOptions, discovery: Discovery): Promise<void> {
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: AppOptions,
+  discovery: Discovery,
+  openApiV3: OpenApiV3,
+): Promise<void> {
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
@@ -73,7 +81,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: AppOpt
   const info = parseRequestInfo(method, path, query);
   if (info.type === 'resource') return serveResource(resolve(options.registry, info, method), { req, res, query, user, watches: options.watches });
   if (method !== 'GET' && method !== 'HEAD') throw info.type === 'discovery' ? methodNotSupported(method) : pathNotFound();
-  if (info.type === 'nonResource') return serveNonResource(req, res, path, options);
+  if (info.type === 'nonResource') return serveNonResource(req, res, path, { ...options, openApiV3 });
   const doc = discoveryDocument(discovery, info, req);
   const output = negotiateOutput(req.headers.accept);
   send(res, 200, doc, output.format === 'yaml' ? 'yaml' : 'json', isPretty(query));

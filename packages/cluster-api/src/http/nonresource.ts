@@ -1,5 +1,5 @@
 /**
- * Paths outside the resource tree: /version, the health probes and /openapi/v2.
+ * Paths outside the resource tree: /version, the health probes, /openapi/v2 and /openapi/v3 (openapi.ts).
  *
  * /openapi/v2 is served as an empty but valid document because kubectl (1.20 and later) fetches it
  * before `create` / `apply` to validate manifests: a 404 there makes kubectl refuse with "error
@@ -8,7 +8,8 @@
  * built-in types for strategic merge patches.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { send, sendText } from './respond.js';
+import type { OpenApiV3 } from './openapi.js';
+import { send, sendBytes, sendText } from './respond.js';
 import { pathNotFound } from './status.js';
 
 /** kube-apiserver's version.Info; clients read major/minor and gitVersion. */
@@ -54,8 +55,9 @@ export async function serveNonResource(
   req: IncomingMessage,
   res: ServerResponse,
   path: string,
-  deps: { version: VersionInfo; ready: Probe },
+  deps: { version: VersionInfo; ready: Probe; openApiV3: OpenApiV3 },
 ): Promise<void> {
+  if (path.startsWith('/openapi/v3')) return openApiV3(req, res, path, deps.openApiV3);
   switch (path) {
     case '/version':
     case '/version/':
@@ -85,4 +87,24 @@ function openApi(req: IncomingMessage, res: ServerResponse): void {
     return;
   }
   send(res, 200, openApiJson);
+}
+
+/**
+ * The index, or one group version's document. A document asked for by its current hash (the URL the
+ * index gives) may be cached for good, as kube-apiserver allows; any other request revalidates.
+ */
+function openApiV3(req: IncomingMessage, res: ServerResponse, path: string, docs: OpenApiV3): void {
+  const rest = path.slice('/openapi/v3'.length).replace(/^\/+|\/+$/g, '');
+  if (rest === '') return send(res, 200, docs.index());
+  const doc = docs.document(rest);
+  if (!doc) throw pathNotFound();
+  const etag = `"${doc.hash}"`;
+  const asked = new URL(req.url ?? '/', 'http://x').searchParams.get('hash');
+  res.setHeader('ETag', etag);
+  res.setHeader('Cache-Control', asked === doc.hash ? 'public, immutable' : 'no-cache, private');
+  if (req.headers['if-none-match'] === etag) {
+    res.writeHead(304).end();
+    return;
+  }
+  sendBytes(res, 200, doc.body, 'application/json');
 }

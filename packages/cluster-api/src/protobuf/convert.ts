@@ -23,6 +23,10 @@ const inlined = new Set([
   'EphemeralContainer.ephemeralContainerCommon',
 ]);
 
+/** Whether `field` of `type` is a Go embedded struct (its fields sit in the parent's JSON). */
+export const isInlined = (type: Type, field: Field): boolean =>
+  field.resolvedType instanceof protobuf.Type && (field.name === 'localObjectReference' || inlined.has(`${type.name}.${field.name}`));
+
 interface Slot {
   name: string;
   repeated: boolean;
@@ -48,7 +52,7 @@ function planOf(type: Type): Slot[] {
       map: field.map,
       nested,
       special: nested && specialTypes.get(nested.fullName),
-      inline: nested !== undefined && (field.name === 'localObjectReference' || inlined.has(`${type.name}.${field.name}`)),
+      inline: isInlined(type, field),
       scalar: field.type,
     };
   });

@@ -83,6 +83,6 @@ const lookupOnce = (fullName: string): Type => {
   return type;
 };
 
-export const metaMessage = (name: 'Status' | 'WatchEvent' | 'DeleteOptions'): Type => lookupOnce(`${Meta}.${name}`);
+export const metaMessage = (name: 'Status' | 'WatchEvent' | 'DeleteOptions' | 'ObjectMeta'): Type => lookupOnce(`${Meta}.${name}`);
 
 export const runtimeMessage = (name: 'Unknown' | 'RawExtension'): Type => lookupOnce(`k8s.io.apimachinery.pkg.runtime.${name}`);
