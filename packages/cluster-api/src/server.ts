@@ -67,7 +67,9 @@ async function ensureSystemNamespaces(registry: Registry): Promise<void> {
 
 export async function startServer(options: StartOptions): Promise<ClusterApiServer> {
   const { storage } = options;
-  const registry = options.registry ?? createRegistry(storage);
+  const { authenticator } = options;
+  const registry =
+    options.registry ?? createRegistry(storage, { reviews: { authenticateToken: authenticator && ((token) => authenticator.authenticate(`Bearer ${token}`)) } });
   await ensureSystemNamespaces(registry);
   const watches = new Set<ServerResponse>();
   const handler = createApp({

@@ -108,6 +108,12 @@ describe.runIf(existsSync(kubectlBin))('kubectl over TLS with the generated kube
     }
   });
 
+  it('answers auth can-i from a SelfSubjectAccessReview (no RBAC here: an authenticated user may do anything)', async () => {
+    const pods = await kubectl('auth', 'can-i', 'create', 'pods', '-n', 'shop');
+    expect([pods.code, pods.stdout.trim()]).toEqual([0, 'yes']);
+    expect((await kubectl('auth', 'can-i', 'get', '/logs')).stdout.trim()).toBe('yes');
+  });
+
   it('deletes and waits until the object is gone', async () => {
     // No grace period asked: the pod is unscheduled, so it goes at once and kubectl's wait ends at once.
     const r = await kubectl('delete', 'pod', 'web', '-n', 'shop', '--timeout=20s');

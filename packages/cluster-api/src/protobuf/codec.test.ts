@@ -200,8 +200,9 @@ function varint(n: number): Buffer {
 describe('servesProtobuf', () => {
   it('answers in protobuf only for typed kinds, never for schemaless ones (even when a message exists)', () => {
     const served = allKinds.filter(servesProtobuf).map((d) => d.kind);
-    expect(served.sort()).toEqual(['ComponentStatus', 'LimitRange', 'Namespace', 'PersistentVolume', 'PersistentVolumeClaim', 'Pod', 'PodTemplate',
-      'ReplicationController', 'ResourceQuota', 'Secret', 'SecurityContextConstraints', 'Service', 'ServiceAccount']);
+    expect(served.sort()).toEqual(['ComponentStatus', 'LimitRange', 'LocalSubjectAccessReview', 'Namespace', 'PersistentVolume', 'PersistentVolumeClaim',
+      'Pod', 'PodTemplate', 'ReplicationController', 'ResourceQuota', 'Secret', 'SecurityContextConstraints', 'SelfSubjectAccessReview', 'Service',
+      'ServiceAccount', 'SubjectAccessReview']);
     expect(allKinds.some((d) => d.kind === 'Job' && d.schemaless)).toBe(true);
   });
 });

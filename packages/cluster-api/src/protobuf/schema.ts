@@ -18,6 +18,7 @@ export const protoFiles = [
   'k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto',
   'k8s.io/api/core/v1/generated.proto',
   'k8s.io/api/batch/v1/generated.proto',
+  'k8s.io/api/authorization/v1/generated.proto',
   'github.com/openshift/api/security/v1/generated.proto',
 ] as const;
 
@@ -36,6 +37,7 @@ const packagesByApiVersion: Record<string, readonly string[]> = {
   'security.openshift.io/v1': [Security],
   // Schemaless here, so never answered in protobuf; read because `kubectl create job` posts protobuf.
   'batch/v1': ['k8s.io.api.batch.v1'],
+  'authorization.k8s.io/v1': ['k8s.io.api.authorization.v1'],
 };
 
 /** Messages that are whole objects on the wire (not parts of one): the kinds, their lists and meta's own. */

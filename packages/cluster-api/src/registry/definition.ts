@@ -21,6 +21,15 @@ export interface UserInfo {
   groups: string[];
 }
 
+/** What review answers may consult besides the object: the server's own authenticator. */
+export interface ReviewServices {
+  /** The user a bearer token belongs to; absent when the server authenticates nobody. */
+  authenticateToken?(token: string): UserInfo | undefined;
+}
+
+/** The status a review kind answers (may throw an ApiError for a question it refuses). */
+export type ReviewAnswer = (obj: KubeObject, services: ReviewServices) => Record<string, unknown>;
+
 /** What the store needs to know about a request, besides its body. */
 export interface RequestContext {
   /** The namespace from the path; undefined for cluster-scoped kinds and cross-namespace list/watch. */
@@ -95,6 +104,8 @@ export interface ResourceDefinition {
    * kinds (tokenreviews, subjectaccessreviews) are questions, not objects.
    */
   ephemeral?: boolean;
+  /** An ephemeral kind's answer to the question its object asks, set as the object's status. */
+  answer?: ReviewAnswer;
   /** Cluster-unique values the kind holds (Service clusterIP), reserved in storage beside the object. */
   allocator?: Allocator;
   /** How delete treats this kind beyond the generic rules (grace periods, GC default, spec finalizers). */

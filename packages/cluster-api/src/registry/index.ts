@@ -4,7 +4,7 @@
  */
 import type { Storage } from '../storage/interface.js';
 import { componentStore, storageHealth, type ComponentStatusProvider } from './component-store.js';
-import type { Registry, ResourceDefinition, ResourceStore } from './definition.js';
+import type { Registry, ResourceDefinition, ResourceStore, ReviewServices } from './definition.js';
 import { allKinds, namespace } from './kinds/index.js';
 import { decode, objectKey } from './meta.js';
 import { withDefaultServiceAccount } from './default-service-account.js';
@@ -21,6 +21,8 @@ export interface RegistryOptions {
   watchCache?: WatchCacheOptions;
   /** BOOKMARK period for watches that allow them; default one minute, as Kubernetes. */
   bookmarkIntervalMs?: number;
+  /** The server's token authenticator, for TokenReview answers. */
+  reviews?: ReviewServices;
 }
 
 const DefaultBookmarkIntervalMs = 60_000;
@@ -48,6 +50,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
       return phase;
     },
     watch: { storage, cache, bookmarkIntervalMs: options.bookmarkIntervalMs ?? DefaultBookmarkIntervalMs },
+    reviews: options.reviews ?? {},
   };
   const provider = options.componentStatuses ?? storageHealth(storage);
   const stores = new Map<string, ResourceStore>();

@@ -227,8 +227,9 @@ describe('watch', () => {
 describe('review kinds', () => {
   it('answer a create without a name and store nothing', async () => {
     const reviews = registry.find('authorization.k8s.io', 'v1', 'subjectaccessreviews')!;
-    const out = await reviews.create({}, { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: 'u' } });
-    expect(out.spec).toEqual({ user: 'u' });
+    const spec = { user: 'u', resourceAttributes: { verb: 'get', resource: 'pods' } };
+    const out = await reviews.create({}, { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec });
+    expect([out.spec, out.status?.allowed]).toEqual([spec, true]);
     expect((await apiError(reviews.list({}, {}))).code).toBe(405);
   });
 });

@@ -7,7 +7,7 @@ import type { DeleteOptions, KubeList, KubeObject } from '../api/meta.js';
 import { isStorageError } from '../storage/errors.js';
 import type { KeyValue, Storage } from '../storage/interface.js';
 import type {
-  ListQuery, PatchType, RequestContext, ResourceDefinition, ResourceStore, Subresource, Verb, WatchQuery, WatchSink,
+  ListQuery, PatchType, RequestContext, ResourceDefinition, ResourceStore, ReviewServices, Subresource, Verb, WatchQuery, WatchSink,
 } from './definition.js';
 import { checkDeleteOptions, deletePrecondition, planDelete, releasedByUpdate } from './deletion.js';
 import { ApiError, badRequest, conflict, forbidden, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage } from './errors.js';
@@ -23,6 +23,8 @@ export interface StoreDeps {
   namespacePhase(namespace: string): Promise<'Absent' | 'Active' | 'Terminating'>;
   /** The registry's one watch cache and bookmark timing. */
   watch: WatchDeps;
+  /** What review kinds' answers consult. */
+  reviews: ReviewServices;
 }
 
 /** Conflicts retried before giving up when the client sent no resourceVersion. */
@@ -109,6 +111,7 @@ export class GenericStore implements ResourceStore {
     const undo = await this.definition.allocator?.allocate(obj, this.storage);
     if (ctx.dryRun || this.definition.ephemeral) {
       await undo?.();
+      if (this.definition.answer) obj.status = this.definition.answer(obj, this.deps.reviews);
       return obj;
     }
     try {

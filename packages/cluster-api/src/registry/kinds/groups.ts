@@ -10,6 +10,7 @@
  */
 import type { ResourceDefinition, Verb } from '../definition.js';
 import { AllVerbs } from './common.js';
+import { reviewKinds } from './reviews.js';
 
 type Row = readonly [plural: string, kind: string, scope: 'N' | 'C', shortNames?: string, flags?: 'all' | 'review' | 'read'];
 
@@ -78,7 +79,16 @@ export const ExtraGroups: readonly { group: string; versions: readonly string[];
 
 const verbsFor = (flags: Row[4]): readonly Verb[] => (flags === 'review' ? ['create'] : flags === 'read' ? ['get', 'list'] : AllVerbs);
 
+/** Kinds here that have a protobuf message (kubectl posts and reads them in protobuf): typed, not schemaless. */
+const typed = new Set(['authorization.k8s.io/v1']);
+
 const definition = (group: string, version: string, [plural, kind, scope, shortNames, flags]: Row): ResourceDefinition => ({
+  ...defaults(group, version, [plural, kind, scope, shortNames, flags]),
+  ...(reviewKinds[`${group}/${kind}`] ?? {}),
+  schemaless: !typed.has(`${group}/${version}`),
+});
+
+const defaults = (group: string, version: string, [plural, kind, scope, shortNames, flags]: Row): ResourceDefinition => ({
   group,
   version,
   kind,
@@ -91,7 +101,6 @@ const definition = (group: string, version: string, [plural, kind, scope, shortN
   ...(flags === 'all' ? { categories: ['all'] } : {}),
   ...(flags === 'review' ? { ephemeral: true } : {}),
   strategy: {},
-  schemaless: true,
 });
 
 export const groupKinds: readonly ResourceDefinition[] = ExtraGroups.flatMap(({ group, versions, resources }) =>

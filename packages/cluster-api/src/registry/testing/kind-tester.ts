@@ -113,7 +113,9 @@ export const testKind = (def: ResourceDefinition, opts: KindTesterOptions): void
     if (fixture && def.ephemeral) it('answers a create without storing it', async () => {
       const { storage, store } = await setup();
       const before = await storage.currentRevision();
-      const out = await store.create(ctx, { apiVersion: groupVersion(def), kind: def.kind, spec: { user: 'a' } });
+      // Enough for every review kind's question: a subject, a token, resource attributes in this namespace.
+      const question = { user: 'a', token: 't', resourceAttributes: { verb: 'get', resource: 'pods', namespace: ctx.namespace ?? '' } };
+      const out = await store.create(ctx, { apiVersion: groupVersion(def), kind: def.kind, spec: question });
       expect(out).toMatchObject({ kind: def.kind, spec: { user: 'a' } });
       expect(await storage.currentRevision()).toBe(before);
     });
