@@ -108,6 +108,20 @@ describe.runIf(existsSync(kubectlBin))('kubectl over TLS with the generated kube
     }
   });
 
+  it('scales a ReplicationController through its scale subresource', async () => {
+    const rc = `apiVersion: v1
+kind: ReplicationController
+metadata: {name: web-rc, namespace: shop}
+spec: {replicas: 1, selector: {app: rc}, template: {metadata: {labels: {app: rc}}, spec: {containers: [{name: web, image: nginx:1.25}]}}}
+`;
+    writeFileSync(join(k.dir, 'rc.yaml'), rc);
+    expect((await kubectl('apply', '-f', join(k.dir, 'rc.yaml'))).code).toBe(0);
+    expect((await kubectl('scale', 'rc', 'web-rc', '-n', 'shop', '--replicas=3')).stdout.trim()).toBe('replicationcontroller/web-rc scaled');
+    expect((await kubectl('get', 'rc', 'web-rc', '-n', 'shop', '-o', 'jsonpath={.spec.replicas}')).stdout).toBe('3');
+    const guarded = await kubectl('scale', 'rc', 'web-rc', '-n', 'shop', '--replicas=5', '--current-replicas=2');
+    expect([guarded.code, guarded.stderr]).toEqual([1, expect.stringContaining('Expected replicas to be 2, was 3')]);
+  });
+
   it('answers auth can-i from a SelfSubjectAccessReview (no RBAC here: an authenticated user may do anything)', async () => {
     const pods = await kubectl('auth', 'can-i', 'create', 'pods', '-n', 'shop');
     expect([pods.code, pods.stdout.trim()]).toEqual([0, 'yes']);

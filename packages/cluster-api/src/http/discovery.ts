@@ -8,6 +8,8 @@ import { groupVersion } from '../registry/definition.js';
 
 interface APIResource {
   name: string;
+  group?: string;
+  version?: string;
   singularName: string;
   namespaced: boolean;
   kind: string;
@@ -30,7 +32,7 @@ export interface APIGroup {
 }
 
 /** What a subresource allows: status is read and written like its object, finalize only replaced. */
-const subresourceVerbs: Record<string, Verb[]> = { status: ['get', 'patch', 'update'], finalize: ['update'] };
+const subresourceVerbs: Record<string, Verb[]> = { status: ['get', 'patch', 'update'], finalize: ['update'], scale: ['get', 'patch', 'update'] };
 
 export function subresourceAllows(subresource: string, verb: string): boolean {
   return (subresourceVerbs[subresource] as string[] | undefined)?.includes(verb) ?? false;
@@ -50,7 +52,8 @@ function resourcesOf(def: ResourceDefinition): APIResource[] {
     name: `${def.plural}/${sub}`,
     singularName: '',
     namespaced: def.namespaced,
-    kind: def.kind,
+    // A subresource of another kind names its group and version, as the scale client looks them up.
+    ...(sub === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : { kind: def.kind }),
     verbs: subresourceVerbs[sub] ?? [],
   }));
   return [main, ...subs];

@@ -34,7 +34,7 @@ export async function serveResource(route: Route, ex: Exchange): Promise<void> {
   const pretty = isPretty(ex.query);
   if (route.verb === 'get' || route.verb === 'list') return read(route, ex, ctx, pretty);
   // Writes answer the object in JSON, YAML or protobuf; a Table Accept on a write still reads a JSON object.
-  const output = negotiateOutput(ex.req.headers.accept, servesProtobuf(route.store.definition));
+  const output = negotiateOutput(ex.req.headers.accept, answersProtobuf(route));
   const format = output.format === 'table' ? 'json' : output.format;
   const { code, value } = await write(route, ex, ctx);
   const written = format === 'json' && !pretty ? writtenEncoding(value) : undefined;
@@ -42,15 +42,18 @@ export async function serveResource(route: Route, ex: Exchange): Promise<void> {
   send(ex.res, code, value, format, pretty);
 }
 
+/** The scale subresource answers an autoscaling/v1 Scale, which has no message here: JSON or YAML. */
+const answersProtobuf = (route: Route): boolean => route.subresource !== 'scale' && servesProtobuf(route.store.definition);
+
 async function read(route: Route, ex: Exchange, ctx: RequestContext, pretty: boolean): Promise<void> {
-  const output = negotiateOutput(ex.req.headers.accept, servesProtobuf(route.store.definition));
-  if (output.format === 'json' && !pretty) {
+  const output = negotiateOutput(ex.req.headers.accept, answersProtobuf(route));
+  if (output.format === 'json' && !pretty && route.subresource !== 'scale') {
     const bytes = await readEncoded(route, ex, ctx);
     if (bytes) return sendBytes(ex.res, 200, bytes, 'application/json');
   }
   const include = output.format === 'table' ? includeObjectOf(ex.query.get('includeObject')) : undefined;
   const value: KubeObject | KubeList =
-    route.verb === 'get' ? await route.store.get(ctx, route.name!) : await route.store.list(ctx, listQueryOf(ex.query));
+    route.verb === 'get' ? await route.store.get(ctx, route.name!, route.subresource) : await route.store.list(ctx, listQueryOf(ex.query));
   if (output.format === 'table')
     return send(ex.res, 200, toTable(route.store.definition, value, include!, output.tableVersion), 'json', pretty);
   send(ex.res, 200, value, output.format, pretty);

@@ -3,7 +3,7 @@
  * from the definition only (principle 1): a path that names no registered resource is 404, a verb
  * the definition does not list is 405 MethodNotAllowed, as kube-apiserver answers.
  */
-import type { Registry, ResourceStore } from '../registry/definition.js';
+import type { Registry, ResourceStore, Subresource } from '../registry/definition.js';
 import { methodNotAllowed } from '../registry/errors.js';
 import { subresourceAllows } from './discovery.js';
 import type { RequestVerb, ResourceInfo } from './request-info.js';
@@ -14,7 +14,7 @@ export interface Route {
   verb: RequestVerb;
   namespace?: string;
   name?: string;
-  subresource?: 'status' | 'finalize';
+  subresource?: Subresource;
 }
 
 export function resolve(registry: Registry, info: ResourceInfo, method: string): Route {

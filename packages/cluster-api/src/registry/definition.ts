@@ -11,7 +11,7 @@ import type { FieldError } from './validation.js';
 export const Verbs = ['create', 'get', 'list', 'watch', 'update', 'patch', 'delete', 'deletecollection'] as const;
 export type Verb = (typeof Verbs)[number];
 
-export const Subresources = ['status', 'finalize'] as const;
+export const Subresources = ['status', 'finalize', 'scale'] as const;
 export type Subresource = (typeof Subresources)[number];
 
 /** Who is asking, from the bearer token (http/auth.ts). */
@@ -104,6 +104,8 @@ export interface ResourceDefinition {
    * kinds (tokenreviews, subjectaccessreviews) are questions, not objects.
    */
   ephemeral?: boolean;
+  /** With a `scale` subresource: the label selector string of the pods the replica count counts. */
+  scaleSelector?(obj: KubeObject): string;
   /** An ephemeral kind's answer to the question its object asks, set as the object's status. */
   answer?: ReviewAnswer;
   /** Cluster-unique values the kind holds (Service clusterIP), reserved in storage beside the object. */
@@ -187,7 +189,8 @@ export interface WatchSink {
 
 export interface ResourceStore {
   readonly definition: ResourceDefinition;
-  get(ctx: RequestContext, name: string): Promise<KubeObject>;
+  /** On `scale`, the object's autoscaling/v1 Scale view; on `status`, the object itself. */
+  get(ctx: RequestContext, name: string, subresource?: Subresource): Promise<KubeObject>;
   /** The same object as `get`, as compact JSON spliced from the stored bytes (optional fast path). */
   getEncoded?(ctx: RequestContext, name: string): Promise<Uint8Array>;
   list(ctx: RequestContext, query: ListQuery): Promise<KubeList>;

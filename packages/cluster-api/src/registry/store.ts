@@ -12,8 +12,9 @@ import type {
 import { checkDeleteOptions, deletePrecondition, planDelete, releasedByUpdate } from './deletion.js';
 import { ApiError, badRequest, conflict, forbidden, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage } from './errors.js';
 import { listEncoded, listObjects } from './list.js';
-import { decode, encode, encodeWithResourceVersion, groupResource, objectKey, rememberWritten, sameBytes } from './meta.js';
+import { clone, decode, encode, encodeWithResourceVersion, groupResource, isObject, objectKey, rememberWritten, sameBytes } from './meta.js';
 import { applyPatch, checkPatchShape } from './patch.js';
+import { requestedReplicas, toScale } from './scale.js';
 import { decodeBody, matchNamespace, prepareCreate, prepareUpdate } from './strategy.js';
 import { watchObjects, type WatchDeps } from './watch.js';
 
@@ -83,9 +84,10 @@ export class GenericStore implements ResourceStore {
     return kv;
   }
 
-  async get(ctx: RequestContext, name: string): Promise<KubeObject> {
-    this.allow('get');
-    return decode(await this.read(ctx, name));
+  async get(ctx: RequestContext, name: string, subresource?: Subresource): Promise<KubeObject> {
+    this.allow('get', subresource);
+    const object = decode(await this.read(ctx, name));
+    return subresource === 'scale' ? toScale(this.definition, object) : object;
   }
 
   async getEncoded(ctx: RequestContext, name: string): Promise<Uint8Array> {
@@ -141,6 +143,11 @@ export class GenericStore implements ResourceStore {
 
   async update(ctx: RequestContext, name: string, body: unknown, subresource?: Subresource): Promise<KubeObject> {
     this.allow('update', subresource);
+    if (subresource === 'scale') {
+      const { replicas, resourceVersion } = requestedReplicas(body, name);
+      const out = await this.guaranteedUpdate(ctx, name, resourceVersion, (old) => this.scaled(old, replicas));
+      return toScale(this.definition, out.object);
+    }
     const incoming = decodeBody(this.definition, body);
     checkName(incoming, name);
     matchNamespace(this.definition, ctx, incoming.metadata);
@@ -152,6 +159,14 @@ export class GenericStore implements ResourceStore {
   async patch(ctx: RequestContext, name: string, type: PatchType, patch: unknown, subresource?: Subresource): Promise<KubeObject> {
     this.allow('patch', subresource);
     checkPatchShape(type, patch);
+    if (subresource === 'scale') {
+      const out = await this.guaranteedUpdate(ctx, name, undefined, (old) => {
+        const { replicas, resourceVersion } = requestedReplicas(applyPatch(type, toScale(this.definition, old), patch, this.definition), name);
+        if (resourceVersion !== undefined && resourceVersion !== old.metadata.resourceVersion) throw conflict(this.gr, name, OptimisticLockMessage);
+        return this.scaled(old, replicas);
+      });
+      return toScale(this.definition, out.object);
+    }
     const out = await this.guaranteedUpdate(ctx, name, undefined, (old) => {
       const patched = applyPatch(type, old, patch, this.definition);
       // A resourceVersion in the patch is a precondition (kubectl apply/edit rely on it).
@@ -163,6 +178,13 @@ export class GenericStore implements ResourceStore {
       return prepareUpdate(this.definition, incoming, old, subresource);
     });
     return out.object;
+  }
+
+  /** `old` with spec.replicas set, through the main resource's update rules (generation, validation). */
+  private scaled(old: KubeObject, replicas: number): KubeObject {
+    const next = clone(old);
+    next.spec = { ...(isObject(next.spec) ? next.spec : {}), replicas };
+    return prepareUpdate(this.definition, next, old);
   }
 
   /**

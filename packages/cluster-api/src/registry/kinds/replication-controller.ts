@@ -6,6 +6,7 @@ import type { KubeObject } from '../../api/meta.js';
 import { invalidValue, required, validateLabels, type FieldError } from '../validation.js';
 import { AllVerbs, arr, child, column, core, obj, spec, status, str } from './common.js';
 import { defaultPodSpec, validatePodSpec } from './pod-spec.js';
+import { selectorString } from '../scale.js';
 
 const templateOf = (o: KubeObject) => obj(spec(o).template);
 const labelsOf = (o: KubeObject) => obj(obj(templateOf(o).metadata).labels) as Record<string, string>;
@@ -43,7 +44,8 @@ export const replicationController = core({
   verbs: AllVerbs,
   shortNames: ['rc'],
   categories: ['all'],
-  subresources: ['status'],
+  subresources: ['status', 'scale'],
+  scaleSelector: (o) => selectorString(spec(o).selector),
   strategy: {
     prepareForCreate(o) {
       defaults(o);
@@ -62,6 +64,6 @@ export const replicationController = core({
     column('Ready', (o) => num(status(o).readyReplicas), { type: 'integer' }),
     column('Containers', (o) => containers(o).map((c) => str(c.name)).join(','), { priority: 1 }),
     column('Images', (o) => containers(o).map((c) => str(c.image)).join(','), { priority: 1 }),
-    column('Selector', (o) => Object.entries(obj(spec(o).selector)).map(([k, v]) => `${k}=${String(v)}`).join(','), { priority: 1 }),
+    column('Selector', (o) => selectorString(spec(o).selector), { priority: 1 }),
   ],
 });
