@@ -83,12 +83,6 @@ const verbsFor = (flags: Row[4]): readonly Verb[] => (flags === 'review' ? ['cre
 const typed = new Set(['authorization.k8s.io/v1']);
 
 const definition = (group: string, version: string, [plural, kind, scope, shortNames, flags]: Row): ResourceDefinition => ({
-  ...defaults(group, version, [plural, kind, scope, shortNames, flags]),
-  ...(reviewKinds[`${group}/${kind}`] ?? {}),
-  schemaless: !typed.has(`${group}/${version}`),
-});
-
-const defaults = (group: string, version: string, [plural, kind, scope, shortNames, flags]: Row): ResourceDefinition => ({
   group,
   version,
   kind,
@@ -100,7 +94,10 @@ const defaults = (group: string, version: string, [plural, kind, scope, shortNam
   ...(shortNames ? { shortNames: shortNames.split(',') } : {}),
   ...(flags === 'all' ? { categories: ['all'] } : {}),
   ...(flags === 'review' ? { ephemeral: true } : {}),
-  strategy: {},
+  // The Kubernetes review kinds' validation and answers (reviews.ts); other reviews answer as posted.
+  strategy: reviewKinds[`${group}/${kind}`]?.strategy ?? {},
+  answer: reviewKinds[`${group}/${kind}`]?.answer,
+  schemaless: !typed.has(`${group}/${version}`),
 });
 
 export const groupKinds: readonly ResourceDefinition[] = ExtraGroups.flatMap(({ group, versions, resources }) =>
