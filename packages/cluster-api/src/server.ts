@@ -3,6 +3,7 @@
  * and `serve()`, which does what `cluster-api serve` does on start — open storage, make sure TLS
  * material and credentials exist, listen, write the kubeconfig.
  */
+import type { KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -17,6 +18,7 @@ import { AdminUser, ensureAdminToken, firstToken, writeKubeconfig } from './http
 import { versionInfo } from './http/nonresource.js';
 import type { TlsMaterial } from './http/tls.js';
 import { ensureTls, loadTls, servingHosts } from './http/tls.js';
+import { ServiceAccountTokens, ephemeralSigningKey, loadOrCreateSigningKey, withServiceAccountTokens } from './http/service-account-tokens.js';
 import type { Registry } from './registry/definition.js';
 import { isApiError } from './registry/errors.js';
 import { createRegistry } from './registry/index.js';
@@ -31,6 +33,8 @@ export interface StartOptions {
   /** Undefined serves anonymous requests: for loopback plain HTTP and tests only. */
   authenticator?: Authenticator;
   tls?: Pick<TlsMaterial, 'cert' | 'key'>;
+  /** Signs ServiceAccount tokens; default: a key made for this process on first use (tokens die with it). */
+  serviceAccountKey?: () => KeyObject;
   host?: string;
   /** 0 picks a free port. */
   port?: number;
@@ -67,14 +71,20 @@ async function ensureSystemNamespaces(registry: Registry): Promise<void> {
 
 export async function startServer(options: StartOptions): Promise<ClusterApiServer> {
   const { storage } = options;
-  const { authenticator } = options;
+  const tokens = new ServiceAccountTokens(options.serviceAccountKey ?? ephemeralSigningKey);
+  let authenticator: Authenticator | undefined;
   const registry =
-    options.registry ?? createRegistry(storage, { reviews: { authenticateToken: authenticator && ((token) => authenticator.authenticate(`Bearer ${token}`)) } });
+    options.registry ??
+    createRegistry(storage, {
+      tokenIssuer: tokens,
+      reviews: { reviewToken: async (token, audiences) => authenticator?.review(token, audiences) },
+    });
+  authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);
   await ensureSystemNamespaces(registry);
   const watches = new Set<ServerResponse>();
   const handler = createApp({
     registry,
-    authenticator: options.authenticator,
+    authenticator,
     ready: () => storage.healthy(),
     version: versionInfo(packageVersion),
     log: options.log,
@@ -126,7 +136,9 @@ export async function serve(config: ServeConfig, log?: StartOptions['log']): Pro
   const storage = await openStorage(config.storage, { etcd: { caFile: config.etcdCafile, certFile: config.etcdCertfile, keyFile: config.etcdKeyfile } });
   let server: ClusterApiServer;
   try {
-    server = await startServer({ storage, authenticator, tls, host: config.bindAddress, port: config.port, log });
+    // Kept in the data dir, as the CA is: service account tokens outlive a restart.
+    const serviceAccountKey = loadOrCreateSigningKey(join(config.dataDir, 'service-account.key'));
+    server = await startServer({ storage, authenticator, tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey });
   } catch (err) {
     await storage.close();
     throw err;

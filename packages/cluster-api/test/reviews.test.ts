@@ -1,6 +1,7 @@
 /** The review kinds over a real server: answered in their status, refused when malformed, never stored. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeProtobuf, encodeProtobuf, ProtobufMediaType } from '../src/protobuf/codec.js';
+import { ApiAudience } from '../src/http/auth.js';
 import { TestToken, namespace, startTestServer, type TestServer } from './helpers.js';
 
 const AuthzV1 = '/apis/authorization.k8s.io/v1';
@@ -57,10 +58,10 @@ describe('review kinds', () => {
 
   it('answers a TokenReview with the token\'s user, authenticated false for an unknown token, 400 for none', async () => {
     const path = '/apis/authentication.k8s.io/v1/tokenreviews';
-    const body = (token: string) => review('TokenReview', { token, audiences: ['api'] }, 'authentication.k8s.io/v1');
+    const body = (token: string) => review('TokenReview', { token }, 'authentication.k8s.io/v1');
     const known = await s.request('POST', path, { body: body(TestToken) });
     expect(known.status).toBe(201);
-    expect(known.json.status).toEqual({ authenticated: true, user: { username: 'admin', uid: 'admin', groups: expect.arrayContaining(['system:authenticated']) }, audiences: ['api'] });
+    expect(known.json.status).toEqual({ authenticated: true, user: { username: 'admin', uid: 'admin', groups: expect.arrayContaining(['system:authenticated']) }, audiences: [ApiAudience] });
     expect((await s.request('POST', path, { body: body('not-a-token') })).json.status).toEqual({ authenticated: false, user: {} });
     const none = await s.request('POST', path, { body: body('') });
     expect([none.status, none.json.message]).toEqual([400, 'token is required for TokenReview in authentication']);

@@ -4,7 +4,7 @@
  * request needs (principle 8). Any error leaves as a Status; nothing a client sends can throw past here.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Registry } from '../registry/definition.js';
+import type { Registry, UserInfo } from '../registry/definition.js';
 import type { Authenticator } from './auth.js';
 import { UnauthenticatedPaths } from './auth.js';
 import { Discovery } from './discovery.js';
@@ -77,7 +77,9 @@ async function handle(
   const path = q < 0 ? url : url.slice(0, q);
   const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
   const method = req.method ?? 'GET';
-  const user = authenticate(req, path, options.authenticator);
+  const found = authenticate(req, path, options.authenticator);
+  // No await for a synchronous answer: an await costs every request a turn of the microtask queue.
+  const user = found instanceof Promise ? await found : found;
   const info = parseRequestInfo(method, path, query);
   if (info.type === 'resource') return serveResource(resolve(options.registry, info, method), { req, res, query, user, watches: options.watches });
   if (method !== 'GET' && method !== 'HEAD') throw info.type === 'discovery' ? methodNotSupported(method) : pathNotFound();
@@ -87,11 +89,15 @@ async function handle(
   send(res, 200, doc, output.format === 'yaml' ? 'yaml' : 'json', isPretty(query));
 }
 
-function authenticate(req: IncomingMessage, path: string, authenticator: Authenticator | undefined) {
+/** Synchronous for the token file's users (the common case, no promise made); a service account token is looked up. */
+function authenticate(req: IncomingMessage, path: string, authenticator: Authenticator | undefined): UserInfo | undefined | Promise<UserInfo | undefined> {
   if (!authenticator) return undefined;
-  const user = authenticator.authenticate(req.headers.authorization);
-  if (!user && !UnauthenticatedPaths.has(path)) throw unauthorized();
-  return user;
+  const found = authenticator.authenticate(req.headers.authorization);
+  const check = (user: UserInfo | undefined): UserInfo | undefined => {
+    if (!user && !UnauthenticatedPaths.has(path)) throw unauthorized();
+    return user;
+  };
+  return found instanceof Promise ? found.then(check) : check(found);
 }
 
 function discoveryDocument(discovery: Discovery, info: DiscoveryInfo, req: IncomingMessage): object {

@@ -6,9 +6,23 @@
 import { readFileSync } from 'node:fs';
 import type { UserInfo } from '../registry/definition.js';
 
+/** The audience this API server accepts tokens for (kube-apiserver's default: its issuer). */
+export const ApiAudience = 'https://kubernetes.default.svc.cluster.local';
+
+/** A TokenReview's finding: who the token is, and which of the asked audiences it is good for. */
+export interface ReviewedToken {
+  user: UserInfo;
+  audiences: string[];
+}
+
 export interface Authenticator {
-  /** The user of an `Authorization` header, or undefined when it is missing, malformed or unknown. */
-  authenticate(authorization: string | undefined): UserInfo | undefined;
+  /**
+   * The user of an `Authorization` header, or undefined when it is missing, malformed or unknown.
+   * Synchronous for the token file's users; a promise for tokens that must be checked against the store.
+   */
+  authenticate(authorization: string | undefined): UserInfo | undefined | Promise<UserInfo | undefined>;
+  /** TokenReview: `token`'s user for `audiences` (default: this API server's), or undefined. */
+  review(token: string, audiences?: readonly string[]): Promise<ReviewedToken | undefined>;
 }
 
 /** Paths a load balancer or kubelet probe reaches without a token (kube-apiserver's default anonymous health). */
@@ -68,6 +82,12 @@ export function tokenAuthenticator(users: ReadonlyMap<string, UserInfo>): Authen
     authenticate(authorization) {
       if (!authorization || authorization.length < 8 || authorization.slice(0, 7).toLowerCase() !== 'bearer ') return undefined;
       return known.get(authorization.slice(7).trim());
+    },
+    // Static tokens know no audiences: good for this API server only, as kube-apiserver treats them.
+    async review(token, audiences) {
+      const user = known.get(token);
+      if (!user || (audiences && !audiences.includes(ApiAudience))) return undefined;
+      return { user, audiences: [ApiAudience] };
     },
   };
 }

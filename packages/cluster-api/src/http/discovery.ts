@@ -4,7 +4,7 @@
  * that lists no resources, so only group versions that have at least one definition appear.
  */
 import type { ResourceDefinition, Verb } from '../registry/definition.js';
-import { groupVersion } from '../registry/definition.js';
+import { groupVersion, SubresourceKinds } from '../registry/definition.js';
 
 interface APIResource {
   name: string;
@@ -32,7 +32,12 @@ export interface APIGroup {
 }
 
 /** What a subresource allows: status is read and written like its object, finalize only replaced. */
-const subresourceVerbs: Record<string, Verb[]> = { status: ['get', 'patch', 'update'], finalize: ['update'], scale: ['get', 'patch', 'update'] };
+const subresourceVerbs: Record<string, Verb[]> = {
+  status: ['get', 'patch', 'update'],
+  finalize: ['update'],
+  scale: ['get', 'patch', 'update'],
+  token: ['create'],
+};
 
 export function subresourceAllows(subresource: string, verb: string): boolean {
   return (subresourceVerbs[subresource] as string[] | undefined)?.includes(verb) ?? false;
@@ -53,7 +58,7 @@ function resourcesOf(def: ResourceDefinition): APIResource[] {
     singularName: '',
     namespaced: def.namespaced,
     // A subresource of another kind names its group and version, as the scale client looks them up.
-    ...(sub === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : { kind: def.kind }),
+    ...(SubresourceKinds[sub] ?? { kind: def.kind }),
     verbs: subresourceVerbs[sub] ?? [],
   }));
   return [main, ...subs];

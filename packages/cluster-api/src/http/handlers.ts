@@ -6,15 +6,16 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeList, KubeObject } from '../api/meta.js';
+import { supportsProtobuf } from '../protobuf/codec.js';
 import { servesProtobuf } from '../protobuf/negotiation.js';
-import type { RequestContext, UserInfo } from '../registry/definition.js';
+import { SubresourceKinds, type RequestContext, type UserInfo } from '../registry/definition.js';
 import { writtenEncoding } from '../registry/meta.js';
 import { readBody, hasBody } from './body.js';
 import { decodeBody, negotiateOutput, negotiateWatch, patchTypeOf } from './negotiate.js';
 import { deleteOptionsOf, dryRunOf, intParam, isPretty, listQueryOf, watchQueryOf } from './query.js';
 import { send, sendBytes } from './respond.js';
 import type { Route } from './router.js';
-import { deletedStatus, malformedBody } from './status.js';
+import { deletedStatus, malformedBody, pathNotFound } from './status.js';
 import { includeObjectOf, toTable } from './table.js';
 import { serveWatch } from './watch.js';
 
@@ -42,12 +43,16 @@ export async function serveResource(route: Route, ex: Exchange): Promise<void> {
   send(ex.res, code, value, format, pretty);
 }
 
-/** The scale subresource answers an autoscaling/v1 Scale, which has no message here: JSON or YAML. */
-const answersProtobuf = (route: Route): boolean => route.subresource !== 'scale' && servesProtobuf(route.store.definition);
+/** Protobuf when the kind answered has a message: the object's own, or the subresource's (Scale has none here). */
+const answersProtobuf = (route: Route): boolean => {
+  const other = route.subresource && SubresourceKinds[route.subresource];
+  if (!other) return servesProtobuf(route.store.definition);
+  return supportsProtobuf(other.group ? `${other.group}/${other.version}` : other.version, other.kind);
+};
 
 async function read(route: Route, ex: Exchange, ctx: RequestContext, pretty: boolean): Promise<void> {
   const output = negotiateOutput(ex.req.headers.accept, answersProtobuf(route));
-  if (output.format === 'json' && !pretty && route.subresource !== 'scale') {
+  if (output.format === 'json' && !pretty && !(route.subresource && SubresourceKinds[route.subresource])) {
     const bytes = await readEncoded(route, ex, ctx);
     if (bytes) return sendBytes(ex.res, 200, bytes, 'application/json');
   }
@@ -98,6 +103,10 @@ async function write(route: Route, ex: Exchange, ctx: RequestContext): Promise<{
   checkBodyShape(route, body);
   switch (route.verb) {
     case 'create':
+      if (subresource) {
+        if (!store.createSubresource) throw pathNotFound();
+        return { code: 201, value: await store.createSubresource(ctx, name!, subresource, body) };
+      }
       return { code: 201, value: await store.create(ctx, body) };
     case 'update':
       return { code: 200, value: await store.update(ctx, name!, body, subresource) };

@@ -19,6 +19,7 @@ export const protoFiles = [
   'k8s.io/api/core/v1/generated.proto',
   'k8s.io/api/batch/v1/generated.proto',
   'k8s.io/api/authorization/v1/generated.proto',
+  'k8s.io/api/authentication/v1/generated.proto',
   'github.com/openshift/api/security/v1/generated.proto',
 ] as const;
 
@@ -38,6 +39,8 @@ const packagesByApiVersion: Record<string, readonly string[]> = {
   // Schemaless here, so never answered in protobuf; read because `kubectl create job` posts protobuf.
   'batch/v1': ['k8s.io.api.batch.v1'],
   'authorization.k8s.io/v1': ['k8s.io.api.authorization.v1'],
+  // TokenRequest only (serviceaccounts/token); TokenReview stays JSON, as the kind is schemaless here.
+  'authentication.k8s.io/v1': ['k8s.io.api.authentication.v1'],
 };
 
 /** Messages that are whole objects on the wire (not parts of one): the kinds, their lists and meta's own. */

@@ -11,8 +11,14 @@ import type { FieldError } from './validation.js';
 export const Verbs = ['create', 'get', 'list', 'watch', 'update', 'patch', 'delete', 'deletecollection'] as const;
 export type Verb = (typeof Verbs)[number];
 
-export const Subresources = ['status', 'finalize', 'scale'] as const;
+export const Subresources = ['status', 'finalize', 'scale', 'token'] as const;
 export type Subresource = (typeof Subresources)[number];
+
+/** Subresources that answer another kind than their object's (discovery names it; negotiation needs it). */
+export const SubresourceKinds: Readonly<Partial<Record<Subresource, { group: string; version: string; kind: string }>>> = {
+  scale: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+  token: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' },
+};
 
 /** Who is asking, from the bearer token (http/auth.ts). */
 export interface UserInfo {
@@ -23,12 +29,31 @@ export interface UserInfo {
 
 /** What review answers may consult besides the object: the server's own authenticator. */
 export interface ReviewServices {
-  /** The user a bearer token belongs to; absent when the server authenticates nobody. */
-  authenticateToken?(token: string): UserInfo | undefined;
+  /** TokenReview: the token's user for `audiences` (default: this API server's); absent when the server authenticates nobody. */
+  reviewToken?(token: string, audiences?: readonly string[]): Promise<{ user: UserInfo; audiences: string[] } | undefined>;
 }
 
 /** The status a review kind answers (may throw an ApiError for a question it refuses). */
-export type ReviewAnswer = (obj: KubeObject, services: ReviewServices) => Record<string, unknown>;
+export type ReviewAnswer = (obj: KubeObject, services: ReviewServices) => Record<string, unknown> | Promise<Record<string, unknown>>;
+
+/** The object a service account token is bound to: it is valid only while that object exists. */
+export interface BoundObject {
+  kind: 'Pod' | 'Secret';
+  name: string;
+  uid: string;
+}
+
+export interface IssuedToken {
+  token: string;
+  expiresAt: Date;
+  /** The audiences it names: those asked, or this API server's when none were. */
+  audiences: string[];
+}
+
+/** Signs service account tokens (http/service-account-tokens.ts); the registry's TokenRequest uses it. */
+export interface TokenIssuer {
+  issue(account: { namespace: string; name: string; uid: string }, audiences: readonly string[], seconds: number, bound?: BoundObject): IssuedToken;
+}
 
 /** What the store needs to know about a request, besides its body. */
 export interface RequestContext {
@@ -202,6 +227,8 @@ export interface ResourceStore {
   listEncoded?(ctx: RequestContext, query: ListQuery): Promise<Uint8Array>;
   /** Takes ownership of `body` (create, update and patch may modify the object they are given). */
   create(ctx: RequestContext, body: unknown): Promise<KubeObject>;
+  /** POST on an object's subresource (a ServiceAccount's `token`): answers what it made, stores nothing of it. */
+  createSubresource?(ctx: RequestContext, name: string, subresource: Subresource, body: unknown): Promise<KubeObject>;
   /** PUT; on `status` only status changes, on the main resource status changes are ignored. */
   update(ctx: RequestContext, name: string, body: unknown, subresource?: Subresource): Promise<KubeObject>;
   patch(ctx: RequestContext, name: string, type: PatchType, patch: unknown, subresource?: Subresource): Promise<KubeObject>;

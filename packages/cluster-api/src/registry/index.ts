@@ -4,7 +4,8 @@
  */
 import type { Storage } from '../storage/interface.js';
 import { componentStore, storageHealth, type ComponentStatusProvider } from './component-store.js';
-import type { Registry, ResourceDefinition, ResourceStore, ReviewServices } from './definition.js';
+import type { Registry, ResourceDefinition, ResourceStore, ReviewServices, TokenIssuer } from './definition.js';
+import { withTokenRequests } from './token-request.js';
 import { allKinds, namespace } from './kinds/index.js';
 import { decode, objectKey } from './meta.js';
 import { withDefaultServiceAccount } from './default-service-account.js';
@@ -23,6 +24,8 @@ export interface RegistryOptions {
   bookmarkIntervalMs?: number;
   /** The server's token authenticator, for TokenReview answers. */
   reviews?: ReviewServices;
+  /** Signs ServiceAccount tokens for TokenRequest (serviceaccounts/{name}/token); absent: that path is 404. */
+  tokenIssuer?: TokenIssuer;
 }
 
 const DefaultBookmarkIntervalMs = 60_000;
@@ -60,6 +63,10 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
   }
   const nsKey = lookupKey('', 'v1', 'namespaces');
   stores.set(nsKey, withDefaultServiceAccount(stores.get(nsKey)!, stores.get(lookupKey('', 'v1', 'serviceaccounts'))!));
+  if (options.tokenIssuer) {
+    const saKey = lookupKey('', 'v1', 'serviceaccounts');
+    stores.set(saKey, withTokenRequests(stores.get(saKey)!, options.tokenIssuer, (plural) => stores.get(lookupKey('', 'v1', plural))!));
+  }
   return {
     watchCache: cache,
     definitions: () => defs,

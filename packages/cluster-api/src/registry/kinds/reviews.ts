@@ -64,13 +64,14 @@ const answerLocalSubject: ReviewAnswer = (o, services) => {
 };
 
 /** TokenReview: who the token is, by the same authenticator every request goes through. */
-const answerToken: ReviewAnswer = (o: KubeObject, services: ReviewServices) => {
+const answerToken: ReviewAnswer = async (o: KubeObject, services: ReviewServices) => {
   const token = str(spec(o).token);
   if (!token) throw badRequest('token is required for TokenReview in authentication');
-  const user = services.authenticateToken?.(token);
-  if (!user) return { authenticated: false, user: {} };
-  const audiences = arr(spec(o).audiences);
-  return { authenticated: true, user: { username: user.name, uid: user.uid, groups: user.groups }, ...(audiences.length > 0 && { audiences }) };
+  const asked = arr(spec(o).audiences).filter((a): a is string => typeof a === 'string');
+  const found = await services.reviewToken?.(token, asked.length > 0 ? asked : undefined);
+  if (!found) return { authenticated: false, user: {} };
+  const { user, audiences } = found;
+  return { authenticated: true, user: { username: user.name, uid: user.uid, groups: user.groups }, audiences };
 };
 
 /** Review rules by `group/Kind`; the OpenShift reviews have none and answer as posted. */

@@ -12,6 +12,8 @@ export const serviceAccount = core({
   namespaced: true,
   verbs: AllVerbs,
   shortNames: ['sa'],
+  // POST …/token: a TokenRequest (registry/token-request.ts), answered when the server signs tokens.
+  subresources: ['token'],
   fields: ['secrets', 'imagePullSecrets', 'automountServiceAccountToken'],
   strategy: {
     validate: (o) => [...named(o.secrets, 'secrets'), ...named(o.imagePullSecrets, 'imagePullSecrets')],
