@@ -93,11 +93,13 @@ async function handle(
 function authenticate(req: IncomingMessage, path: string, authenticator: Authenticator | undefined): UserInfo | undefined | Promise<UserInfo | undefined> {
   if (!authenticator) return undefined;
   const found = authenticator.authenticate(req.headers.authorization);
-  const check = (user: UserInfo | undefined): UserInfo | undefined => {
-    if (!user && !UnauthenticatedPaths.has(path)) throw unauthorized();
-    return user;
-  };
-  return found instanceof Promise ? found.then(check) : check(found);
+  return found instanceof Promise ? found.then((user) => admitted(user, path)) : admitted(found, path);
+}
+
+/** No user: 401, except on the health probes. */
+function admitted(user: UserInfo | undefined, path: string): UserInfo | undefined {
+  if (!user && !UnauthenticatedPaths.has(path)) throw unauthorized();
+  return user;
 }
 
 function discoveryDocument(discovery: Discovery, info: DiscoveryInfo, req: IncomingMessage): object {
