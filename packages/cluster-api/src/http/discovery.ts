@@ -3,7 +3,7 @@
  * reads to map `kubectl get po` to `/api/v1/namespaces/x/pods`. kubectl fails on a group version
  * that lists no resources, so only group versions that have at least one definition appear.
  */
-import type { ResourceDefinition, Verb } from '../registry/definition.js';
+import type { ResourceDefinition, Subresource, Verb } from '../registry/definition.js';
 import { groupVersion, SubresourceKinds } from '../registry/definition.js';
 
 interface APIResource {
@@ -37,10 +37,18 @@ const subresourceVerbs: Record<string, Verb[]> = {
   finalize: ['update'],
   scale: ['get', 'patch', 'update'],
   token: ['create'],
+  binding: ['create'],
 };
 
 export function subresourceAllows(subresource: string, verb: string): boolean {
   return (subresourceVerbs[subresource] as string[] | undefined)?.includes(verb) ?? false;
+}
+
+/** A subresource of another kind names it, with its group and version when they differ (the scale client looks them up). */
+function subresourceKind(def: ResourceDefinition, sub: Subresource): Pick<APIResource, 'group' | 'version' | 'kind'> {
+  const other = SubresourceKinds[sub];
+  if (!other) return { kind: def.kind };
+  return other.group === def.group && other.version === def.version ? { kind: other.kind } : { ...other };
 }
 
 function resourcesOf(def: ResourceDefinition): APIResource[] {
@@ -57,8 +65,7 @@ function resourcesOf(def: ResourceDefinition): APIResource[] {
     name: `${def.plural}/${sub}`,
     singularName: '',
     namespaced: def.namespaced,
-    // A subresource of another kind names its group and version, as the scale client looks them up.
-    ...(SubresourceKinds[sub] ?? { kind: def.kind }),
+    ...subresourceKind(def, sub),
     verbs: subresourceVerbs[sub] ?? [],
   }));
   return [main, ...subs];

@@ -11,13 +11,14 @@ import type { FieldError } from './validation.js';
 export const Verbs = ['create', 'get', 'list', 'watch', 'update', 'patch', 'delete', 'deletecollection'] as const;
 export type Verb = (typeof Verbs)[number];
 
-export const Subresources = ['status', 'finalize', 'scale', 'token'] as const;
+export const Subresources = ['status', 'finalize', 'scale', 'token', 'binding'] as const;
 export type Subresource = (typeof Subresources)[number];
 
 /** Subresources that answer another kind than their object's (discovery names it; negotiation needs it). */
 export const SubresourceKinds: Readonly<Partial<Record<Subresource, { group: string; version: string; kind: string }>>> = {
   scale: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
   token: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' },
+  binding: { group: '', version: 'v1', kind: 'Binding' },
 };
 
 /** Who is asking, from the bearer token (http/auth.ts). */
@@ -48,6 +49,12 @@ export interface IssuedToken {
   expiresAt: Date;
   /** The audiences it names: those asked, or this API server's when none were. */
   audiences: string[];
+}
+
+export interface SubresourceAction {
+  check(body: unknown, name: string): unknown;
+  apply(old: KubeObject, checked: unknown): KubeObject;
+  answer(updated: KubeObject): KubeObject;
 }
 
 /** Signs service account tokens (http/service-account-tokens.ts); the registry's TokenRequest uses it. */
@@ -129,6 +136,12 @@ export interface ResourceDefinition {
    * kinds (tokenreviews, subjectaccessreviews) are questions, not objects.
    */
   ephemeral?: boolean;
+  /**
+   * POST on a subresource that changes the object past its update rules (a Pod's `binding` sets the
+   * immutable spec.nodeName): `check` reads the body (throwing 4xx), `apply` makes the next object from
+   * the stored one, `answer` is the response. The generic store runs it as a compare-and-swap update.
+   */
+  actions?: Partial<Record<Subresource, SubresourceAction>>;
   /** With a `scale` subresource: the label selector string of the pods the replica count counts. */
   scaleSelector?(obj: KubeObject): string;
   /** An ephemeral kind's answer to the question its object asks, set as the object's status. */

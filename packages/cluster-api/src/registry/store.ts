@@ -180,6 +180,16 @@ export class GenericStore implements ResourceStore {
     return out.object;
   }
 
+  /** POST on a subresource with an action (a Pod's binding): the body checked, then a compare-and-swap update. */
+  async createSubresource(ctx: RequestContext, name: string, subresource: Subresource, body: unknown): Promise<KubeObject> {
+    this.allow('create', subresource);
+    const action = this.definition.actions?.[subresource];
+    if (!action) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    const checked = action.check(body, name);
+    const out = await this.guaranteedUpdate(ctx, name, undefined, (old) => action.apply(old, checked));
+    return action.answer(out.object);
+  }
+
   /** `old` with spec.replicas set, through the main resource's update rules (generation, validation). */
   private scaled(old: KubeObject, replicas: number): KubeObject {
     const next = clone(old);

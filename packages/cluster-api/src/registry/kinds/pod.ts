@@ -3,6 +3,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { DeleteOptions, KubeObject } from '../../api/meta.js';
 import { forbiddenField, type FieldError } from '../validation.js';
 import { AllVerbs, arr, child, column, core, obj, spec, status, str, type Obj } from './common.js';
+import { podBinding } from './pod-binding.js';
 import { defaultPodSpec, validatePodSpec } from './pod-spec.js';
 
 const containers = (o: KubeObject): Obj[] => arr(status(o).containerStatuses).map(obj);
@@ -53,7 +54,8 @@ export const pod = core({
   verbs: AllVerbs,
   shortNames: ['po'],
   categories: ['all'],
-  subresources: ['status'],
+  subresources: ['status', 'binding'],
+  actions: { binding: podBinding },
   strategy: {
     prepareForCreate(o) {
       defaultPodSpec(child(o, 'spec'));
