@@ -122,10 +122,13 @@ spec: {replicas: 1, selector: {app: rc}, template: {metadata: {labels: {app: rc}
     expect([guarded.code, guarded.stderr]).toEqual([1, expect.stringContaining('Expected replicas to be 2, was 3')]);
   });
 
-  it('answers auth can-i from a SelfSubjectAccessReview (no RBAC here: an authenticated user may do anything)', async () => {
+  it('answers auth can-i and auth whoami from review kinds (no RBAC here: an authenticated user may do anything)', async () => {
     const pods = await kubectl('auth', 'can-i', 'create', 'pods', '-n', 'shop');
     expect([pods.code, pods.stdout.trim()]).toEqual([0, 'yes']);
     expect((await kubectl('auth', 'can-i', 'get', '/logs')).stdout.trim()).toBe('yes');
+    const whoami = await kubectl('auth', 'whoami');
+    expect(whoami.stdout).toMatch(/Username\s+admin/);
+    expect(whoami.stdout).toMatch(/Groups\s+\[system:masters system:authenticated\]/);
   });
 
   it('deletes and waits until the object is gone', async () => {

@@ -81,6 +81,19 @@ describe('review kinds', () => {
     expect(answered).toMatchObject({ kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb: 'list', resource: 'pods' } }, status: { allowed: true } });
   });
 
+  it('answers a SelfSubjectReview with the requester, in JSON and in protobuf (kubectl auth whoami)', async () => {
+    const path = '/apis/authentication.k8s.io/v1/selfsubjectreviews';
+    const json = await s.request('POST', path, { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } });
+    expect([json.status, json.json.status.userInfo]).toEqual([201, { username: 'admin', uid: 'admin', groups: ['system:masters', 'system:authenticated'] }]);
+    const res = await fetch(`${s.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TestToken}`, 'content-type': ProtobufMediaType, accept: `${ProtobufMediaType}, application/json` },
+      body: encodeProtobuf({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview', metadata: {} }),
+    });
+    expect([res.status, res.headers.get('content-type')]).toEqual([201, ProtobufMediaType]);
+    expect(decodeProtobuf(new Uint8Array(await res.arrayBuffer()))).toMatchObject({ status: { userInfo: { username: 'admin', groups: ['system:masters', 'system:authenticated'] } } });
+  });
+
   it('keeps nothing: reviews can only be created', async () => {
     expect((await s.request('GET', `${AuthzV1}/selfsubjectaccessreviews`)).status).toBe(405);
   });

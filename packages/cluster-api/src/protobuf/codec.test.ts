@@ -201,8 +201,8 @@ describe('servesProtobuf', () => {
   it('answers in protobuf only for typed kinds, never for schemaless ones (even when a message exists)', () => {
     const served = allKinds.filter(servesProtobuf).map((d) => d.kind);
     expect(served.sort()).toEqual(['ComponentStatus', 'LimitRange', 'LocalSubjectAccessReview', 'Namespace', 'PersistentVolume', 'PersistentVolumeClaim',
-      'Pod', 'PodTemplate', 'ReplicationController', 'ResourceQuota', 'Secret', 'SecurityContextConstraints', 'SelfSubjectAccessReview', 'Service',
-      'ServiceAccount', 'SubjectAccessReview']);
+      'Pod', 'PodTemplate', 'ReplicationController', 'ResourceQuota', 'Secret', 'SecurityContextConstraints', 'SelfSubjectAccessReview',
+      'SelfSubjectReview', 'Service', 'ServiceAccount', 'SubjectAccessReview']);
     expect(allKinds.some((d) => d.kind === 'Job' && d.schemaless)).toBe(true);
   });
 });

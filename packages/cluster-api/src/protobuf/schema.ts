@@ -39,7 +39,7 @@ const packagesByApiVersion: Record<string, readonly string[]> = {
   // Schemaless here, so never answered in protobuf; read because `kubectl create job` posts protobuf.
   'batch/v1': ['k8s.io.api.batch.v1'],
   'authorization.k8s.io/v1': ['k8s.io.api.authorization.v1'],
-  // TokenRequest only (serviceaccounts/token); TokenReview stays JSON, as the kind is schemaless here.
+  // TokenRequest (serviceaccounts/token) and SelfSubjectReview; TokenReview has no message here (JSON only).
   'authentication.k8s.io/v1': ['k8s.io.api.authentication.v1'],
 };
 

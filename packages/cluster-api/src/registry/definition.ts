@@ -35,7 +35,11 @@ export interface ReviewServices {
 }
 
 /** The status a review kind answers (may throw an ApiError for a question it refuses). */
-export type ReviewAnswer = (obj: KubeObject, services: ReviewServices) => Record<string, unknown> | Promise<Record<string, unknown>>;
+export type ReviewAnswer = (
+  obj: KubeObject,
+  services: ReviewServices,
+  ctx: RequestContext,
+) => Record<string, unknown> | Promise<Record<string, unknown>>;
 
 /** The object a service account token is bound to: it is valid only while that object exists. */
 export interface BoundObject {

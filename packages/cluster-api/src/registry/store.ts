@@ -113,7 +113,7 @@ export class GenericStore implements ResourceStore {
     const undo = await this.definition.allocator?.allocate(obj, this.storage);
     if (ctx.dryRun || this.definition.ephemeral) {
       await undo?.();
-      if (this.definition.answer) obj.status = await this.definition.answer(obj, this.deps.reviews);
+      if (this.definition.answer) obj.status = await this.definition.answer(obj, this.deps.reviews, ctx);
       return obj;
     }
     try {

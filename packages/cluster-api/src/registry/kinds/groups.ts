@@ -20,7 +20,9 @@ export const ExtraGroups: readonly { group: string; versions: readonly string[];
   { group: 'apps', versions: ['v1beta1'], resources: [
     ['controllerrevisions', 'ControllerRevision', 'N'], ['deployments', 'Deployment', 'N', 'deploy', 'all'],
     ['statefulsets', 'StatefulSet', 'N', 'sts', 'all']] },
-  { group: 'authentication.k8s.io', versions: ['v1', 'v1beta1'], resources: [['tokenreviews', 'TokenReview', 'C', '', 'review']] },
+  // selfsubjectreviews came with Kubernetes 1.26-1.28; `kubectl auth whoami` asks for it.
+  { group: 'authentication.k8s.io', versions: ['v1', 'v1beta1'], resources: [
+    ['selfsubjectreviews', 'SelfSubjectReview', 'C', '', 'review'], ['tokenreviews', 'TokenReview', 'C', '', 'review']] },
   { group: 'authorization.k8s.io', versions: ['v1', 'v1beta1'], resources: [
     ['localsubjectaccessreviews', 'LocalSubjectAccessReview', 'N', '', 'review'],
     ['selfsubjectaccessreviews', 'SelfSubjectAccessReview', 'C', '', 'review'],
@@ -80,7 +82,7 @@ export const ExtraGroups: readonly { group: string; versions: readonly string[];
 const verbsFor = (flags: Row[4]): readonly Verb[] => (flags === 'review' ? ['create'] : flags === 'read' ? ['get', 'list'] : AllVerbs);
 
 /** Kinds here that have a protobuf message (kubectl posts and reads them in protobuf): typed, not schemaless. */
-const typed = new Set(['authorization.k8s.io/v1']);
+const typed = new Set(['authorization.k8s.io/v1', 'authentication.k8s.io/v1']);
 
 const definition = (group: string, version: string, [plural, kind, scope, shortNames, flags]: Row): ResourceDefinition => ({
   group,

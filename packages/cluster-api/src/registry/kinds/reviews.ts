@@ -56,11 +56,11 @@ const answerSelf: ReviewAnswer = () => ({ allowed: true, reason: Allowed });
 
 const answerSubject: ReviewAnswer = (o) => verdict(str(spec(o).user), groupsOf(spec(o)));
 
-const answerLocalSubject: ReviewAnswer = (o, services) => {
+const answerLocalSubject: ReviewAnswer = (o, services, ctx) => {
   const namespace = o.metadata.namespace ?? '';
   if (str(obj(spec(o).resourceAttributes).namespace) !== namespace)
     throw badRequest(`spec.resourceAttributes.namespace must match namespace: ${namespace}`);
-  return answerSubject(o, services);
+  return answerSubject(o, services, ctx);
 };
 
 /** TokenReview: who the token is, by the same authenticator every request goes through. */
@@ -74,10 +74,17 @@ const answerToken: ReviewAnswer = async (o: KubeObject, services: ReviewServices
   return { authenticated: true, user: { username: user.name, uid: user.uid, groups: user.groups }, audiences };
 };
 
+/** SelfSubjectReview: who the requester is (`kubectl auth whoami`); anonymous when the server authenticates nobody. */
+const answerSelfSubject: ReviewAnswer = (_o, _services, ctx) => {
+  const user = ctx.user;
+  return { userInfo: user ? { username: user.name, uid: user.uid, groups: user.groups } : { username: 'system:anonymous', groups: ['system:unauthenticated'] } };
+};
+
 /** Review rules by `group/Kind`; the OpenShift reviews have none and answer as posted. */
 export const reviewKinds: Readonly<Record<string, { strategy: Strategy; answer: ReviewAnswer }>> = {
   'authorization.k8s.io/SelfSubjectAccessReview': { strategy: selfSubjectAccessReview, answer: answerSelf },
   'authorization.k8s.io/SubjectAccessReview': { strategy: subjectAccessReview, answer: answerSubject },
   'authorization.k8s.io/LocalSubjectAccessReview': { strategy: localSubjectAccessReview, answer: answerLocalSubject },
   'authentication.k8s.io/TokenReview': { strategy: {}, answer: answerToken },
+  'authentication.k8s.io/SelfSubjectReview': { strategy: {}, answer: answerSelfSubject },
 };
