@@ -131,6 +131,13 @@ spec: {replicas: 1, selector: {app: rc}, template: {metadata: {labels: {app: rc}
     expect(whoami.stdout).toMatch(/Groups\s+\[system:masters system:authenticated\]/);
   });
 
+  it('gets no logs and no exec from a pod no node runs, as Kubernetes answers', async () => {
+    const logs = await kubectl('logs', 'web', '-n', 'shop');
+    expect([logs.code, logs.stdout]).toEqual([0, '']);
+    const exec = await kubectl('exec', 'web', '-n', 'shop', '--', 'ls');
+    expect([exec.code, exec.stderr.trim()]).toEqual([1, 'Error from server (BadRequest): pod web does not have a host assigned']);
+  });
+
   it('deletes and waits until the object is gone', async () => {
     // No grace period asked: the pod is unscheduled, so it goes at once and kubectl's wait ends at once.
     const r = await kubectl('delete', 'pod', 'web', '-n', 'shop', '--timeout=20s');

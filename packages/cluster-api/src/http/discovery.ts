@@ -38,6 +38,10 @@ const subresourceVerbs: Record<string, Verb[]> = {
   scale: ['get', 'patch', 'update'],
   token: ['create'],
   binding: ['create'],
+  log: ['get'],
+  exec: ['create', 'get'],
+  attach: ['create', 'get'],
+  portforward: ['create', 'get'],
 };
 
 export function subresourceAllows(subresource: string, verb: string): boolean {

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeList, KubeObject } from '../api/meta.js';
 import { supportsProtobuf } from '../protobuf/codec.js';
 import { servesProtobuf } from '../protobuf/negotiation.js';
-import { SubresourceKinds, type RequestContext, type UserInfo } from '../registry/definition.js';
+import { ConnectSubresources, SubresourceKinds, type RequestContext, type UserInfo } from '../registry/definition.js';
 import { writtenEncoding } from '../registry/meta.js';
 import { readBody, hasBody } from './body.js';
 import { decodeBody, negotiateOutput, negotiateWatch, patchTypeOf } from './negotiate.js';
@@ -32,6 +32,7 @@ export async function serveResource(route: Route, ex: Exchange): Promise<void> {
   const ctx: RequestContext = { namespace: route.namespace, user: ex.user };
   if (dryRunOf(ex.query)) ctx.dryRun = true;
   if (route.verb === 'watch') return watch(route, ex, ctx);
+  if (route.subresource && ConnectSubresources.has(route.subresource)) return connect(route, ex, ctx);
   const pretty = isPretty(ex.query);
   if (route.verb === 'get' || route.verb === 'list') return read(route, ex, ctx, pretty);
   // Writes answer the object in JSON, YAML or protobuf; a Table Accept on a write still reads a JSON object.
@@ -72,6 +73,13 @@ function readEncoded(route: Route, ex: Exchange, ctx: RequestContext): Promise<U
   const { store } = route;
   if (route.verb === 'get') return store.getEncoded?.(ctx, route.name!);
   return store.listEncoded?.(ctx, listQueryOf(ex.query));
+}
+
+/** log / exec / attach / portforward: no kubelet here, so the answer is a Status error or "nothing to stream". */
+async function connect(route: Route, ex: Exchange, ctx: RequestContext): Promise<void> {
+  if (!route.store.connect) throw pathNotFound();
+  const answer = await route.store.connect(ctx, route.name!, route.subresource!, ex.query);
+  ex.res.writeHead(answer.code).end();
 }
 
 async function watch(route: Route, ex: Exchange, ctx: RequestContext): Promise<void> {

@@ -11,7 +11,7 @@ import type { FieldError } from './validation.js';
 export const Verbs = ['create', 'get', 'list', 'watch', 'update', 'patch', 'delete', 'deletecollection'] as const;
 export type Verb = (typeof Verbs)[number];
 
-export const Subresources = ['status', 'finalize', 'scale', 'token', 'binding'] as const;
+export const Subresources = ['status', 'finalize', 'scale', 'token', 'binding', 'log', 'exec', 'attach', 'portforward'] as const;
 export type Subresource = (typeof Subresources)[number];
 
 /** Subresources that answer another kind than their object's (discovery names it; negotiation needs it). */
@@ -19,7 +19,18 @@ export const SubresourceKinds: Readonly<Partial<Record<Subresource, { group: str
   scale: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
   token: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' },
   binding: { group: '', version: 'v1', kind: 'Binding' },
+  exec: { group: '', version: 'v1', kind: 'PodExecOptions' },
+  attach: { group: '', version: 'v1', kind: 'PodAttachOptions' },
+  portforward: { group: '', version: 'v1', kind: 'PodPortForwardOptions' },
 };
+
+/** Subresources that reach a pod's node (kubelet) rather than the store. */
+export const ConnectSubresources: ReadonlySet<Subresource> = new Set(['log', 'exec', 'attach', 'portforward']);
+
+/** What a connect subresource answers when it does not fail with a Status: here only "nothing to stream". */
+export interface ConnectAnswer {
+  code: 204;
+}
 
 /** Who is asking, from the bearer token (http/auth.ts). */
 export interface UserInfo {
@@ -146,6 +157,11 @@ export interface ResourceDefinition {
    * the stored one, `answer` is the response. The generic store runs it as a compare-and-swap update.
    */
   actions?: Partial<Record<Subresource, SubresourceAction>>;
+  /**
+   * log / exec / attach / portforward: what the API server answers before it would reach the node
+   * (no kubelet here). Throws the ApiError kube-apiserver gives, or answers 204 when there is nothing to stream.
+   */
+  connect?(obj: KubeObject, subresource: Subresource, query: URLSearchParams): ConnectAnswer;
   /** With a `scale` subresource: the label selector string of the pods the replica count counts. */
   scaleSelector?(obj: KubeObject): string;
   /** An ephemeral kind's answer to the question its object asks, set as the object's status. */
@@ -244,6 +260,8 @@ export interface ResourceStore {
   listEncoded?(ctx: RequestContext, query: ListQuery): Promise<Uint8Array>;
   /** Takes ownership of `body` (create, update and patch may modify the object they are given). */
   create(ctx: RequestContext, body: unknown): Promise<KubeObject>;
+  /** log / exec / attach / portforward (ConnectSubresources), for kinds with `connect`. */
+  connect?(ctx: RequestContext, name: string, subresource: Subresource, query: URLSearchParams): Promise<ConnectAnswer>;
   /** POST on an object's subresource (a ServiceAccount's `token`): answers what it made, stores nothing of it. */
   createSubresource?(ctx: RequestContext, name: string, subresource: Subresource, body: unknown): Promise<KubeObject>;
   /** PUT; on `status` only status changes, on the main resource status changes are ignored. */

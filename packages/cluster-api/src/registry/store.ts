@@ -7,7 +7,7 @@ import type { DeleteOptions, KubeList, KubeObject } from '../api/meta.js';
 import { isStorageError } from '../storage/errors.js';
 import type { KeyValue, Storage } from '../storage/interface.js';
 import type {
-  ListQuery, PatchType, RequestContext, ResourceDefinition, ResourceStore, ReviewServices, Subresource, Verb, WatchQuery, WatchSink,
+  ConnectAnswer, ListQuery, PatchType, RequestContext, ResourceDefinition, ResourceStore, ReviewServices, Subresource, Verb, WatchQuery, WatchSink,
 } from './definition.js';
 import { checkDeleteOptions, deletePrecondition, planDelete, releasedByUpdate } from './deletion.js';
 import { ApiError, badRequest, conflict, forbidden, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage } from './errors.js';
@@ -178,6 +178,12 @@ export class GenericStore implements ResourceStore {
       return prepareUpdate(this.definition, incoming, old, subresource);
     });
     return out.object;
+  }
+
+  async connect(ctx: RequestContext, name: string, subresource: Subresource, query: URLSearchParams): Promise<ConnectAnswer> {
+    this.allow('get', subresource);
+    if (!this.definition.connect) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    return this.definition.connect(decode(await this.read(ctx, name)), subresource, query);
   }
 
   /** POST on a subresource with an action (a Pod's binding): the body checked, then a compare-and-swap update. */

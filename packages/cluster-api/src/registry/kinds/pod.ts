@@ -4,6 +4,7 @@ import type { DeleteOptions, KubeObject } from '../../api/meta.js';
 import { forbiddenField, type FieldError } from '../validation.js';
 import { AllVerbs, arr, child, column, core, obj, spec, status, str, type Obj } from './common.js';
 import { podBinding } from './pod-binding.js';
+import { podConnect } from './pod-connect.js';
 import { defaultPodSpec, validatePodSpec } from './pod-spec.js';
 
 const containers = (o: KubeObject): Obj[] => arr(status(o).containerStatuses).map(obj);
@@ -54,8 +55,9 @@ export const pod = core({
   verbs: AllVerbs,
   shortNames: ['po'],
   categories: ['all'],
-  subresources: ['status', 'binding'],
+  subresources: ['status', 'binding', 'log', 'exec', 'attach', 'portforward'],
   actions: { binding: podBinding },
+  connect: podConnect,
   strategy: {
     prepareForCreate(o) {
       defaultPodSpec(child(o, 'spec'));

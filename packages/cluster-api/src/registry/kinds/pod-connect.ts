@@ -1,0 +1,33 @@
+/**
+ * pods/{name}/log, exec, attach and portforward as kube-apiserver answers them before it reaches the
+ * node: the container is checked (validateContainer), then a pod no node runs has no logs (204, no
+ * body) and nothing to exec into or forward to (400 "does not have a host assigned"). A pod bound to a
+ * node would be streamed from that node's kubelet; this server has no nodes, so that is 404 for the node.
+ */
+import type { KubeObject } from '../../api/meta.js';
+import type { ConnectAnswer, Subresource } from '../definition.js';
+import { badRequest, notFound } from '../errors.js';
+import { arr, obj, spec, str } from './common.js';
+
+const containerNames = (pod: KubeObject): string[] =>
+  ['initContainers', 'containers', 'ephemeralContainers'].flatMap((field) => arr(spec(pod)[field]).map((c) => str(obj(c).name)));
+
+function validateContainer(pod: KubeObject, container: string): void {
+  const name = pod.metadata.name ?? '';
+  if (container) {
+    if (!containerNames(pod).includes(container)) throw badRequest(`container ${container} is not valid for pod ${name}`);
+    return;
+  }
+  const main = arr(spec(pod).containers);
+  if (main.length === 1) return;
+  if (main.length === 0) throw badRequest(`a container name must be specified for pod ${name}`);
+  throw badRequest(`a container name must be specified for pod ${name}, choose one of: [${containerNames(pod).join(' ')}]`);
+}
+
+export function podConnect(pod: KubeObject, subresource: Subresource, query: URLSearchParams): ConnectAnswer {
+  if (subresource !== 'portforward') validateContainer(pod, query.get('container') ?? '');
+  const node = str(spec(pod).nodeName);
+  if (node) throw notFound({ group: '', resource: 'nodes' }, node);
+  if (subresource === 'log') return { code: 204 };
+  throw badRequest(`pod ${pod.metadata.name ?? ''} does not have a host assigned`);
+}
