@@ -122,8 +122,20 @@ describe.runIf(kubectls().length > 0)('kubectl with protobuf bodies and answers'
       expect(out.split('\n')).toEqual(expect.arrayContaining(['pod/web', 'pod/late']));
     });
 
+    it('auth whoami, auth can-i, create token and scale: their review, token and scale bodies are understood', async () => {
+      expect(await ok('auth', 'whoami')).toMatch(/Username\s+admin/);
+      expect(await ok('auth', 'can-i', 'create', 'pods', '-n', ns)).toBe('yes\n');
+      await ok('create', 'serviceaccount', 'bot', '-n', ns);
+      const token = (await ok('create', 'token', 'bot', '-n', ns)).trim();
+      expect(await ok('get', 'pods', '-n', ns, `--token=${token}`, '-o', 'name')).toContain('pod/web');
+      const rc = join(k.dir, `${ns}-rc.yaml`);
+      writeFileSync(rc, `apiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc, namespace: ${ns}}\nspec: {replicas: 1, selector: {app: rc}, template: {metadata: {labels: {app: rc}}, spec: {containers: [{name: c, image: nginx}]}}}\n`);
+      await ok('apply', '-f', rc);
+      expect(await ok('scale', 'rc', 'rc', '-n', ns, '--replicas=2')).toBe('replicationcontroller/rc scaled\n');
+    });
+
     it('delete the pods, the secret and the namespace', async () => {
-      // No kubelet ends the pods' grace period here: force, as one does for pods on a lost node.
+      // --force as one does for pods on a lost node (these have no node, so a plain delete would not wait either).
       expect(await ok('delete', 'pod', 'web', 'late', '-n', ns, '--grace-period=0', '--force')).toBe('pod "web" force deleted\npod "late" force deleted\n');
       expect(await ok('delete', 'secret', 'creds', '-n', ns)).toBe('secret "creds" deleted\n');
       expect(await ok('delete', 'namespace', ns)).toBe(`namespace "${ns}" deleted\n`);
