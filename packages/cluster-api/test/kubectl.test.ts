@@ -131,6 +131,23 @@ spec: {replicas: 1, selector: {app: rc}, template: {metadata: {labels: {app: rc}
     expect(whoami.stdout).toMatch(/Groups\s+\[system:masters system:authenticated\]/);
   });
 
+  it('runs, exposes, sets an image, edits, replaces with --force, describes and waits', async () => {
+    expect((await kubectl('run', 'tool', '-n', 'shop', '--image=busybox:1.36', '--labels=app=tool')).stdout.trim()).toBe('pod/tool created');
+    expect((await kubectl('expose', 'pod', 'tool', '-n', 'shop', '--port=80')).stdout.trim()).toBe('service/tool exposed');
+    expect((await kubectl('get', 'svc', 'tool', '-n', 'shop', '-o', 'jsonpath={.spec.selector.app}')).stdout).toBe('tool');
+    expect((await kubectl('set', 'image', 'pod/tool', '-n', 'shop', 'tool=busybox:1.37')).stdout.trim()).toBe('pod/tool image updated');
+    const edited = await runKubectl(kubectlBin, { ...k.env, EDITOR: 'sed -i s/busybox:1.37/busybox:1.38/' }, ['edit', 'pod', 'tool', '-n', 'shop']);
+    expect(edited.stdout.trim()).toBe('pod/tool edited');
+    writeFileSync(join(k.dir, 'tool.yaml'), (await kubectl('get', 'pod', 'tool', '-n', 'shop', '-o', 'yaml')).stdout);
+    const replaced = await kubectl('replace', '--force', '-f', join(k.dir, 'tool.yaml'));
+    expect(replaced.stdout).toBe('pod "tool" deleted\npod/tool replaced\n');
+    expect((await kubectl('describe', 'pod', 'tool', '-n', 'shop')).stdout).toMatch(/^\s+Image:\s+busybox:1\.38$/m);
+    expect((await kubectl('cluster-info')).stdout).toContain('Kubernetes control plane is running at https://127.0.0.1:');
+    await kubectl('delete', 'svc', 'tool', '-n', 'shop');
+    const waited = await Promise.all([kubectl('wait', '--for=delete', 'pod/tool', '-n', 'shop', '--timeout=20s'), kubectl('delete', 'pod', 'tool', '-n', 'shop', '--wait=false')]);
+    expect(waited[0].code, waited[0].stderr).toBe(0);
+  });
+
   it('gets no logs and no exec from a pod no node runs, as Kubernetes answers', async () => {
     const logs = await kubectl('logs', 'web', '-n', 'shop');
     expect([logs.code, logs.stdout]).toEqual([0, '']);
