@@ -85,6 +85,28 @@ describe('service account tokens', () => {
     expect((await s.request('GET', `${ns}/pods`, as(token))).status).toBe(401);
   });
 
+  it('fills a service-account-token Secret with a token that lives as long as the Secret', async () => {
+    const secret = (name: string, account: string, data?: Record<string, string>) => ({
+      apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/service-account-token',
+      metadata: { name, annotations: { 'kubernetes.io/service-account.name': account } }, ...(data && { data }),
+    });
+    const created = await s.request('POST', `${ns}/secrets`, { body: secret('builder-token', 'builder') });
+    expect(created.status).toBe(201);
+    const sa = (await s.request('GET', `${ns}/serviceaccounts/builder`)).json;
+    expect(created.json.metadata.annotations['kubernetes.io/service-account.uid']).toBe(sa.metadata.uid);
+    expect(Buffer.from(created.json.data.namespace, 'base64').toString()).toBe('ci');
+    const token = Buffer.from((await s.request('GET', `${ns}/secrets/builder-token`)).json.data.token, 'base64').toString();
+    expect((await s.request('GET', `${ns}/pods`, as(token))).status).toBe(200);
+    expect((await s.request('DELETE', `${ns}/secrets/builder-token`)).status).toBe(200);
+    expect((await s.request('GET', `${ns}/pods`, as(token))).status).toBe(401);
+    // An account that does not exist, or a token already there: left as created.
+    expect((await s.request('POST', `${ns}/secrets`, { body: secret('ghost-token', 'ghost') })).json.data).toBeUndefined();
+    expect((await s.request('POST', `${ns}/secrets`, { body: secret('own-token', 'builder', { token: 'b3du' }) })).json.data).toEqual({ token: 'b3du' });
+    // The annotation naming the account is required, as Kubernetes requires it.
+    const unnamed = await s.request('POST', `${ns}/secrets`, { body: { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/service-account-token', metadata: { name: 'x' } } });
+    expect(unnamed.status).toBe(422);
+  });
+
   it('refuses malformed requests with a Status that says why', async () => {
     const post = (account: string, body: unknown) => s.request('POST', `${ns}/serviceaccounts/${account}/token`, { body });
     for (const expirationSeconds of [599, 2 ** 32 + 1, 'an hour', 1.5]) {

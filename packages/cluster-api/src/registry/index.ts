@@ -6,6 +6,7 @@ import type { Storage } from '../storage/interface.js';
 import { componentStore, storageHealth, type ComponentStatusProvider } from './component-store.js';
 import type { Registry, ResourceDefinition, ResourceStore, ReviewServices, TokenIssuer } from './definition.js';
 import { withTokenRequests } from './token-request.js';
+import { withServiceAccountTokenSecrets } from './token-secrets.js';
 import { allKinds, namespace } from './kinds/index.js';
 import { decode, objectKey } from './meta.js';
 import { withDefaultServiceAccount } from './default-service-account.js';
@@ -65,7 +66,9 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
   stores.set(nsKey, withDefaultServiceAccount(stores.get(nsKey)!, stores.get(lookupKey('', 'v1', 'serviceaccounts'))!));
   if (options.tokenIssuer) {
     const saKey = lookupKey('', 'v1', 'serviceaccounts');
+    const secretsKey = lookupKey('', 'v1', 'secrets');
     stores.set(saKey, withTokenRequests(stores.get(saKey)!, options.tokenIssuer, (plural) => stores.get(lookupKey('', 'v1', plural))!));
+    stores.set(secretsKey, withServiceAccountTokenSecrets(stores.get(secretsKey)!, stores.get(saKey)!, options.tokenIssuer));
   }
   return {
     watchCache: cache,
