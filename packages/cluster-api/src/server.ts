@@ -133,11 +133,11 @@ export interface Served {
 export async function serve(config: ServeConfig, log?: StartOptions['log']): Promise<Served> {
   const { authenticator, token } = credentials(config);
   const tls = config.insecureHttp ? undefined : tlsMaterial(config);
+  // Kept in the data dir, as the CA is: service account tokens outlive a restart.
+  const serviceAccountKey = loadOrCreateSigningKey(join(config.dataDir, 'service-account.key'));
   const storage = await openStorage(config.storage, { etcd: { caFile: config.etcdCafile, certFile: config.etcdCertfile, keyFile: config.etcdKeyfile } });
   let server: ClusterApiServer;
   try {
-    // Kept in the data dir, as the CA is: service account tokens outlive a restart.
-    const serviceAccountKey = loadOrCreateSigningKey(join(config.dataDir, 'service-account.key'));
     server = await startServer({ storage, authenticator, tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey });
   } catch (err) {
     await storage.close();

@@ -3,13 +3,13 @@
  * the account (and a bound object) exist, TokenReview reports them; malformed requests and forged,
  * expired or revoked tokens are refused. Plus `kubectl create token` and a restart of `serve`.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../src/config.js';
 import { ApiAudience } from '../src/http/auth.js';
-import { ServiceAccountTokens, ephemeralSigningKey } from '../src/http/service-account-tokens.js';
+import { ServiceAccountTokens, ephemeralSigningKey, loadOrCreateSigningKey } from '../src/http/service-account-tokens.js';
 import { serve } from '../src/server.js';
 import { namespace, runKubectl, startKubectlServer, startTestServer, tempDir, TestToken, type TestServer } from './helpers.js';
 
@@ -141,6 +141,17 @@ describe('service account tokens', () => {
 });
 
 describe('ServiceAccountTokens', () => {
+  it('makes the signing key once, mode 0600, reuses it, and names an unreadable key file', () => {
+    const dir = tempDir();
+    const file = join(dir, 'keys', 'sa.key');
+    const made = loadOrCreateSigningKey(file);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(loadOrCreateSigningKey(file).export({ type: 'pkcs8', format: 'pem' })).toEqual(made.export({ type: 'pkcs8', format: 'pem' }));
+    writeFileSync(file, 'not a key');
+    expect(() => loadOrCreateSigningKey(file)).toThrow(/service account key .*sa\.key: cannot be read/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('refuses a token once it expired', () => {
     const tokens = new ServiceAccountTokens(ephemeralSigningKey);
     const account = { namespace: 'a', name: 'b', uid: 'u' };

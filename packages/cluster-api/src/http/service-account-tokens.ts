@@ -15,6 +15,7 @@ import { dirname } from 'node:path';
 import type { BoundObject, IssuedToken, Registry, TokenIssuer, UserInfo } from '../registry/definition.js';
 import { isApiError } from '../registry/errors.js';
 import { ApiAudience, type Authenticator, type ReviewedToken } from './auth.js';
+import { TlsFileError } from './tls.js';
 
 /** kube-apiserver's usual --service-account-issuer (kubeadm's); also the API audience. */
 export const Issuer = ApiAudience;
@@ -38,7 +39,13 @@ const b64url = (data: string | Buffer): string => Buffer.from(data).toString('ba
 
 /** The signing key in `file` (PKCS#8 PEM), made on first use with mode 0600, as the data dir's other keys. */
 export function loadOrCreateSigningKey(file: string): KeyObject {
-  if (existsSync(file)) return createPrivateKey(readFileSync(file, 'utf8'));
+  if (existsSync(file)) {
+    try {
+      return createPrivateKey(readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw new TlsFileError(`service account key ${file}: cannot be read (${(err as Error).message}); remove it to have a new one made (tokens signed with the old key stop working)`);
+    }
+  }
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
@@ -154,7 +161,7 @@ export function withServiceAccountTokens(base: Authenticator, tokens: ServiceAcc
     if (pod && !(await exists(registry, 'pods', namespace, pod))) return undefined;
     if (secret && !(await exists(registry, 'secrets', namespace, secret))) return undefined;
     const user: UserInfo = {
-      name: claims.sub,
+      name: `system:serviceaccount:${namespace}:${serviceaccount.name}`,
       uid: serviceaccount.uid,
       groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
     };
