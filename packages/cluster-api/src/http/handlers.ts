@@ -12,10 +12,10 @@ import { ConnectSubresources, SubresourceKinds, type RequestContext, type UserIn
 import { writtenEncoding } from '../registry/meta.js';
 import { readBody, hasBody } from './body.js';
 import { decodeBody, negotiateOutput, negotiateWatch, patchTypeOf } from './negotiate.js';
-import { deleteOptionsOf, dryRunOf, intParam, isPretty, listQueryOf, watchQueryOf } from './query.js';
+import { deleteOptionsOf, dryRunOf, intParam, isPretty, listQueryOf, watchQueryOf, writeOptionsOf } from './query.js';
 import { send, sendBytes } from './respond.js';
 import type { Route } from './router.js';
-import { deletedStatus, malformedBody, pathNotFound } from './status.js';
+import { deletedStatus, malformedBody, pathNotFound, unsupportedPatchType } from './status.js';
 import { includeObjectOf, toTable } from './table.js';
 import { serveWatch } from './watch.js';
 
@@ -106,6 +106,8 @@ async function write(route: Route, ex: Exchange, ctx: RequestContext): Promise<{
   const contentType = ex.req.headers['content-type'];
   // Checked before the body is read: a wrong patch type is refused without buffering it.
   const patchType = route.verb === 'patch' ? patchTypeOf(contentType) : undefined;
+  if (route.verb === 'create' || route.verb === 'update' || route.verb === 'patch')
+    Object.assign(ctx, writeOptionsOf(ex.query, route.verb, patchType, ex.req.headers['user-agent']));
   const bytes = await readBody(ex.req);
   const body = hasBody(bytes) ? decodeBody(contentType, bytes) : undefined;
   checkBodyShape(route, body);
@@ -119,6 +121,11 @@ async function write(route: Route, ex: Exchange, ctx: RequestContext): Promise<{
     case 'update':
       return { code: 200, value: await store.update(ctx, name!, body, subresource) };
     case 'patch':
+      if (patchType === 'apply') {
+        if (!store.apply) throw unsupportedPatchType('application/apply-patch+yaml');
+        const { object, created } = await store.apply(ctx, name!, body, subresource);
+        return { code: created ? 201 : 200, value: object };
+      }
       return { code: 200, value: await store.patch(ctx, name!, patchType!, body, subresource) };
     case 'delete':
       return remove(route, ctx, deleteOptionsOf(ex.query, body));

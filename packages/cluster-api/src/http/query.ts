@@ -5,8 +5,9 @@
  */
 import type { DeleteOptions } from '../api/meta.js';
 import { PropagationPolicies } from '../api/meta.js';
-import type { ListQuery, WatchQuery } from '../registry/definition.js';
-import { badRequest } from '../registry/errors.js';
+import type { ListQuery, PatchType, WatchQuery } from '../registry/definition.js';
+import { badRequest, invalid } from '../registry/errors.js';
+import { managerFromUserAgent } from '../registry/managed-fields.js';
 
 const unsupported = (param: string, value: string, supported: string): Error =>
   badRequest(`${param}: Unsupported value: "${value.slice(0, 50)}": supported values: ${supported}`);
@@ -94,4 +95,35 @@ function checkDeleteBody(body: unknown): DeleteOptions {
   const out = { ...b } as DeleteOptions & Record<string, unknown>;
   for (const k of Object.keys(out)) if (out[k] === null) delete out[k];
   return out;
+}
+
+const FieldManagerMaxLength = 128;
+
+/**
+ * The managedFields options of a create, update or patch (apimachinery's ValidatePatchOptions and
+ * ValidateFieldManager): an apply must name its manager, only an apply may force; a write that names
+ * none is recorded for its User-Agent's product (`kubectl`, `node-fetch`).
+ */
+export function writeOptionsOf(
+  query: URLSearchParams,
+  verb: 'create' | 'update' | 'patch',
+  patchType: PatchType | undefined,
+  userAgent: string | undefined,
+): { fieldManager: string; force: boolean } {
+  const named = query.get('fieldManager') ?? '';
+  const force = boolParam(query, 'force');
+  const causes: { reason: string; message: string; field: string }[] = [];
+  if (verb === 'patch' && patchType !== 'apply' && force !== undefined)
+    causes.push({ reason: 'FieldValueForbidden', message: 'Forbidden: may not be specified for non-apply patch', field: 'force' });
+  if (patchType === 'apply' && named === '')
+    causes.push({ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'fieldManager' });
+  if (named.length > FieldManagerMaxLength)
+    causes.push({ reason: 'FieldValueTooLong', message: `Too long: may not be more than ${FieldManagerMaxLength} bytes`, field: 'fieldManager' });
+  const bad = [...named].findIndex((c) => !/^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u.test(c));
+  if (bad >= 0) {
+    const code = named.codePointAt(bad)!.toString(16).toUpperCase().padStart(4, '0');
+    causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(named.slice(0, 50))}: invalid character U+${code} (at position ${bad})`, field: 'fieldManager' });
+  }
+  if (causes.length > 0) throw invalid(`${verb[0]!.toUpperCase()}${verb.slice(1)}Options`, 'meta.k8s.io', '', causes);
+  return { fieldManager: named || managerFromUserAgent(userAgent), force: force === true };
 }

@@ -64,7 +64,7 @@ export const unsupportedPatchType = (contentType: string): ApiError =>
   new ApiError(
     415,
     'UnsupportedMediaType',
-    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (got ${contentType.slice(0, 100)})`,
+    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (got ${contentType.slice(0, 100)})`,
   );
 
 export const notAcceptable = (): ApiError =>

@@ -84,6 +84,10 @@ export interface RequestContext {
   user?: UserInfo;
   /** dryRun=All: validate and answer, write nothing. */
   dryRun?: boolean;
+  /** Who a write is recorded for in managedFields: `fieldManager`, else the User-Agent's product. */
+  fieldManager?: string;
+  /** An apply takes over fields other managers own instead of failing with a conflict. */
+  force?: boolean;
 }
 
 /** One printer column of `kubectl get` (meta.k8s.io/v1 Table). */
@@ -267,6 +271,8 @@ export interface ResourceStore {
   /** PUT; on `status` only status changes, on the main resource status changes are ignored. */
   update(ctx: RequestContext, name: string, body: unknown, subresource?: Subresource): Promise<KubeObject>;
   patch(ctx: RequestContext, name: string, type: PatchType, patch: unknown, subresource?: Subresource): Promise<KubeObject>;
+  /** Server-side apply of a configuration as `ctx.fieldManager`; `created` when the object did not exist. */
+  apply?(ctx: RequestContext, name: string, config: unknown, subresource?: Subresource): Promise<{ object: KubeObject; created: boolean }>;
   /** `deleted` false when finalizers or a grace period keep the object (it is returned with deletionTimestamp). */
   delete(ctx: RequestContext, name: string, options: DeleteOptions): Promise<{ object: KubeObject; deleted: boolean }>;
   deleteCollection(ctx: RequestContext, query: ListQuery, options: DeleteOptions): Promise<KubeList>;

@@ -1,7 +1,8 @@
 /**
  * PATCH bodies: JSON Patch (RFC 6902, with `test`), JSON Merge Patch (RFC 7386) and Kubernetes'
  * strategic merge patch (strategic-merge.ts). A failing patch is 422 as Kubernetes answers it; a body
- * of the wrong shape is 400; server-side apply is not offered (415).
+ * of the wrong shape is 400. Server-side apply (an applied configuration, not a patch) is
+ * managed-fields.ts.
  */
 import type { KubeObject } from '../api/meta.js';
 import type { PatchType, ResourceDefinition } from './definition.js';
@@ -9,16 +10,12 @@ import { ApiError, badRequest } from './errors.js';
 import { clone, isObject } from './meta.js';
 import { strategicMerge } from './strategic-merge.js';
 
-export const UnsupportedPatchMessage =
-  'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json';
-
 export const checkPatchShape = (type: PatchType, patch: unknown): void => {
-  if (type === 'apply') throw new ApiError(415, 'UnsupportedMediaType', UnsupportedPatchMessage);
   if (type === 'json') {
     if (!Array.isArray(patch)) throw badRequest('json: cannot unmarshal object into Go value of type jsonpatch.Patch');
     return;
   }
-  if (!isObject(patch)) throw badRequest('the patch must be a JSON object');
+  if (!isObject(patch)) throw badRequest(type === 'apply' ? 'the applied configuration must be an object' : 'the patch must be a JSON object');
 };
 
 const patchFailed = (message: string): ApiError => new ApiError(422, 'Invalid', message);

@@ -13,6 +13,7 @@ import { checkDeleteOptions, deletePrecondition, planDelete, releasedByUpdate } 
 import { ApiError, badRequest, conflict, forbidden, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage } from './errors.js';
 import { listEncoded, listObjects } from './list.js';
 import { clone, decode, encode, encodeWithResourceVersion, groupResource, isObject, objectKey, rememberWritten, sameBytes } from './meta.js';
+import { applyConfiguration, recordUpdate } from './managed-fields.js';
 import { applyPatch, checkPatchShape } from './patch.js';
 import { requestedReplicas, toScale } from './scale.js';
 import { decodeBody, matchNamespace, prepareCreate, prepareUpdate } from './strategy.js';
@@ -27,6 +28,9 @@ export interface StoreDeps {
   /** What review kinds' answers consult. */
   reviews: ReviewServices;
 }
+
+/** The manager of writes made inside the server (controllers), which name none. */
+const InternalManager = 'cluster-api';
 
 /** Conflicts retried before giving up when the client sent no resourceVersion. */
 const MaxAttempts = 16;
@@ -145,18 +149,19 @@ export class GenericStore implements ResourceStore {
     this.allow('update', subresource);
     if (subresource === 'scale') {
       const { replicas, resourceVersion } = requestedReplicas(body, name);
-      const out = await this.guaranteedUpdate(ctx, name, resourceVersion, (old) => this.scaled(old, replicas));
+      const out = await this.guaranteedUpdate(ctx, name, resourceVersion, (old) => this.scaled(old, replicas), subresource);
       return toScale(this.definition, out.object);
     }
     const incoming = decodeBody(this.definition, body);
     checkName(incoming, name);
     matchNamespace(this.definition, ctx, incoming.metadata);
     const precondition = incoming.metadata.resourceVersion || undefined;
-    const out = await this.guaranteedUpdate(ctx, name, precondition, (old) => prepareUpdate(this.definition, incoming, old, subresource));
+    const out = await this.guaranteedUpdate(ctx, name, precondition, (old) => prepareUpdate(this.definition, incoming, old, subresource), subresource);
     return out.object;
   }
 
   async patch(ctx: RequestContext, name: string, type: PatchType, patch: unknown, subresource?: Subresource): Promise<KubeObject> {
+    if (type === 'apply') return (await this.apply(ctx, name, patch, subresource)).object;
     this.allow('patch', subresource);
     checkPatchShape(type, patch);
     if (subresource === 'scale') {
@@ -164,7 +169,7 @@ export class GenericStore implements ResourceStore {
         const { replicas, resourceVersion } = requestedReplicas(applyPatch(type, toScale(this.definition, old), patch, this.definition), name);
         if (resourceVersion !== undefined && resourceVersion !== old.metadata.resourceVersion) throw conflict(this.gr, name, OptimisticLockMessage);
         return this.scaled(old, replicas);
-      });
+      }, subresource);
       return toScale(this.definition, out.object);
     }
     const out = await this.guaranteedUpdate(ctx, name, undefined, (old) => {
@@ -176,8 +181,37 @@ export class GenericStore implements ResourceStore {
       const incoming = decodeBody(this.definition, patched);
       checkName(incoming, name);
       return prepareUpdate(this.definition, incoming, old, subresource);
-    });
+    }, subresource);
     return out.object;
+  }
+
+  /**
+   * Server-side apply: the configuration merged into the object by field ownership (managed-fields.ts),
+   * or the object created from it. A delete or create racing the apply is retried.
+   */
+  async apply(ctx: RequestContext, name: string, config: unknown, subresource?: Subresource): Promise<{ object: KubeObject; created: boolean }> {
+    this.allow('patch', subresource);
+    checkPatchShape('apply', config);
+    const incoming = decodeBody(this.definition, config);
+    checkName(incoming, name);
+    matchNamespace(this.definition, ctx, incoming.metadata);
+    const request = { manager: ctx.fieldManager ?? '', force: ctx.force ?? false, subresource };
+    const precondition = incoming.metadata.resourceVersion || undefined;
+    for (let attempt = 0; attempt < MaxAttempts; attempt++) {
+      try {
+        const out = await this.guaranteedUpdate(ctx, name, precondition, (old) =>
+          prepareUpdate(this.definition, applyConfiguration(this.definition, old, incoming, request), old, subresource), 'applied');
+        return { object: out.object, created: false };
+      } catch (err) {
+        if (!isApiError(err) || err.code !== 404 || subresource) throw err;
+      }
+      try {
+        return { object: await this.create(ctx, applyConfiguration(this.definition, undefined, incoming, request)), created: true };
+      } catch (err) {
+        if (!isApiError(err) || err.reason !== 'AlreadyExists') throw err;
+      }
+    }
+    throw conflict(this.gr, name, OptimisticLockMessage);
   }
 
   async connect(ctx: RequestContext, name: string, subresource: Subresource, query: URLSearchParams): Promise<ConnectAnswer> {
@@ -192,7 +226,7 @@ export class GenericStore implements ResourceStore {
     const action = this.definition.actions?.[subresource];
     if (!action) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     const checked = action.check(body, name);
-    const out = await this.guaranteedUpdate(ctx, name, undefined, (old) => action.apply(old, checked));
+    const out = await this.guaranteedUpdate(ctx, name, undefined, (old) => action.apply(old, checked), subresource);
     return action.answer(out.object);
   }
 
@@ -206,8 +240,9 @@ export class GenericStore implements ResourceStore {
   /**
    * Read, apply, compare-and-swap on modRevision; on a conflict re-read and re-apply, unless the
    * client pinned a resourceVersion (then the conflict is theirs: 409). Unchanged bytes are not written.
+   * `written`: the subresource written through, for managedFields; 'applied' when `apply` recorded them itself.
    */
-  private async guaranteedUpdate(ctx: RequestContext, name: string, precondition: string | undefined, apply: Apply) {
+  private async guaranteedUpdate(ctx: RequestContext, name: string, precondition: string | undefined, apply: Apply, written?: Subresource | 'applied') {
     const key = this.key(ctx, name);
     for (let attempt = 0; attempt < MaxAttempts; attempt++) {
       const kv = await this.read(ctx, name);
@@ -216,6 +251,7 @@ export class GenericStore implements ResourceStore {
         throw conflict(this.gr, name, OptimisticLockMessage);
       }
       const next = apply(old);
+      if (written !== 'applied') recordUpdate(this.definition, old, next, ctx.fieldManager ?? InternalManager, written);
       if (releasedByUpdate(this.definition, next, old)) return this.finish(ctx, key, kv, next);
       const held = await this.definition.allocator?.reallocate?.(next, old, this.storage);
       const bytes = encode(next);

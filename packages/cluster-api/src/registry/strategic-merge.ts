@@ -31,6 +31,22 @@ const SetLists = new Set(['metadata.finalizers']);
 
 export type MergeMode = 'kubernetes' | 'none';
 
+/**
+ * How a list at `path` (field names from the object's root, list items not counted) merges: by a key
+ * field (`map`), as a set of scalars (`set`), or as one value (`atomic`). Server-side apply
+ * (managed-fields.ts) reads the same table. `none`: a kind without a schema, whose lists are atomic.
+ */
+export type ListRule = { type: 'map'; key: string } | { type: 'set' } | { type: 'atomic' };
+
+export const listRule = (path: readonly string[], mode: MergeMode): ListRule => {
+  const joined = path.join('.');
+  if (SetLists.has(joined)) return { type: 'set' };
+  // ObjectMeta is typed even for schemaless kinds.
+  if (mode === 'none' && path[0] !== 'metadata') return { type: 'atomic' };
+  const key = PathMergeKeys[joined] ?? MergeKeys[path[path.length - 1]!];
+  return key ? { type: 'map', key } : { type: 'atomic' };
+};
+
 type Json = unknown;
 
 const directive = (k: string): boolean => k === '$patch' || k === '$retainKeys' || k.startsWith('$setElementOrder/');
@@ -73,19 +89,13 @@ class Merger {
     return out;
   }
 
-  private keyFor(path: string[]): string | undefined {
-    if (this.mode === 'none') return undefined;
-    return PathMergeKeys[path.join('.')] ?? MergeKeys[path[path.length - 1]!];
-  }
-
   list(orig: Json, patch: Json[], path: string[]): Json {
     if (patch.some((e) => isObject(e) && e.$patch === 'replace')) return stripDirectives(patch);
-    const key = this.keyFor(path);
+    const rule = this.mode === 'none' ? ({ type: 'atomic' } as const) : listRule(path, this.mode);
     const base = Array.isArray(orig) ? orig : [];
-    if (SetLists.has(path.join('.')) && this.mode === 'kubernetes') {
-      return [...base, ...patch.filter((x) => !base.includes(x))];
-    }
-    if (!key) return stripDirectives(patch);
+    if (rule.type === 'set') return [...base, ...patch.filter((x) => !base.includes(x))];
+    if (rule.type === 'atomic') return stripDirectives(patch);
+    const { key } = rule;
     const out = base.map((e) => clone(e));
     for (const el of patch) {
       if (!isObject(el)) throw badRequest(`the list ${path.join('.')} holds objects merged by "${key}"`);

@@ -109,7 +109,11 @@ export const prepareCreate = (def: ResourceDefinition, ctx: RequestContext, body
 
 /** The object a PUT on `subresource` asks for, before the cross-kind update rules. */
 const viewOf = (def: ResourceDefinition, obj: KubeObject, old: KubeObject, subresource?: Subresource): KubeObject => {
-  if (subresource === 'status') return { ...clone(old), status: obj.status, metadata: { ...clone(old.metadata), resourceVersion: obj.metadata.resourceVersion } };
+  if (subresource === 'status') {
+    // managedFields travel with every write (managed-fields.ts decides what they become).
+    const metadata = { ...clone(old.metadata), resourceVersion: obj.metadata.resourceVersion, managedFields: obj.metadata.managedFields };
+    return { ...clone(old), status: obj.status, metadata };
+  }
   if (subresource === 'finalize') {
     const next = clone(old);
     next.spec = { ...(isObject(old.spec) ? old.spec : {}), finalizers: isObject(obj.spec) ? obj.spec.finalizers : undefined };
