@@ -5,7 +5,7 @@
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ApiException, CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, KubeConfig, KubernetesObjectApi, PatchStrategy, Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../src/config.js';
 import { serve, type Served } from '../src/server.js';
@@ -98,6 +98,22 @@ describe('@kubernetes/client-node against cluster-api serve (TLS, sqlite)', () =
     expect(err).toBeInstanceOf(ApiException);
     expect((err as ApiException<string>).code).toBe(409);
     expect(JSON.parse((err as ApiException<string>).body)).toMatchObject({ reason: 'AlreadyExists', message: `namespaces "${ns}" already exists` });
+  });
+
+  it('applies server-side through KubernetesObjectApi: creates, merges, and reports a conflict as a 409 ApiException', async () => {
+    const objects = KubernetesObjectApi.makeApiClient(kc);
+    const config = (selector: string, labels: Record<string, string>) => ({
+      apiVersion: 'v1', kind: 'Service', metadata: { name: 'applied', namespace: ns, labels }, spec: { selector: { app: selector }, ports: [{ port: 80 }] },
+    });
+    const created = await objects.patch(config('a', { x: '1', y: '2' }), undefined, undefined, 'deployer', false, PatchStrategy.ServerSideApply);
+    expect(created.metadata?.managedFields?.map((e) => [e.manager, e.operation])).toEqual([['deployer', 'Apply']]);
+    const merged = await objects.patch(config('a', { x: '1' }), undefined, undefined, 'deployer', false, PatchStrategy.ServerSideApply);
+    expect(merged.metadata?.labels).toEqual({ x: '1' });
+    const err = await objects.patch(config('b', {}), undefined, undefined, 'other', false, PatchStrategy.ServerSideApply).then(() => undefined, (e: unknown) => e);
+    expect((err as ApiException<string>).code).toBe(409);
+    expect(JSON.parse((err as ApiException<string>).body)).toMatchObject({ reason: 'Conflict', details: { causes: [{ reason: 'FieldManagerConflict', field: '.spec.selector.app' }] } });
+    const forced = await objects.patch(config('b', {}), undefined, undefined, 'other', true, PatchStrategy.ServerSideApply);
+    expect((forced as { spec?: { selector?: unknown } }).spec?.selector).toEqual({ app: 'b' });
   });
 
   it('watches: sees ADDED for a new pod through the Watch helper', async () => {

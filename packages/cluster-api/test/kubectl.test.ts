@@ -122,6 +122,38 @@ spec: {replicas: 1, selector: {app: rc}, template: {metadata: {labels: {app: rc}
     expect([guarded.code, guarded.stderr]).toEqual([1, expect.stringContaining('Expected replicas to be 2, was 3')]);
   });
 
+  it('applies server-side: creates, prunes what the manifest dropped, reports a conflict, forces it, diffs', async () => {
+    const svc = (labels: string, port: string) => `apiVersion: v1
+kind: Service
+metadata: {name: ssa, namespace: shop, labels: {${labels}}}
+spec: {selector: {app: ssa}, ports: [${port}]}
+`;
+    writeFileSync(join(k.dir, 'ssa.yaml'), svc('app: ssa, tier: front', '{port: 80, targetPort: 8080, name: http}, {port: 443, name: https}'));
+    const first = await kubectl('apply', '--server-side', '-f', join(k.dir, 'ssa.yaml'));
+    expect([first.stderr, first.stdout]).toEqual(['', 'service/ssa serverside-applied\n']);
+    writeFileSync(join(k.dir, 'ssa.yaml'), svc('app: ssa', '{port: 80, targetPort: 8080}'));
+    expect((await kubectl('apply', '--server-side', '-f', join(k.dir, 'ssa.yaml'))).code).toBe(0);
+    const get = (path: string) => kubectl('get', 'svc', 'ssa', '-n', 'shop', '-o', `jsonpath=${path}`);
+    expect((await get('{.metadata.labels}')).stdout).toBe('{"app":"ssa"}');
+    expect((await get('{.spec.ports[*].port}')).stdout).toBe('80');
+
+    writeFileSync(join(k.dir, 'ssa-ops.yaml'), svc('app: ssa', '{port: 80, targetPort: 9090}'));
+    const refused = await kubectl('apply', '--server-side', '--field-manager=ops', '-f', join(k.dir, 'ssa-ops.yaml'));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('Apply failed with 1 conflict: conflict with "kubectl": .spec.ports[port=80].targetPort');
+    const diff = await kubectl('diff', '--server-side', '--force-conflicts', '--field-manager=ops', '-f', join(k.dir, 'ssa-ops.yaml'));
+    expect(diff.code).toBe(1); // 1: there are differences
+    expect(diff.stdout).toMatch(/^-\s+targetPort: 8080$/m);
+    expect(diff.stdout).toMatch(/^\+\s+targetPort: 9090$/m);
+    expect((await get('{.spec.ports[0].targetPort}')).stdout).toBe('8080');
+    const forced = await kubectl('apply', '--server-side', '--field-manager=ops', '--force-conflicts', '-f', join(k.dir, 'ssa-ops.yaml'));
+    expect(forced.stdout).toBe('service/ssa serverside-applied\n');
+    expect((await get('{.spec.ports[0].targetPort}')).stdout).toBe('9090');
+    const owners = JSON.parse((await kubectl('get', 'svc', 'ssa', '-n', 'shop', '-o', 'json', '--show-managed-fields')).stdout).metadata.managedFields;
+    expect(owners.map((e: { manager: string; operation: string }) => `${e.manager}/${e.operation}`)).toEqual(['kubectl/Apply', 'ops/Apply']);
+    expect((await kubectl('delete', 'svc', 'ssa', '-n', 'shop')).code).toBe(0);
+  });
+
   it('answers auth can-i and auth whoami from review kinds (no RBAC here: an authenticated user may do anything)', async () => {
     const pods = await kubectl('auth', 'can-i', 'create', 'pods', '-n', 'shop');
     expect([pods.code, pods.stdout.trim()]).toEqual([0, 'yes']);
