@@ -40,11 +40,16 @@ export function createApp(options: AppOptions): RequestHandler {
   const openApiV3 = new OpenApiV3(options.registry.definitions());
   const log = options.log ?? ((entry) => process.stderr.write(`${JSON.stringify(entry)}\n`));
   return (req, res) => {
-    handle(req, res, options, discovery, openApiV3).catch((err: unknown) => {
+    const fail = (err: unknown): void => {
       if (!isApiError(err)) log({ level: 'error', msg: 'request failed', method: req.method, path: pathOf(req.url), err: describe(err) });
       else if (err.code === 413) res.setHeader('Connection', 'close');
       sendError(res, err, errorFormat(req, err));
-    });
+    };
+    try {
+      handle(req, res, options, discovery, openApiV3)?.catch(fail);
+    } catch (err) {
+      fail(err);
+    }
   };
 }
 
@@ -65,21 +70,37 @@ const errorFormat = (req: IncomingMessage, err: unknown): OutputFormat => {
   }
 };
 
-async function handle(
-  req: IncomingMessage,
-  res: ServerResponse,
-  options: AppOptions,
-  discovery: Discovery,
-  openApiV3: OpenApiV3,
-): Promise<void> {
+/**
+ * Synchronous until something has to wait (a JWT lookup, a request body, a storage read not at hand):
+ * every promise an answer does not need costs a turn of the microtask queue.
+ */
+function handle(req: IncomingMessage, res: ServerResponse, options: AppOptions, discovery: Discovery, openApiV3: OpenApiV3): void | Promise<void> {
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
   const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
   const method = req.method ?? 'GET';
   const found = authenticate(req, path, options.authenticator);
-  // No await for a synchronous answer: an await costs every request a turn of the microtask queue.
-  const user = found instanceof Promise ? await found : found;
+  const exchange = { req, res, path, query, method };
+  if (found instanceof Promise) return found.then((user) => route(exchange, user, options, discovery, openApiV3));
+  return route(exchange, found, options, discovery, openApiV3);
+}
+
+interface Incoming {
+  req: IncomingMessage;
+  res: ServerResponse;
+  path: string;
+  query: URLSearchParams;
+  method: string;
+}
+
+function route(
+  { req, res, path, query, method }: Incoming,
+  user: UserInfo | undefined,
+  options: AppOptions,
+  discovery: Discovery,
+  openApiV3: OpenApiV3,
+): void | Promise<void> {
   const info = parseRequestInfo(method, path, query);
   if (info.type === 'resource') return serveResource(resolve(options.registry, info, method), { req, res, query, user, watches: options.watches });
   if (method !== 'GET' && method !== 'HEAD') throw info.type === 'discovery' ? methodNotSupported(method) : pathNotFound();

@@ -11,7 +11,7 @@ import { servesProtobuf } from '../protobuf/negotiation.js';
 import { ConnectSubresources, SubresourceKinds, type RequestContext, type UserInfo } from '../registry/definition.js';
 import { writtenEncoding } from '../registry/meta.js';
 import { readBody, hasBody } from './body.js';
-import { decodeBody, negotiateOutput, negotiateWatch, patchTypeOf } from './negotiate.js';
+import { decodeBody, negotiateOutput, negotiateWatch, patchTypeOf, type Output } from './negotiate.js';
 import { deleteOptionsOf, dryRunOf, intParam, isPretty, listQueryOf, watchQueryOf, writeOptionsOf } from './query.js';
 import { send, sendBytes } from './respond.js';
 import type { Route } from './router.js';
@@ -28,13 +28,18 @@ export interface Exchange {
   watches?: Set<ServerResponse>;
 }
 
-export async function serveResource(route: Route, ex: Exchange): Promise<void> {
+/** A promise only when the answer has to wait: a read the storage holds at hand is answered in this tick. */
+export function serveResource(route: Route, ex: Exchange): void | Promise<void> {
   const ctx: RequestContext = { namespace: route.namespace, user: ex.user };
   if (dryRunOf(ex.query)) ctx.dryRun = true;
   if (route.verb === 'watch') return watch(route, ex, ctx);
   if (route.subresource && ConnectSubresources.has(route.subresource)) return connect(route, ex, ctx);
   const pretty = isPretty(ex.query);
   if (route.verb === 'get' || route.verb === 'list') return read(route, ex, ctx, pretty);
+  return writeAndAnswer(route, ex, ctx, pretty);
+}
+
+async function writeAndAnswer(route: Route, ex: Exchange, ctx: RequestContext, pretty: boolean): Promise<void> {
   // Writes answer the object in JSON, YAML or protobuf; a Table Accept on a write still reads a JSON object.
   const output = negotiateOutput(ex.req.headers.accept, answersProtobuf(route));
   const format = output.format === 'table' ? 'json' : output.format;
@@ -51,12 +56,17 @@ const answersProtobuf = (route: Route): boolean => {
   return supportsProtobuf(other.group ? `${other.group}/${other.version}` : other.version, other.kind);
 };
 
-async function read(route: Route, ex: Exchange, ctx: RequestContext, pretty: boolean): Promise<void> {
+function read(route: Route, ex: Exchange, ctx: RequestContext, pretty: boolean): void | Promise<void> {
   const output = negotiateOutput(ex.req.headers.accept, answersProtobuf(route));
   if (output.format === 'json' && !pretty && !(route.subresource && SubresourceKinds[route.subresource])) {
-    const bytes = await readEncoded(route, ex, ctx);
-    if (bytes) return sendBytes(ex.res, 200, bytes, 'application/json');
+    const bytes = readEncoded(route, ex, ctx);
+    if (bytes instanceof Uint8Array) return sendBytes(ex.res, 200, bytes, 'application/json');
+    if (bytes) return bytes.then((b) => sendBytes(ex.res, 200, b, 'application/json'));
   }
+  return readObjects(route, ex, ctx, output, pretty);
+}
+
+async function readObjects(route: Route, ex: Exchange, ctx: RequestContext, output: Output, pretty: boolean): Promise<void> {
   const include = output.format === 'table' ? includeObjectOf(ex.query.get('includeObject')) : undefined;
   const value: KubeObject | KubeList =
     route.verb === 'get' ? await route.store.get(ctx, route.name!, route.subresource) : await route.store.list(ctx, listQueryOf(ex.query));
@@ -69,7 +79,7 @@ async function read(route: Route, ex: Exchange, ctx: RequestContext, pretty: boo
  * Compact JSON straight from the stored bytes (no parse, no re-serialise): the same document `get`
  * and `list` would give, for stores that offer it. Pretty, Table, YAML and protobuf need the objects.
  */
-function readEncoded(route: Route, ex: Exchange, ctx: RequestContext): Promise<Uint8Array> | undefined {
+function readEncoded(route: Route, ex: Exchange, ctx: RequestContext): Uint8Array | Promise<Uint8Array> | undefined {
   const { store } = route;
   if (route.verb === 'get') return store.getEncoded?.(ctx, route.name!);
   return store.listEncoded?.(ctx, listQueryOf(ex.query));

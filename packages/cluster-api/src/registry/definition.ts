@@ -253,8 +253,11 @@ export interface ResourceStore {
   readonly definition: ResourceDefinition;
   /** On `scale`, the object's autoscaling/v1 Scale view; on `status`, the object itself. */
   get(ctx: RequestContext, name: string, subresource?: Subresource): Promise<KubeObject>;
-  /** The same object as `get`, as compact JSON spliced from the stored bytes (optional fast path). */
-  getEncoded?(ctx: RequestContext, name: string): Promise<Uint8Array>;
+  /**
+   * The same object as `get`, as compact JSON spliced from the stored bytes (optional fast path);
+   * without a promise when the storage answers at once (Storage.getNow).
+   */
+  getEncoded?(ctx: RequestContext, name: string): Uint8Array | Promise<Uint8Array>;
   list(ctx: RequestContext, query: ListQuery): Promise<KubeList>;
   /**
    * The same list as `list`, serialized as compact JSON (kind, apiVersion, metadata, items), built

@@ -123,7 +123,15 @@ describe('listEncoded', () => {
     const store = pods as Required<ResourceStore>;
     const encoded = JSON.parse(Buffer.from(await store.getEncoded(ns, 'one')).toString('utf8'));
     expect(encoded).toEqual(JSON.parse(JSON.stringify(await pods.get(ns, 'one'))));
-    expect((await apiError(store.getEncoded(ns, 'missing'))).code).toBe(404);
+    expect((await apiError(Promise.resolve().then(() => store.getEncoded(ns, 'missing')))).code).toBe(404);
+  });
+
+  it('answers a committed object without a promise when the storage holds it at hand', async () => {
+    await pods.create(ns, podBody('at-hand'));
+    const now = (pods as Required<ResourceStore>).getEncoded(ns, 'at-hand');
+    expect(now).toBeInstanceOf(Uint8Array);
+    expect(JSON.parse(Buffer.from(now as Uint8Array).toString('utf8')).metadata.name).toBe('at-hand');
+    expect(() => (pods as Required<ResourceStore>).getEncoded(ns, 'missing')).toThrow(expect.objectContaining({ code: 404 }));
   });
 
   it('encodes an empty list', async () => {

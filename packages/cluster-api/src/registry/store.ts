@@ -94,9 +94,17 @@ export class GenericStore implements ResourceStore {
     return subresource === 'scale' ? toScale(this.definition, object) : object;
   }
 
-  async getEncoded(ctx: RequestContext, name: string): Promise<Uint8Array> {
+  getEncoded(ctx: RequestContext, name: string): Uint8Array | Promise<Uint8Array> {
     this.allow('get');
-    return Buffer.concat(encodeWithResourceVersion(this.definition, await this.read(ctx, name)));
+    let now: KeyValue | null | undefined;
+    try {
+      now = this.storage.getNow?.(this.key(ctx, name));
+    } catch (err) {
+      throw fromStorageError(err, this.gr, name);
+    }
+    if (now === null) throw notFound(this.gr, name);
+    if (now) return Buffer.concat(encodeWithResourceVersion(this.definition, now));
+    return this.read(ctx, name).then((kv) => Buffer.concat(encodeWithResourceVersion(this.definition, kv)));
   }
 
   async list(ctx: RequestContext, query: ListQuery): Promise<KubeList> {

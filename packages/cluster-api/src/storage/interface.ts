@@ -87,6 +87,12 @@ export interface Watch {
  */
 export interface Storage {
   get(key: string, opts?: GetOptions): Promise<KeyValue | undefined>;
+  /**
+   * Optional: the latest committed value when the backend holds it at hand (null: the key has none),
+   * without a promise; undefined when it cannot answer at once (ask `get`). Reads are the hot path:
+   * answering one in the tick that parsed the request saves a chain of promise resolutions.
+   */
+  getNow?(key: string): KeyValue | null | undefined;
   list(opts: ListOptions): Promise<ListResult>;
   /** Number of keys under the prefix at the latest revision. */
   count(prefix: string): Promise<number>;

@@ -96,6 +96,13 @@ export class MemoryStorage implements Storage {
     }
   }
 
+  getNow(key: string): KeyValue | null {
+    this.assertOpen(key);
+    checkKey(key);
+    const v = visibleAt(this.history.get(key), this.rev);
+    return v ? toKv(key, v) : null;
+  }
+
   async get(key: string, opts?: GetOptions): Promise<KeyValue | undefined> {
     this.assertOpen(key);
     checkKey(key);

@@ -122,6 +122,14 @@ export class SqliteStorage implements Storage {
     }
   }
 
+  getNow(key: string): KeyValue | null {
+    return this.guard(key, () => {
+      checkKey(key);
+      const head = this.committedHead(key);
+      return head && !head.deleted ? headToKv(head) : null;
+    });
+  }
+
   async get(key: string, opts?: GetOptions): Promise<KeyValue | undefined> {
     return this.guard(key, () => {
       checkKey(key);

@@ -18,6 +18,21 @@ export function crudCases(stores: Stores): void {
     expect(await s.get(`${key}x`)).toBeUndefined();
   });
 
+  it('getNow, where a backend offers it, agrees with get at the latest revision: live, updated, deleted, absent', async () => {
+    const s = await stores.get();
+    if (!s.getNow) return;
+    const key = `${uniqueRoot()}ns/now`;
+    expect(s.getNow(key)).toBeNull();
+    const created = await s.create(key, enc('v1'));
+    expect(s.getNow(key)).toEqual(await s.get(key));
+    const updated = await s.update(key, enc('v2'), created.modRevision);
+    expect(s.getNow(key)).toMatchObject({ key, modRevision: updated.modRevision, createRevision: created.modRevision });
+    expect(dec(s.getNow(key)!.value)).toBe('v2');
+    await s.delete(key);
+    expect(s.getNow(key)).toBeNull();
+    expect(() => s.getNow!('no/../such')).toThrow(expect.objectContaining({ code: 'InvalidArgument' }));
+  });
+
   it('values are binary-safe, including empty values', async () => {
     const s = await stores.get();
     const root = uniqueRoot();
