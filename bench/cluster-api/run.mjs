@@ -2,16 +2,13 @@
 // HTTP on loopback, 50 keep-alive clients) beside the raw storage speed of the same backend, so the
 // API's own overhead shows as a ratio. Prints a markdown table; writes it with the raw numbers to
 // bench/results/. Never asserts: targets are printed next to the numbers.
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { httpClient } from './http-client.mjs';
-
-const root = fileURLToPath(new URL('../../', import.meta.url));
+import { canPin, cpuMs, defaultCli, inParallel, podBody, root, startServer as startShared } from './server.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -24,7 +21,7 @@ const { values: opts } = parseArgs({
     // never share a core; "none" turns pinning off.
     'server-cpu': { type: 'string', default: '0' },
     // Another build of the server (e.g. an older commit's dist/cli.js) to compare in the same conditions.
-    cli: { type: 'string', default: join(root, 'packages/cluster-api/dist/cli.js') },
+    cli: { type: 'string', default: defaultCli },
   },
 });
 const cli = opts.cli;
@@ -40,53 +37,12 @@ const deadline = setTimeout(() => {
 }, Number(opts['max-seconds']) * 1000);
 deadline.unref();
 const children = new Set();
-/** taskset execs node in place, so the child's pid stays the server's (its /proc CPU is the server's). */
-const pinnable = opts['server-cpu'] !== 'none' && cpus().length > 1 && spawnSync('taskset', ['-V']).status === 0;
+const pinnable = canPin(opts['server-cpu']);
 
-/** A Pod of about 2 KiB, as JSON, the padding in an annotation. */
-function podBody(name) {
-  const pod = {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, labels: { app: 'bench', shard: String(name.length % 7) }, annotations: { pad: '' } },
-    spec: { containers: [{ name: 'app', image: 'registry.example/bench/app:1.0', ports: [{ containerPort: 8080 }], env: [{ name: 'MODE', value: 'bench' }] }] },
-  };
-  pod.metadata.annotations.pad = 'x'.repeat(Math.max(0, 2048 - JSON.stringify(pod).length));
-  return JSON.stringify(pod);
-}
-
-function startServer(storage, dataDir) {
-  const argv = storage === 'bare'
-    ? [join(root, 'bench/cluster-api/bare-server.mjs')]
-    : [cli, 'serve', '--port', '0', '--insecure-http', '--data-dir', dataDir, '--storage', storage];
-  const pin = pinnable ? ['taskset', ['-c', opts['server-cpu'], process.execPath, ...argv]] : [process.execPath, argv];
-  const child = spawn(pin[0], pin[1], { stdio: ['ignore', 'ignore', 'pipe'] });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  let err = '';
-  return new Promise((resolve, reject) => {
-    const onData = (d) => {
-      err += d;
-      const m = /"msg":"listening","url":"([^"]+)"/.exec(err);
-      if (!m) return;
-      child.stderr.off('data', onData);
-      child.stderr.resume();
-      const token = storage === 'bare' ? 'none' : readFileSync(join(dataDir, 'admin.token'), 'utf8').trim();
-      resolve({ child, url: new URL(m[1]), token });
-    };
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`server exited ${code}: ${err}`)));
-  });
-}
+const startServer = (storage, dataDir) =>
+  startShared({ cli, storage, dataDir, cpu: pinnable ? opts['server-cpu'] : undefined, children });
 
 const client = (server) => httpClient(server.url, { token: server.token, connections: CLIENTS });
-
-async function inParallel(n, concurrency, op) {
-  let next = 0;
-  const start = performance.now();
-  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, async () => { while (next < n) await op(next++); }));
-  return performance.now() - start;
-}
 
 /** Median time of `fn` (request sent → last byte in); `check` looks at what it returned afterwards, off the clock. */
 async function median(rounds, fn, check) {
@@ -99,19 +55,6 @@ async function median(rounds, fn, check) {
   }
   times.sort((a, b) => a - b);
   return times[Math.floor(times.length / 2)];
-}
-
-/**
- * CPU the server process spent (user + system, ms) from /proc: unlike throughput, this hardly moves
- * with what else runs on the machine, so `1e6 / (µs per request)` is what one idle core could serve.
- */
-function cpuMs(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return Number.NaN;
-  }
 }
 
 async function timedWithCpu(pid, n, op) {
