@@ -32,7 +32,8 @@ export interface StartOptions {
   registry?: Registry;
   /** Undefined serves anonymous requests: for loopback plain HTTP and tests only. */
   authenticator?: Authenticator;
-  tls?: Pick<TlsMaterial, 'cert' | 'key'>;
+  /** `ca`: what clients verify the certificate with (kubeconfig, token Secrets' `ca.crt`). */
+  tls?: Pick<TlsMaterial, 'cert' | 'key' | 'ca'>;
   /** Signs ServiceAccount tokens; default: a key made for this process on first use (tokens die with it). */
   serviceAccountKey?: () => KeyObject;
   host?: string;
@@ -77,6 +78,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
     options.registry ??
     createRegistry(storage, {
       tokenIssuer: tokens,
+      rootCa: options.tls?.ca,
       reviews: { reviewToken: async (token, audiences) => authenticator?.review(token, audiences) },
     });
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);

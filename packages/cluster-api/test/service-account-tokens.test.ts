@@ -95,6 +95,7 @@ describe('service account tokens', () => {
     const sa = (await s.request('GET', `${ns}/serviceaccounts/builder`)).json;
     expect(created.json.metadata.annotations['kubernetes.io/service-account.uid']).toBe(sa.metadata.uid);
     expect(Buffer.from(created.json.data.namespace, 'base64').toString()).toBe('ci');
+    expect(created.json.data['ca.crt']).toBeUndefined(); // plain HTTP: no CA to hand out
     const token = Buffer.from((await s.request('GET', `${ns}/secrets/builder-token`)).json.data.token, 'base64').toString();
     expect((await s.request('GET', `${ns}/pods`, as(token))).status).toBe(200);
     expect((await s.request('DELETE', `${ns}/secrets/builder-token`)).status).toBe(200);
@@ -206,6 +207,25 @@ describe.runIf(existsSync('/usr/bin/kubectl'))('kubectl create token', () => {
       expect((await kubectl('get', 'pods', `--token=${token}`)).code).toBe(0);
       const tooShort = await kubectl('create', 'token', 'ci', '--duration=5m');
       expect(tooShort.stderr).toContain('may not specify a duration less than 10 minutes');
+
+      // A token Secret holds all a client needs: a kubeconfig built from it alone works.
+      writeFileSync(join(k.dir, 'secret.yaml'), [
+        'apiVersion: v1', 'kind: Secret', 'type: kubernetes.io/service-account-token',
+        'metadata: {name: ci-token, annotations: {kubernetes.io/service-account.name: ci}}', '',
+      ].join('\n'));
+      expect((await kubectl('apply', '-f', join(k.dir, 'secret.yaml'))).code).toBe(0);
+      const data = JSON.parse((await kubectl('get', 'secret', 'ci-token', '-o', 'json')).stdout).data;
+      const ca = Buffer.from(data['ca.crt'], 'base64').toString();
+      expect(ca).toContain('-----BEGIN CERTIFICATE-----');
+      const kubeconfig = join(k.dir, 'from-secret.yaml');
+      writeFileSync(kubeconfig, [
+        'apiVersion: v1', 'kind: Config', 'current-context: sa',
+        `clusters: [{name: c, cluster: {server: '${k.served.server.url}', certificate-authority-data: ${data['ca.crt']}}}]`,
+        `users: [{name: ci, user: {token: ${Buffer.from(data.token, 'base64').toString()}}}]`,
+        'contexts: [{name: sa, context: {cluster: c, user: ci, namespace: default}}]', '',
+      ].join('\n'));
+      const whoami = await runKubectl('/usr/bin/kubectl', { ...k.env, KUBECONFIG: kubeconfig }, ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}']);
+      expect([whoami.stderr, whoami.stdout]).toEqual(['', 'system:serviceaccount:default:ci']);
     } finally {
       await k.close();
     }

@@ -27,6 +27,8 @@ export interface RegistryOptions {
   reviews?: ReviewServices;
   /** Signs ServiceAccount tokens for TokenRequest (serviceaccounts/{name}/token); absent: that path is 404. */
   tokenIssuer?: TokenIssuer;
+  /** PEM of the CA clients verify this server with: service-account-token Secrets carry it as `ca.crt`. */
+  rootCa?: string;
 }
 
 const DefaultBookmarkIntervalMs = 60_000;
@@ -68,7 +70,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
     const saKey = lookupKey('', 'v1', 'serviceaccounts');
     const secretsKey = lookupKey('', 'v1', 'secrets');
     stores.set(saKey, withTokenRequests(stores.get(saKey)!, options.tokenIssuer, (plural) => stores.get(lookupKey('', 'v1', plural))!));
-    stores.set(secretsKey, withServiceAccountTokenSecrets(stores.get(secretsKey)!, stores.get(saKey)!, options.tokenIssuer));
+    stores.set(secretsKey, withServiceAccountTokenSecrets(stores.get(secretsKey)!, stores.get(saKey)!, options.tokenIssuer, options.rootCa));
   }
   return {
     watchCache: cache,

@@ -2,7 +2,8 @@
  * Long-lived service account tokens in Secrets, as Kubernetes' token controller fills them: a Secret
  * of type `kubernetes.io/service-account-token` naming an existing account in its
  * `kubernetes.io/service-account.name` annotation gets `data.token` (a token bound to that Secret, so
- * deleting the Secret revokes it), `data.namespace` and the account's uid annotation. Filled right
+ * deleting the Secret revokes it), `data.namespace`, `data["ca.crt"]` (the CA that verifies this server,
+ * when it has one: with the token, all a client needs) and the account's uid annotation. Filled right
  * after the create, as the controller does it, in a second write; a Secret that already holds a token,
  * or names an account that does not exist, is left as created.
  */
@@ -19,7 +20,12 @@ const TenYears = 10 * 365 * 24 * 3600;
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 
-export const withServiceAccountTokenSecrets = (secrets: ResourceStore, serviceAccounts: ResourceStore, issuer: TokenIssuer): ResourceStore => {
+export const withServiceAccountTokenSecrets = (
+  secrets: ResourceStore,
+  serviceAccounts: ResourceStore,
+  issuer: TokenIssuer,
+  rootCa?: string,
+): ResourceStore => {
   const create = async (ctx: RequestContext, body: unknown): Promise<KubeObject> => {
     const secret = await secrets.create(ctx, body);
     const accountName = secret.metadata.annotations?.[AccountName];
@@ -38,7 +44,7 @@ export const withServiceAccountTokenSecrets = (secrets: ResourceStore, serviceAc
     });
     return secrets.patch(ctx, secret.metadata.name ?? '', 'merge', {
       metadata: { annotations: { [AccountUid]: account.metadata.uid } },
-      data: { token: b64(token), namespace: b64(namespace) },
+      data: { token: b64(token), namespace: b64(namespace), ...(rootCa && { 'ca.crt': b64(rootCa) }) },
     });
   };
   return Object.assign(Object.create(secrets) as ResourceStore, { create });
