@@ -44,7 +44,7 @@ describe('OpenAPI v3 documents', () => {
     expect(volume).toHaveProperty('emptyDir');
     expect(volume).not.toHaveProperty('volumeSource');
     expect(doc.components.schemas['io.k8s.apimachinery.pkg.apis.meta.v1.Time']).toEqual({ type: 'string', format: 'date-time' });
-    expect(doc.components.schemas['io.k8s.apimachinery.pkg.util.intstr.IntOrString']).toMatchObject({ format: 'int-or-string' });
+    expect(doc.components.schemas['io.k8s.apimachinery.pkg.util.intstr.IntOrString']).toEqual({ 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] });
     // How kubectl finds a resource's kind: the GET of its paths.
     expect(doc.paths['/api/v1/namespaces/{namespace}/pods/{name}'].get['x-kubernetes-group-version-kind']).toEqual({ group: '', kind: 'Pod', version: 'v1' });
     expect(doc.paths['/api/v1/namespaces/{name}'].get['x-kubernetes-group-version-kind']).toMatchObject({ kind: 'Namespace' });
@@ -112,6 +112,7 @@ describe.runIf(kubectls.length > 0)('kubectl explain', () => {
     const ports = await runKubectl(bin, k.env, ['explain', 'pods.spec.containers.ports']);
     expect(ports.stdout).toMatch(/FIELD: ports <\[\]ContainerPort>/);
     expect(ports.stdout).toMatch(/containerPort\s+<integer>/);
+    expect((await runKubectl(bin, k.env, ['explain', 'services.spec.ports'])).stdout).toMatch(/targetPort\s+<IntOrString>/);
     const deployments = await runKubectl(bin, k.env, ['explain', 'deployments.apps']);
     expect(deployments.stdout).toMatch(/KIND:\s+Deployment/);
     const missing = await runKubectl(bin, k.env, ['explain', 'pods.spec.nosuchfield']);

@@ -25,7 +25,8 @@ const specialSchemas: ReadonlyMap<string, Schema> = new Map([
   ['.k8s.io.apimachinery.pkg.apis.meta.v1.Time', { type: 'string', format: 'date-time' }],
   ['.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime', { type: 'string', format: 'date-time' }],
   ['.k8s.io.apimachinery.pkg.api.resource.Quantity', { type: 'string' }],
-  ['.k8s.io.apimachinery.pkg.util.intstr.IntOrString', { type: 'string', format: 'int-or-string' }],
+  // How OpenAPI v3 says "an integer or a string"; kubectl explain shows it as <IntOrString>.
+  ['.k8s.io.apimachinery.pkg.util.intstr.IntOrString', { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] }],
   ['.k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1', { type: 'object' }],
   ['.k8s.io.apimachinery.pkg.runtime.RawExtension', { type: 'object' }],
 ]);
