@@ -88,8 +88,9 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
   }
 
   /** Events, and requests that arrive while `init` is still running: the general, async path. */
-  async function runAsync(ctx: InvocationContext, res: ServerResponse, raw: Buffer): Promise<void> {
+  async function runAsync(ctx: InvocationContext, res: ServerResponse, raw: Buffer, started: number): Promise<void> {
     if (rt.ready) await rt.ready;
+    metrics.queued((performance.now() - started) / 1000);
     if (isCloudEventRequest(ctx.req.headers)) await runEvents(ctx, res, raw);
     else {
       const result = await call(ctx, passData ? ctx.body : undefined);
@@ -105,10 +106,11 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
     const ctx = new InvocationContext(req, res, rt, raw);
     const timer = timeout > 0 ? setTimeout(onTimeout, timeout, ctx, res, timeout) : undefined;
     if (rt.ready !== undefined || isCloudEventRequest(req.headers)) {
-      runAsync(ctx, res, raw).then(() => done(timer, started, false), (err: unknown) => done(timer, started, fail(rt, ctx, req, res, err)));
+      runAsync(ctx, res, raw, started).then(() => done(timer, started, false), (err: unknown) => done(timer, started, fail(rt, ctx, req, res, err)));
       return;
     }
     let out: unknown;
+    metrics.queued((performance.now() - started) / 1000);
     try {
       out = handle(ctx, passData ? ctx.body : undefined);
     } catch (err) {

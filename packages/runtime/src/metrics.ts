@@ -1,6 +1,7 @@
 /**
  * Prometheus metrics, named as faas-js-runtime names them (faas_invocations, faas_errors,
- * faas_execution_latency, faas_cold_start_latency, faas_cpu_utilization, faas_mem_utilization)
+ * faas_execution_latency, faas_queue_latency, faas_cold_start_latency, faas_cpu_utilization,
+ * faas_mem_utilization)
  * so existing dashboards keep working. The two utilisation gauges describe this process (CPU % of
  * one core since the last scrape, RSS in MiB) where faas-js-runtime reports whole-machine figures.
  * Requests only bump plain numbers; prom-client is loaded on the first scrape, and its registry
@@ -38,12 +39,18 @@ export class Metrics {
   invocations = 0;
   errors = 0;
   readonly latency = new Histogram();
+  /** From the request's arrival to the call of `handle`: its body read, and any wait for `init`. */
+  readonly queue = new Histogram();
   readonly coldStart = new Histogram();
   #registry: import('prom-client').Registry | undefined;
 
   /** Called once the server listens: process uptime is the cold start as the platform sees it. */
   ready(): void {
     this.coldStart.observe(process.uptime());
+  }
+
+  queued(seconds: number): void {
+    this.queue.observe(seconds);
   }
 
   record(seconds: number, failed: boolean): void {
@@ -71,6 +78,7 @@ export class Metrics {
     metric('faas_invocations', 'The number of times this function was invoked', 'counter', () => [{ labels: {}, value: this.invocations }]);
     metric('faas_errors', 'The number of function invocation failures', 'counter', () => [{ labels: {}, value: this.errors }]);
     metric('faas_execution_latency', 'The time it took for this function to be invoked and return', 'histogram', () => this.latency.values('faas_execution_latency'));
+    metric('faas_queue_latency', 'The time spent in a system queue before the function was invoked', 'histogram', () => this.queue.values('faas_queue_latency'));
     let lastCpu = process.cpuUsage();
     let lastAt = performance.now();
     metric('faas_cpu_utilization', 'The CPU utilization of this function instance', 'gauge', () => {

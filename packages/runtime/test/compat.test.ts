@@ -103,7 +103,7 @@ const same: Row[] = [
   },
   { name: 'malformed JSON → 400', fn: (_c: unknown, d: unknown) => ({ d }), send: post('{"a":', { 'content-type': 'application/json' }), pick: (o) => o.status },
   { name: 'body over 1 MiB → 413', fn: () => 'x', send: post('x'.repeat(1_048_577), { 'content-type': 'text/plain' }), pick: (o) => o.status },
-  { name: 'metrics endpoint with faas_invocations', fn: () => 'x', send: async (url) => { await fetch(url); return fetch(`${url}/metrics`); }, pick: (o) => [o.status, /^faas_invocations\{/m.test(o.body), /^# TYPE faas_execution_latency histogram$/m.test(o.body)] },
+  { name: 'metrics endpoint with faas_invocations', fn: () => 'x', send: async (url) => { await fetch(url); return fetch(`${url}/metrics`); }, pick: (o) => [o.status, /^faas_invocations\{/m.test(o.body), /^# TYPE faas_execution_latency histogram$/m.test(o.body), /^# TYPE faas_queue_latency histogram$/m.test(o.body)] },
 ];
 
 describe('same behaviour as faas-js-runtime@4', () => {

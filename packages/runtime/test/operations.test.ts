@@ -98,6 +98,8 @@ describe('metrics', () => {
     expect(res.text).toMatch(/^faas_execution_latency_count\{[^}]*\} 3$/m);
     expect(res.text).toMatch(/^faas_execution_latency_bucket\{le="\+Inf"[^}]*\} 3$/m);
     expect(res.text).toMatch(/^faas_cold_start_latency_count\{[^}]*\} 1$/m);
+    expect(res.text).toMatch(/^# TYPE faas_queue_latency histogram$/m);
+    expect(res.text).toMatch(/^faas_queue_latency_count\{[^}]*\} 3$/m);
     expect(res.text).toMatch(/^# TYPE faas_execution_latency histogram$/m);
     expect(res.text).toMatch(/^process_resident_memory_bytes/m);
     expect(res.text).toMatch(/^faas_cpu_utilization\{[^}]*\} [\d.]+$/m);
@@ -202,6 +204,24 @@ describe('programmatic API', () => {
     try {
       const res = await request(`http://127.0.0.1:${(server.address() as AddressInfo).port}`).get('/');
       expect(res.body).toEqual({ initialised: true });
+    } finally {
+      server.close();
+    }
+  });
+
+  it('counts the wait for init as queue latency (faas_queue_latency), not as execution', async () => {
+    const handler = createHandler({ init: () => new Promise((r) => setTimeout(r, 200)), handle: () => 'x' });
+    const server = createHttpServer(handler);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      expect((await request(url).get('/')).text).toBe('x');
+      const text = (await request(url).get('/metrics')).text;
+      const sum = (name: string) => Number(new RegExp(`^${name}_sum\\{[^}]*\\} ([\\d.e-]+)$`, 'm').exec(text)?.[1]);
+      expect(sum('faas_queue_latency')).toBeGreaterThan(0.15);
+      expect(sum('faas_execution_latency')).toBeGreaterThan(sum('faas_queue_latency'));
+      expect(text).toMatch(/^faas_queue_latency_bucket\{le="0.25"[^}]*\} 1$/m);
+      expect(text).toMatch(/^faas_queue_latency_bucket\{le="0.1"[^}]*\} 0$/m);
     } finally {
       server.close();
     }
