@@ -71,26 +71,30 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
     else sendResult(res, { statusCode: 200, headers: { 'content-type': BATCH_TYPE }, body: encodeBatch(replies) }, cors.headers(req));
   }
 
-  function done(timer: NodeJS.Timeout | undefined, started: number, failed: boolean): void {
+  /** `invoked`: when `handle` was called (the request's arrival if it never was): execution latency starts there. */
+  function done(timer: NodeJS.Timeout | undefined, invoked: number, failed: boolean): void {
     if (timer) clearTimeout(timer);
     state.inflight--;
-    metrics.record((performance.now() - started) / 1000, failed);
+    metrics.record((performance.now() - invoked) / 1000, failed);
   }
 
-  function reply(ctx: InvocationContext, res: ServerResponse, value: unknown, timer: NodeJS.Timeout | undefined, started: number): void {
+  function reply(ctx: InvocationContext, res: ServerResponse, value: unknown, timer: NodeJS.Timeout | undefined, invoked: number): void {
     let failed = false;
     try {
       if (!res.headersSent) sendResult(res, value, cors.headers(ctx.req));
     } catch (err) {
       failed = fail(rt, ctx, ctx.req, res, err);
     }
-    done(timer, started, failed);
+    done(timer, invoked, failed);
   }
 
-  /** Events, and requests that arrive while `init` is still running: the general, async path. */
-  async function runAsync(ctx: InvocationContext, res: ServerResponse, raw: Buffer, started: number): Promise<void> {
+  /**
+   * Events, and requests that arrive while `init` is still running: the general, async path.
+   * `clock.at` (the arrival) becomes the moment `handle` is called, once it is.
+   */
+  async function runAsync(ctx: InvocationContext, res: ServerResponse, raw: Buffer, clock: { at: number }): Promise<void> {
     if (rt.ready) await rt.ready;
-    metrics.queued((performance.now() - started) / 1000);
+    clock.at = metrics.invoked(clock.at);
     if (isCloudEventRequest(ctx.req.headers)) await runEvents(ctx, res, raw);
     else {
       const result = await call(ctx, passData ? ctx.body : undefined);
@@ -106,19 +110,20 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
     const ctx = new InvocationContext(req, res, rt, raw);
     const timer = timeout > 0 ? setTimeout(onTimeout, timeout, ctx, res, timeout) : undefined;
     if (rt.ready !== undefined || isCloudEventRequest(req.headers)) {
-      runAsync(ctx, res, raw, started).then(() => done(timer, started, false), (err: unknown) => done(timer, started, fail(rt, ctx, req, res, err)));
+      const clock = { at: started };
+      runAsync(ctx, res, raw, clock).then(() => done(timer, clock.at, false), (err: unknown) => done(timer, clock.at, fail(rt, ctx, req, res, err)));
       return;
     }
     let out: unknown;
-    metrics.queued((performance.now() - started) / 1000);
+    const invoked = metrics.invoked(started);
     try {
       out = handle(ctx, passData ? ctx.body : undefined);
     } catch (err) {
-      done(timer, started, fail(rt, ctx, req, res, err));
+      done(timer, invoked, fail(rt, ctx, req, res, err));
       return;
     }
-    if (!isThenable(out)) reply(ctx, res, out, timer, started);
-    else out.then((value) => reply(ctx, res, value, timer, started), (err: unknown) => done(timer, started, fail(rt, ctx, req, res, err)));
+    if (!isThenable(out)) reply(ctx, res, out, timer, invoked);
+    else out.then((value) => reply(ctx, res, value, timer, invoked), (err: unknown) => done(timer, invoked, fail(rt, ctx, req, res, err)));
   }
 
   return function invokeHandler(req, res) {

@@ -38,6 +38,7 @@ class Histogram {
 export class Metrics {
   invocations = 0;
   errors = 0;
+  /** From the call of `handle` to the answer, as faas-js-runtime times it (its preHandler → onResponse). */
   readonly latency = new Histogram();
   /** From the request's arrival to the call of `handle`: its body read, and any wait for `init`. */
   readonly queue = new Histogram();
@@ -49,8 +50,11 @@ export class Metrics {
     this.coldStart.observe(process.uptime());
   }
 
-  queued(seconds: number): void {
-    this.queue.observe(seconds);
+  /** `handle` is about to be called for a request that arrived at `arrived` (performance.now()): returns now. */
+  invoked(arrived: number): number {
+    const now = performance.now();
+    this.queue.observe((now - arrived) / 1000);
+    return now;
   }
 
   record(seconds: number, failed: boolean): void {

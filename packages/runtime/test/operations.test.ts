@@ -219,7 +219,7 @@ describe('programmatic API', () => {
       const text = (await request(url).get('/metrics')).text;
       const sum = (name: string) => Number(new RegExp(`^${name}_sum\\{[^}]*\\} ([\\d.e-]+)$`, 'm').exec(text)?.[1]);
       expect(sum('faas_queue_latency')).toBeGreaterThan(0.15);
-      expect(sum('faas_execution_latency')).toBeGreaterThan(sum('faas_queue_latency'));
+      expect(sum('faas_execution_latency')).toBeLessThan(0.1); // handle itself answers at once
       expect(text).toMatch(/^faas_queue_latency_bucket\{le="0.25"[^}]*\} 1$/m);
       expect(text).toMatch(/^faas_queue_latency_bucket\{le="0.1"[^}]*\} 0$/m);
     } finally {
