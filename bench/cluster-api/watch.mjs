@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { cpuMs, defaultCli, root, startServer as startShared } from './server.mjs';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const cli = join(root, 'packages/cluster-api/dist/cli.js');
+const cli = defaultCli;
 const { values: opts } = parseArgs({
   options: {
     watchers: { type: 'string', default: '1000' },
@@ -50,32 +50,11 @@ const pinnable = opts.role === 'main' && opts['server-cpu'] !== 'none' && cpus()
 const otherCpus = pinnable ? cpus().map((_, i) => i).filter((i) => String(i) !== opts['server-cpu']).join(',') : '';
 if (pinnable) spawnSync('taskset', ['-p', '-c', otherCpus, String(process.pid)]);
 
-function startServer(dataDir) {
-  const prof = opts['server-prof'] ? ['--cpu-prof', '--cpu-prof-dir', opts['server-prof']] : [];
-  const argv = [...prof, cli, 'serve', '--port', '0', '--insecure-http', '--data-dir', dataDir, '--storage', opts.storage];
-  const [cmd, args] = pinnable ? ['taskset', ['-c', opts['server-cpu'], process.execPath, ...argv]] : [process.execPath, argv];
-  const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  children.add(child);
-  let err = '';
-  return new Promise((resolve, reject) => {
-    const onData = (d) => {
-      err += d;
-      const m = /"msg":"listening","url":"([^"]+)"/.exec(err);
-      if (!m) return;
-      child.stderr.off('data', onData);
-      child.stderr.resume();
-      resolve({ child, url: new URL(m[1]), token: readFileSync(join(dataDir, 'admin.token'), 'utf8').trim() });
-    };
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`server exited ${code}: ${err}`)));
+const startServer = (dataDir) =>
+  startShared({
+    cli, storage: opts.storage, dataDir, children, cpu: pinnable ? opts['server-cpu'] : undefined,
+    nodeFlags: opts['server-prof'] ? ['--cpu-prof', '--cpu-prof-dir', opts['server-prof']] : [],
   });
-}
-
-/** CPU (user + system, ms) a process has used, from /proc: hardly moved by what else runs on the machine. */
-const cpuMs = (pid) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-};
 
 const rssMiB = (pid) => {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
