@@ -17,6 +17,8 @@ if [ -z "${npm_config_nodedir:-}" ]; then
   fi
 fi
 
+echo "node $(node --version), npm $(npm --version), node-gyp headers: ${npm_config_nodedir:-as npm is configured}"
+
 if ! npm ci; then
   echo "npm ci failed; trying once more" >&2
   sleep 5
