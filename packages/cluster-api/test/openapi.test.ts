@@ -36,20 +36,38 @@ describe('OpenAPI v3 documents', () => {
     expect(Object.keys(podSchema.properties)).toEqual(['apiVersion', 'kind', 'metadata', 'spec', 'status']);
     expect(podSchema.properties.spec).toEqual({ allOf: [{ $ref: '#/components/schemas/io.k8s.api.core.v1.PodSpec' }], description: expect.any(String) });
     const spec = doc.components.schemas['io.k8s.api.core.v1.PodSpec'].properties;
-    expect(spec.containers).toEqual({ type: 'array', items: { $ref: '#/components/schemas/io.k8s.api.core.v1.Container' } });
-    expect(spec.nodeSelector).toEqual({ type: 'object', additionalProperties: { type: 'string' } });
-    expect(spec.terminationGracePeriodSeconds).toEqual({ type: 'integer', format: 'int64' });
+    expect(spec.containers).toEqual({ type: 'array', items: { $ref: '#/components/schemas/io.k8s.api.core.v1.Container' }, description: expect.stringMatching(/^List of containers belonging to the pod/) });
+    expect(spec.nodeSelector).toMatchObject({ type: 'object', additionalProperties: { type: 'string' } });
+    expect(spec.terminationGracePeriodSeconds).toMatchObject({ type: 'integer', format: 'int64' });
     // JSON's shapes, not the wire's: embedded structs flattened, special types as their JSON.
     const volume = doc.components.schemas['io.k8s.api.core.v1.Volume'].properties;
     expect(volume).toHaveProperty('emptyDir');
     expect(volume).not.toHaveProperty('volumeSource');
-    expect(doc.components.schemas['io.k8s.apimachinery.pkg.apis.meta.v1.Time']).toEqual({ type: 'string', format: 'date-time' });
+    expect(doc.components.schemas['io.k8s.apimachinery.pkg.apis.meta.v1.Time']).toMatchObject({ type: 'string', format: 'date-time' });
     expect(doc.components.schemas['io.k8s.apimachinery.pkg.util.intstr.IntOrString']).toEqual({ 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] });
     // How kubectl finds a resource's kind: the GET of its paths.
     expect(doc.paths['/api/v1/namespaces/{namespace}/pods/{name}'].get['x-kubernetes-group-version-kind']).toEqual({ group: '', kind: 'Pod', version: 'v1' });
     expect(doc.paths['/api/v1/namespaces/{name}'].get['x-kubernetes-group-version-kind']).toMatchObject({ kind: 'Namespace' });
     // No PATCH anywhere: kubectl keeps its built-in strategic merge for apply.
     expect(Object.values(doc.paths).some((p: any) => p.patch || p.post)).toBe(false);
+  });
+
+  it("carries Kubernetes' descriptions and required fields, inlined structs' fields included", async () => {
+    const { schemas } = (await document('api/v1')).components;
+    const pod = schemas['io.k8s.api.core.v1.Pod'];
+    expect(pod.description).toMatch(/^Pod is a collection of containers that can run on a host/);
+    expect(pod.properties.kind.description).toMatch(/^Kind is a string value representing the REST resource/);
+    // The status subresource's rule follows Kubernetes' own words.
+    expect(pod.properties.status.description).toMatch(/^Most recently observed status of the pod\..*Written through the status subresource/);
+    const container = schemas['io.k8s.api.core.v1.Container'];
+    expect(container.required).toEqual(['name']);
+    expect(container.properties.image.description).toMatch(/^Container image name/);
+    // Volume's sources are VolumeSource's fields on the wire, documented as Volume's own.
+    expect(schemas['io.k8s.api.core.v1.Volume'].properties.emptyDir.description).toMatch(/^emptyDir represents a temporary directory/);
+    expect(schemas['io.k8s.api.core.v1.Volume'].required).toEqual(['name']);
+    expect(schemas['io.k8s.api.core.v1.ServicePort'].required).toEqual(['port']);
+    // Every required field is one the schema has.
+    for (const schema of Object.values(schemas) as any[]) for (const field of schema.required ?? []) expect(schema.properties).toHaveProperty(field);
   });
 
   it('describes a kind stored as given as an open object with metadata', async () => {
@@ -109,6 +127,10 @@ describe.runIf(kubectls.length > 0)('kubectl explain', () => {
     expect(pods.code, pods.stderr).toBe(0);
     expect(pods.stdout).toMatch(/KIND:\s+Pod/);
     expect(pods.stdout).toMatch(/spec\s+<PodSpec>/);
+    expect(pods.stdout).toMatch(/Pod is a collection of containers that can run on a host/);
+    const containers = await runKubectl(bin, k.env, ['explain', 'pods.spec.containers']);
+    expect(containers.stdout).toMatch(/List of containers belonging to the pod/);
+    expect(containers.stdout).toMatch(/name\s+<string> -required-/);
     const ports = await runKubectl(bin, k.env, ['explain', 'pods.spec.containers.ports']);
     expect(ports.stdout).toMatch(/FIELD: ports <\[\]ContainerPort>/);
     expect(ports.stdout).toMatch(/containerPort\s+<integer>/);
