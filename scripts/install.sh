@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # `npm ci` that does not depend on the machine's user-level npm settings.
 #
-# better-sqlite3 builds from source when no prebuilt binary can be downloaded, and node-gyp then
-# needs Node's headers. Without a configured nodedir it downloads them, which fails on a machine that
-# reaches only the npm registry. The running Node's own headers are the right ones and are usually
+# better-sqlite3 12 (the cluster API's SQLite driver on Node 20) builds from source when no prebuilt
+# binary can be downloaded, and node-gyp then needs Node's headers. Without a configured nodedir it
+# downloads them, which fails on a machine that reaches only the npm registry. The running Node's own headers are the right ones and are usually
 # installed beside it (<prefix>/include/node), so point node-gyp there unless told otherwise.
 #
 # A failed install is tried once more: a registry hiccup should not fail a whole CI run.

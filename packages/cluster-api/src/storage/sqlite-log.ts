@@ -8,9 +8,10 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import BetterSqlite3, { type Database, type Statement } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import { StorageError } from './errors.js';
 import type { KeyValue, StorageEvent } from './interface.js';
+import { sqliteDriver } from './sqlite-driver.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS log (
@@ -66,6 +67,7 @@ export function openDatabase(path: string, busyTimeoutMs: number): Database {
   let db: Database | undefined;
   try {
     mkdirSync(dirname(file), { recursive: true });
+    const BetterSqlite3 = sqliteDriver();
     db = new BetterSqlite3(file, { timeout: busyTimeoutMs });
     // Must precede the first access: the lock is then taken and kept until close.
     db.pragma('locking_mode = EXCLUSIVE');

@@ -1,10 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isStorageError } from './errors.js';
 import { SqliteStorage } from './sqlite.js';
+import { sqliteDriver } from './sqlite-driver.js';
 import { storageConformance } from './testing/conformance.js';
 import { dec, enc, Recorder } from './testing/suite-helpers.js';
 
@@ -20,7 +21,7 @@ storageConformance('sqlite, tiny head cache', async () => SqliteStorage.open(fre
 
 /** Rows in the log table, read after the store closed (it holds an exclusive lock while open). */
 function rowCount(file: string): number {
-  const db = new BetterSqlite3(file, { readonly: true });
+  const db = new (sqliteDriver())(file, { readonly: true });
   try {
     return (db.prepare('SELECT COUNT(*) AS n FROM log').get() as { n: number }).n;
   } finally {
@@ -51,7 +52,7 @@ describe('sqlite specifics', () => {
     const v1 = await s.create('/registry/u/a', enc('v1'));
     await s.update('/registry/u/a', enc('v2'), v1.modRevision);
     await s.close();
-    const db = new BetterSqlite3(file);
+    const db = new (sqliteDriver())(file);
     try {
       const insert = db.prepare(
         `INSERT INTO log (name, created, deleted, create_revision, prev_revision, value, old_value)
