@@ -13,5 +13,7 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
-kubectl version --client 2>/dev/null | head -1 || true
-etcd --version | head -1
+# sed reads to the end: `head -1` may exit before the tool has written all its lines, and the tool's
+# SIGPIPE then fails the script under pipefail (exit 141), at random.
+kubectl version --client 2>/dev/null | sed -n 1p || true
+etcd --version | sed -n 1p
