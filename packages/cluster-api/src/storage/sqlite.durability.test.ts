@@ -1,10 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteStorage } from './sqlite.js';
 
@@ -15,21 +13,13 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Bundles testing/kill-writer.ts into a plain script; better-sqlite3 stays external, by absolute path. */
-async function bundleWriter(): Promise<string> {
-  const entry = fileURLToPath(new URL('./testing/kill-writer.ts', import.meta.url));
-  const sqlite = createRequire(import.meta.url).resolve('better-sqlite3');
-  const outfile = join(dir, 'writer.mjs');
-  await build({
-    stdin: { contents: `import { main } from ${JSON.stringify(entry)};\nawait main(process.argv.slice(2));\n`, resolveDir: dir, loader: 'ts' },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    outfile,
-    logLevel: 'silent',
-    plugins: [{ name: 'native', setup: (b) => b.onResolve({ filter: /^better-sqlite3$/ }, () => ({ path: sqlite, external: true })) }],
-  });
-  return outfile;
+/** The writer runs from the build (npm test builds first), in a process of its own. */
+function writerScript(): string {
+  const writer = fileURLToPath(new URL('../../dist/storage/testing/kill-writer.js', import.meta.url));
+  if (!existsSync(writer)) throw new Error(`${writer} is missing: build first (npx tsc -b packages/cluster-api)`);
+  const script = join(dir, 'writer.mjs');
+  writeFileSync(script, `import { main } from ${JSON.stringify(pathToFileURL(writer).href)};\nawait main(process.argv.slice(2));\n`);
+  return script;
 }
 
 interface Ack {
@@ -66,7 +56,7 @@ function runAndKill(script: string, file: string, count: number): Promise<Ack[]>
 
 describe('sqlite durability', () => {
   it('every write acknowledged before kill -9 is there after reopening, with its value', async () => {
-    const script = await bundleWriter();
+    const script = writerScript();
     const file = join(dir, 'state.db');
     const acks = await runAndKill(script, file, 3000);
     expect(acks.length).toBeGreaterThanOrEqual(3000);
