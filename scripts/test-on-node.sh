@@ -17,7 +17,9 @@ dir="node_modules/.cache/node/$version"
 if [ ! -x "$dir/bin/node" ]; then
   tmp="$(mktemp -d)"
   trap 'rm -rf "$tmp"' EXIT
-  (cd "$tmp" && npm pack --silent "$package@$version" > /dev/null)
+  # Tried twice: a registry hiccup should not fail a whole CI run.
+  fetch() { (cd "$tmp" && npm pack --silent "$package@$version" > /dev/null 2>&1); }
+  fetch || { sleep 5; fetch; } || { echo "cannot fetch $package@$version from the npm registry (is $version a Node release?)" >&2; exit 1; }
   mkdir -p "$dir"
   tar xzf "$tmp"/*.tgz -C "$dir" --strip-components=1
   rm -rf "$tmp"
