@@ -1,0 +1,13 @@
+export type { ContainerConfig, Descriptor, Digest, HistoryEntry, ImageConfig, ImageIndex, ImageManifest, Platform } from './types.js';
+export { MediaType, REF_NAME } from './media-types.js';
+export { DigestMismatchError, isDigest, parseDigest, sha256 } from './digest.js';
+export { ImageLayout, checkRefName } from './layout.js';
+export { writeTar, type TarEntry, type TarOptions } from './tar.js';
+export { readTar, type ReadEntry } from './tar-reader.js';
+export { entriesFromDirectory, type DirectoryOptions } from './files.js';
+export { buildImage, mergeEnv, type BuildOptions, type BuiltImage } from './build.js';
+export { sourceDateEpoch, type LayerSpec } from './layer.js';
+export { resolveImage, type ResolvedImage } from './image-source.js';
+export { hostPlatform, parsePlatform, formatPlatform } from './platform.js';
+export { unpackImage, type UnpackOptions } from './unpack.js';
+export { UnsafeArchiveError } from './safe-path.js';
