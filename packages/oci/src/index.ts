@@ -17,3 +17,4 @@ export { parseReference, formatReference, type ImageReference } from './registry
 export { credentialsFor, dockerConfigPath, type Credentials } from './registry/credentials.js';
 export { RegistryError, type RegistryErrorCode } from './registry/errors.js';
 export type { BlobSource } from './registry/upload.js';
+export { collectGarbage } from './gc.js';

@@ -5,7 +5,7 @@
  * directory, and device files, fail the unpack; the half-written directory is removed.
  */
 import { link, lstat, mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { DigestMismatchError } from './digest.js';
@@ -53,8 +53,9 @@ export async function applyLayer(layout: ImageLayout, layer: Descriptor, diffId:
   } finally {
     tail.destroy();
   }
-  if (compressedHash.digest() !== layer.digest) throw new DigestMismatchError(layer.digest, compressedHash.digest(), `layer ${layer.digest}`);
-  if (diffId && diffHash.digest() !== diffId) throw new DigestMismatchError(diffId, diffHash.digest(), `the uncompressed layer ${layer.digest} (diff_id)`);
+  const [compressed, uncompressed] = [compressedHash.digest(), diffHash.digest()];
+  if (compressed !== layer.digest) throw new DigestMismatchError(layer.digest, compressed, `layer ${layer.digest}`);
+  if (diffId && uncompressed !== diffId) throw new DigestMismatchError(diffId, uncompressed, `the uncompressed layer ${layer.digest} (diff_id)`);
 }
 
 async function removeChildren(dir: string, keep: Set<string>, prefix: string): Promise<void> {
@@ -81,9 +82,10 @@ async function applyEntry(root: string, entry: ReadEntry, created: Set<string>):
   await mkdir(parent, { recursive: true });
   const target = join(parent, name);
   created.add(parts.join('/'));
-  await writeEntry(root, entry, parts, target);
+  await writeEntry(root, entry, relative(root, target).split(sep), target);
 }
 
+/** `parts`: where the entry really lands under the root (symlinks on the way resolved). */
 async function writeEntry(root: string, entry: ReadEntry, parts: string[], target: string): Promise<void> {
   const existing = await lstat(target).catch(() => undefined);
   // A later layer replaces what a lower one had, except a directory onto a directory (merged).
