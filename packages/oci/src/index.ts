@@ -18,3 +18,5 @@ export { credentialsFor, dockerConfigPath, type Credentials } from './registry/c
 export { RegistryError, type RegistryErrorCode } from './registry/errors.js';
 export type { BlobSource } from './registry/upload.js';
 export { collectGarbage } from './gc.js';
+export { nodePackageEntries, type NodePackageOptions } from './node-package.js';
+export { buildFunctionImage, functionLabels, FUNCTION_IMAGE_LABEL, FUNCTION_IMAGE_KIND, RUNTIME_DIR, BUNDLE_DIR, FUNCTION_PORT, type FunctionImageOptions, type RuntimeLayer } from './function-image.js';
