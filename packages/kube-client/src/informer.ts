@@ -1,0 +1,164 @@
+/**
+ * An informer, as client-go's reflector + store: list, then watch from the list's resourceVersion;
+ * keep a local cache by namespace/name; call handlers on add, update and delete. A 410 (the version
+ * is gone from the server's history) means list again, reporting what changed meanwhile; any other
+ * end of the watch resumes from the last version seen, after a backoff that grows while failures
+ * repeat. `synced` resolves after the first list has been delivered.
+ */
+import type { KubeClient, ListOptions } from './client.js';
+import { isExpired } from './errors.js';
+import type { ResourceType } from './resources.js';
+import type { KubeObject } from './types.js';
+
+export interface InformerOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Page size of the list (default 500). */
+  pageSize?: number;
+  /** Backoff after a failed list or watch: from minBackoffMs doubling to maxBackoffMs (default 200 ms → 30 s). */
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** Server-side watch timeout: the watch is renewed after it (default 5 minutes, as client-go). */
+  watchTimeoutSeconds?: number;
+  /** Called for every failure the informer recovers from (for logs); never with credentials. */
+  onError?: (err: unknown) => void;
+}
+
+type Handler<T> = (obj: T, old?: T) => void;
+
+const keyOf = (o: KubeObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+
+export class Informer<T extends KubeObject = KubeObject> {
+  private readonly cache = new Map<string, T>();
+  private readonly handlers = { add: [] as Handler<T>[], update: [] as Handler<T>[], delete: [] as Handler<T>[] };
+  private readonly abort = new AbortController();
+  private resourceVersion = '';
+  private running?: Promise<void>;
+  private markSynced!: () => void;
+  /** Resolves once the first list is in the cache and its handlers have run. */
+  readonly synced = new Promise<void>((resolve) => (this.markSynced = resolve));
+  /** How many times the informer listed (1 + relists after 410). */
+  lists = 0;
+
+  constructor(private readonly client: KubeClient, private readonly type: ResourceType, private readonly options: InformerOptions = {}) {}
+
+  on(event: 'add' | 'update' | 'delete', handler: Handler<T>): this {
+    this.handlers[event].push(handler);
+    return this;
+  }
+
+  get(name: string, namespace?: string): T | undefined {
+    return this.cache.get(`${this.type.namespaced ? (namespace ?? this.options.namespace ?? '') : ''}/${name}`);
+  }
+
+  list(): T[] {
+    return [...this.cache.values()];
+  }
+
+  start(): this {
+    this.running ??= this.run();
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.running;
+  }
+
+  private emit(event: 'add' | 'update' | 'delete', obj: T, old?: T): void {
+    for (const h of this.handlers[event]) {
+      try {
+        h(obj, old);
+      } catch (err) {
+        this.options.onError?.(err);
+      }
+    }
+  }
+
+  private async relist(): Promise<void> {
+    const opts: ListOptions = { namespace: this.options.namespace, labelSelector: this.options.labelSelector, fieldSelector: this.options.fieldSelector, limit: this.options.pageSize ?? 500 };
+    const list = await this.client.listAll<T>(this.type, opts);
+    this.lists++;
+    const seen = new Set<string>();
+    for (const item of list.items) {
+      const key = keyOf(item);
+      seen.add(key);
+      const old = this.cache.get(key);
+      this.cache.set(key, item);
+      if (!old) this.emit('add', item);
+      else if (old.metadata?.resourceVersion !== item.metadata?.resourceVersion) this.emit('update', item, old);
+    }
+    for (const [key, old] of this.cache) {
+      if (!seen.has(key)) {
+        this.cache.delete(key);
+        this.emit('delete', old);
+      }
+    }
+    this.resourceVersion = list.metadata.resourceVersion ?? '';
+    this.markSynced();
+  }
+
+  private async watchOnce(): Promise<void> {
+    const events = this.client.watch<T>(this.type, {
+      namespace: this.options.namespace, labelSelector: this.options.labelSelector, fieldSelector: this.options.fieldSelector,
+      resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: this.options.watchTimeoutSeconds ?? 300, signal: this.abort.signal,
+    });
+    for await (const event of events) {
+      const obj = event.object;
+      if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
+      if (event.type === 'BOOKMARK') continue;
+      const key = keyOf(obj);
+      const old = this.cache.get(key);
+      if (event.type === 'DELETED') {
+        this.cache.delete(key);
+        this.emit('delete', obj);
+      } else {
+        this.cache.set(key, obj);
+        if (old) this.emit('update', obj, old);
+        else this.emit('add', obj);
+      }
+    }
+  }
+
+  private async run(): Promise<void> {
+    const min = this.options.minBackoffMs ?? 200;
+    const max = this.options.maxBackoffMs ?? 30_000;
+    let backoff = min;
+    let needList = true;
+    while (!this.abort.signal.aborted) {
+      try {
+        if (needList) await this.relist();
+        needList = false;
+        const started = Date.now();
+        await this.watchOnce();
+        // A watch that ran a while ended by its timeout: renew at once. One that ended at once backs off.
+        if (Date.now() - started > 1_000) {
+          backoff = min;
+          continue;
+        }
+      } catch (err) {
+        if (this.abort.signal.aborted) return;
+        if (isExpired(err)) {
+          needList = true;
+          continue;
+        }
+        this.options.onError?.(err);
+      }
+      await sleep(backoff * (0.8 + Math.random() * 0.4), this.abort.signal);
+      backoff = Math.min(backoff * 2, max);
+    }
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
