@@ -97,7 +97,10 @@ export class Transport {
     const headers: Record<string, string> = { accept: opts.accept ?? 'application/json', 'user-agent': 'func-kube-client/0.1' };
     const auth = this.authorization();
     if (auth) headers.authorization = auth;
-    if (body !== undefined) headers['content-type'] = opts.contentType ?? 'application/json';
+    if (body !== undefined) {
+      headers['content-type'] = opts.contentType ?? 'application/json';
+      headers['content-length'] = String(body.length);
+    }
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
       const req = send(url, { method: opts.method, headers, agent: this.agent, signal: opts.signal }, resolve);

@@ -1,0 +1,56 @@
+/**
+ * The real cluster API as a child process (`cluster-api serve`, the built CLI): TLS with a generated
+ * CA, a bearer token and a kubeconfig in a temporary data directory, on a free port.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const CLUSTER_CLI = fileURLToPath(new URL('../../cluster-api/dist/cli.js', import.meta.url));
+
+export interface Cluster {
+  url: string;
+  dir: string;
+  kubeconfig: string;
+  token: string;
+  stop(): Promise<void>;
+}
+
+export async function startCluster(): Promise<Cluster> {
+  if (!existsSync(CLUSTER_CLI)) throw new Error(`${CLUSTER_CLI} is missing: build first (npm run build)`);
+  const dir = mkdtempSync(join(tmpdir(), 'kube-client-'));
+  const child: ChildProcess = spawn(process.execPath, [CLUSTER_CLI, 'serve', '--port', '0', '--data-dir', join(dir, 'data')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /"msg":"listening","url":"([^"]+)"/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`cluster-api exited ${code}: ${err.slice(-2000)}`)));
+  });
+  return {
+    url,
+    dir,
+    kubeconfig: join(dir, 'data', 'kubeconfig.yaml'),
+    token: readFileSync(join(dir, 'data', 'admin.token'), 'utf8').trim(),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        await new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); });
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function until<T>(fn: () => T | undefined | false, what: string, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
