@@ -108,10 +108,10 @@ export class LeaderElector {
     const taking = spec?.holderIdentity !== me;
     return {
       holderIdentity: me,
-      leaseDurationSeconds: this.options.leaseDurationSeconds ?? 15,
+      leaseDurationSeconds: Math.ceil(this.options.leaseDurationSeconds ?? 15),
       acquireTime: taking ? now : (spec?.acquireTime ?? now),
       renewTime: now,
-      leaseTransitions: taking && spec?.holderIdentity ? transitions + 1 : transitions,
+      leaseTransitions: taking && spec ? transitions + 1 : transitions,
     };
   }
 
