@@ -107,6 +107,22 @@ describe.skipIf(!haveRegistry)('registry client against docker-registry', () => 
     }
   });
 
+  it('pulls a Docker schema 2 base, appends our layers onto it and pushes an image skopeo reads', async () => {
+    await skopeo(['copy', '--format', 'v2s2', '--dest-tls-verify=false', `oci:${layout.dir}:app`, `docker://${registry.host}/base/node:22`]);
+    const target = await ImageLayout.open(join(work, 'appended'));
+    const base = await pullImage(`${registry.host}/base/node:22`, target, { tag: 'base' });
+    expect(base.mediaType).toBe(MediaType.dockerManifest);
+    const image = await buildImage(target, { base: 'base', tag: 'fn', layers: [{ entries: [file('srv/fn.js', 'fn')] }], config: { Env: ['FN=1'] } });
+    expect(image.manifest.layers.map((l) => l.mediaType)).toEqual([MediaType.layerGzip, MediaType.layerGzip, MediaType.layerGzip]);
+    const pushed = await pushImage(target, 'fn', `${registry.host}/apps/fn:v1`, { mountFrom: 'base/node' });
+    expect(pushed).toMatchObject({ mounted: 2, uploaded: 2 });
+    const inspect = JSON.parse(await skopeo(['inspect', '--tls-verify=false', `docker://${registry.host}/apps/fn:v1`]));
+    expect(inspect).toMatchObject({ Digest: pushed.digest, Env: ['PORT=8080', 'FN=1'], Labels: { 'dev.func.test': 'yes' } });
+    const root = join(work, 'appended-root');
+    await unpackImage(target, 'fn', root);
+    expect(readTree(root)).toMatchObject({ 'srv/index.js': 'export const handle = () => "hi";', 'srv/fn.js': 'fn', 'srv/README': 'second layer' });
+  });
+
   it('says not found for a missing repository or tag, unreachable for a closed port', async () => {
     const target = await ImageLayout.open(join(work, 'missing'));
     const missing = await pullImage(`${registry.host}/nobody/here:v1`, target).catch((e: unknown) => e);
