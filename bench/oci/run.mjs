@@ -27,9 +27,11 @@ const work = mkdtempSync(join(tmpdir(), 'bench-oci-'));
 
 await run(process.execPath, [join(repo, 'packages/runtime/dist/cli.js'), 'build', join(repo, 'examples/hello'), '--outdir', join(work, 'bundle')]);
 
-const script = (layoutDir, tag, push) => `
+// `lean`: the runtime layer without esbuild (func-runtime needs it to build, not to serve a bundle).
+const script = (layoutDir, tag, push, lean = false) => `
   import { ImageLayout, buildFunctionImage, nodePackageEntries, pushImage } from ${JSON.stringify(oci)};
-  const exclude = (rel, pkg) => pkg === '@func/runtime' && (/^(src|test|scripts)(\\/|$)/.test(rel) || rel.endsWith('.tsbuildinfo'));
+  const sources = (rel, pkg) => pkg === '@func/runtime' && (/^(src|test|scripts)(\\/|$)/.test(rel) || rel.endsWith('.tsbuildinfo'));
+  const exclude = (rel, pkg) => sources(rel, pkg) || (${lean} && rel === '' && (pkg === 'esbuild' || pkg.startsWith('@esbuild/')));
   const t0 = performance.now();
   const layout = await ImageLayout.open(${JSON.stringify(layoutDir)});
   const runtime = { entries: await nodePackageEntries('@func/runtime', ${JSON.stringify(repo)}, { exclude }), cli: 'node_modules/@func/runtime/dist/cli.js' };
@@ -40,8 +42,8 @@ const script = (layoutDir, tag, push) => `
   const size = image.manifest.layers.reduce((n, l) => n + l.size, 0);
   console.log(JSON.stringify({ build: t1 - t0, push: pushed, size }));`;
 
-async function measure(layoutDir, tag, push = '') {
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script(layoutDir, tag, push)], { cwd: repo });
+async function measure(layoutDir, tag, push = '', lean = false) {
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script(layoutDir, tag, push, lean)], { cwd: repo });
   return JSON.parse(stdout);
 }
 
@@ -60,7 +62,8 @@ async function startRegistry() {
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const results = { cold: [], rebuild: [], pushFirst: [], pushAgain: [] };
+const results = { cold: [], rebuild: [], pushFirst: [], pushAgain: [], leanCold: [], leanRebuild: [] };
+let leanSize = 0;
 let size = 0;
 const registry = await startRegistry().catch(() => undefined);
 try {
@@ -75,6 +78,12 @@ try {
     results.rebuild.push(again.build);
     if (registry) results.pushAgain.push(again.push);
     rmSync(join(work, 'bundle', 'edit.txt'));
+    const lean = await measure(join(work, `lean-${i}`), 'v1', '', true);
+    results.leanCold.push(lean.build);
+    leanSize = lean.size;
+    writeFileSync(join(work, 'bundle', 'edit.txt'), `edit ${i}`);
+    results.leanRebuild.push((await measure(join(work, `lean-${i}`), 'v2', '', true)).build);
+    rmSync(join(work, 'bundle', 'edit.txt'));
   }
 } finally {
   registry?.child.kill('SIGTERM');
@@ -84,6 +93,8 @@ console.log(`\nFunction image (examples/hello + @func/runtime with production de
 console.log('| step | median | range |\n|---|---|---|');
 console.log(row('cold build (empty layout)', results.cold));
 console.log(row('rebuild after an edit (runtime layer in the layout)', results.rebuild));
+console.log(row(`cold build, runtime layer without esbuild (${(leanSize / 1024 / 1024).toFixed(1)} MiB)`, results.leanCold));
+console.log(row('rebuild after an edit, runtime layer without esbuild', results.leanRebuild));
 console.log(row('push to a local docker-registry (all layers)', results.pushFirst));
 console.log(row('push again after an edit (bundle layer only)', results.pushAgain));
 rmSync(work, { recursive: true, force: true });

@@ -10,7 +10,10 @@ import { entriesFromDirectory } from './files.js';
 import type { TarEntry } from './tar.js';
 
 export interface NodePackageOptions {
-  /** Paths inside a package (slash-separated, relative to it) to leave out, e.g. tests and sources. */
+  /**
+   * Paths inside a package (slash-separated, relative to it) to leave out, e.g. tests and sources;
+   * called with '' for the package itself, to leave a whole package out.
+   */
   exclude?: (relativePath: string, packageName: string) => boolean;
 }
 
@@ -55,6 +58,7 @@ export async function nodePackageEntries(name: string, root: string, options: No
   const found = await closure(name, root);
   const entries: TarEntry[] = [];
   for (const [placeAt, pkg] of [...found.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (options.exclude?.('', pkg.name)) continue;
     const exclude = (rel: string) => rel === 'node_modules' || rel.startsWith('node_modules/') || (options.exclude?.(rel, pkg.name) ?? false);
     entries.push({ path: placeAt, type: 'dir' }, ...(await entriesFromDirectory(pkg.dir, { prefix: placeAt, exclude })));
   }
