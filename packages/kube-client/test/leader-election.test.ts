@@ -73,10 +73,13 @@ function candidate(identity: string, extra: Partial<LeaderElectionOptions> = {})
   return { elector, log };
 }
 
+/** Long enough that a loaded machine's pauses never cost the leader its lease in these tests. */
+const steady = { leaseDurationSeconds: 5, renewDeadlineSeconds: 3, retryPeriodSeconds: 0.1 };
+
 describe('LeaderElector', () => {
   it('elects exactly one of two candidates; the other learns who leads', async () => {
-    const a = candidate('a');
-    const b = candidate('b');
+    const a = candidate('a', steady);
+    const b = candidate('b', steady);
     a.elector.start();
     b.elector.start();
     await until(() => a.elector.isLeader() || b.elector.isLeader(), 'a leader');
@@ -92,10 +95,10 @@ describe('LeaderElector', () => {
   });
 
   it('hands over at once when the leader releases the lease on stop, counting the transition', async () => {
-    const a = candidate('a', { releaseOnStop: true });
+    const a = candidate('a', { ...steady, releaseOnStop: true });
     a.elector.start();
     await until(() => a.elector.isLeader(), 'a leads');
-    const b = candidate('b');
+    const b = candidate('b', steady);
     b.elector.start();
     await new Promise((r) => setTimeout(r, 300));
     expect(b.elector.isLeader()).toBe(false);
