@@ -8,9 +8,9 @@ import { resolveConfig } from '../src/config.js';
 import { tokenAuthenticator } from '../src/http/auth.js';
 import { AdminUser } from '../src/http/credentials.js';
 import { serve, startServer, type Served } from '../src/server.js';
-import { MemoryStorage } from '../src/storage/memory.js';
+import { MemoryStorage } from '../src/storage/memory/memory.js';
 import type { Storage } from '../src/storage/interface.js';
-import { SqliteStorage } from '../src/storage/sqlite.js';
+import { SqliteStorage } from '../src/storage/sqlite/sqlite.js';
 
 const execFileAsync = promisify(execFile);
 

@@ -10,7 +10,7 @@ import { tokenAuthenticator } from '../src/http/auth.js';
 import { AdminUser } from '../src/http/credentials.js';
 import { createRegistry, type LocalRegistry } from '../src/registry/index.js';
 import { startServer, type ClusterApiServer } from '../src/server.js';
-import { MemoryStorage } from '../src/storage/memory.js';
+import { MemoryStorage } from '../src/storage/memory/memory.js';
 import { TestToken, namespace, openWatch, pod } from './helpers.js';
 
 let storage: MemoryStorage;

@@ -237,8 +237,19 @@ export interface WatchQuery {
 export const PatchTypes = ['json', 'merge', 'strategic', 'apply'] as const;
 export type PatchType = (typeof PatchTypes)[number];
 
+/**
+ * A watch event as a sink receives it. `frames`, when present, belongs to this very event object,
+ * which every watcher of the same change receives: an encoding made for one watcher (a JSON line, a
+ * protobuf frame, keyed by format) is kept there and reused by the others, so fan-out costs one
+ * serialisation per event and format. Events only one watcher gets (the initial state, bookmarks)
+ * carry none. Everything here is shared: read-only.
+ */
+export interface DeliveredEvent extends WatchEvent<KubeObject> {
+  readonly frames?: Map<string, Uint8Array>;
+}
+
 export interface WatchSink {
-  onEvent(event: WatchEvent<KubeObject>): void;
+  onEvent(event: DeliveredEvent): void;
   /**
    * Optional: the stored bytes of a newly created object, before they are decoded; false drops its
    * ADDED event unseen. For sinks that care about few objects (the built-in controllers): a creation

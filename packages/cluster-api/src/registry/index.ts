@@ -12,6 +12,7 @@ import { decode, objectKey } from './meta.js';
 import { withDefaultServiceAccount } from './default-service-account.js';
 import { isApiError } from './errors.js';
 import { GenericStore } from './store.js';
+import { cachedEvent, type CachedEvent } from './watch.js';
 import { WatchCache, type WatchCacheOptions } from '../storage/watch-cache.js';
 
 export interface RegistryOptions {
@@ -37,11 +38,11 @@ const MaxPhasesKept = 4096;
 const lookupKey = (group: string, version: string, plural: string): string => `${group}/${version}/${plural}`;
 
 /** The registry plus its watch cache (for its statistics: tests and the benchmark). */
-export type LocalRegistry = Registry & { readonly watchCache: WatchCache };
+export type LocalRegistry = Registry & { readonly watchCache: WatchCache<CachedEvent> };
 
 export const createRegistry = (storage: Storage, options: RegistryOptions = {}): LocalRegistry => {
   const defs = [...allKinds, ...(options.extraDefinitions ?? [])];
-  const cache = new WatchCache(storage, options.watchCache);
+  const cache = new WatchCache(storage, { ...options.watchCache, entry: cachedEvent });
   // Every namespaced create reads its namespace: the phase is parsed once per namespace revision.
   const phases = new Map<string, { rev: number; phase: 'Active' | 'Terminating' }>();
   const deps = {
@@ -55,7 +56,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
       phases.set(ns, { rev: kv.modRevision, phase });
       return phase;
     },
-    watch: { storage, cache, bookmarkIntervalMs: options.bookmarkIntervalMs ?? DefaultBookmarkIntervalMs },
+    watch: { cache, bookmarkIntervalMs: options.bookmarkIntervalMs ?? DefaultBookmarkIntervalMs },
     reviews: options.reviews ?? {},
   };
   const provider = options.componentStatuses ?? storageHealth(storage);

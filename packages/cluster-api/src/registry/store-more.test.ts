@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../api/meta.js';
-import { MemoryStorage } from '../storage/memory.js';
+import { MemoryStorage } from '../storage/memory/memory.js';
 import type { Registry, ResourceStore } from './definition.js';
 import { createRegistry, ensureSystemNamespaces, SystemNamespaces } from './index.js';
 import { apiError } from './testing/kind-tester.js';

@@ -1,58 +1,73 @@
 /**
  * Watch over the watch cache (Kubernetes' cacher semantics): unset or "0" resourceVersion first
  * replays the current state as ADDED at one snapshot, then streams every change after that snapshot,
- * so nothing is lost or repeated between the two (the cache's upstream is established before the
- * snapshot is read). Selectors are applied to both the old and the new object: leaving the selection
- * is DELETED, entering it is ADDED, as informers expect. Bookmarks carry only a resourceVersion.
+ * so nothing is lost or repeated between the two (the cache reads the state once its upstream is up).
+ * Selectors are applied to both the old and the new object: leaving the selection is DELETED,
+ * entering it is ADDED, as informers expect. Bookmarks carry only a resourceVersion.
  */
-import type { KubeObject, WatchEvent } from '../api/meta.js';
+import type { KubeObject, WatchEventType } from '../api/meta.js';
 import { isStorageError } from '../storage/errors.js';
-import type { Storage, StorageEvent } from '../storage/interface.js';
+import type { FanOutEvent } from '../storage/fanout.js';
+import type { KeyValue, StorageEvent } from '../storage/interface.js';
 import type { Subscription, WatchCache } from '../storage/watch-cache.js';
-import { groupVersion, type RequestContext, type ResourceDefinition, type WatchQuery, type WatchSink } from './definition.js';
+import { groupVersion, type DeliveredEvent, type RequestContext, type ResourceDefinition, type WatchQuery, type WatchSink } from './definition.js';
 import { fromStorageError, tooOldResourceVersion } from './errors.js';
 import { decode, groupResource, listPrefix, objectKey } from './meta.js';
 import { objectFilter, parseResourceVersion, type ObjectFilter } from './list.js';
 
-type Event = WatchEvent<KubeObject>;
-
 export interface WatchDeps {
-  storage: Storage;
-  cache: WatchCache;
+  cache: WatchCache<CachedEvent>;
   /** How often a watch with allowWatchBookmarks gets a BOOKMARK (Kubernetes: about once a minute). */
   bookmarkIntervalMs: number;
 }
 
-interface Decoded {
-  cur?: KubeObject;
-  prev?: KubeObject;
+/**
+ * One storage change as every watcher of its resource receives it (the watch cache's entry): the
+ * objects are decoded once, on first need, and each event made of them (ADDED, MODIFIED, DELETED)
+ * exists once, with the frames its watchers' encodings share. Read-only for everyone.
+ */
+export class CachedEvent implements FanOutEvent {
+  readonly revision: number;
+  readonly kv: KeyValue;
+  private cur?: KubeObject;
+  private prev?: KubeObject | null;
+  private readonly made: Partial<Record<WatchEventType, DeliveredEvent>> = {};
+
+  constructor(readonly source: StorageEvent) {
+    this.revision = source.revision;
+    this.kv = source.kv;
+  }
+
+  /** The object after a put. */
+  current(): KubeObject {
+    return (this.cur ??= decode(this.source.kv));
+  }
+
+  /** The object before the change (at the change's revision, as Kubernetes reports a deletion). */
+  previous(): KubeObject | undefined {
+    if (this.prev === undefined) this.prev = this.source.prevKv ? decode(this.source.prevKv, this.revision) : null;
+    return this.prev ?? undefined;
+  }
+
+  /** The event of `type` about `object`, the same instance for every watcher that receives it. */
+  event(type: WatchEventType, object: () => KubeObject): DeliveredEvent {
+    return (this.made[type] ??= { type, object: object(), frames: new Map() });
+  }
 }
 
-/**
- * Every watcher of a prefix receives the same StorageEvent object from the cache: decode it once.
- * The decoded objects are shared between watchers and must be treated as read-only.
- */
-const decodedEvents = new WeakMap<StorageEvent, Decoded>();
-const decodeEvent = (ev: StorageEvent): Decoded => {
-  let d = decodedEvents.get(ev);
-  if (!d) {
-    d = { prev: ev.prevKv ? decode(ev.prevKv, ev.revision) : undefined, cur: ev.type === 'put' ? decode(ev.kv) : undefined };
-    decodedEvents.set(ev, d);
-  }
-  return d;
-};
+export const cachedEvent = (ev: StorageEvent): CachedEvent => new CachedEvent(ev);
 
 /** The event (if any) one storage change produces for a watcher with this filter. */
-export const translate = (def: ResourceDefinition, ev: StorageEvent, matches: ObjectFilter): Event | undefined => {
-  const { cur, prev } = decodeEvent(ev);
-  if (ev.type === 'delete') {
+export const translate = (def: ResourceDefinition, ev: CachedEvent, matches: ObjectFilter): DeliveredEvent | undefined => {
+  const prev = ev.previous();
+  if (ev.source.type === 'delete') {
     const gone = prev ?? tombstone(def, ev.kv.key, ev.revision);
-    return matches(gone) ? { type: 'DELETED', object: gone } : undefined;
+    return matches(gone) ? ev.event('DELETED', () => gone) : undefined;
   }
-  const curOk = matches(cur!);
+  const cur = ev.current();
   const prevOk = prev !== undefined && matches(prev);
-  if (curOk) return { type: prev && prevOk ? 'MODIFIED' : 'ADDED', object: cur! };
-  return prevOk ? { type: 'DELETED', object: prev } : undefined;
+  if (matches(cur)) return ev.event(prevOk ? 'MODIFIED' : 'ADDED', () => cur);
+  return prevOk ? ev.event('DELETED', () => prev) : undefined;
 };
 
 /** A deleted key whose last value the backend did not keep: name and namespace from the key. */
@@ -61,21 +76,6 @@ const tombstone = (def: ResourceDefinition, key: string, revision: number): Kube
   const name = parts[parts.length - 1]!;
   const namespace = def.namespaced ? parts[parts.length - 2] : undefined;
   return { apiVersion: groupVersion(def), kind: def.kind, metadata: { name, namespace, resourceVersion: String(revision) } };
-};
-
-const replay = async (storage: Storage, prefix: string, matches: ObjectFilter, sink: WatchSink): Promise<number> => {
-  let revision = 0;
-  let startAfter: string | undefined;
-  for (;;) {
-    const page = await storage.list({ prefix, revision, limit: 500, startAfter });
-    revision = page.revision;
-    for (const kv of page.items) {
-      const obj = decode(kv);
-      if (matches(obj)) sink.onEvent({ type: 'ADDED', object: obj });
-    }
-    if (!page.more || page.items.length === 0) return revision;
-    startAfter = page.items[page.items.length - 1]!.key;
-  }
 };
 
 /** Periodic BOOKMARKs at the subscription's progress: a client resuming from one misses nothing. */
@@ -102,44 +102,44 @@ export const watchObjects = async (
   const filter = objectFilter(def, query.labelSelector, query.fieldSelector);
   const matches: ObjectFilter = query.name ? (o) => o.metadata.name === query.name && filter(o) : filter;
   const requested = parseResourceVersion(query.resourceVersion);
-  const prefix = listPrefix(def, ctx.namespace);
-  const resourcePrefix = listPrefix(def);
+  const key = query.name ? objectKey(def, ctx.namespace, query.name) : listPrefix(def, ctx.namespace);
   const gr = groupResource(def);
   let after = requested;
-  try {
-    await deps.cache.ready(resourcePrefix);
-    if (requested === 0) after = await replay(deps.storage, prefix, matches, sink);
-  } catch (err) {
-    throw fromStorageError(err, gr, query.name ?? '');
-  }
   let open = true;
   let timer: NodeJS.Timeout | undefined;
   const close = () => {
     open = false;
     clearInterval(timer);
-    sub.close();
+    sub?.close();
   };
-  const key = query.name ? objectKey(def, ctx.namespace, query.name) : prefix;
-  const sub = deps.cache.subscribe(resourcePrefix, { key, prefix: !query.name, afterRevision: after }, {
-    onEvents(events) {
-      for (const ev of events) {
-        if (!open) return;
-        if (sink.admitCreated && ev.type === 'put' && !ev.prevKv && !sink.admitCreated(ev.kv.value)) continue;
-        const out = translate(def, ev, matches);
-        // A sink that throws (its client went away) ends this watch only, never the cache's fan-out.
-        try {
-          if (out) sink.onEvent(out);
-        } catch {
-          close();
-        }
-      }
-    },
-    onError(err) {
+  const deliver = (events: readonly CachedEvent[], state: boolean) => {
+    for (const ev of events) {
       if (!open) return;
-      close();
-      sink.onError(isStorageError(err, 'Compacted') ? tooOldResourceVersion(after, err.revision ?? 0) : fromStorageError(err, gr, ''));
-    },
-  });
+      if (!state && sink.admitCreated && ev.source.type === 'put' && !ev.source.prevKv && !sink.admitCreated(ev.kv.value)) continue;
+      const out = translate(def, ev, matches);
+      // A sink that throws (its client went away) ends this watch only, never the cache's fan-out.
+      try {
+        if (out) sink.onEvent(out);
+      } catch {
+        close();
+      }
+    }
+  };
+  let sub: Subscription | undefined;
+  try {
+    sub = await deps.cache.watch(listPrefix(def), { key, prefix: !query.name, ...(requested > 0 && { afterRevision: requested }) }, {
+      onState: (events, revision) => ((after = revision), deliver(events, true)),
+      onEvents: (events) => deliver(events, false),
+      onError(err) {
+        if (!open) return;
+        close();
+        sink.onError(isStorageError(err, 'Compacted') ? tooOldResourceVersion(after, err.revision ?? 0) : fromStorageError(err, gr, ''));
+      },
+    });
+  } catch (err) {
+    throw fromStorageError(err, gr, query.name ?? '');
+  }
+  if (!open) sub.close();
   if (query.allowWatchBookmarks) timer = bookmarks(deps, def, sub, sink, close);
   return { close };
 };

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { MemoryStorage } from '../../storage/memory.js';
+import { MemoryStorage } from '../../storage/memory/memory.js';
 import type { Registry, ResourceStore } from '../definition.js';
 import { createRegistry } from '../index.js';
 import { apiError } from '../testing/kind-tester.js';

@@ -11,7 +11,7 @@
  * key of the file (it was empty or fitted when opened, and nothing was evicted since),
  * a key it does not hold has no row: a create of a new key then never asks the database.
  */
-import type { Head } from './sqlite-log.js';
+import type { Head } from './log.js';
 
 /** Bookkeeping per entry besides the key and value bytes (Map slot, object, Buffer header). */
 const ENTRY_OVERHEAD = 96;

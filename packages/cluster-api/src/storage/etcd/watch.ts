@@ -12,10 +12,10 @@
  * be ahead of the events delivered so far while a watcher catches up, and drops the compact revision.
  */
 import type { Etcd3, IWatchResponse, IDuplexStream, IWatchRequest, IKeyValue } from 'etcd3';
-import { compactedError } from './checks.js';
-import { StorageError } from './errors.js';
-import type { KeyValue, StorageEvent, Watch, WatchHandlers, WatchOptions } from './interface.js';
-import { prefixEnd } from './keys.js';
+import { compactedError } from '../checks.js';
+import { StorageError } from '../errors.js';
+import type { KeyValue, StorageEvent, Watch, WatchHandlers, WatchOptions } from '../interface.js';
+import { prefixEnd } from '../keys.js';
 
 const MIN_BACKOFF_MS = 50;
 const MAX_BACKOFF_MS = 1_000;

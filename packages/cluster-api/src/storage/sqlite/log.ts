@@ -9,9 +9,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Database, Statement } from 'better-sqlite3';
-import { StorageError } from './errors.js';
-import type { KeyValue, StorageEvent } from './interface.js';
-import { sqliteDriver } from './sqlite-driver.js';
+import { StorageError } from '../errors.js';
+import type { KeyValue, StorageEvent } from '../interface.js';
+import { sqliteDriver } from './driver.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS log (

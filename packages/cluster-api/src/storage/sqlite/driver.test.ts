@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { driverPackage, loadDriver, sqliteDriver } from './sqlite-driver.js';
+import { driverPackage, loadDriver, sqliteDriver } from './driver.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sqlite-driver-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

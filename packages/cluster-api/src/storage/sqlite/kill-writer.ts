@@ -1,12 +1,12 @@
 /**
- * The child process of the kill -9 test (sqlite.durability.test.ts): opens a SQLite store and writes
+ * The child process of the kill -9 test (durability.test.ts): opens a SQLite store and writes
  * without pause, printing one line per acknowledged write: `<revision> <key> <value>`. The parent
  * kills it with SIGKILL mid-burst and checks that every printed write survived.
  *
  * Writes go out in concurrent bursts so that several share one group commit, as under real load;
  * one key is updated over and over to check values at past revisions too.
  */
-import { SqliteStorage } from '../sqlite.js';
+import { SqliteStorage } from './sqlite.js';
 
 const COUNTER = '/registry/durability/counter';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isStorageError } from './errors.js';
-import { MemoryStorage } from './memory.js';
+import { MemoryStorage } from './memory/memory.js';
 import { enc, Recorder, until } from './testing/suite-helpers.js';
 
 describe('watch delivery', () => {

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdStorage } from './etcd.js';
-import { isStorageError } from './errors.js';
-import { storageConformance } from './testing/conformance.js';
-import { startEtcd, type EtcdCluster } from './testing/etcd-cluster.js';
-import { expectError, Recorder, uniqueRoot } from './testing/suite-helpers.js';
+import { isStorageError } from '../errors.js';
+import { storageConformance } from '../testing/conformance.js';
+import { startEtcd, type EtcdCluster } from '../testing/etcd-cluster.js';
+import { expectError, Recorder, uniqueRoot } from '../testing/suite-helpers.js';
 
 // Conformance does not measure durability: member data on tmpfs when the machine has one.
 const dataRoot = existsSync('/dev/shm') ? '/dev/shm' : undefined;

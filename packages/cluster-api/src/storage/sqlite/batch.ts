@@ -17,9 +17,9 @@
  * - A write whose check fails (KeyExists, Conflict) fails alone: it added nothing to the batch.
  */
 import type { Database } from 'better-sqlite3';
-import { isStorageError, StorageError } from './errors.js';
-import type { StorageEvent } from './interface.js';
-import type { LogRow } from './sqlite-log.js';
+import { isStorageError, StorageError } from '../errors.js';
+import type { StorageEvent } from '../interface.js';
+import type { LogRow } from './log.js';
 
 /** What a write adds to the open batch: its row, and the event watchers get once it is committed. */
 export interface BatchWrites {

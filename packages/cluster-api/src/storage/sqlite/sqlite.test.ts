@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isStorageError } from './errors.js';
+import { isStorageError } from '../errors.js';
 import { SqliteStorage } from './sqlite.js';
-import { sqliteDriver } from './sqlite-driver.js';
-import { storageConformance } from './testing/conformance.js';
-import { dec, enc, Recorder } from './testing/suite-helpers.js';
+import { sqliteDriver } from './driver.js';
+import { storageConformance } from '../testing/conformance.js';
+import { dec, enc, Recorder } from '../testing/suite-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cluster-api-sqlite-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

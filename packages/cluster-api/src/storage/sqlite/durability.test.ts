@@ -15,7 +15,7 @@ afterAll(() => {
 
 /** The writer runs from the build (npm test builds first), in a process of its own. */
 function writerScript(): string {
-  const writer = fileURLToPath(new URL('../../dist/storage/testing/kill-writer.js', import.meta.url));
+  const writer = fileURLToPath(new URL('../../../dist/storage/sqlite/kill-writer.js', import.meta.url));
   if (!existsSync(writer)) throw new Error(`${writer} is missing: build first (npx tsc -b packages/cluster-api)`);
   const script = join(dir, 'writer.mjs');
   writeFileSync(script, `import { main } from ${JSON.stringify(pathToFileURL(writer).href)};\nawait main(process.argv.slice(2));\n`);

@@ -4,9 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdStorage } from './etcd.js';
-import { isStorageError } from './errors.js';
-import { startEtcd, type EtcdCluster } from './testing/etcd-cluster.js';
-import { Recorder, until } from './testing/suite-helpers.js';
+import { isStorageError } from '../errors.js';
+import { startEtcd, type EtcdCluster } from '../testing/etcd-cluster.js';
+import { Recorder, until } from '../testing/suite-helpers.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
 let etcd: EtcdCluster;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryStorage } from '../memory.js';
+import { MemoryStorage } from './memory/memory.js';
 import { measureStorage, sampleValue } from './speed.js';
 
 describe('measureStorage', () => {

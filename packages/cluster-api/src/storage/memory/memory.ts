@@ -16,8 +16,8 @@ import {
   keyNotFound,
   compactedError,
   readRevision,
-} from './checks.js';
-import { Compactor, type CompactionPolicy } from './compactor.js';
+} from '../checks.js';
+import { Compactor, type CompactionPolicy } from '../compactor.js';
 import type {
   GetOptions,
   KeyValue,
@@ -28,9 +28,9 @@ import type {
   Watch,
   WatchHandlers,
   WatchOptions,
-} from './interface.js';
-import { checkKey, checkPrefix, prefixEnd } from './keys.js';
-import { WatcherSet } from './watchers.js';
+} from '../interface.js';
+import { checkKey, checkPrefix, prefixEnd } from '../keys.js';
+import { backendFanOut } from '../fanout.js';
 
 /** One write to a key; `value === null` is a deletion (tombstone). */
 interface Version {
@@ -86,7 +86,7 @@ export class MemoryStorage implements Storage {
   private rev = 0;
   private compacted = 0;
   private closed = false;
-  private readonly watchers = new WatcherSet();
+  private readonly watchers = backendFanOut();
   private readonly compactor: Compactor | undefined;
 
   constructor(opts: MemoryOptions = {}) {
@@ -178,11 +178,11 @@ export class MemoryStorage implements Storage {
       checkWatchOptions(opts);
       const start = opts.afterRevision === 0 ? this.rev : opts.afterRevision;
       if (start < this.compacted) throw compactedError(opts.key, this.compacted);
-      // Replay and registration happen in this one synchronous step (see watchers.ts).
+      // Replay and registration happen in this one synchronous step (see fanout.ts).
       const replay = this.log.slice(Math.max(0, start - this.compacted));
       return this.watchers.add(opts, handlers, start, replay);
     } catch (err) {
-      return this.watchers.failed(opts, handlers, err as Error);
+      return this.watchers.failed(handlers, err as Error);
     }
   }
 

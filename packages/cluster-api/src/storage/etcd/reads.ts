@@ -5,7 +5,7 @@
  * Why: each unary gRPC call costs the API server ~0.4 ms of CPU (HTTP/2 framing, protobuf,
  * promises), and under load every namespaced create also reads its namespace — so per-call
  * overhead, not etcd, was the API's ceiling (bench/cluster-api/ETCD.md). SQLite groups writes the
- * same way (sqlite-batch.ts).
+ * same way (sqlite/batch.ts).
  *
  * Semantics are unchanged: etcd serves a read-only transaction linearizably at one revision taken
  * after every coalesced get was issued, so each get still sees every write acknowledged before it

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import { circuitBreaker, ConsecutiveBreaker, handleWhen, noop } from 'cockatiel';
 import { Etcd3, type IOptions, isRecoverableError } from 'etcd3';
-import { isStorageError, StorageError } from './errors.js';
+import { isStorageError, StorageError } from '../errors.js';
 
 /** TLS files for the etcd client connection (`--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`). */
 export interface EtcdTlsFiles {

@@ -1,6 +1,6 @@
 /**
  * The embedded default backend (`sqlite:<file>`): better-sqlite3 over the append-only log of
- * sqlite-log.ts.
+ * log.ts.
  *
  * Durability: WAL with synchronous=NORMAL. A write is acknowledged after its commit reached the WAL
  * file through write(2); it then survives kill -9 of this process (the OS page cache holds it), though
@@ -8,8 +8,8 @@
  *
  * Single writer: the file is opened with locking_mode=EXCLUSIVE, so a second process cannot open it.
  * That makes this process the only source of changes, so watchers are fed in-process right after each
- * commit (watchers.ts) and replay comes from the log; revisions are assigned here (last + 1).
- * Writes are grouped into transactions by sqlite-batch.ts; reads see only committed revisions.
+ * commit (fanout.ts) and replay comes from the log; revisions are assigned here (last + 1).
+ * Writes are grouped into transactions by batch.ts; reads see only committed revisions.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import {
@@ -24,13 +24,13 @@ import {
   keyExists,
   keyNotFound,
   readRevision,
-} from './checks.js';
-import { Compactor, type CompactionPolicy } from './compactor.js';
-import { isStorageError, StorageError } from './errors.js';
-import type { GetOptions, KeyValue, ListOptions, ListResult, Storage, StorageEvent, Watch, WatchHandlers, WatchOptions } from './interface.js';
-import { checkKey, checkPrefix, prefixEnd } from './keys.js';
-import { type BatchWrites, GroupCommit } from './sqlite-batch.js';
-import { HeadCache } from './sqlite-heads.js';
+} from '../checks.js';
+import { Compactor, type CompactionPolicy } from '../compactor.js';
+import { isStorageError, StorageError } from '../errors.js';
+import type { GetOptions, KeyValue, ListOptions, ListResult, Storage, StorageEvent, Watch, WatchHandlers, WatchOptions } from '../interface.js';
+import { checkKey, checkPrefix, prefixEnd } from '../keys.js';
+import { type BatchWrites, GroupCommit } from './batch.js';
+import { HeadCache } from './heads.js';
 import {
   compactRange,
   type Head,
@@ -40,15 +40,15 @@ import {
   openDatabase,
   openLog,
   rowToEvent,
-} from './sqlite-log.js';
-import { WatcherSet } from './watchers.js';
+} from './log.js';
+import { backendFanOut } from '../fanout.js';
 
 export interface SqliteOptions {
   /** Background compaction; absent or false = none (the factory turns it on by default). */
   readonly compaction?: CompactionPolicy | false;
   /** How long to wait for a lock held by another process before failing to open. */
   readonly busyTimeoutMs?: number;
-  /** Memory for the newest rows of recently used keys (sqlite-heads.ts); 0 turns the cache off. */
+  /** Memory for the newest rows of recently used keys (heads.ts); 0 turns the cache off. */
   readonly headCacheBytes?: number;
 }
 
@@ -68,7 +68,7 @@ export class SqliteStorage implements Storage {
   private compacted: number;
   private readonly batches: GroupCommit;
   private closed = false;
-  private readonly watchers = new WatcherSet();
+  private readonly watchers = backendFanOut();
   private readonly compactor: Compactor | undefined;
   private compaction: Promise<number> = Promise.resolve(0);
   private readonly compactTx: (from: number, to: number) => void;
@@ -207,7 +207,7 @@ export class SqliteStorage implements Storage {
       const start = opts.afterRevision === 0 ? head : opts.afterRevision;
       if (start < this.compacted) throw compactedError(opts.key, this.compacted);
       // Replay (committed rows only) and registration happen in this one synchronous step; the
-      // pending batch reaches the watcher through publish when it commits (see watchers.ts).
+      // pending batch reaches the watcher through publish when it commits (see fanout.ts).
       const rows =
         start >= head
           ? []
@@ -216,7 +216,7 @@ export class SqliteStorage implements Storage {
             : this.st.replayKey.all(opts.key, start, head);
       return this.watchers.add(opts, handlers, start, rows.map(rowToEvent));
     } catch (err) {
-      return this.watchers.failed(opts, handlers, this.toStorageError(opts?.key ?? '', err));
+      return this.watchers.failed(handlers, this.toStorageError(opts?.key ?? '', err));
     }
   }
 

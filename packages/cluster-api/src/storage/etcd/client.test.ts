@@ -1,12 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseEtcdEndpoints } from './etcd-client.js';
+import { parseEtcdEndpoints } from './client.js';
 import { EtcdStorage } from './etcd.js';
-import { isStorageError } from './errors.js';
-import { openStorage } from './factory.js';
-import { freePort, startEtcd, type EtcdCluster } from './testing/etcd-cluster.js';
-import { makeTestPki, type TestPki } from './testing/etcd-pki.js';
-import { Recorder, expectError } from './testing/suite-helpers.js';
+import { isStorageError } from '../errors.js';
+import { openStorage } from '../factory.js';
+import { freePort, startEtcd, type EtcdCluster } from '../testing/etcd-cluster.js';
+import { makeTestPki, type TestPki } from '../testing/etcd-pki.js';
+import { Recorder, expectError } from '../testing/suite-helpers.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
 

@@ -5,21 +5,21 @@
  * `mod_revision == 0`, update and delete are transactions on `mod_revision == expected` (plus
  * `create_revision > 0`, so an absent key is KeyNotFound, never re-created). Several API servers
  * may share one cluster: nothing here assumes this process is the only writer, so watches come from
- * etcd itself (etcd-watch.ts) and the compacted revision is whatever etcd reports.
+ * etcd itself (watch.ts) and the compacted revision is whatever etcd reports.
  *
  * Retries: reads are retried on another member within the call's deadline; a write is retried only
  * when it surely never left this process, so no write is applied twice.
  */
 import type { Etcd3, ICompare, IKeyValue, IRequestOp, ITxnResponse } from 'etcd3';
-import { checkListOptions, checkRevisionArg, checkValue, checkWatchOptions, closedError, conflict, keyExists, keyNotFound } from './checks.js';
-import { Compactor, type CompactionPolicy } from './compactor.js';
-import { bounded, connectEtcd, DEFAULT_ETCD_TIMEOUT_MS, type EtcdClientOptions, isCompactedError, neverSent, toStorageError } from './etcd-client.js';
-import { GetBatcher } from './etcd-reads.js';
-import { EtcdWatch, kvFromEtcd } from './etcd-watch.js';
-import { isStorageError, StorageError } from './errors.js';
-import type { GetOptions, KeyValue, ListOptions, ListResult, Storage, Watch, WatchHandlers, WatchOptions } from './interface.js';
-import { checkKey, checkPrefix, prefixEnd, REGISTRY_ROOT } from './keys.js';
-import { WatcherSet } from './watchers.js';
+import { checkListOptions, checkRevisionArg, checkValue, checkWatchOptions, closedError, conflict, keyExists, keyNotFound } from '../checks.js';
+import { Compactor, type CompactionPolicy } from '../compactor.js';
+import { bounded, connectEtcd, DEFAULT_ETCD_TIMEOUT_MS, type EtcdClientOptions, isCompactedError, neverSent, toStorageError } from './client.js';
+import { GetBatcher } from './reads.js';
+import { EtcdWatch, kvFromEtcd } from './watch.js';
+import { isStorageError, StorageError } from '../errors.js';
+import type { GetOptions, KeyValue, ListOptions, ListResult, Storage, Watch, WatchHandlers, WatchOptions } from '../interface.js';
+import { checkKey, checkPrefix, prefixEnd, REGISTRY_ROOT } from '../keys.js';
+import { backendFanOut } from '../fanout.js';
 
 export interface EtcdOptions extends EtcdClientOptions {
   /** Background compaction; absent or false = none (the factory turns it on by default). */
@@ -49,7 +49,7 @@ export class EtcdStorage implements Storage {
   private readonly watches = new Set<EtcdWatch>();
   /** Start points of `afterRevision: 0` watches still being fetched; later writes wait for them. */
   private readonly pendingStarts = new Set<Promise<number>>();
-  private readonly failedWatches = new WatcherSet();
+  private readonly failedWatches = backendFanOut();
   private readonly compactor: Compactor | undefined;
   private readonly latest = new GetBatcher((keys) =>
     this.read('', 0, async () => {
@@ -151,7 +151,7 @@ export class EtcdStorage implements Storage {
       if (this.closed) throw closedError(opts?.key);
       checkWatchOptions(opts);
     } catch (err) {
-      return this.failedWatches.failed(opts, handlers, err as Error);
+      return this.failedWatches.failed(handlers, err as Error);
     }
     let start: Promise<number> = Promise.resolve(opts.afterRevision);
     if (opts.afterRevision === 0) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { IKeyValue } from 'etcd3';
-import { GetBatcher, MAX_TXN_OPS } from './etcd-reads.js';
+import { GetBatcher, MAX_TXN_OPS } from './reads.js';
 
 const kv = (key: Buffer): IKeyValue => ({ key, value: Buffer.from(`v:${key}`), create_revision: '1', mod_revision: '1', version: '1', lease: '0' });
 

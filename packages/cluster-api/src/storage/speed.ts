@@ -6,7 +6,7 @@
  *   console.table(await measureStorage(storage, { n: 10_000 }));
  */
 import { performance } from 'node:perf_hooks';
-import type { Storage } from '../interface.js';
+import type { Storage } from './interface.js';
 
 export interface MeasureOptions {
   /** Objects to create (and then get and list). */
