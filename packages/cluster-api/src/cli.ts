@@ -6,8 +6,8 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { ConfigError, resolveConfig, serveOptions } from './config.js';
-import { TokenFileError } from './http/auth.js';
-import { TlsFileError } from './http/tls.js';
+import { TokenFileError } from './auth/authenticator.js';
+import { TlsFileError } from './auth/tls.js';
 import { migrate, migrateArgs, migrateOptions } from './migrate.js';
 import { serve } from './server.js';
 

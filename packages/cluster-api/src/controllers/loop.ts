@@ -5,7 +5,7 @@
  */
 import type { KubeObject } from '../api/meta.js';
 import type { Registry, RequestContext, ResourceDefinition, ResourceStore } from '../registry/definition.js';
-import { isApiError } from '../registry/errors.js';
+import { isApiError } from '../api/errors.js';
 
 export interface ControllerOptions {
   /** Coalesce bursts of events into one pass. */

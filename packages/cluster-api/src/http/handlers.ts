@@ -15,7 +15,8 @@ import { decodeBody, negotiateOutput, negotiateWatch, patchTypeOf, type Output }
 import { deleteOptionsOf, dryRunOf, intParam, isPretty, listQueryOf, watchQueryOf, writeOptionsOf } from './query.js';
 import { send, sendBytes } from './respond.js';
 import type { Route } from './router.js';
-import { deletedStatus, malformedBody, pathNotFound, unsupportedPatchType } from './status.js';
+import { malformedBody, pathNotFound, unsupportedPatchType } from '../api/errors.js';
+import { deletedStatus, type ReportServerError } from './status.js';
 import { includeObjectOf, toTable } from './table.js';
 import { serveWatch } from './watch.js';
 
@@ -26,6 +27,8 @@ export interface Exchange {
   user?: UserInfo;
   /** Where open watch streams are registered (see AppOptions.watches). */
   watches?: Set<ServerResponse>;
+  /** Logs a server error a watch stream ends with; answers its request id. */
+  report?: ReportServerError;
 }
 
 /** A promise only when the answer has to wait: a read the storage holds at hand is answered in this tick. */
@@ -108,6 +111,7 @@ async function watch(route: Route, ex: Exchange, ctx: RequestContext): Promise<v
     protobuf: output.format === 'protobuf',
     pretty: isPretty(ex.query),
     openWatches: ex.watches,
+    report: ex.report && ((err: unknown) => ex.report!(err, ex.req)),
   });
 }
 

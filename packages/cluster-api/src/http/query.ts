@@ -6,7 +6,7 @@
 import type { DeleteOptions } from '../api/meta.js';
 import { PropagationPolicies } from '../api/meta.js';
 import type { ListQuery, PatchType, WatchQuery } from '../registry/definition.js';
-import { badRequest, invalid } from '../registry/errors.js';
+import { badRequest, invalid } from '../api/errors.js';
 import { managerFromUserAgent } from '../registry/managed-fields.js';
 
 const unsupported = (param: string, value: string, supported: string): Error =>

@@ -4,10 +4,10 @@
  * the definition does not list is 405 MethodNotAllowed, as kube-apiserver answers.
  */
 import type { Registry, ResourceStore, Subresource } from '../registry/definition.js';
-import { methodNotAllowed } from '../registry/errors.js';
+import { methodNotAllowed } from '../api/errors.js';
 import { subresourceAllows } from './discovery.js';
 import type { RequestVerb, ResourceInfo } from './request-info.js';
-import { methodNotSupported, pathNotFound } from './status.js';
+import { methodNotSupported, pathNotFound } from '../api/errors.js';
 
 export interface Route {
   store: ResourceStore;

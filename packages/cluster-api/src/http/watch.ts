@@ -30,6 +30,8 @@ export interface WatchRequest {
   pretty: boolean;
   /** Holds the response while the stream is open (server shutdown ends what it finds there). */
   openWatches?: Set<ServerResponse>;
+  /** Logs a server error the stream ends with; answers the request id its ERROR event names. */
+  report?: (err: unknown) => string | undefined;
 }
 
 const defaultTimeoutSeconds = (): number => 1800 + Math.floor(Math.random() * 1800);
@@ -80,7 +82,7 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: W
       const shared = sharedFrame(w, event);
       write(shared ?? frame(render(w, event)), shared && event);
     },
-    onError: (err) => (write(frame({ type: 'ERROR', object: statusOf(err) })), finish()),
+    onError: (err) => (write(frame({ type: 'ERROR', object: statusOf(err, w.report?.(err)) })), finish()),
   });
   // The client may have gone, or the store ended the watch, while it was being set up.
   if (finished) return void handle.close();

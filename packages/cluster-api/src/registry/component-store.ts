@@ -5,7 +5,7 @@
 import type { KubeList, KubeObject } from '../api/meta.js';
 import type { Storage } from '../storage/interface.js';
 import { groupVersion, type ResourceDefinition, type ResourceStore } from './definition.js';
-import { methodNotAllowed, notFound } from './errors.js';
+import { methodNotAllowed, notFound } from '../api/errors.js';
 import { objectFilter } from './list.js';
 import { collectionLink, groupResource, selfLink } from './meta.js';
 

@@ -5,7 +5,7 @@
  */
 import type { KubeObject } from '../api/meta.js';
 import type { RequestContext, ResourceStore } from './definition.js';
-import { isApiError } from './errors.js';
+import { isApiError } from '../api/errors.js';
 
 export const DefaultServiceAccount = 'default';
 

@@ -6,7 +6,7 @@
  */
 import { PropagationPolicies, type DeleteOptions, type KubeObject } from '../api/meta.js';
 import type { ResourceDefinition } from './definition.js';
-import { conflict, invalid, type GroupResource } from './errors.js';
+import { conflict, invalid, type GroupResource } from '../api/errors.js';
 import { clone, timestamp } from './meta.js';
 import { invalidValue, notSupported, type FieldError } from './validation.js';
 

@@ -10,7 +10,7 @@ import { withServiceAccountTokenSecrets } from './token-secrets.js';
 import { allKinds, namespace } from './kinds/index.js';
 import { decode, objectKey } from './meta.js';
 import { withDefaultServiceAccount } from './default-service-account.js';
-import { isApiError } from './errors.js';
+import { isApiError } from '../api/errors.js';
 import { GenericStore } from './store.js';
 import { cachedEvent, type CachedEvent } from './watch.js';
 import { WatchCache, type WatchCacheOptions } from '../storage/watch-cache.js';
@@ -99,4 +99,3 @@ export type {
 } from './definition.js';
 export { groupVersion, PatchTypes, Verbs, Subresources } from './definition.js';
 export type { ComponentHealth, ComponentStatusProvider } from './component-store.js';
-export * from './errors.js';

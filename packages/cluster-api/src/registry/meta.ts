@@ -7,7 +7,7 @@
 import type { KubeObject } from '../api/meta.js';
 import type { KeyValue } from '../storage/interface.js';
 import * as keys from '../storage/keys.js';
-import { badRequest, type GroupResource } from './errors.js';
+import { badRequest, type GroupResource } from '../api/errors.js';
 import { isStorageError } from '../storage/errors.js';
 import { groupVersion, type ResourceDefinition } from './definition.js';
 

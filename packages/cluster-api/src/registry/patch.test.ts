@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../api/meta.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../api/errors.js';
 import { groupKinds } from './kinds/groups.js';
 import { pod } from './kinds/pod.js';
 import { service } from './kinds/service.js';

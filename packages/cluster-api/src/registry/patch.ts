@@ -6,7 +6,7 @@
  */
 import type { KubeObject } from '../api/meta.js';
 import type { PatchType, ResourceDefinition } from './definition.js';
-import { ApiError, badRequest } from './errors.js';
+import { ApiError, badRequest } from '../api/errors.js';
 import { clone, isObject } from './meta.js';
 import { strategicMerge } from './strategic-merge.js';
 

@@ -5,7 +5,7 @@
  */
 import type { KubeObject } from '../api/meta.js';
 import type { ResourceDefinition } from './definition.js';
-import { badRequest, invalid } from './errors.js';
+import { badRequest, invalid } from '../api/errors.js';
 import { isObject } from './meta.js';
 
 const obj = (v: unknown): Record<string, unknown> => (isObject(v) ? v : {});

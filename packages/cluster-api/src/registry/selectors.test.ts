@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from './errors.js';
+import { ApiError } from '../api/errors.js';
 import { pod } from './kinds/pod.js';
 import { exactName, parseFieldSelector, parseLabelSelector } from './selectors.js';
 

@@ -4,7 +4,7 @@
  */
 import type { KubeObject } from '../api/meta.js';
 import type { ResourceDefinition } from './definition.js';
-import { badRequest } from './errors.js';
+import { badRequest } from '../api/errors.js';
 import { isQualifiedName, isValidLabelValue } from './validation.js';
 
 export type Labels = Readonly<Record<string, string>>;

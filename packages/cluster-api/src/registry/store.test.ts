@@ -8,7 +8,7 @@ import type { Storage } from '../storage/interface.js';
 import { MemoryStorage } from '../storage/memory/memory.js';
 import { SqliteStorage } from '../storage/sqlite/sqlite.js';
 import type { Registry, ResourceStore } from './definition.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../api/errors.js';
 import { createRegistry } from './index.js';
 
 const ctx = (namespace?: string) => ({ namespace });

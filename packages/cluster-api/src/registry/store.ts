@@ -10,7 +10,7 @@ import type {
   ConnectAnswer, ListQuery, PatchType, RequestContext, ResourceDefinition, ResourceStore, ReviewServices, Subresource, Verb, WatchQuery, WatchSink,
 } from './definition.js';
 import { checkDeleteOptions, deletePrecondition, planDelete, releasedByUpdate } from './deletion.js';
-import { ApiError, badRequest, conflict, forbidden, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage } from './errors.js';
+import { ApiError, badRequest, conflict, forbidden, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage } from '../api/errors.js';
 import { listEncoded, listObjects } from './list.js';
 import { clone, decode, encode, encodeWithResourceVersion, groupResource, isObject, objectKey, rememberWritten, sameBytes } from './meta.js';
 import { applyConfiguration, recordUpdate } from './managed-fields.js';

@@ -6,7 +6,7 @@
  */
 import type { KubeObject } from '../api/meta.js';
 import type { BoundObject, RequestContext, ResourceStore, Subresource, TokenIssuer } from './definition.js';
-import { ApiError, badRequest, conflict, invalid } from './errors.js';
+import { ApiError, badRequest, conflict, invalid } from '../api/errors.js';
 import { isObject, timestamp } from './meta.js';
 
 const DefaultSeconds = 3600;

@@ -9,7 +9,7 @@
  */
 import type { KubeObject } from '../api/meta.js';
 import type { RequestContext, ResourceStore, TokenIssuer } from './definition.js';
-import { isApiError } from './errors.js';
+import { isApiError } from '../api/errors.js';
 import { isObject } from './meta.js';
 
 export const ServiceAccountTokenType = 'kubernetes.io/service-account-token';

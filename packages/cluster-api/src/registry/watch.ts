@@ -11,7 +11,7 @@ import type { FanOutEvent } from '../storage/fanout.js';
 import type { KeyValue, StorageEvent } from '../storage/interface.js';
 import type { Subscription, WatchCache } from '../storage/watch-cache.js';
 import { groupVersion, type DeliveredEvent, type RequestContext, type ResourceDefinition, type WatchQuery, type WatchSink } from './definition.js';
-import { fromStorageError, tooOldResourceVersion } from './errors.js';
+import { fromStorageError, tooOldResourceVersion } from '../api/errors.js';
 import { decode, groupResource, listPrefix, objectKey } from './meta.js';
 import { objectFilter, parseResourceVersion, type ObjectFilter } from './list.js';
 

@@ -5,7 +5,7 @@
  */
 import type { KubeObject } from '../../api/meta.js';
 import type { SubresourceAction } from '../definition.js';
-import { badRequest, conflict, invalid } from '../errors.js';
+import { badRequest, conflict, invalid } from '../../api/errors.js';
 import { clone, isObject, timestamp } from '../meta.js';
 import { notSupported, required, type FieldError } from '../validation.js';
 import { arr, obj, str } from './common.js';

@@ -6,7 +6,7 @@
  */
 import type { KubeObject } from '../../api/meta.js';
 import type { ConnectAnswer, Subresource } from '../definition.js';
-import { badRequest, notFound } from '../errors.js';
+import { badRequest, notFound } from '../../api/errors.js';
 import { arr, obj, spec, str } from './common.js';
 
 const containerNames = (pod: KubeObject): string[] =>

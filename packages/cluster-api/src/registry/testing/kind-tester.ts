@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../api/meta.js';
 import type { Storage } from '../../storage/interface.js';
 import { groupVersion, type Registry, type ResourceDefinition, type ResourceStore, type Verb } from '../definition.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../api/errors.js';
 import { fixtureFor } from './fixtures.js';
 
 const Namespace = 'kind-test';

@@ -1,11 +1,15 @@
 /**
- * API errors: the middle of the three layers (storage error → API error → Status body).
+ * Every error a client can see, in one place: the middle of the three layers (storage error → API
+ * error → Status body). Reasons and messages are Kubernetes' own (k8s.io/apimachinery/pkg/api/errors
+ * and kube-apiserver's handlers): clients such as kubectl and client-node branch on `reason` and print
+ * `message` verbatim, so keep them exact. http/status.ts is the only place that turns an ApiError
+ * into a Status body.
  *
- * Reasons and messages are Kubernetes' own (k8s.io/apimachinery/pkg/api/errors): clients such as
- * kubectl and client-node branch on `reason` and print `message` verbatim, so keep them exact.
- * http/status.ts is the only place that turns an ApiError into a Status body.
+ * Message policy: a 4xx message says what is wrong with the request; a 5xx message never carries a
+ * lower layer's text (paths, SQL, addresses, library messages). That text stays on the error as its
+ * `cause`, which the HTTP layer logs with a request id the client also gets.
  */
-import type { StatusCause } from '../api/meta.js';
+import type { StatusCause, StatusDetails } from './meta.js';
 import { isStorageError } from '../storage/errors.js';
 
 export const StatusReasons = [
@@ -42,16 +46,11 @@ export class ApiError extends Error {
     readonly code: number,
     readonly reason: StatusReason,
     message: string,
-    readonly details?: {
-      name?: string;
-      group?: string;
-      kind?: string;
-      uid?: string;
-      causes?: StatusCause[];
-      retryAfterSeconds?: number;
-    },
+    readonly details?: StatusDetails,
+    /** What went wrong below (for the log only, never for the client). */
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
   }
 }
 
@@ -111,11 +110,13 @@ export const methodNotAllowed = (verb: string, gr: GroupResource): ApiError =>
 
 export const gone = (message: string): ApiError => new ApiError(410, 'Expired', message);
 
-export const internalError = (message: string): ApiError =>
-  new ApiError(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
+/** 500: `cause` goes to the log, the client reads only that something failed. */
+export const internalError = (cause?: unknown): ApiError =>
+  new ApiError(500, 'InternalError', 'Internal error occurred: an unexpected error happened while handling the request', undefined, cause);
 
-export const serviceUnavailable = (message: string, retryAfterSeconds = 1): ApiError =>
-  new ApiError(503, 'ServiceUnavailable', message, { retryAfterSeconds });
+/** 503 with the retry hint clients honour; `cause` goes to the log. */
+export const serviceUnavailable = (message: string, cause?: unknown, retryAfterSeconds = 1): ApiError =>
+  new ApiError(503, 'ServiceUnavailable', message, { retryAfterSeconds }, cause);
 
 /** 410 Expired for a list continue token whose snapshot revision was compacted away. */
 export const ContinueExpiredMessage =
@@ -149,10 +150,45 @@ export const fromStorageError = (err: unknown, gr: GroupResource, name: string):
       case 'Compacted':
         return gone(`The resourceVersion for the provided list is too old.`);
       case 'Unavailable':
-        return serviceUnavailable(`storage is unavailable: ${err.message}`);
+        return serviceUnavailable('the storage backend is unavailable; try again later', err);
       case 'InvalidArgument':
         return badRequest(err.message);
     }
   }
-  return internalError(err instanceof Error ? err.message : String(err));
+  return internalError(err);
 };
+
+/* ---- What kube-apiserver's HTTP handlers answer before a request reaches a resource ---- */
+
+const acceptedMedia = 'application/json, application/yaml';
+
+export const pathNotFound = (): ApiError => new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+
+export const unauthorized = (): ApiError => new ApiError(401, 'Unauthorized', 'Unauthorized');
+
+export const tooLarge = (limit: number): ApiError =>
+  new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`);
+
+export const unsupportedMediaType = (contentType: string): ApiError =>
+  new ApiError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: ${acceptedMedia}` +
+      (contentType ? ` (got ${contentType.slice(0, 100)})` : ''),
+  );
+
+export const unsupportedPatchType = (contentType: string): ApiError =>
+  new ApiError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (got ${contentType.slice(0, 100)})`,
+  );
+
+export const notAcceptable = (): ApiError =>
+  new ApiError(406, 'NotAcceptable', `only the following media types are accepted: ${acceptedMedia}`);
+
+export const malformedBody = (why: string): ApiError =>
+  new ApiError(400, 'BadRequest', `the object provided is unrecognized or malformed: ${why.slice(0, 200)}`);
+
+export const methodNotSupported = (method: string): ApiError =>
+  new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource (${method.slice(0, 16)})`);

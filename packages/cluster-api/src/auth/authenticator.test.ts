@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCsvLine, parseTokenFile, tokenAuthenticator } from './auth.js';
+import { parseCsvLine, parseTokenFile, tokenAuthenticator } from './authenticator.js';
 
 describe('token file', () => {
   it('reads kube-apiserver token file lines', () => {

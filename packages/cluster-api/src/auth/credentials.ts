@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { stringify } from 'yaml';
 import type { UserInfo } from '../registry/definition.js';
-import { parseTokenFile } from './auth.js';
+import { parseTokenFile } from './authenticator.js';
 
 /** The generated token's user: in system:masters like k3s' admin. */
 export const AdminUser: UserInfo = { name: 'admin', uid: 'admin', groups: ['system:masters'] };

@@ -13,8 +13,8 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sig
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { BoundObject, IssuedToken, Registry, TokenIssuer, UserInfo } from '../registry/definition.js';
-import { isApiError } from '../registry/errors.js';
-import { ApiAudience, type Authenticator, type ReviewedToken } from './auth.js';
+import { isApiError } from '../api/errors.js';
+import { ApiAudience, type Authenticator, type ReviewedToken } from './authenticator.js';
 import { TlsFileError } from './tls.js';
 
 /** kube-apiserver's usual --service-account-issuer (kubeadm's); also the API audience. */
