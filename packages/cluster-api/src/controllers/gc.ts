@@ -10,7 +10,7 @@
  * with a GC finalizer. Owners are looked up by apiVersion, kind, namespace and name, then uid.
  */
 import type { KubeObject, OwnerReference } from '../api/meta.js';
-import { ForegroundFinalizer, OrphanFinalizer } from '../registry/deletion.js';
+import { ForegroundFinalizer, OrphanFinalizer } from '../registry/generic/deletion.js';
 import { groupVersion, type Registry, type ResourceStore } from '../registry/definition.js';
 import { follow, ignoreRaces, mentions, inNamespace, Loop, managedStores, type Controller, type ControllerOptions } from './loop.js';
 

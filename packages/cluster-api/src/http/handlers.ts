@@ -9,7 +9,7 @@ import type { KubeList, KubeObject } from '../api/meta.js';
 import { supportsProtobuf } from '../protobuf/codec.js';
 import { servesProtobuf } from '../protobuf/negotiation.js';
 import { ConnectSubresources, SubresourceKinds, type RequestContext, type UserInfo } from '../registry/definition.js';
-import { writtenEncoding } from '../registry/meta.js';
+import { writtenEncoding } from '../registry/generic/meta.js';
 import { readBody, hasBody } from './body.js';
 import { decodeBody, negotiateOutput, negotiateWatch, patchTypeOf, type Output } from './negotiate.js';
 import { deleteOptionsOf, dryRunOf, intParam, isPretty, listQueryOf, watchQueryOf, writeOptionsOf } from './query.js';

@@ -6,8 +6,8 @@ import type { KubeList, KubeObject } from '../api/meta.js';
 import type { Storage } from '../storage/interface.js';
 import { groupVersion, type ResourceDefinition, type ResourceStore } from './definition.js';
 import { methodNotAllowed, notFound } from '../api/errors.js';
-import { objectFilter } from './list.js';
-import { collectionLink, groupResource, selfLink } from './meta.js';
+import { objectFilter } from './generic/list.js';
+import { collectionLink, groupResource, selfLink } from './generic/meta.js';
 
 /** One component's health, as the provider reports it. */
 export interface ComponentHealth {

@@ -5,7 +5,7 @@
  */
 import type { DeleteOptions, KubeList, KubeObject, WatchEvent } from '../api/meta.js';
 import type { Storage } from '../storage/interface.js';
-import type { FieldError } from './validation.js';
+import type { FieldError } from './generic/validation.js';
 
 /** Verbs as discovery lists them (APIResource.verbs). */
 export const Verbs = ['create', 'get', 'list', 'watch', 'update', 'patch', 'delete', 'deletecollection'] as const;

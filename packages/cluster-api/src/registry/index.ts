@@ -5,14 +5,14 @@
 import type { Storage } from '../storage/interface.js';
 import { componentStore, storageHealth, type ComponentStatusProvider } from './component-store.js';
 import type { Registry, ResourceDefinition, ResourceStore, ReviewServices, TokenIssuer } from './definition.js';
-import { withTokenRequests } from './token-request.js';
-import { withServiceAccountTokenSecrets } from './token-secrets.js';
+import { withTokenRequests } from './subresources/token.js';
+import { withServiceAccountTokenSecrets } from './kinds/service-account-token-secret.js';
 import { allKinds, namespace } from './kinds/index.js';
-import { decode, objectKey } from './meta.js';
+import { decode, objectKey } from './generic/meta.js';
 import { withDefaultServiceAccount } from './default-service-account.js';
 import { isApiError } from '../api/errors.js';
-import { GenericStore } from './store.js';
-import { cachedEvent, type CachedEvent } from './watch.js';
+import { GenericStore } from './generic/store.js';
+import { cachedEvent, type CachedEvent } from './generic/watch.js';
 import { WatchCache, type WatchCacheOptions } from '../storage/watch-cache.js';
 
 export interface RegistryOptions {

@@ -2,7 +2,7 @@
  * Namespace: born Active with the `kubernetes` finalizer in spec.finalizers; only /finalize changes
  * spec.finalizers and only /status changes status (Kubernetes' namespace strategies).
  */
-import { isDNS1123Label } from '../validation.js';
+import { isDNS1123Label } from '../generic/validation.js';
 import { AllButDeleteCollection, arr, child, column, core, spec, status, str } from './common.js';
 
 const Immortal = ['default', 'kube-system', 'kube-public'];

@@ -1,7 +1,7 @@
 /** PersistentVolumeClaim: born Pending; the spec is immutable but for resources.requests (expansion). */
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../../api/meta.js';
-import { forbiddenField, required, type FieldError } from '../validation.js';
+import { forbiddenField, required, type FieldError } from '../generic/validation.js';
 import { accessModes, AllVerbs, column, core, obj, spec, status, str } from './common.js';
 import { validateAccessModes, validateResourceList } from './quantities.js';
 

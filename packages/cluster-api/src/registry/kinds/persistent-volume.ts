@@ -3,7 +3,7 @@
  * here, a new volume is Available at once (the phase Kubernetes' controller moves it to from Pending).
  */
 import type { KubeObject } from '../../api/meta.js';
-import { forbiddenField, notSupported, required, type FieldError } from '../validation.js';
+import { forbiddenField, notSupported, required, type FieldError } from '../generic/validation.js';
 import { accessModes, AllVerbs, child, column, core, obj, setDefault, spec, status, str } from './common.js';
 import { validateAccessModes, validateResourceList } from './quantities.js';
 

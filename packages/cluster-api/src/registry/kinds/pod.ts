@@ -1,10 +1,10 @@
 /** Pod: Kubernetes' pod strategy — status starts Pending, the spec is immutable but for a few fields. */
 import { isDeepStrictEqual } from 'node:util';
 import type { DeleteOptions, KubeObject } from '../../api/meta.js';
-import { forbiddenField, type FieldError } from '../validation.js';
+import { forbiddenField, type FieldError } from '../generic/validation.js';
 import { AllVerbs, arr, child, column, core, obj, spec, status, str, type Obj } from './common.js';
-import { podBinding } from './pod-binding.js';
-import { podConnect } from './pod-connect.js';
+import { podBinding } from '../subresources/binding.js';
+import { podConnect } from '../subresources/pod-connect.js';
 import { defaultPodSpec, validatePodSpec } from './pod-spec.js';
 
 const containers = (o: KubeObject): Obj[] => arr(status(o).containerStatuses).map(obj);

@@ -3,10 +3,10 @@
  * match them (Kubernetes' SetDefaults_ReplicationController / ValidateReplicationControllerSpec).
  */
 import type { KubeObject } from '../../api/meta.js';
-import { invalidValue, required, validateLabels, type FieldError } from '../validation.js';
+import { invalidValue, required, validateLabels, type FieldError } from '../generic/validation.js';
 import { AllVerbs, arr, child, column, core, obj, spec, status, str } from './common.js';
 import { defaultPodSpec, validatePodSpec } from './pod-spec.js';
-import { selectorString } from '../scale.js';
+import { selectorString } from '../subresources/scale.js';
 
 const templateOf = (o: KubeObject) => obj(spec(o).template);
 const labelsOf = (o: KubeObject) => obj(obj(templateOf(o).metadata).labels) as Record<string, string>;

@@ -1,6 +1,6 @@
 /** ResourceQuota: aggregate limits per namespace; status (hard/used) is written through /status. */
 import type { KubeObject } from '../../api/meta.js';
-import { notSupported, type FieldError } from '../validation.js';
+import { notSupported, type FieldError } from '../generic/validation.js';
 import { AllVerbs, arr, column, core, obj, spec, status } from './common.js';
 import { validateResourceList } from './quantities.js';
 

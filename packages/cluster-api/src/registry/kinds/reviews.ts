@@ -8,7 +8,7 @@
 import type { KubeObject } from '../../api/meta.js';
 import type { ReviewAnswer, ReviewServices, Strategy } from '../definition.js';
 import { badRequest } from '../../api/errors.js';
-import { invalidValue, required, type FieldError } from '../validation.js';
+import { invalidValue, required, type FieldError } from '../generic/validation.js';
 import { arr, obj, spec, str, type Obj } from './common.js';
 
 const Allowed = 'cluster-api allows every authenticated user every request';

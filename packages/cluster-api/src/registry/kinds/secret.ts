@@ -3,7 +3,7 @@
  * v1 conversion does; values must be base64 and total < 1 MiB (Kubernetes' MaxSecretSize).
  */
 import type { KubeObject } from '../../api/meta.js';
-import { forbiddenField, immutable, invalidValue, required, tooLong, type FieldError } from '../validation.js';
+import { forbiddenField, immutable, invalidValue, required, tooLong, type FieldError } from '../generic/validation.js';
 import { AllVerbs, column, core, obj, setDefault, str, type Obj } from './common.js';
 
 export const MaxSecretSize = 1024 * 1024;

@@ -1,5 +1,5 @@
 /** ServiceAccount: an identity in a namespace with its secrets and image pull secrets. */
-import { required, type FieldError } from '../validation.js';
+import { required, type FieldError } from '../generic/validation.js';
 import { AllVerbs, arr, column, core, obj, str } from './common.js';
 
 const named = (list: unknown, at: string): FieldError[] =>

@@ -1,6 +1,6 @@
 /** Service: type ClusterIP by default with a unique clusterIP; clusterIP is immutable once set. */
 import type { KubeObject } from '../../api/meta.js';
-import { immutable, isDNS1035Label } from '../validation.js';
+import { immutable, isDNS1035Label } from '../generic/validation.js';
 import { AllButDeleteCollection, arr, child, column, core, obj, setDefault, spec, status, str } from './common.js';
 import { serviceAllocator, wantsIP, wantsNodePorts } from './service-allocator.js';
 import { validateService } from './service-spec.js';

@@ -1,9 +1,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../api/meta.js';
-import { MemoryStorage } from '../storage/memory/memory.js';
-import type { Registry, ResourceStore } from './definition.js';
-import { createRegistry, ensureSystemNamespaces, SystemNamespaces } from './index.js';
-import { apiError } from './testing/kind-tester.js';
+import type { KubeObject } from '../../api/meta.js';
+import { MemoryStorage } from '../../storage/memory/memory.js';
+import type { Registry, ResourceStore } from '../definition.js';
+import { createRegistry, ensureSystemNamespaces, SystemNamespaces } from '../index.js';
+import { apiError } from '../testing/kind-tester.js';
 
 const ns = { namespace: 'default' };
 /** No grace period: these tests delete pods outright (graceful deletion is in test/lifecycle.test.ts). */

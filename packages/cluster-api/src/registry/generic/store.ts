@@ -3,19 +3,19 @@
  * update, patch, delete and watch over the byte-level Storage. Per-kind behaviour comes only from the
  * definition's strategy; cross-kind rules from strategy.ts.
  */
-import type { DeleteOptions, KubeList, KubeObject } from '../api/meta.js';
-import { isStorageError } from '../storage/errors.js';
-import type { KeyValue, Storage } from '../storage/interface.js';
+import type { DeleteOptions, KubeList, KubeObject } from '../../api/meta.js';
+import { isStorageError } from '../../storage/errors.js';
+import type { KeyValue, Storage } from '../../storage/interface.js';
 import type {
   ConnectAnswer, ListQuery, PatchType, RequestContext, ResourceDefinition, ResourceStore, ReviewServices, Subresource, Verb, WatchQuery, WatchSink,
-} from './definition.js';
+} from '../definition.js';
 import { checkDeleteOptions, deletePrecondition, planDelete, releasedByUpdate } from './deletion.js';
-import { ApiError, badRequest, conflict, forbidden, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage } from '../api/errors.js';
+import { ApiError, badRequest, conflict, forbidden, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage } from '../../api/errors.js';
 import { listEncoded, listObjects } from './list.js';
 import { clone, decode, encode, encodeWithResourceVersion, groupResource, isObject, objectKey, rememberWritten, sameBytes } from './meta.js';
 import { applyConfiguration, recordUpdate } from './managed-fields.js';
 import { applyPatch, checkPatchShape } from './patch.js';
-import { requestedReplicas, toScale } from './scale.js';
+import { requestedReplicas, toScale } from '../subresources/scale.js';
 import { decodeBody, matchNamespace, prepareCreate, prepareUpdate } from './strategy.js';
 import { watchObjects, type WatchDeps } from './watch.js';
 

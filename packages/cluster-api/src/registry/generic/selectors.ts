@@ -2,9 +2,9 @@
  * Label and field selectors as Kubernetes parses them (k8s.io/apimachinery/pkg/labels and
  * pkg/fields). Parse errors become 400 BadRequest with Kubernetes' wording, which kubectl prints.
  */
-import type { KubeObject } from '../api/meta.js';
-import type { ResourceDefinition } from './definition.js';
-import { badRequest } from '../api/errors.js';
+import type { KubeObject } from '../../api/meta.js';
+import type { ResourceDefinition } from '../definition.js';
+import { badRequest } from '../../api/errors.js';
 import { isQualifiedName, isValidLabelValue } from './validation.js';
 
 export type Labels = Readonly<Record<string, string>>;

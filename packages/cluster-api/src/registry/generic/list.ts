@@ -3,11 +3,11 @@
  * snapshot revision carried in the continue token, so a paged list is consistent; a token whose
  * revision was compacted away is 410 Expired and the client starts over.
  */
-import type { KubeList, KubeObject, ListMeta } from '../api/meta.js';
-import type { KeyValue, Storage } from '../storage/interface.js';
-import { isStorageError } from '../storage/errors.js';
-import { groupVersion, type ListQuery, type RequestContext, type ResourceDefinition } from './definition.js';
-import { ApiError, ContinueExpiredMessage, badRequest, fromStorageError, gone, tooLargeResourceVersion, tooOldResourceVersion } from '../api/errors.js';
+import type { KubeList, KubeObject, ListMeta } from '../../api/meta.js';
+import type { KeyValue, Storage } from '../../storage/interface.js';
+import { isStorageError } from '../../storage/errors.js';
+import { groupVersion, type ListQuery, type RequestContext, type ResourceDefinition } from '../definition.js';
+import { ApiError, ContinueExpiredMessage, badRequest, fromStorageError, gone, tooLargeResourceVersion, tooOldResourceVersion } from '../../api/errors.js';
 import { collectionLink, decode, encodeWithResourceVersion, groupResource, listPrefix } from './meta.js';
 import { fieldsOf, parseFieldSelector, parseLabelSelector } from './selectors.js';
 

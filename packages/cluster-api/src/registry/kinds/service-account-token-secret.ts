@@ -7,10 +7,10 @@
  * after the create, as the controller does it, in a second write; a Secret that already holds a token,
  * or names an account that does not exist, is left as created.
  */
-import type { KubeObject } from '../api/meta.js';
-import type { RequestContext, ResourceStore, TokenIssuer } from './definition.js';
-import { isApiError } from '../api/errors.js';
-import { isObject } from './meta.js';
+import type { KubeObject } from '../../api/meta.js';
+import type { RequestContext, ResourceStore, TokenIssuer } from '../definition.js';
+import { isApiError } from '../../api/errors.js';
+import { isObject } from '../generic/meta.js';
 
 export const ServiceAccountTokenType = 'kubernetes.io/service-account-token';
 const AccountName = 'kubernetes.io/service-account.name';

@@ -6,9 +6,9 @@
 import type { KubeObject } from '../../api/meta.js';
 import type { SubresourceAction } from '../definition.js';
 import { badRequest, conflict, invalid } from '../../api/errors.js';
-import { clone, isObject, timestamp } from '../meta.js';
-import { notSupported, required, type FieldError } from '../validation.js';
-import { arr, obj, str } from './common.js';
+import { clone, isObject, timestamp } from '../generic/meta.js';
+import { notSupported, required, type FieldError } from '../generic/validation.js';
+import { arr, obj, str } from '../kinds/common.js';
 
 interface Binding {
   node: string;

@@ -17,9 +17,9 @@
  * nothing for it.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { KubeObject, StatusCause } from '../api/meta.js';
-import type { ResourceDefinition, Subresource } from './definition.js';
-import { ApiError, badRequest } from '../api/errors.js';
+import type { KubeObject, StatusCause } from '../../api/meta.js';
+import type { ResourceDefinition, Subresource } from '../definition.js';
+import { ApiError, badRequest } from '../../api/errors.js';
 import { clone, isObject, timestamp } from './meta.js';
 import { listRule, type MergeMode } from './strategic-merge.js';
 

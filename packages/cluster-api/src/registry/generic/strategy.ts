@@ -5,9 +5,9 @@
  */
 import { randomInt, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { KubeObject, ObjectMeta } from '../api/meta.js';
-import { groupVersion, type RequestContext, type ResourceDefinition, type Strategy, type Subresource } from './definition.js';
-import { badRequest, invalid } from '../api/errors.js';
+import type { KubeObject, ObjectMeta } from '../../api/meta.js';
+import { groupVersion, type RequestContext, type ResourceDefinition, type Strategy, type Subresource } from '../definition.js';
+import { badRequest, invalid } from '../../api/errors.js';
 import { clone, isObject, selfLink, timestamp } from './meta.js';
 import {
   check, forbiddenField, immutable, isDNS1123Label, isDNS1123Subdomain, required, validateAnnotations,

@@ -4,10 +4,10 @@
  * 2^32 s (default one hour), optionally bound to a Pod or Secret of the account's namespace so that it
  * dies with that object. Nothing is stored: the token is the whole answer. `kubectl create token`.
  */
-import type { KubeObject } from '../api/meta.js';
-import type { BoundObject, RequestContext, ResourceStore, Subresource, TokenIssuer } from './definition.js';
-import { ApiError, badRequest, conflict, invalid } from '../api/errors.js';
-import { isObject, timestamp } from './meta.js';
+import type { KubeObject } from '../../api/meta.js';
+import type { BoundObject, RequestContext, ResourceStore, Subresource, TokenIssuer } from '../definition.js';
+import { ApiError, badRequest, conflict, invalid } from '../../api/errors.js';
+import { isObject, timestamp } from '../generic/meta.js';
 
 const DefaultSeconds = 3600;
 const MinSeconds = 600;

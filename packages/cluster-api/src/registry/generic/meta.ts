@@ -4,12 +4,12 @@
  * modRevision, set on every read (as Kubernetes' etcd3 store does), so unchanged objects re-encode to
  * identical bytes and a no-op update can be detected by comparing bytes.
  */
-import type { KubeObject } from '../api/meta.js';
-import type { KeyValue } from '../storage/interface.js';
-import * as keys from '../storage/keys.js';
-import { badRequest, type GroupResource } from '../api/errors.js';
-import { isStorageError } from '../storage/errors.js';
-import { groupVersion, type ResourceDefinition } from './definition.js';
+import type { KubeObject } from '../../api/meta.js';
+import type { KeyValue } from '../../storage/interface.js';
+import * as keys from '../../storage/keys.js';
+import { badRequest, type GroupResource } from '../../api/errors.js';
+import { isStorageError } from '../../storage/errors.js';
+import { groupVersion, type ResourceDefinition } from '../definition.js';
 
 export const groupResource = (def: ResourceDefinition): GroupResource => ({ group: def.group, resource: def.plural });
 

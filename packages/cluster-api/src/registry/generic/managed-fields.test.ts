@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../api/meta.js';
-import { ApiError } from '../api/errors.js';
-import { groupKinds } from './kinds/groups.js';
-import { pod } from './kinds/pod.js';
-import { service } from './kinds/service.js';
+import type { KubeObject } from '../../api/meta.js';
+import { ApiError } from '../../api/errors.js';
+import { groupKinds } from '../kinds/groups.js';
+import { pod } from '../kinds/pod.js';
+import { service } from '../kinds/service.js';
 import { applyConfiguration, entriesOf, fieldsOf, fromTree, pathString, recordUpdate, toTree } from './managed-fields.js';
 
 const svc = (spec: Record<string, unknown>, metadata: Record<string, unknown> = {}): KubeObject =>

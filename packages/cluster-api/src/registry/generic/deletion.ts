@@ -4,9 +4,9 @@
  * `orphan` / `foregroundDeletion` finalizers the garbage collector acts on, and finalizers that keep
  * a marked object (deletionTimestamp) until an update removes the last one.
  */
-import { PropagationPolicies, type DeleteOptions, type KubeObject } from '../api/meta.js';
-import type { ResourceDefinition } from './definition.js';
-import { conflict, invalid, type GroupResource } from '../api/errors.js';
+import { PropagationPolicies, type DeleteOptions, type KubeObject } from '../../api/meta.js';
+import type { ResourceDefinition } from '../definition.js';
+import { conflict, invalid, type GroupResource } from '../../api/errors.js';
 import { clone, timestamp } from './meta.js';
 import { invalidValue, notSupported, type FieldError } from './validation.js';
 

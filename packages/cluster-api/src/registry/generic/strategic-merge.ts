@@ -5,7 +5,7 @@
  * `$retainKeys`, `$deleteFromPrimitiveList/<field>`; `$setElementOrder/<field>` is accepted and ignored
  * (order follows the original list, new elements appended).
  */
-import { badRequest } from '../api/errors.js';
+import { badRequest } from '../../api/errors.js';
 import { clone, isObject } from './meta.js';
 
 /** The patchMergeKey tags of k8s.io/api/core/v1, by field name. */

@@ -3,10 +3,10 @@
  * ScaleREST serves it for ReplicationControllers. `kubectl scale` and autoscalers read and write it
  * without touching (or even knowing) the rest of the object.
  */
-import type { KubeObject } from '../api/meta.js';
-import type { ResourceDefinition } from './definition.js';
-import { badRequest, invalid } from '../api/errors.js';
-import { isObject } from './meta.js';
+import type { KubeObject } from '../../api/meta.js';
+import type { ResourceDefinition } from '../definition.js';
+import { badRequest, invalid } from '../../api/errors.js';
+import { isObject } from '../generic/meta.js';
 
 const obj = (v: unknown): Record<string, unknown> => (isObject(v) ? v : {});
 const count = (v: unknown): number => (typeof v === 'number' ? v : 0);

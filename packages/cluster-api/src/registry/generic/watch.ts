@@ -5,13 +5,13 @@
  * Selectors are applied to both the old and the new object: leaving the selection is DELETED,
  * entering it is ADDED, as informers expect. Bookmarks carry only a resourceVersion.
  */
-import type { KubeObject, WatchEventType } from '../api/meta.js';
-import { isStorageError } from '../storage/errors.js';
-import type { FanOutEvent } from '../storage/fanout.js';
-import type { KeyValue, StorageEvent } from '../storage/interface.js';
-import type { Subscription, WatchCache } from '../storage/watch-cache.js';
-import { groupVersion, type DeliveredEvent, type RequestContext, type ResourceDefinition, type WatchQuery, type WatchSink } from './definition.js';
-import { fromStorageError, tooOldResourceVersion } from '../api/errors.js';
+import type { KubeObject, WatchEventType } from '../../api/meta.js';
+import { isStorageError } from '../../storage/errors.js';
+import type { FanOutEvent } from '../../storage/fanout.js';
+import type { KeyValue, StorageEvent } from '../../storage/interface.js';
+import type { Subscription, WatchCache } from '../../storage/watch-cache.js';
+import { groupVersion, type DeliveredEvent, type RequestContext, type ResourceDefinition, type WatchQuery, type WatchSink } from '../definition.js';
+import { fromStorageError, tooOldResourceVersion } from '../../api/errors.js';
 import { decode, groupResource, listPrefix, objectKey } from './meta.js';
 import { objectFilter, parseResourceVersion, type ObjectFilter } from './list.js';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../api/meta.js';
-import { ApiError } from '../api/errors.js';
-import { groupKinds } from './kinds/groups.js';
-import { pod } from './kinds/pod.js';
-import { service } from './kinds/service.js';
+import type { KubeObject } from '../../api/meta.js';
+import { ApiError } from '../../api/errors.js';
+import { groupKinds } from '../kinds/groups.js';
+import { pod } from '../kinds/pod.js';
+import { service } from '../kinds/service.js';
 import { applyPatch, checkPatchShape, jsonPatch, mergePatch } from './patch.js';
 
 const code = (fn: () => unknown): number => {

@@ -2,14 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Pod, Service } from '../api/core-v1.js';
-import type { KubeObject } from '../api/meta.js';
-import type { Storage } from '../storage/interface.js';
-import { MemoryStorage } from '../storage/memory/memory.js';
-import { SqliteStorage } from '../storage/sqlite/sqlite.js';
-import type { Registry, ResourceStore } from './definition.js';
-import { ApiError } from '../api/errors.js';
-import { createRegistry } from './index.js';
+import type { Pod, Service } from '../../api/core-v1.js';
+import type { KubeObject } from '../../api/meta.js';
+import type { Storage } from '../../storage/interface.js';
+import { MemoryStorage } from '../../storage/memory/memory.js';
+import { SqliteStorage } from '../../storage/sqlite/sqlite.js';
+import type { Registry, ResourceStore } from '../definition.js';
+import { ApiError } from '../../api/errors.js';
+import { createRegistry } from '../index.js';
 
 const ctx = (namespace?: string) => ({ namespace });
 const podBody = (name: string, extra: Record<string, unknown> = {}) => ({

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { DeleteOptions, KubeObject } from '../api/meta.js';
+import type { DeleteOptions, KubeObject } from '../../api/meta.js';
 import { checkDeleteOptions, gcFinalizers, planDelete, releasedByUpdate } from './deletion.js';
-import { namespace } from './kinds/namespace.js';
-import { pod } from './kinds/pod.js';
-import { replicationController } from './kinds/replication-controller.js';
-import { secret } from './kinds/secret.js';
+import { namespace } from '../kinds/namespace.js';
+import { pod } from '../kinds/pod.js';
+import { replicationController } from '../kinds/replication-controller.js';
+import { secret } from '../kinds/secret.js';
 
 const obj = (meta: Partial<KubeObject['metadata']> = {}, rest: Record<string, unknown> = {}): KubeObject => ({
   apiVersion: 'v1', kind: 'X', metadata: { name: 'x', uid: 'u', generation: 1, ...meta }, ...rest,

@@ -4,9 +4,9 @@
  * of the wrong shape is 400. Server-side apply (an applied configuration, not a patch) is
  * managed-fields.ts.
  */
-import type { KubeObject } from '../api/meta.js';
-import type { PatchType, ResourceDefinition } from './definition.js';
-import { ApiError, badRequest } from '../api/errors.js';
+import type { KubeObject } from '../../api/meta.js';
+import type { PatchType, ResourceDefinition } from '../definition.js';
+import { ApiError, badRequest } from '../../api/errors.js';
 import { clone, isObject } from './meta.js';
 import { strategicMerge } from './strategic-merge.js';
 

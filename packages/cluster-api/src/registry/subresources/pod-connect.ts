@@ -7,7 +7,7 @@
 import type { KubeObject } from '../../api/meta.js';
 import type { ConnectAnswer, Subresource } from '../definition.js';
 import { badRequest, notFound } from '../../api/errors.js';
-import { arr, obj, spec, str } from './common.js';
+import { arr, obj, spec, str } from '../kinds/common.js';
 
 const containerNames = (pod: KubeObject): string[] =>
   ['initContainers', 'containers', 'ephemeralContainers'].flatMap((field) => arr(spec(pod)[field]).map((c) => str(obj(c).name)));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../api/errors.js';
-import { pod } from './kinds/pod.js';
+import { ApiError } from '../../api/errors.js';
+import { pod } from '../kinds/pod.js';
 import { exactName, parseFieldSelector, parseLabelSelector } from './selectors.js';
 
 const labels = { app: 'web', tier: 'front', n: '5' };
