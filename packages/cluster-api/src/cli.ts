@@ -18,7 +18,9 @@ const log = (entry: Record<string, unknown>): void => {
 function fail(err: unknown): never {
   const e = err as Error;
   const known = e instanceof ConfigError || e instanceof TokenFileError || e instanceof TlsFileError || (e as NodeJS.ErrnoException)?.code !== undefined;
-  process.stderr.write(`cluster-api: ${known ? e.message : (e?.stack ?? String(err))}\n`);
+  // The operator reads what a client never may: what failed below (storage unreachable at start-up).
+  const cause = e?.cause instanceof Error ? `: ${e.cause.message}` : '';
+  process.stderr.write(`cluster-api: ${known ? `${e.message}${cause}` : (e?.stack ?? String(err))}\n`);
   process.exit(1);
 }
 

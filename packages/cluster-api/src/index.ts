@@ -1,6 +1,8 @@
 /** Public API of @func/cluster-api. */
 export type * from './api/meta.js';
 export type * from './registry/definition.js';
+export type * from './registry/rest.js';
+export type * from './registry/subresource.js';
 export type * from './storage/interface.js';
 export { ApiError, isApiError, StatusReasons, type StatusReason } from './api/errors.js';
 export { createRegistry } from './registry/index.js';

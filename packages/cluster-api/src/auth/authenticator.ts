@@ -4,7 +4,7 @@
  * message: a bad line is reported by its line number only.
  */
 import { readFileSync } from 'node:fs';
-import type { UserInfo } from '../registry/definition.js';
+import type { UserInfo } from '../registry/rest.js';
 
 /** The audience this API server accepts tokens for (kube-apiserver's default: its issuer). */
 export const ApiAudience = 'https://kubernetes.default.svc.cluster.local';

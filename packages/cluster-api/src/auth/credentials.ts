@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { stringify } from 'yaml';
-import type { UserInfo } from '../registry/definition.js';
+import type { UserInfo } from '../registry/rest.js';
 import { parseTokenFile } from './authenticator.js';
 
 /** The generated token's user: in system:masters like k3s' admin. */

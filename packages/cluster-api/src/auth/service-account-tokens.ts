@@ -12,7 +12,8 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { BoundObject, IssuedToken, Registry, TokenIssuer, UserInfo } from '../registry/definition.js';
+import type { BoundObject, IssuedToken, TokenIssuer } from '../registry/definition.js';
+import type { Registry, UserInfo } from '../registry/rest.js';
 import { isApiError } from '../api/errors.js';
 import { ApiAudience, type Authenticator, type ReviewedToken } from './authenticator.js';
 import { TlsFileError } from './tls.js';

@@ -11,7 +11,8 @@
  */
 import type { KubeObject, OwnerReference } from '../api/meta.js';
 import { ForegroundFinalizer, OrphanFinalizer } from '../registry/generic/deletion.js';
-import { groupVersion, type Registry, type ResourceStore } from '../registry/definition.js';
+import { groupVersion } from '../registry/definition.js';
+import { type Registry, type ResourceStore } from '../registry/rest.js';
 import { follow, ignoreRaces, mentions, inNamespace, Loop, managedStores, type Controller, type ControllerOptions } from './loop.js';
 
 interface Tracked {

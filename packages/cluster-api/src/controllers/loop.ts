@@ -4,7 +4,8 @@
  * restarts itself until the controller stops.
  */
 import type { KubeObject } from '../api/meta.js';
-import type { Registry, RequestContext, ResourceDefinition, ResourceStore } from '../registry/definition.js';
+import type { ResourceDefinition } from '../registry/definition.js';
+import type { Registry, RequestContext, ResourceStore } from '../registry/rest.js';
 import { isApiError } from '../api/errors.js';
 
 export interface ControllerOptions {

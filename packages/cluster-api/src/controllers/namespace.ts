@@ -4,7 +4,7 @@
  * spec.finalizers through /finalize, which removes the namespace (`kubectl delete ns` waits for that).
  */
 import type { KubeObject } from '../api/meta.js';
-import type { Registry } from '../registry/definition.js';
+import type { Registry } from '../registry/rest.js';
 import { follow, ignoreRaces, inNamespace, Loop, managedStores, SystemContext, type Controller, type ControllerOptions } from './loop.js';
 
 export const NamespaceFinalizer = 'kubernetes';

@@ -4,7 +4,8 @@
  * request needs (principle 8). Any error leaves as a Status; nothing a client sends can throw past here.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Registry, UserInfo } from '../registry/definition.js';
+import type { ResourceDefinition } from '../registry/definition.js';
+import type { Registry, UserInfo } from '../registry/rest.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { UnauthenticatedPaths } from '../auth/authenticator.js';
 import { Discovery } from './discovery.js';
@@ -35,20 +36,30 @@ export interface AppOptions {
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
-/** What the pipeline holds, built once. */
+/** What the pipeline holds, built once; the documents derived from the definitions follow the registry. */
 interface App {
   options: AppOptions;
-  discovery: Discovery;
-  openApiV3: OpenApiV3;
+  discovery: () => Discovery;
+  openApiV3: () => OpenApiV3;
   report: ReportServerError;
+}
+
+/** A value derived from the registry's definitions, rebuilt on first use after one is added or removed. */
+function perGeneration<T>(registry: Registry, build: (definitions: readonly ResourceDefinition[]) => T): () => T {
+  let generation = -1;
+  let value: T | undefined;
+  return () => {
+    if (generation !== registry.generation) (value = build(registry.definitions())), (generation = registry.generation);
+    return value!;
+  };
 }
 
 export function createApp(options: AppOptions): RequestHandler {
   const log = options.log ?? ((entry) => process.stderr.write(`${JSON.stringify(entry)}\n`));
   const app: App = {
     options,
-    discovery: new Discovery(options.registry.definitions()),
-    openApiV3: new OpenApiV3(options.registry.definitions()),
+    discovery: perGeneration(options.registry, (defs) => new Discovery(defs)),
+    openApiV3: perGeneration(options.registry, (defs) => new OpenApiV3(defs)),
     report: serverErrorReporter(log),
   };
   const { report } = app;
@@ -109,8 +120,8 @@ function route({ req, res, path, query, method }: Incoming, user: UserInfo | und
     return serveResource(resolve(options.registry, info, method), { req, res, query, user, watches: options.watches, report: app.report });
   }
   if (method !== 'GET' && method !== 'HEAD') throw info.type === 'discovery' ? methodNotSupported(method) : pathNotFound();
-  if (info.type === 'nonResource') return serveNonResource(req, res, path, { ...options, openApiV3: app.openApiV3 });
-  const doc = discoveryDocument(app.discovery, info, req);
+  if (info.type === 'nonResource') return serveNonResource(req, res, path, { ...options, openApiV3: app.openApiV3() });
+  const doc = discoveryDocument(app.discovery(), info, req);
   const output = negotiateOutput(req.headers.accept);
   send(res, 200, doc, output.format === 'yaml' ? 'yaml' : 'json', isPretty(query));
 }

@@ -5,7 +5,7 @@
  */
 import type { DeleteOptions } from '../api/meta.js';
 import { PropagationPolicies } from '../api/meta.js';
-import type { ListQuery, PatchType, WatchQuery } from '../registry/definition.js';
+import type { ListQuery, PatchType, WatchQuery } from '../registry/rest.js';
 import { badRequest, invalid } from '../api/errors.js';
 import { managerFromUserAgent } from '../registry/generic/managed-fields.js';
 

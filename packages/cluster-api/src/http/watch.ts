@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject, WatchEvent } from '../api/meta.js';
-import type { DeliveredEvent, RequestContext, ResourceStore, WatchQuery } from '../registry/definition.js';
+import type { DeliveredEvent, RequestContext, ResourceStore, WatchQuery } from '../registry/rest.js';
 import { encodeWatchFrame, ProtobufWatchMediaType } from '../protobuf/codec.js';
 import { statusOf } from './status.js';
 import type { IncludeObjectPolicy } from './table.js';

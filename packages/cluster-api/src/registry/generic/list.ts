@@ -6,7 +6,8 @@
 import type { KubeList, KubeObject, ListMeta } from '../../api/meta.js';
 import type { KeyValue, Storage } from '../../storage/interface.js';
 import { isStorageError } from '../../storage/errors.js';
-import { groupVersion, type ListQuery, type RequestContext, type ResourceDefinition } from '../definition.js';
+import { groupVersion, type ResourceDefinition } from '../definition.js';
+import { type ListQuery, type RequestContext } from '../rest.js';
 import { ApiError, ContinueExpiredMessage, badRequest, fromStorageError, gone, tooLargeResourceVersion, tooOldResourceVersion } from '../../api/errors.js';
 import { collectionLink, decode, encodeWithResourceVersion, groupResource, listPrefix } from './meta.js';
 import { fieldsOf, parseFieldSelector, parseLabelSelector } from './selectors.js';

@@ -18,7 +18,8 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, StatusCause } from '../../api/meta.js';
-import type { ResourceDefinition, Subresource } from '../definition.js';
+import type { ResourceDefinition } from '../definition.js';
+import { fieldsOwnedBy, subresourceFields } from './fields.js';
 import { ApiError, badRequest } from '../../api/errors.js';
 import { clone, isObject, timestamp } from './meta.js';
 import { listRule, type MergeMode } from './strategic-merge.js';
@@ -52,18 +53,18 @@ const SystemMeta = new Set([
 
 const modeOf = (def: ResourceDefinition): MergeMode => (def.schemaless ? 'none' : 'kubernetes');
 
-/** The top-level fields a write on `subresource` can set: a status subresource owns status, the main resource the rest. */
-const inScope = (def: ResourceDefinition, field: string, subresource?: Subresource): boolean => {
+/** The top-level fields a write on `subresource` can set: a view that owns fields (status) those, the object the rest. */
+const inScope = (def: ResourceDefinition, field: string, subresource?: string): boolean => {
   if (field === 'apiVersion' || field === 'kind') return false;
-  if (subresource === 'status') return field === 'status';
-  return !(field === 'status' && def.subresources?.includes('status'));
+  const owned = fieldsOwnedBy(def, subresource);
+  return owned ? owned.includes(field) : !subresourceFields(def).includes(field);
 };
 
 const itemKey = (key: string, item: unknown): string | undefined =>
   isObject(item) && item[key] !== undefined && item[key] !== null ? `k:${JSON.stringify({ [key]: item[key] })}` : undefined;
 
 /** The members of `value`: its leaves, the items of keyed lists, the members of sets. */
-export function fieldsOf(def: ResourceDefinition, value: KubeObject, subresource?: Subresource): Fields {
+export function fieldsOf(def: ResourceDefinition, value: KubeObject, subresource?: string): Fields {
   const out: Fields = new Set();
   const mode = modeOf(def);
   const walk = (v: unknown, path: string[], names: string[]): void => {
@@ -265,7 +266,7 @@ function conflictError(conflicts: Conflict[]): ApiError {
 export interface ApplyRequest {
   manager: string;
   force: boolean;
-  subresource?: Subresource;
+  subresource?: string;
 }
 
 /** A field is kept for another manager when it, or anything beneath it, is theirs. */
@@ -337,7 +338,7 @@ export function applyConfiguration(def: ResourceDefinition, live: KubeObject | u
  * entry. Only for objects that have managed fields; a request that sets managedFields itself gets
  * exactly what it set, and an empty list clears them, as in Kubernetes.
  */
-export function recordUpdate(def: ResourceDefinition, old: KubeObject, next: KubeObject, manager: string, subresource?: Subresource): void {
+export function recordUpdate(def: ResourceDefinition, old: KubeObject, next: KubeObject, manager: string, subresource?: string): void {
   const given = next.metadata.managedFields;
   if (Array.isArray(given) && given.length === 0) return void delete next.metadata.managedFields;
   if (given !== undefined && given !== null && !isDeepStrictEqual(given, old.metadata.managedFields)) return;

@@ -78,23 +78,6 @@ export const encodeWithResourceVersion = (def: ResourceDefinition, kv: KeyValue)
   return [header, rv, value.subarray(header.length)];
 };
 
-/**
- * The compact JSON of an object a write just stored, keyed by the object the store returns, so the
- * HTTP answer is spliced from the bytes already encoded instead of serialised again. Recorded with
- * its resourceVersion: an object changed since (another revision) is never answered from stale bytes.
- */
-const written = new WeakMap<KubeObject, { rv: string; parts: Uint8Array[] }>();
-
-export const rememberWritten = (def: ResourceDefinition, obj: KubeObject, kv: KeyValue): void => {
-  written.set(obj, { rv: String(kv.modRevision), parts: encodeWithResourceVersion(def, kv) });
-};
-
-export const writtenEncoding = (value: unknown): Uint8Array[] | undefined => {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const entry = written.get(value as KubeObject);
-  return entry && entry.rv === (value as KubeObject).metadata?.resourceVersion ? entry.parts : undefined;
-};
-
 export const decode = (kv: KeyValue, revision = kv.modRevision): KubeObject => {
   const obj = JSON.parse(Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength).toString('utf8')) as KubeObject;
   obj.metadata.resourceVersion = String(revision);

@@ -5,7 +5,8 @@
  * managed-fields.ts.
  */
 import type { KubeObject } from '../../api/meta.js';
-import type { PatchType, ResourceDefinition } from '../definition.js';
+import type { ResourceDefinition } from '../definition.js';
+import type { PatchType } from '../rest.js';
 import { ApiError, badRequest } from '../../api/errors.js';
 import { clone, isObject } from './meta.js';
 import { strategicMerge } from './strategic-merge.js';

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../api/meta.js';
 import { MemoryStorage } from '../../storage/memory/memory.js';
-import type { Registry, ResourceStore } from '../definition.js';
+import type { Registry, ResourceStore } from '../rest.js';
 import { createRegistry, ensureSystemNamespaces, SystemNamespaces } from '../index.js';
 import { apiError } from '../testing/kind-tester.js';
 
@@ -36,7 +36,7 @@ describe('guaranteed update', () => {
   });
 
   it('rejects a body whose name or namespace differs from the path', async () => {
-    const p = await pods.create(ns, podBody('p'));
+    const p = (await pods.create(ns, podBody('p'))).object;
     expect((await apiError(pods.update(ns, 'other', p))).message).toBe('the name of the object (p) does not match the name on the URL (other)');
     expect((await apiError(pods.update({ namespace: 'kube-system' }, 'p', p))).code).toBe(400);
     const renamed = await apiError(pods.patch(ns, 'p', 'merge', { metadata: { name: 'p-changed' } }));
@@ -46,7 +46,7 @@ describe('guaranteed update', () => {
 
   it('refuses subresources the kind does not declare', async () => {
     const sa = registry.find('', 'v1', 'serviceaccounts')!;
-    const created = await sa.create(ns, { metadata: { name: 'x' } });
+    const created = (await sa.create(ns, { metadata: { name: 'x' } })).object;
     expect((await apiError(sa.update(ns, 'x', created, 'status'))).code).toBe(404);
   });
 });
@@ -65,7 +65,7 @@ describe('names that cannot be stored', () => {
 describe('dry run', () => {
   it('validates and answers without writing', async () => {
     const before = await storage.currentRevision();
-    const out = await pods.create({ ...ns, dryRun: true }, podBody('dry'));
+    const out = (await pods.create({ ...ns, dryRun: true }, podBody('dry'))).object;
     expect(out.metadata.uid).toBeTruthy();
     expect((await apiError(pods.create({ ...ns, dryRun: true }, { metadata: { name: 'bad' } }))).code).toBe(422);
     await pods.create(ns, podBody('real'));
@@ -165,7 +165,7 @@ describe('watch', () => {
   const settle = () => new Promise((r) => setTimeout(r, 20));
 
   it('follows one object by name and resumes after a resourceVersion', async () => {
-    const a = await pods.create(ns, podBody('a'));
+    const a = (await pods.create(ns, podBody('a'))).object;
     await pods.create(ns, podBody('b'));
     const byName = await collect(pods, { name: 'a' });
     const resumed = await collect(pods, { resourceVersion: a.metadata.resourceVersion });
@@ -236,7 +236,7 @@ describe('review kinds', () => {
   it('answer a create without a name and store nothing', async () => {
     const reviews = registry.find('authorization.k8s.io', 'v1', 'subjectaccessreviews')!;
     const spec = { user: 'u', resourceAttributes: { verb: 'get', resource: 'pods' } };
-    const out = await reviews.create({}, { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec });
+    const out = (await reviews.create({}, { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec })).object;
     expect([out.spec, out.status?.allowed]).toEqual([spec, true]);
     expect((await apiError(reviews.list({}, {}))).code).toBe(405);
   });

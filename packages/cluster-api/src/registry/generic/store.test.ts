@@ -7,7 +7,7 @@ import type { KubeObject } from '../../api/meta.js';
 import type { Storage } from '../../storage/interface.js';
 import { MemoryStorage } from '../../storage/memory/memory.js';
 import { SqliteStorage } from '../../storage/sqlite/sqlite.js';
-import type { Registry, ResourceStore } from '../definition.js';
+import type { Registry, ResourceStore } from '../rest.js';
 import { ApiError } from '../../api/errors.js';
 import { createRegistry } from '../index.js';
 
@@ -65,7 +65,7 @@ describe.each(backends)('on %s storage', (_, backend) => {
 
   describe('create', () => {
     it('sets system fields and defaults', async () => {
-      const pod = await pods.create(ctx('default'), podBody('a'));
+      const pod = (await pods.create(ctx('default'), podBody('a'))).object;
       expect(pod.metadata).toMatchObject({ name: 'a', namespace: 'default', generation: 1, selfLink: '/api/v1/namespaces/default/pods/a' });
       expect(pod.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
       expect(pod.metadata.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
@@ -75,7 +75,7 @@ describe.each(backends)('on %s storage', (_, backend) => {
     });
 
     it('generates names with a 5-character suffix', async () => {
-      const pod = await pods.create(ctx('default'), podBody('', { metadata: { generateName: 'web-' } }));
+      const pod = (await pods.create(ctx('default'), podBody('', { metadata: { generateName: 'web-' } }))).object;
       expect(pod.metadata.name).toMatch(/^web-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
     });
 
@@ -100,19 +100,19 @@ describe.each(backends)('on %s storage', (_, backend) => {
 
   describe('update', () => {
     it('bumps resourceVersion, keeps status on the main resource and changes only status on /status', async () => {
-      const pod = await pods.create(ctx('default'), podBody('a'));
-      const relabelled = await pods.update(ctx('default'), 'a', { ...pod, metadata: { ...pod.metadata, labels: { app: 'x' } }, status: { phase: 'Running' } });
+      const pod = (await pods.create(ctx('default'), podBody('a'))).object;
+      const relabelled = (await pods.update(ctx('default'), 'a', { ...pod, metadata: { ...pod.metadata, labels: { app: 'x' } }, status: { phase: 'Running' } })).object;
       expect(relabelled.metadata.labels).toEqual({ app: 'x' });
       expect(relabelled.status).toMatchObject({ phase: 'Pending' });
       expect(relabelled.metadata.generation).toBe(1);
       expect(Number(relabelled.metadata.resourceVersion)).toBeGreaterThan(Number(pod.metadata.resourceVersion));
-      const running = await pods.update(ctx('default'), 'a', { ...relabelled, metadata: { ...relabelled.metadata, labels: {} }, status: { phase: 'Running' } }, 'status');
+      const running = (await pods.update(ctx('default'), 'a', { ...relabelled, metadata: { ...relabelled.metadata, labels: {} }, status: { phase: 'Running' } }, 'status')).object;
       expect(running.status).toMatchObject({ phase: 'Running' });
       expect(running.metadata.labels).toEqual({ app: 'x' });
     });
 
     it('answers 409 with the optimistic-lock message for a stale resourceVersion', async () => {
-      const pod = await pods.create(ctx('default'), podBody('a'));
+      const pod = (await pods.create(ctx('default'), podBody('a'))).object;
       await pods.update(ctx('default'), 'a', { ...pod, metadata: { ...pod.metadata, labels: { v: '2' } } });
       const err = await failure(pods.update(ctx('default'), 'a', { ...pod, metadata: { ...pod.metadata, labels: { v: '3' } } }));
       expect([err.code, err.reason, err.message]).toEqual([409, 'Conflict',
@@ -120,14 +120,14 @@ describe.each(backends)('on %s storage', (_, backend) => {
     });
 
     it('does not write when nothing changed', async () => {
-      const pod = await pods.create(ctx('default'), podBody('a'));
-      const same = await pods.update(ctx('default'), 'a', pod);
+      const pod = (await pods.create(ctx('default'), podBody('a'))).object;
+      const same = (await pods.update(ctx('default'), 'a', pod)).object;
       expect(same.metadata.resourceVersion).toBe(pod.metadata.resourceVersion);
     });
 
     it('forbids pod spec changes other than images', async () => {
-      const pod = (await pods.create(ctx('default'), podBody('a'))) as Pod;
-      const image = (await pods.update(ctx('default'), 'a', { ...pod, spec: { ...pod.spec, containers: [{ ...pod.spec.containers[0]!, image: 'nginx:2' }] } })) as Pod;
+      const pod = (await pods.create(ctx('default'), podBody('a'))).object as Pod;
+      const image = (await pods.update(ctx('default'), 'a', { ...pod, spec: { ...pod.spec, containers: [{ ...pod.spec.containers[0]!, image: 'nginx:2' }] } })).object as Pod;
       expect(image.spec.containers[0]!.image).toBe('nginx:2');
       const err = await failure(pods.update(ctx('default'), 'a', { ...image, spec: { ...(image.spec as object), hostname: 'h' } }));
       expect(err.code).toBe(422);
@@ -135,7 +135,7 @@ describe.each(backends)('on %s storage', (_, backend) => {
     });
 
     it('finalizers keep a deleted object until an update removes them', async () => {
-      const pod = await pods.create(ctx('default'), podBody('a', { metadata: { name: 'a', finalizers: ['example.com/x'] } }));
+      const pod = (await pods.create(ctx('default'), podBody('a', { metadata: { name: 'a', finalizers: ['example.com/x'] } }))).object;
       const first = await pods.delete(ctx('default'), 'a', {});
       expect(first.deleted).toBe(false);
       expect(first.object.metadata.deletionTimestamp).toBeDefined();
@@ -150,7 +150,7 @@ describe.each(backends)('on %s storage', (_, backend) => {
 
   describe('delete', () => {
     it('checks options and preconditions', async () => {
-      const pod = await pods.create(ctx('default'), podBody('a'));
+      const pod = (await pods.create(ctx('default'), podBody('a'))).object;
       const both = await failure(pods.delete(ctx('default'), 'a', { orphanDependents: true, propagationPolicy: 'Background' }));
       expect([both.code, both.message]).toEqual([422,
         'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Background": orphanDependents and deletionPropagation cannot be both set']);
@@ -216,12 +216,12 @@ describe.each(backends)('on %s storage', (_, backend) => {
   describe('patch', () => {
     it('applies json, merge and strategic patches, with a resourceVersion precondition', async () => {
       await pods.create(ctx('default'), podBody('a'));
-      const json = await pods.patch(ctx('default'), 'a', 'json', [{ op: 'test', path: '/metadata/labels/app', value: 'web' }, { op: 'add', path: '/metadata/labels/x', value: '1' }]);
+      const json = (await pods.patch(ctx('default'), 'a', 'json', [{ op: 'test', path: '/metadata/labels/app', value: 'web' }, { op: 'add', path: '/metadata/labels/x', value: '1' }])).object;
       expect(json.metadata.labels).toEqual({ app: 'web', x: '1' });
       expect((await failure(pods.patch(ctx('default'), 'a', 'json', [{ op: 'test', path: '/metadata/labels/app', value: 'no' }]))).code).toBe(422);
-      const merged = await pods.patch(ctx('default'), 'a', 'merge', { metadata: { labels: { x: null } } });
+      const merged = (await pods.patch(ctx('default'), 'a', 'merge', { metadata: { labels: { x: null } } })).object;
       expect(merged.metadata.labels).toEqual({ app: 'web' });
-      const smp = await pods.patch(ctx('default'), 'a', 'strategic', { spec: { containers: [{ name: 'c', image: 'nginx:3' }] } });
+      const smp = (await pods.patch(ctx('default'), 'a', 'strategic', { spec: { containers: [{ name: 'c', image: 'nginx:3' }] } })).object;
       const c = (smp.spec as { containers: Record<string, unknown>[] }).containers;
       expect(c).toHaveLength(1);
       expect(c[0]).toMatchObject({ name: 'c', image: 'nginx:3', imagePullPolicy: 'IfNotPresent' });
@@ -233,8 +233,8 @@ describe.each(backends)('on %s storage', (_, backend) => {
   describe('service', () => {
     it('allocates distinct cluster IPs and keeps them immutable', async () => {
       const svc = (name: string, extra: Record<string, unknown> = {}) => ({ kind: 'Service', apiVersion: 'v1', metadata: { name }, spec: { ports: [{ port: 80 }], ...extra } });
-      const a = (await services.create(ctx('default'), svc('a'))) as Service;
-      const b = (await services.create(ctx('default'), svc('b'))) as Service;
+      const a = (await services.create(ctx('default'), svc('a'))).object as Service;
+      const b = (await services.create(ctx('default'), svc('b'))).object as Service;
       const ipA = a.spec.clusterIP;
       expect(ipA).toMatch(/^10\.(9[6-9]|10[0-9]|11[01])\.\d+\.\d+$/);
       expect(b.spec.clusterIP).not.toBe(ipA);
@@ -244,7 +244,7 @@ describe.each(backends)('on %s storage', (_, backend) => {
       const moved = await failure(services.update(ctx('default'), 'a', { ...a, spec: { ...a.spec, clusterIP: '10.96.0.9' } }));
       expect(moved.details?.causes?.[0]?.message).toBe('Invalid value: "10.96.0.9": field is immutable');
       await services.delete(ctx('default'), 'a', {});
-      const reused = (await services.create(ctx('default'), svc('d', { clusterIP: ipA }))) as Service;
+      const reused = (await services.create(ctx('default'), svc('d', { clusterIP: ipA }))).object as Service;
       expect(reused.spec.clusterIP).toBe(ipA);
       expect((await failure(services.create(ctx('default'), svc('e', { ports: [] })))).code).toBe(422);
     });
@@ -253,7 +253,7 @@ describe.each(backends)('on %s storage', (_, backend) => {
   describe('service node ports', () => {
     it('allocates unique node ports for NodePort services and keeps them across an apply that omits them', async () => {
       const svc = (name: string, ports: unknown[]) => ({ kind: 'Service', apiVersion: 'v1', metadata: { name }, spec: { type: 'NodePort', ports } });
-      const a = await services.create(ctx('default'), svc('a', [{ port: 80, name: 'http' }, { port: 443, name: 'https' }]));
+      const a = (await services.create(ctx('default'), svc('a', [{ port: 80, name: 'http' }, { port: 443, name: 'https' }]))).object;
       const ports = (a.spec as { ports: { nodePort: number }[] }).ports.map((p) => p.nodePort);
       expect(ports.every((p) => p >= 30000 && p <= 32767)).toBe(true);
       expect(new Set(ports).size).toBe(2);
@@ -261,10 +261,10 @@ describe.each(backends)('on %s storage', (_, backend) => {
       expect(taken.details?.causes?.[0]).toMatchObject({ field: 'spec.ports[0].nodePort', message: `Invalid value: ${ports[0]}: provided port is already allocated` });
       const range = await failure(services.create(ctx('default'), svc('b', [{ port: 80, nodePort: 80 }])));
       expect(range.details?.causes?.[0]?.message).toBe('Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767');
-      const applied = await services.patch(ctx('default'), 'a', 'merge', { spec: { ports: [{ port: 80, name: 'http' }, { port: 443, name: 'https' }] } });
+      const applied = (await services.patch(ctx('default'), 'a', 'merge', { spec: { ports: [{ port: 80, name: 'http' }, { port: 443, name: 'https' }] } })).object;
       expect((applied.spec as { ports: { nodePort: number }[] }).ports.map((p) => p.nodePort)).toEqual(ports);
       await services.delete(ctx('default'), 'a', {});
-      const reused = await services.create(ctx('default'), svc('c', [{ port: 80, nodePort: ports[0] }]));
+      const reused = (await services.create(ctx('default'), svc('c', [{ port: 80, nodePort: ports[0] }]))).object;
       expect((reused.spec as { ports: { nodePort: number }[] }).ports[0]!.nodePort).toBe(ports[0]);
     });
   });
@@ -273,27 +273,27 @@ describe.each(backends)('on %s storage', (_, backend) => {
     const ports = (o: KubeObject) => (o as Service).spec.ports!.map((p) => p.nodePort);
     it('allocates node ports when a Service becomes NodePort and frees them when it stops', async () => {
       await services.create(ctx('default'), { metadata: { name: 'a' }, spec: { ports: [{ port: 80 }] } });
-      const exposed = await services.patch(ctx('default'), 'a', 'merge', { spec: { type: 'NodePort' } });
+      const exposed = (await services.patch(ctx('default'), 'a', 'merge', { spec: { type: 'NodePort' } })).object;
       const [port] = ports(exposed);
       expect(port).toBeGreaterThanOrEqual(30000);
       const clash = await failure(services.create(ctx('default'), { metadata: { name: 'b' }, spec: { type: 'NodePort', ports: [{ port: 80, nodePort: port }] } }));
       expect(clash.code).toBe(422);
-      const internal = await services.patch(ctx('default'), 'a', 'merge', { spec: { type: 'ClusterIP' } });
+      const internal = (await services.patch(ctx('default'), 'a', 'merge', { spec: { type: 'ClusterIP' } })).object;
       expect(ports(internal)).toEqual([undefined]);
-      const b = await services.create(ctx('default'), { metadata: { name: 'b' }, spec: { type: 'NodePort', ports: [{ port: 80, nodePort: port }] } });
+      const b = (await services.create(ctx('default'), { metadata: { name: 'b' }, spec: { type: 'NodePort', ports: [{ port: 80, nodePort: port }] } })).object;
       expect(ports(b)).toEqual([port]);
       const forbidden = await failure(services.patch(ctx('default'), 'a', 'merge', { spec: { ports: [{ port: 80, nodePort: 31000 }] } }));
       expect(forbidden.details?.causes?.[0]?.message).toBe("Forbidden: may not be used when `type` is 'ClusterIP'");
     });
 
     it('gives the cluster IP up for ExternalName and allocates one back', async () => {
-      const a = (await services.create(ctx('default'), { metadata: { name: 'a' }, spec: { ports: [{ port: 80 }] } })) as Service;
+      const a = (await services.create(ctx('default'), { metadata: { name: 'a' }, spec: { ports: [{ port: 80 }] } })).object as Service;
       const ip = a.spec.clusterIP!;
-      const ext = (await services.patch(ctx('default'), 'a', 'merge', { spec: { type: 'ExternalName', externalName: 'example.com' } })) as Service;
+      const ext = (await services.patch(ctx('default'), 'a', 'merge', { spec: { type: 'ExternalName', externalName: 'example.com' } })).object as Service;
       expect(ext.spec.clusterIP).toBeUndefined();
-      const taker = (await services.create(ctx('default'), { metadata: { name: 'b' }, spec: { clusterIP: ip, ports: [{ port: 80 }] } })) as Service;
+      const taker = (await services.create(ctx('default'), { metadata: { name: 'b' }, spec: { clusterIP: ip, ports: [{ port: 80 }] } })).object as Service;
       expect(taker.spec.clusterIP).toBe(ip);
-      const back = (await services.patch(ctx('default'), 'a', 'merge', { spec: { type: 'ClusterIP', externalName: null } })) as Service;
+      const back = (await services.patch(ctx('default'), 'a', 'merge', { spec: { type: 'ClusterIP', externalName: null } })).object as Service;
       expect(back.spec.clusterIP).toMatch(/^10\./);
       expect(back.spec.clusterIP).not.toBe(ip);
     });
@@ -308,7 +308,7 @@ describe.each(backends)('on %s storage', (_, backend) => {
         onEvent: (e) => events.push({ type: e.type, name: (e.object as KubeObject).metadata.name }),
         onError: (e) => errors.push(e),
       });
-      const b = await pods.create(ctx('default'), podBody('b'));
+      const b = (await pods.create(ctx('default'), podBody('b'))).object;
       await pods.patch(ctx('default'), 'b', 'merge', { metadata: { labels: { app: 'other' } } });
       await pods.patch(ctx('default'), 'b', 'merge', { metadata: { labels: { app: 'web' } } });
       await pods.delete(ctx('default'), 'b', {});

@@ -1,14 +1,16 @@
 /**
  * Cross-kind rules applied once around every kind's Strategy (Kubernetes' rest.BeforeCreate /
  * rest.BeforeUpdate): body shape, kind/apiVersion, namespace match, system fields, generateName,
- * generation, the status/finalize subresource views, and ObjectMeta validation.
+ * generation, fields owned by subresources, and ObjectMeta validation.
  */
 import { randomInt, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, ObjectMeta } from '../../api/meta.js';
-import { groupVersion, type RequestContext, type ResourceDefinition, type Strategy, type Subresource } from '../definition.js';
+import { groupVersion, type ResourceDefinition, type Strategy } from '../definition.js';
+import type { RequestContext } from '../rest.js';
+import { subresourceFields } from './fields.js';
 import { badRequest, invalid } from '../../api/errors.js';
-import { clone, isObject, selfLink, timestamp } from './meta.js';
+import { isObject, selfLink, timestamp } from './meta.js';
 import {
   check, forbiddenField, immutable, isDNS1123Label, isDNS1123Subdomain, required, validateAnnotations,
   validateLabels, type FieldError,
@@ -95,7 +97,7 @@ export const prepareCreate = (def: ResourceDefinition, ctx: RequestContext, body
   matchNamespace(def, ctx, meta);
   if (meta.resourceVersion) throw badRequest('resourceVersion should not be set on objects to be created');
   for (const f of ['deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink'] as const) delete meta[f];
-  if (def.subresources?.includes('status')) delete obj.status;
+  for (const field of subresourceFields(def)) delete obj[field];
   def.strategy.prepareForCreate?.(obj);
   meta.uid = randomUUID();
   meta.creationTimestamp = timestamp();
@@ -107,35 +109,11 @@ export const prepareCreate = (def: ResourceDefinition, ctx: RequestContext, body
   return obj;
 };
 
-/** The object a PUT on `subresource` asks for, before the cross-kind update rules. */
-const viewOf = (def: ResourceDefinition, obj: KubeObject, old: KubeObject, subresource?: Subresource): KubeObject => {
-  if (subresource === 'status') {
-    // managedFields travel with every write (managed-fields.ts decides what they become).
-    const metadata = { ...clone(old.metadata), resourceVersion: obj.metadata.resourceVersion, managedFields: obj.metadata.managedFields };
-    return { ...clone(old), status: obj.status, metadata };
-  }
-  if (subresource === 'finalize') {
-    const next = clone(old);
-    next.spec = { ...(isObject(old.spec) ? old.spec : {}), finalizers: isObject(obj.spec) ? obj.spec.finalizers : undefined };
-    next.metadata.resourceVersion = obj.metadata.resourceVersion;
-    return next;
-  }
-  if (def.subresources?.includes('status')) {
-    if (old.status === undefined) delete obj.status;
-    else obj.status = clone(old.status);
-  }
-  return obj;
-};
-
-/** The main strategy, or the subresource's: /status hooks come from statusStrategy, /finalize has none. */
-export const strategyFor = (def: ResourceDefinition, subresource?: Subresource): Strategy => {
-  if (subresource === 'status') return def.statusStrategy ?? {};
-  return subresource === 'finalize' ? {} : def.strategy;
-};
-
-/** rest.BeforeUpdate: `body` is decoded (decodeBody) and matched to the path already. */
-export const prepareUpdate = (def: ResourceDefinition, body: KubeObject, old: KubeObject, subresource?: Subresource): KubeObject => {
-  const obj = viewOf(def, clone(body), old, subresource);
+/**
+ * rest.BeforeUpdate, on `obj` (modified in place): the object a view asks for, merged into the stored
+ * one, under `strategy` (the kind's, or a view subresource's update rules).
+ */
+export const prepareUpdate = (def: ResourceDefinition, obj: KubeObject, old: KubeObject, strategy: Strategy): KubeObject => {
   const meta = obj.metadata;
   const was = old.metadata;
   const errs: FieldError[] = [];
@@ -149,7 +127,6 @@ export const prepareUpdate = (def: ResourceDefinition, body: KubeObject, old: Ku
   if (was.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = was.deletionGracePeriodSeconds;
   meta.generation = was.generation;
   meta.selfLink = was.selfLink;
-  const strategy = strategyFor(def, subresource);
   strategy.prepareForUpdate?.(obj, old);
   const changed = strategy.generationChanged ?? specChanged;
   if (changed(obj, old)) meta.generation = (was.generation ?? 0) + 1;

@@ -7,8 +7,8 @@
  * after the create, as the controller does it, in a second write; a Secret that already holds a token,
  * or names an account that does not exist, is left as created.
  */
-import type { KubeObject } from '../../api/meta.js';
-import type { RequestContext, ResourceStore, TokenIssuer } from '../definition.js';
+import type { Services } from '../definition.js';
+import type { RequestContext, Written } from '../rest.js';
 import { isApiError } from '../../api/errors.js';
 import { isObject } from '../generic/meta.js';
 
@@ -20,32 +20,25 @@ const TenYears = 10 * 365 * 24 * 3600;
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 
-export const withServiceAccountTokenSecrets = (
-  secrets: ResourceStore,
-  serviceAccounts: ResourceStore,
-  issuer: TokenIssuer,
-  rootCa?: string,
-): ResourceStore => {
-  const create = async (ctx: RequestContext, body: unknown): Promise<KubeObject> => {
-    const secret = await secrets.create(ctx, body);
-    const accountName = secret.metadata.annotations?.[AccountName];
-    const data = isObject(secret.data) ? secret.data : {};
-    if (ctx.dryRun || secret.type !== ServiceAccountTokenType || !accountName || data.token !== undefined) return secret;
-    const account = await serviceAccounts.get(ctx, accountName).catch((err: unknown) => {
-      if (isApiError(err) && err.code === 404) return undefined;
-      throw err;
-    });
-    if (!account) return secret;
-    const namespace = secret.metadata.namespace ?? '';
-    const { token } = issuer.issue({ namespace, name: accountName, uid: account.metadata.uid ?? '' }, [], TenYears, {
-      kind: 'Secret',
-      name: secret.metadata.name ?? '',
-      uid: secret.metadata.uid ?? '',
-    });
-    return secrets.patch(ctx, secret.metadata.name ?? '', 'merge', {
-      metadata: { annotations: { [AccountUid]: account.metadata.uid } },
-      data: { token: b64(token), namespace: b64(namespace), ...(rootCa && { 'ca.crt': b64(rootCa) }) },
-    });
-  };
-  return Object.assign(Object.create(secrets) as ResourceStore, { create });
+/** The Secret's afterCreate hook: the token controller's work, in a write right after the create. */
+export const fillServiceAccountToken = async (created: Written, ctx: RequestContext, services: Services): Promise<Written | void> => {
+  const secret = created.object;
+  const accountName = secret.metadata.annotations?.[AccountName];
+  const data = isObject(secret.data) ? secret.data : {};
+  if (!services.tokens || secret.type !== ServiceAccountTokenType || !accountName || data.token !== undefined) return;
+  const account = await services.find('', 'v1', 'serviceaccounts')!.get(ctx, accountName).catch((err: unknown) => {
+    if (isApiError(err) && err.code === 404) return undefined;
+    throw err;
+  });
+  if (!account) return;
+  const namespace = secret.metadata.namespace ?? '';
+  const { token } = services.tokens.issue({ namespace, name: accountName, uid: account.metadata.uid ?? '' }, [], TenYears, {
+    kind: 'Secret',
+    name: secret.metadata.name ?? '',
+    uid: secret.metadata.uid ?? '',
+  });
+  return services.find('', 'v1', 'secrets')!.patch(ctx, secret.metadata.name ?? '', 'merge', {
+    metadata: { annotations: { [AccountUid]: account.metadata.uid } },
+    data: { token: b64(token), namespace: b64(namespace), ...(services.rootCa && { 'ca.crt': b64(services.rootCa) }) },
+  });
 };

@@ -5,7 +5,7 @@
  * node would be streamed from that node's kubelet; this server has no nodes, so that is 404 for the node.
  */
 import type { KubeObject } from '../../api/meta.js';
-import type { ConnectAnswer, Subresource } from '../definition.js';
+import type { ConnectBehaviour, ConnectHandler, SubresourceDef } from '../subresource.js';
 import { badRequest, notFound } from '../../api/errors.js';
 import { arr, obj, spec, str } from '../kinds/common.js';
 
@@ -24,10 +24,24 @@ function validateContainer(pod: KubeObject, container: string): void {
   throw badRequest(`a container name must be specified for pod ${name}, choose one of: [${containerNames(pod).join(' ')}]`);
 }
 
-export function podConnect(pod: KubeObject, subresource: Subresource, query: URLSearchParams): ConnectAnswer {
-  if (subresource !== 'portforward') validateContainer(pod, query.get('container') ?? '');
-  const node = str(spec(pod).nodeName);
-  if (node) throw notFound({ group: '', resource: 'nodes' }, node);
-  if (subresource === 'log') return { code: 204 };
-  throw badRequest(`pod ${pod.metadata.name ?? ''} does not have a host assigned`);
-}
+/** Nothing to stream: kube-apiserver's answer for the logs of a pod no kubelet runs. */
+const noContent: ConnectHandler = (_req, res) => void res.writeHead(204).end();
+
+const podConnect: ConnectBehaviour = {
+  type: 'connect',
+  connect(pod, { subresource, query }) {
+    if (subresource !== 'portforward') validateContainer(pod, query.get('container') ?? '');
+    const node = str(spec(pod).nodeName);
+    if (node) throw notFound({ group: '', resource: 'nodes' }, node);
+    if (subresource === 'log') return noContent;
+    throw badRequest(`pod ${pod.metadata.name ?? ''} does not have a host assigned`);
+  },
+};
+
+const options = (kind: string): SubresourceDef => ({ verbs: ['create', 'get'], kind: { group: '', version: 'v1', kind }, behaviour: podConnect });
+
+/** The pod's connect subresources, as the Pod kind lists them. */
+export const podLog: SubresourceDef = { verbs: ['get'], behaviour: podConnect };
+export const podExec = options('PodExecOptions');
+export const podAttach = options('PodAttachOptions');
+export const podPortForward = options('PodPortForwardOptions');

@@ -1,12 +1,13 @@
 /**
  * The scale subresource: an autoscaling/v1 Scale view of an object's replica count, as Kubernetes'
  * ScaleREST serves it for ReplicationControllers. `kubectl scale` and autoscalers read and write it
- * without touching (or even knowing) the rest of the object.
+ * without touching (or even knowing) the rest of the object. A write sets spec.replicas through the
+ * kind's own update rules (generation, validation, resourceVersion precondition).
  */
 import type { KubeObject } from '../../api/meta.js';
-import type { ResourceDefinition } from '../definition.js';
 import { badRequest, invalid } from '../../api/errors.js';
-import { isObject } from '../generic/meta.js';
+import { clone, isObject } from '../generic/meta.js';
+import type { SubresourceDef } from '../subresource.js';
 
 const obj = (v: unknown): Record<string, unknown> => (isObject(v) ? v : {});
 const count = (v: unknown): number => (typeof v === 'number' ? v : 0);
@@ -19,7 +20,7 @@ export const selectorString = (set: unknown): string =>
     .join(',');
 
 /** The Scale of `o`: its identity, spec.replicas, and the observed count with the selector that counts it. */
-export function toScale(def: ResourceDefinition, o: KubeObject): KubeObject {
+function toScale(o: KubeObject, selector: (o: KubeObject) => string): KubeObject {
   const { name, namespace, uid, resourceVersion, creationTimestamp } = o.metadata;
   const spec = obj(o.spec);
   return {
@@ -27,12 +28,12 @@ export function toScale(def: ResourceDefinition, o: KubeObject): KubeObject {
     apiVersion: 'autoscaling/v1',
     metadata: { name, namespace, uid, resourceVersion, creationTimestamp },
     spec: { replicas: count(spec.replicas) },
-    status: { replicas: count(obj(o.status).replicas), selector: def.scaleSelector?.(o) ?? '' },
+    status: { replicas: count(obj(o.status).replicas), selector: selector(o) },
   };
 }
 
 /** ValidateScale: the replica count a Scale body asks for, or 422 / 400 naming what is wrong. */
-export function requestedReplicas(body: unknown, name: string): { replicas: number; resourceVersion?: string } {
+function requestedReplicas(body: unknown, name: string): { replicas: number; resourceVersion?: string } {
   if (!isObject(body)) throw badRequest('the body must be an autoscaling/v1 Scale object');
   const meta = obj(body.metadata);
   if (meta.name !== undefined && meta.name !== name)
@@ -45,3 +46,22 @@ export function requestedReplicas(body: unknown, name: string): { replicas: numb
   const resourceVersion = typeof meta.resourceVersion === 'string' && meta.resourceVersion ? meta.resourceVersion : undefined;
   return { replicas, ...(resourceVersion && { resourceVersion }) };
 }
+
+/** `scale` of a kind whose replica count is spec.replicas; `selector`: the label selector string of what it counts. */
+export const scale = (selector: (o: KubeObject) => string): SubresourceDef => ({
+  verbs: ['get', 'patch', 'update'],
+  kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+  behaviour: {
+    type: 'view',
+    read: (o) => toScale(o, selector),
+    decode(body, { name }) {
+      const { replicas, resourceVersion } = requestedReplicas(body, name);
+      return { view: replicas, resourceVersion };
+    },
+    merge(replicas: number, old) {
+      const next = clone(old);
+      next.spec = { ...obj(next.spec), replicas };
+      return next;
+    },
+  },
+});

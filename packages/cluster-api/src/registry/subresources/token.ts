@@ -4,9 +4,10 @@
  * 2^32 s (default one hour), optionally bound to a Pod or Secret of the account's namespace so that it
  * dies with that object. Nothing is stored: the token is the whole answer. `kubectl create token`.
  */
-import type { KubeObject } from '../../api/meta.js';
-import type { BoundObject, RequestContext, ResourceStore, Subresource, TokenIssuer } from '../definition.js';
-import { ApiError, badRequest, conflict, invalid } from '../../api/errors.js';
+import type { BoundObject, Services } from '../definition.js';
+import type { RequestContext } from '../rest.js';
+import type { SubresourceDef } from '../subresource.js';
+import { badRequest, conflict, invalid, pathNotFound } from '../../api/errors.js';
 import { isObject, timestamp } from '../generic/meta.js';
 
 const DefaultSeconds = 3600;
@@ -45,8 +46,8 @@ function askedOf(body: unknown, account: string): Asked {
 }
 
 /** The Pod or Secret a token is bound to, checked to exist with the uid the client named (409 otherwise). */
-async function boundObject(asked: NonNullable<Asked['bound']>, ctx: RequestContext, lookup: (plural: string) => ResourceStore): Promise<BoundObject> {
-  const found = await lookup(asked.kind === 'Pod' ? 'pods' : 'secrets').get(ctx, asked.name);
+async function boundObject(asked: NonNullable<Asked['bound']>, ctx: RequestContext, services: Services): Promise<BoundObject> {
+  const found = await services.find('', 'v1', asked.kind === 'Pod' ? 'pods' : 'secrets')!.get(ctx, asked.name);
   const uid = found.metadata.uid ?? '';
   if (asked.uid && asked.uid !== uid) {
     throw conflict({ group: '', resource: asked.kind }, asked.name,
@@ -55,26 +56,30 @@ async function boundObject(asked: NonNullable<Asked['bound']>, ctx: RequestConte
   return { kind: asked.kind, name: asked.name, uid };
 }
 
-/** `serviceAccounts` answering POST …/serviceaccounts/{name}/token with tokens `issuer` signs. */
-export const withTokenRequests = (serviceAccounts: ResourceStore, issuer: TokenIssuer, lookup: (plural: string) => ResourceStore): ResourceStore => {
-  const createSubresource = async (ctx: RequestContext, name: string, subresource: Subresource, body: unknown): Promise<KubeObject> => {
-    if (subresource !== 'token') throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
-    const asked = askedOf(body, name);
-    const account = await serviceAccounts.get(ctx, name);
-    const bound = asked.bound && (await boundObject(asked.bound, ctx, lookup));
-    const namespace = account.metadata.namespace ?? '';
-    const { token, expiresAt, audiences } = issuer.issue({ namespace, name, uid: account.metadata.uid ?? '' }, asked.audiences, asked.seconds, bound);
-    return {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenRequest',
-      metadata: { name, namespace, creationTimestamp: timestamp() },
-      spec: {
-        audiences,
-        expirationSeconds: asked.seconds,
-        ...(asked.bound && { boundObjectRef: { kind: asked.bound.kind, apiVersion: asked.bound.apiVersion, name: asked.bound.name, uid: bound!.uid } }),
-      },
-      status: { token, expirationTimestamp: timestamp(expiresAt) },
-    };
-  };
-  return Object.assign(Object.create(serviceAccounts) as ResourceStore, { createSubresource });
+/** `serviceaccounts/{name}/token`: tokens the server's issuer signs; not served when it signs none. */
+export const token: SubresourceDef = {
+  verbs: ['create'],
+  kind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' },
+  behaviour: {
+    type: 'create',
+    check: askedOf,
+    async create(asked: Asked, account, ctx, services) {
+      if (!services.tokens) throw pathNotFound();
+      const name = account.metadata.name ?? '';
+      const bound = asked.bound && (await boundObject(asked.bound, ctx, services));
+      const namespace = account.metadata.namespace ?? '';
+      const { token, expiresAt, audiences } = services.tokens.issue({ namespace, name, uid: account.metadata.uid ?? '' }, asked.audiences, asked.seconds, bound);
+      return {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        metadata: { name, namespace, creationTimestamp: timestamp() },
+        spec: {
+          audiences,
+          expirationSeconds: asked.seconds,
+          ...(asked.bound && { boundObjectRef: { kind: asked.bound.kind, apiVersion: asked.bound.apiVersion, name: asked.bound.name, uid: bound!.uid } }),
+        },
+        status: { token, expirationTimestamp: timestamp(expiresAt) },
+      };
+    },
+  },
 };

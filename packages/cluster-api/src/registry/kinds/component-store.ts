@@ -2,22 +2,15 @@
  * The read-only store behind ComponentStatus: every get/list asks the provider (the server passes one
  * that checks storage and whatever else it runs), so the answer is always current.
  */
-import type { KubeList, KubeObject } from '../api/meta.js';
-import type { Storage } from '../storage/interface.js';
-import { groupVersion, type ResourceDefinition, type ResourceStore } from './definition.js';
-import { methodNotAllowed, notFound } from '../api/errors.js';
-import { objectFilter } from './generic/list.js';
-import { collectionLink, groupResource, selfLink } from './generic/meta.js';
+import type { KubeList, KubeObject } from '../../api/meta.js';
+import type { Storage } from '../../storage/interface.js';
+import { groupVersion, type ComponentHealth, type ResourceDefinition, type Services } from '../definition.js';
+import type { ResourceStore } from '../rest.js';
+import { methodNotAllowed, notFound } from '../../api/errors.js';
+import { objectFilter } from '../generic/list.js';
+import { collectionLink, groupResource, selfLink } from '../generic/meta.js';
 
-/** One component's health, as the provider reports it. */
-export interface ComponentHealth {
-  name: string;
-  healthy: boolean;
-  message?: string;
-  error?: string;
-}
-
-export type ComponentStatusProvider = () => Promise<readonly ComponentHealth[]>;
+export type ComponentStatusProvider = Services['componentStatuses'];
 
 /** The default provider: the storage backend alone. */
 export const storageHealth = (storage: Storage): ComponentStatusProvider => async () => {
@@ -25,7 +18,7 @@ export const storageHealth = (storage: Storage): ComponentStatusProvider => asyn
   return [{ name: 'storage', healthy: h.ok, message: h.ok ? (h.message ?? 'ok') : undefined, error: h.ok ? undefined : (h.message ?? 'unhealthy') }];
 };
 
-export const componentStore = (def: ResourceDefinition, provider: ComponentStatusProvider): ResourceStore => {
+export const componentStore = (def: ResourceDefinition, services: Services): ResourceStore => {
   const gr = groupResource(def);
   const toObject = (c: ComponentHealth): KubeObject => ({
     kind: def.kind,
@@ -33,7 +26,7 @@ export const componentStore = (def: ResourceDefinition, provider: ComponentStatu
     metadata: { name: c.name, selfLink: selfLink(def, undefined, c.name) },
     conditions: [{ type: 'Healthy', status: c.healthy ? 'True' : 'False', ...(c.message ? { message: c.message } : {}), ...(c.error ? { error: c.error } : {}) }],
   });
-  const all = async () => (await provider()).map(toObject);
+  const all = async () => (await services.componentStatuses()).map(toObject);
   const refuse = (verb: string) => async (): Promise<never> => {
     throw methodNotAllowed(verb, gr);
   };
