@@ -12,13 +12,13 @@ export const NamespaceFinalizer = 'kubernetes';
 export const startNamespaceController = (registry: Registry, opts: ControllerOptions = {}): Controller => {
   const namespaces = registry.find('', 'v1', 'namespaces');
   if (!namespaces) return { stop: async () => undefined };
-  const contents = managedStores(registry).filter(({ def }) => def.namespaced);
   const terminating = new Map<string, KubeObject>();
 
   /** Delete what is left in `ns`; the number of objects still there (deleting ones included). */
   const empty = async (ns: string): Promise<number> => {
     let left = 0;
-    for (const { store } of contents) {
+    // Read every pass: kinds added while the server runs are emptied too.
+    for (const { store } of managedStores(registry).filter(({ def }) => def.namespaced)) {
       const { items } = await store.list(inNamespace(ns), {});
       left += items.length;
       for (const o of items) {
