@@ -18,7 +18,7 @@ const dist = (p) => join(root, 'packages/cluster-api/dist', p);
 const { startEtcd } = await import(dist('storage/testing/etcd-cluster.js'));
 const { startApiServer } = await import(dist('storage/testing/etcd-api-servers.js'));
 const { openStorage } = await import(dist('storage/factory.js'));
-const { measureStorage } = await import(dist('storage/testing/speed.js'));
+const { measureStorage } = await import(dist('storage/speed.js'));
 
 const { values: opts } = parseArgs({
   options: {

@@ -14,9 +14,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuMs, defaultCli, root, startServer as startShared } from './server.mjs';
 
-const cli = defaultCli;
 const { values: opts } = parseArgs({
   options: {
+    // Another build of the server (e.g. an older commit's dist/cli.js) to compare in the same conditions.
+    cli: { type: 'string', default: defaultCli },
     watchers: { type: 'string', default: '1000' },
     rate: { type: 'string', default: '200' },
     seconds: { type: 'string', default: '20' },
@@ -33,6 +34,7 @@ const { values: opts } = parseArgs({
     token: { type: 'string' },
   },
 });
+const cli = opts.cli;
 const W = Number(opts.watchers);
 const RATE = Number(opts.rate);
 const SECONDS = Number(opts.seconds);

@@ -6,8 +6,8 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { ConfigError, resolveConfig, serveOptions } from './config.js';
-import { TokenFileError } from './http/auth.js';
-import { TlsFileError } from './http/tls.js';
+import { TokenFileError } from './auth/authenticator.js';
+import { TlsFileError } from './auth/tls.js';
 import { migrate, migrateArgs, migrateOptions } from './migrate.js';
 import { serve } from './server.js';
 
@@ -18,7 +18,9 @@ const log = (entry: Record<string, unknown>): void => {
 function fail(err: unknown): never {
   const e = err as Error;
   const known = e instanceof ConfigError || e instanceof TokenFileError || e instanceof TlsFileError || (e as NodeJS.ErrnoException)?.code !== undefined;
-  process.stderr.write(`cluster-api: ${known ? e.message : (e?.stack ?? String(err))}\n`);
+  // The operator reads what a client never may: what failed below (storage unreachable at start-up).
+  const cause = e?.cause instanceof Error ? `: ${e.cause.message}` : '';
+  process.stderr.write(`cluster-api: ${known ? `${e.message}${cause}` : (e?.stack ?? String(err))}\n`);
   process.exit(1);
 }
 

@@ -1,6 +1,7 @@
 /**
- * `cluster-api serve` configuration: one option table, resolved by a pure function
- * (CLI > environment > default, principle 10). Only cli.ts reads process state and exits.
+ * `cluster-api serve` configuration: one option table whose rows say where a value may come from,
+ * its default and how it is parsed, resolved by a pure function (CLI > environment > default,
+ * principle 10; as the runtime's config.ts). Only cli.ts reads process state and exits.
  */
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -32,71 +33,89 @@ export class ConfigError extends Error {
 
 type Key = keyof ServeConfig;
 
-interface OptionRow {
-  key: Key;
+/** Options resolved so far (rows resolve in table order) and the directory relative paths start from. */
+interface Resolving {
+  config: Partial<ServeConfig>;
+  cwd: string;
+}
+
+interface OptionRow<K extends Key> {
+  key: K;
   /** The yargs flag (kebab-case, as kube-apiserver names its flags). */
   flag: string;
   env: string;
+  /** Given neither on the command line nor in the environment; a function when it follows earlier rows. */
+  default: ServeConfig[K] | ((at: Resolving) => ServeConfig[K]);
+  /** A given value (a CLI value, or the environment's string) → the option; throws ConfigError naming the flag. */
+  parse: (raw: unknown, at: Resolving) => ServeConfig[K];
   describe: string;
   type: 'string' | 'number' | 'boolean';
 }
 
-export const serveOptions: readonly OptionRow[] = [
-  { key: 'port', flag: 'port', env: 'CLUSTER_API_PORT', type: 'number', describe: 'port to listen on (default 6443; 0 picks a free one)' },
-  { key: 'bindAddress', flag: 'bind-address', env: 'CLUSTER_API_BIND_ADDRESS', type: 'string', describe: 'address to listen on (default 127.0.0.1)' },
-  { key: 'dataDir', flag: 'data-dir', env: 'CLUSTER_API_DATA_DIR', type: 'string', describe: 'state, certificates and credentials (default ./data)' },
-  { key: 'storage', flag: 'storage', env: 'CLUSTER_API_STORAGE', type: 'string', describe: 'storage URL: sqlite:<file> (default <data-dir>/state.db), etcd://host:port[,host:port…] or memory:' },
-  { key: 'tokenAuthFile', flag: 'token-auth-file', env: 'CLUSTER_API_TOKEN_AUTH_FILE', type: 'string', describe: 'CSV of token,user,uid,"group1,group2" (default: a generated admin token)' },
-  { key: 'tlsCertFile', flag: 'tls-cert-file', env: 'CLUSTER_API_TLS_CERT_FILE', type: 'string', describe: 'serving certificate (PEM); default: generated from a private CA' },
-  { key: 'tlsPrivateKeyFile', flag: 'tls-private-key-file', env: 'CLUSTER_API_TLS_PRIVATE_KEY_FILE', type: 'string', describe: 'private key of --tls-cert-file (PEM)' },
-  { key: 'tlsCaFile', flag: 'tls-ca-file', env: 'CLUSTER_API_TLS_CA_FILE', type: 'string', describe: 'CA of --tls-cert-file (PEM), embedded in the kubeconfig (default: the self-signed end of the certificate file\'s chain, if there)' },
-  { key: 'kubeconfigOut', flag: 'kubeconfig-out', env: 'CLUSTER_API_KUBECONFIG_OUT', type: 'string', describe: 'where to write a kubeconfig (default <data-dir>/kubeconfig.yaml)' },
-  { key: 'etcdCafile', flag: 'etcd-cafile', env: 'CLUSTER_API_ETCD_CAFILE', type: 'string', describe: 'CA bundle to verify etcd servers (etcd:// storage over TLS)' },
-  { key: 'etcdCertfile', flag: 'etcd-certfile', env: 'CLUSTER_API_ETCD_CERTFILE', type: 'string', describe: 'client certificate for etcd (PEM)' },
-  { key: 'etcdKeyfile', flag: 'etcd-keyfile', env: 'CLUSTER_API_ETCD_KEYFILE', type: 'string', describe: 'private key of --etcd-certfile (PEM)' },
-  { key: 'insecureHttp', flag: 'insecure-http', env: 'CLUSTER_API_INSECURE_HTTP', type: 'boolean', describe: 'serve plain HTTP (loopback bind addresses only)' },
+const port = (raw: unknown): number => {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`--port must be an integer 0-65535, got ${String(raw)}`);
+  return n;
+};
+const text = (raw: unknown): string => String(raw);
+const bool = (raw: unknown): boolean => raw === true || raw === 'true' || raw === '1';
+const path = (raw: unknown, { cwd }: Resolving): string => resolve(cwd, String(raw));
+const storageUrl = (raw: unknown): string => {
+  try {
+    parseStorageUrl(String(raw));
+  } catch (err) {
+    // Before any certificate or token is made: a typo in --storage should fail at once.
+    throw new ConfigError(`--storage: ${(err as Error).message}`);
+  }
+  return String(raw);
+};
+const inDataDir = (file: string) => ({ config }: Resolving): string => join(config.dataDir!, file);
+
+/** A row of any option. */
+type AnyRow = { [K in Key]: OptionRow<K> }[Key];
+
+const row = <K extends Key>(r: OptionRow<K>): OptionRow<K> => r;
+
+export const serveOptions: readonly AnyRow[] = [
+  row({ key: 'port', flag: 'port', env: 'CLUSTER_API_PORT', type: 'number', default: 6443, parse: port, describe: 'port to listen on (default 6443; 0 picks a free one)' }),
+  row({ key: 'bindAddress', flag: 'bind-address', env: 'CLUSTER_API_BIND_ADDRESS', type: 'string', default: '127.0.0.1', parse: text, describe: 'address to listen on (default 127.0.0.1)' }),
+  row({ key: 'dataDir', flag: 'data-dir', env: 'CLUSTER_API_DATA_DIR', type: 'string', default: (at) => path('./data', at), parse: path, describe: 'state, certificates and credentials (default ./data)' }),
+  row({ key: 'storage', flag: 'storage', env: 'CLUSTER_API_STORAGE', type: 'string', default: (at) => `sqlite:${inDataDir('state.db')(at)}`, parse: storageUrl, describe: 'storage URL: sqlite:<file> (default <data-dir>/state.db), etcd://host:port[,host:port…] or memory:' }),
+  row({ key: 'tokenAuthFile', flag: 'token-auth-file', env: 'CLUSTER_API_TOKEN_AUTH_FILE', type: 'string', default: undefined, parse: path, describe: 'CSV of token,user,uid,"group1,group2" (default: a generated admin token)' }),
+  row({ key: 'tlsCertFile', flag: 'tls-cert-file', env: 'CLUSTER_API_TLS_CERT_FILE', type: 'string', default: undefined, parse: path, describe: 'serving certificate (PEM); default: generated from a private CA' }),
+  row({ key: 'tlsPrivateKeyFile', flag: 'tls-private-key-file', env: 'CLUSTER_API_TLS_PRIVATE_KEY_FILE', type: 'string', default: undefined, parse: path, describe: 'private key of --tls-cert-file (PEM)' }),
+  row({ key: 'tlsCaFile', flag: 'tls-ca-file', env: 'CLUSTER_API_TLS_CA_FILE', type: 'string', default: undefined, parse: path, describe: 'CA of --tls-cert-file (PEM), embedded in the kubeconfig (default: the self-signed end of the certificate file\'s chain, if there)' }),
+  row({ key: 'kubeconfigOut', flag: 'kubeconfig-out', env: 'CLUSTER_API_KUBECONFIG_OUT', type: 'string', default: inDataDir('kubeconfig.yaml'), parse: path, describe: 'where to write a kubeconfig (default <data-dir>/kubeconfig.yaml)' }),
+  row({ key: 'etcdCafile', flag: 'etcd-cafile', env: 'CLUSTER_API_ETCD_CAFILE', type: 'string', default: undefined, parse: path, describe: 'CA bundle to verify etcd servers (etcd:// storage over TLS)' }),
+  row({ key: 'etcdCertfile', flag: 'etcd-certfile', env: 'CLUSTER_API_ETCD_CERTFILE', type: 'string', default: undefined, parse: path, describe: 'client certificate for etcd (PEM)' }),
+  row({ key: 'etcdKeyfile', flag: 'etcd-keyfile', env: 'CLUSTER_API_ETCD_KEYFILE', type: 'string', default: undefined, parse: path, describe: 'private key of --etcd-certfile (PEM)' }),
+  row({ key: 'insecureHttp', flag: 'insecure-http', env: 'CLUSTER_API_INSECURE_HTTP', type: 'boolean', default: false, parse: bool, describe: 'serve plain HTTP (loopback bind addresses only)' }),
 ];
 
 const isLoopback = (address: string): boolean =>
   address === 'localhost' || address === '::1' || (isIP(address) === 4 && address.startsWith('127.'));
 
-function pick(row: OptionRow, cli: Record<string, unknown>, env: Record<string, string | undefined>): unknown {
+/** The value a row is given: the CLI's (by key or flag), else the environment's; undefined when neither. */
+function given(row: AnyRow, cli: Record<string, unknown>, env: Record<string, string | undefined>): unknown {
   const fromCli = cli[row.key] ?? cli[row.flag];
   if (fromCli !== undefined && fromCli !== '') return fromCli;
   const fromEnv = env[row.env];
-  if (fromEnv === undefined || fromEnv === '') return undefined;
-  if (row.type === 'boolean') return fromEnv === 'true' || fromEnv === '1';
-  if (row.type === 'number') return Number(fromEnv);
-  return fromEnv;
+  return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
 }
 
 /** Pure: the same inputs always give the same config or the same ConfigError. */
 export function resolveConfig(cli: Record<string, unknown>, env: Record<string, string | undefined> = {}, cwd = '.'): ServeConfig {
-  const raw: Partial<Record<Key, unknown>> = {};
-  for (const row of serveOptions) raw[row.key] = pick(row, cli, env);
-  const dataDir = resolve(cwd, String(raw.dataDir ?? './data'));
-  const port = Number(raw.port ?? 6443);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--port must be an integer 0-65535, got ${String(raw.port)}`);
-  const config: ServeConfig = {
-    port,
-    bindAddress: String(raw.bindAddress ?? '127.0.0.1'),
-    dataDir,
-    storage: String(raw.storage ?? `sqlite:${join(dataDir, 'state.db')}`),
-    kubeconfigOut: resolve(cwd, String(raw.kubeconfigOut ?? join(dataDir, 'kubeconfig.yaml'))),
-    insecureHttp: raw.insecureHttp === true,
-  };
-  for (const key of ['tokenAuthFile', 'tlsCertFile', 'tlsPrivateKeyFile', 'tlsCaFile', 'etcdCafile', 'etcdCertfile', 'etcdKeyfile'] as const)
-    if (raw[key] !== undefined) config[key] = resolve(cwd, String(raw[key]));
-  return check(config);
+  const at: Resolving = { config: {}, cwd };
+  for (const r of serveOptions) {
+    const raw = given(r, cli, env);
+    const value = raw === undefined ? (typeof r.default === 'function' ? r.default(at) : r.default) : r.parse(raw, at);
+    if (value !== undefined) (at.config as Record<string, unknown>)[r.key] = value;
+  }
+  return check(at.config as ServeConfig);
 }
 
+/** Rules between options. */
 function check(config: ServeConfig): ServeConfig {
-  try {
-    parseStorageUrl(config.storage);
-  } catch (err) {
-    // Before any certificate or token is made: a typo in --storage should fail at once.
-    throw new ConfigError(`--storage: ${(err as Error).message}`);
-  }
   if (config.insecureHttp && !isLoopback(config.bindAddress))
     throw new ConfigError(`--insecure-http is only allowed on a loopback bind address, not ${config.bindAddress}`);
   if (config.insecureHttp && (config.tlsCertFile || config.tlsPrivateKeyFile))

@@ -12,7 +12,7 @@
 import { existsSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import { ConfigError } from './config.js';
-import type { EtcdClientOptions } from './storage/etcd-client.js';
+import type { EtcdClientOptions } from './storage/etcd/client.js';
 import { isStorageError } from './storage/errors.js';
 import { openStorage, parseStorageUrl } from './storage/factory.js';
 import type { KeyValue, Storage } from './storage/interface.js';

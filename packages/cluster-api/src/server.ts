@@ -12,16 +12,15 @@ import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import type { ServeConfig } from './config.js';
 import { createApp } from './http/app.js';
-import type { Authenticator } from './http/auth.js';
-import { loadTokenFile, tokenAuthenticator } from './http/auth.js';
-import { AdminUser, ensureAdminToken, firstToken, writeKubeconfig } from './http/credentials.js';
+import type { Authenticator } from './auth/authenticator.js';
+import { loadTokenFile, tokenAuthenticator } from './auth/authenticator.js';
+import { AdminUser, ensureAdminToken, firstToken, writeKubeconfig } from './auth/credentials.js';
 import { versionInfo } from './http/nonresource.js';
-import type { TlsMaterial } from './http/tls.js';
-import { ensureTls, loadTls, servingHosts } from './http/tls.js';
-import { ServiceAccountTokens, ephemeralSigningKey, loadOrCreateSigningKey, withServiceAccountTokens } from './http/service-account-tokens.js';
-import type { Registry } from './registry/definition.js';
-import { isApiError } from './registry/errors.js';
-import { createRegistry } from './registry/index.js';
+import type { TlsMaterial } from './auth/tls.js';
+import { ensureTls, loadTls, servingHosts } from './auth/tls.js';
+import { ServiceAccountTokens, ephemeralSigningKey, loadOrCreateSigningKey, withServiceAccountTokens } from './auth/service-account-tokens.js';
+import type { Registry } from './registry/rest.js';
+import { createRegistry, ensureSystemNamespaces } from './registry/index.js';
 import { startControllers } from './controllers/index.js';
 import { openStorage } from './storage/factory.js';
 import type { Storage } from './storage/interface.js';
@@ -57,19 +56,6 @@ const packageVersion = (createRequire(import.meta.url)('../package.json') as { v
 /** In-flight requests get this long after close() before their connections are cut. */
 const drainMs = 5000;
 
-/** Namespaces kube-apiserver's bootstrap controller keeps; kubectl's default context points at `default`. */
-export const SystemNamespaces = ['default', 'kube-system', 'kube-public', 'kube-node-lease'] as const;
-
-async function ensureSystemNamespaces(registry: Registry): Promise<void> {
-  const store = registry.find('', 'v1', 'namespaces');
-  if (!store) return;
-  for (const name of SystemNamespaces) {
-    await store.create({}, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).catch((err: unknown) => {
-      if (!isApiError(err) || err.reason !== 'AlreadyExists') throw err;
-    });
-  }
-}
-
 export async function startServer(options: StartOptions): Promise<ClusterApiServer> {
   const { storage } = options;
   const tokens = new ServiceAccountTokens(options.serviceAccountKey ?? ephemeralSigningKey);
@@ -79,7 +65,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
     createRegistry(storage, {
       tokenIssuer: tokens,
       rootCa: options.tls?.ca,
-      reviews: { reviewToken: async (token, audiences) => authenticator?.review(token, audiences) },
+      reviewToken: async (token, audiences) => authenticator?.review(token, audiences),
     });
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);
   await ensureSystemNamespaces(registry);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { resolveConfig } from '../src/config.js';
-import { ensureTls, servingHosts } from '../src/http/tls.js';
+import { ensureTls, servingHosts } from '../src/auth/tls.js';
 import { serve, type Served } from '../src/server.js';
 import { tempDir } from './helpers.js';
 

@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { resolveConfig } from '../src/config.js';
-import { tokenAuthenticator } from '../src/http/auth.js';
-import { AdminUser } from '../src/http/credentials.js';
+import { tokenAuthenticator } from '../src/auth/authenticator.js';
+import { AdminUser } from '../src/auth/credentials.js';
 import { serve, startServer, type Served } from '../src/server.js';
-import { MemoryStorage } from '../src/storage/memory.js';
+import { MemoryStorage } from '../src/storage/memory/memory.js';
 import type { Storage } from '../src/storage/interface.js';
-import { SqliteStorage } from '../src/storage/sqlite.js';
+import { SqliteStorage } from '../src/storage/sqlite/sqlite.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -63,7 +63,7 @@ export async function startTestServer(backend: Backend): Promise<TestServer> {
   };
 }
 
-async function request(
+export async function request(
   base: string,
   method: string,
   path: string,

@@ -6,11 +6,11 @@
  */
 import { CoreV1Api, KubeConfig, makeInformer, Watch, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tokenAuthenticator } from '../src/http/auth.js';
-import { AdminUser } from '../src/http/credentials.js';
+import { tokenAuthenticator } from '../src/auth/authenticator.js';
+import { AdminUser } from '../src/auth/credentials.js';
 import { createRegistry } from '../src/registry/index.js';
 import { startServer, type ClusterApiServer } from '../src/server.js';
-import { MemoryStorage } from '../src/storage/memory.js';
+import { MemoryStorage } from '../src/storage/memory/memory.js';
 import { TestToken } from './helpers.js';
 
 let storage: MemoryStorage;

@@ -1,7 +1,7 @@
 /** The review kinds over a real server: answered in their status, refused when malformed, never stored. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeProtobuf, encodeProtobuf, ProtobufMediaType } from '../src/protobuf/codec.js';
-import { ApiAudience } from '../src/http/auth.js';
+import { ApiAudience } from '../src/auth/authenticator.js';
 import { TestToken, namespace, startTestServer, type TestServer } from './helpers.js';
 
 const AuthzV1 = '/apis/authorization.k8s.io/v1';

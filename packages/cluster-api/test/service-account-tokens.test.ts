@@ -8,8 +8,8 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../src/config.js';
-import { ApiAudience } from '../src/http/auth.js';
-import { ServiceAccountTokens, ephemeralSigningKey, loadOrCreateSigningKey } from '../src/http/service-account-tokens.js';
+import { ApiAudience } from '../src/auth/authenticator.js';
+import { ServiceAccountTokens, ephemeralSigningKey, loadOrCreateSigningKey } from '../src/auth/service-account-tokens.js';
 import { serve } from '../src/server.js';
 import { namespace, runKubectl, startKubectlServer, startTestServer, tempDir, TestToken, type TestServer } from './helpers.js';
 

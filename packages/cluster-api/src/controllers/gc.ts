@@ -10,9 +10,10 @@
  * with a GC finalizer. Owners are looked up by apiVersion, kind, namespace and name, then uid.
  */
 import type { KubeObject, OwnerReference } from '../api/meta.js';
-import { ForegroundFinalizer, OrphanFinalizer } from '../registry/deletion.js';
-import { groupVersion, type Registry, type ResourceStore } from '../registry/definition.js';
-import { follow, ignoreRaces, mentions, inNamespace, Loop, managedStores, type Controller, type ControllerOptions } from './loop.js';
+import { ForegroundFinalizer, OrphanFinalizer } from '../registry/generic/deletion.js';
+import { groupVersion } from '../registry/definition.js';
+import { type Registry, type ResourceStore } from '../registry/rest.js';
+import { followManaged, ignoreRaces, mentions, inNamespace, Loop, managedStores, type Controller, type ControllerOptions } from './loop.js';
 
 interface Tracked {
   obj: KubeObject;
@@ -29,7 +30,7 @@ const admitCreated = mentions('ownerReferences', 'finalizers');
 export const startGarbageCollector = (registry: Registry, opts: ControllerOptions = {}): Controller => {
   const dependents = new Map<string, Tracked>();
   const owners = new Map<string, Tracked>();
-  const stores = managedStores(registry);
+  let stores = managedStores(registry);
   const storeOf = (ref: OwnerReference) => stores.find(({ def }) => groupVersion(def) === ref.apiVersion && def.kind === ref.kind);
 
   /** Whether the owner `ref` names still exists (true when its kind is unknown here: never delete on doubt). */
@@ -89,29 +90,29 @@ export const startGarbageCollector = (registry: Registry, opts: ControllerOption
   };
 
   const pass = async (): Promise<void> => {
+    watching.sync();
+    stores = managedStores(registry);
     for (const owner of [...owners.values()]) await settleOwner(owner);
     const seen = new Map<string, boolean>();
     for (const d of [...dependents.values()]) await settleDependent(d, seen);
   };
 
   const loop = new Loop('garbage-collector', pass, { resyncMs: 5000, ...opts });
-  const watches = stores.map(({ store }) =>
-    follow(store, loop, (type, obj) => {
-      const uid = obj.metadata.uid;
-      if (!uid) return;
-      const tracked = { obj, store };
-      const set = (m: Map<string, Tracked>, keep: boolean) => (keep ? m.set(uid, tracked) : m.delete(uid));
-      const owned = type !== 'DELETED' && refsOf(obj).length > 0;
-      const deleting = type !== 'DELETED' && finalizing(obj);
-      const relevant = owned || deleting || dependents.has(uid) || owners.has(uid) || type === 'DELETED';
-      set(dependents, owned);
-      set(owners, deleting);
-      if (relevant && (dependents.size > 0 || owners.size > 0)) loop.kick();
-    }, admitCreated),
-  );
+  const watching = followManaged(registry, loop, (type, obj, store) => {
+    const uid = obj.metadata.uid;
+    if (!uid) return;
+    const tracked = { obj, store };
+    const set = (m: Map<string, Tracked>, keep: boolean) => (keep ? m.set(uid, tracked) : m.delete(uid));
+    const owned = type !== 'DELETED' && refsOf(obj).length > 0;
+    const deleting = type !== 'DELETED' && finalizing(obj);
+    const relevant = owned || deleting || dependents.has(uid) || owners.has(uid) || type === 'DELETED';
+    set(dependents, owned);
+    set(owners, deleting);
+    if (relevant && (dependents.size > 0 || owners.size > 0)) loop.kick();
+  }, admitCreated);
   return {
     stop: async () => {
-      for (const w of watches) w.close();
+      watching.close();
       await loop.stop();
     },
   };

@@ -1,5 +1,5 @@
 /** The built-in controllers `cluster-api serve` runs beside the API: started together, stopped together. */
-import type { Registry } from '../registry/definition.js';
+import type { Registry } from '../registry/rest.js';
 import { startGarbageCollector } from './gc.js';
 import type { Controller, ControllerOptions } from './loop.js';
 import { startNamespaceController } from './namespace.js';

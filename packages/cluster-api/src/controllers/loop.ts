@@ -4,8 +4,9 @@
  * restarts itself until the controller stops.
  */
 import type { KubeObject } from '../api/meta.js';
-import type { Registry, RequestContext, ResourceDefinition, ResourceStore } from '../registry/definition.js';
-import { isApiError } from '../registry/errors.js';
+import type { ResourceDefinition } from '../registry/definition.js';
+import type { Registry, RequestContext, ResourceStore } from '../registry/rest.js';
+import { isApiError } from '../api/errors.js';
 
 export interface ControllerOptions {
   /** Coalesce bursts of events into one pass. */
@@ -121,6 +122,25 @@ export const follow = (store: ResourceStore, loop: Loop, observe: Observe, admit
   };
   start();
   return { close: () => ((closed = true), handle?.close()) };
+};
+
+/**
+ * `follow` on every store `managedStores` gives, as definitions come and go while the server runs: a
+ * store added since the last `sync` is followed from then on, a removed one is let go. Controllers
+ * call `sync` at the start of each pass, so a new kind is watched within one resync period.
+ */
+export const followManaged = (registry: Registry, loop: Loop, observe: Observe, admitCreated?: (stored: Uint8Array) => boolean) => {
+  const followed = new Map<ResourceStore, { close(): void }>();
+  let generation = -1;
+  const sync = (): void => {
+    if (generation === registry.generation) return;
+    generation = registry.generation;
+    const current = new Set(managedStores(registry).map(({ store }) => store));
+    for (const [store, watch] of followed) if (!current.has(store)) (watch.close(), followed.delete(store));
+    for (const store of current) if (!followed.has(store)) followed.set(store, follow(store, loop, observe, admitCreated));
+  };
+  sync();
+  return { sync, close: () => [...followed.values()].forEach((w) => w.close()) };
 };
 
 /** 404 and 409 mean someone else got there first: the next pass sees the new state. */

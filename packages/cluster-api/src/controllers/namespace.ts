@@ -4,7 +4,7 @@
  * spec.finalizers through /finalize, which removes the namespace (`kubectl delete ns` waits for that).
  */
 import type { KubeObject } from '../api/meta.js';
-import type { Registry } from '../registry/definition.js';
+import type { Registry } from '../registry/rest.js';
 import { follow, ignoreRaces, inNamespace, Loop, managedStores, SystemContext, type Controller, type ControllerOptions } from './loop.js';
 
 export const NamespaceFinalizer = 'kubernetes';
@@ -12,13 +12,13 @@ export const NamespaceFinalizer = 'kubernetes';
 export const startNamespaceController = (registry: Registry, opts: ControllerOptions = {}): Controller => {
   const namespaces = registry.find('', 'v1', 'namespaces');
   if (!namespaces) return { stop: async () => undefined };
-  const contents = managedStores(registry).filter(({ def }) => def.namespaced);
   const terminating = new Map<string, KubeObject>();
 
   /** Delete what is left in `ns`; the number of objects still there (deleting ones included). */
   const empty = async (ns: string): Promise<number> => {
     let left = 0;
-    for (const { store } of contents) {
+    // Read every pass: kinds added while the server runs are emptied too.
+    for (const { store } of managedStores(registry).filter(({ def }) => def.namespaced)) {
       const { items } = await store.list(inNamespace(ns), {});
       left += items.length;
       for (const o of items) {

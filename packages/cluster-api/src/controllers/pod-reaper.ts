@@ -3,7 +3,7 @@
  * whole termination, so when it is over the pod is deleted for good (as the kubelet's final
  * gracePeriodSeconds=0 delete does). One timer, set for the earliest deadline.
  */
-import type { Registry } from '../registry/definition.js';
+import type { Registry } from '../registry/rest.js';
 import { follow, ignoreRaces, mentions, inNamespace, Loop, type Controller, type ControllerOptions } from './loop.js';
 
 interface Due {

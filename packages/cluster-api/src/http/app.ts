@@ -4,9 +4,10 @@
  * request needs (principle 8). Any error leaves as a Status; nothing a client sends can throw past here.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Registry, UserInfo } from '../registry/definition.js';
-import type { Authenticator } from './auth.js';
-import { UnauthenticatedPaths } from './auth.js';
+import type { ResourceDefinition } from '../registry/definition.js';
+import type { Registry, UserInfo } from '../registry/rest.js';
+import type { Authenticator } from '../auth/authenticator.js';
+import { UnauthenticatedPaths } from '../auth/authenticator.js';
 import { Discovery } from './discovery.js';
 import { serveResource } from './handlers.js';
 import { negotiateOutput, type OutputFormat } from './negotiate.js';
@@ -17,9 +18,9 @@ import type { DiscoveryInfo } from './request-info.js';
 import { parseRequestInfo } from './request-info.js';
 import { send, sendError } from './respond.js';
 import { resolve } from './router.js';
-import { isApiError } from '../registry/errors.js';
 import { isPretty } from './query.js';
-import { methodNotSupported, pathNotFound, unauthorized } from './status.js';
+import { isApiError, methodNotSupported, pathNotFound, unauthorized } from '../api/errors.js';
+import { serverErrorReporter, type ReportServerError } from './status.js';
 
 export interface AppOptions {
   registry: Registry;
@@ -35,27 +36,45 @@ export interface AppOptions {
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
+/** What the pipeline holds, built once; the documents derived from the definitions follow the registry. */
+interface App {
+  options: AppOptions;
+  discovery: () => Discovery;
+  openApiV3: () => OpenApiV3;
+  report: ReportServerError;
+}
+
+/** A value derived from the registry's definitions, rebuilt on first use after one is added or removed. */
+function perGeneration<T>(registry: Registry, build: (definitions: readonly ResourceDefinition[]) => T): () => T {
+  let generation = -1;
+  let value: T | undefined;
+  return () => {
+    if (generation !== registry.generation) (value = build(registry.definitions())), (generation = registry.generation);
+    return value!;
+  };
+}
+
 export function createApp(options: AppOptions): RequestHandler {
-  const discovery = new Discovery(options.registry.definitions());
-  const openApiV3 = new OpenApiV3(options.registry.definitions());
   const log = options.log ?? ((entry) => process.stderr.write(`${JSON.stringify(entry)}\n`));
+  const app: App = {
+    options,
+    discovery: perGeneration(options.registry, (defs) => new Discovery(defs)),
+    openApiV3: perGeneration(options.registry, (defs) => new OpenApiV3(defs)),
+    report: serverErrorReporter(log),
+  };
+  const { report } = app;
   return (req, res) => {
     const fail = (err: unknown): void => {
-      if (!isApiError(err)) log({ level: 'error', msg: 'request failed', method: req.method, path: pathOf(req.url), err: describe(err) });
-      else if (err.code === 413) res.setHeader('Connection', 'close');
-      sendError(res, err, errorFormat(req, err));
+      if (isApiError(err) && err.code === 413) res.setHeader('Connection', 'close');
+      sendError(res, err, errorFormat(req, err), report(err, req));
     };
     try {
-      handle(req, res, options, discovery, openApiV3)?.catch(fail);
+      handle(req, res, app)?.catch(fail);
     } catch (err) {
       fail(err);
     }
   };
 }
-
-const pathOf = (url: string | undefined): string => (url ?? '/').split('?', 1)[0]!;
-
-const describe = (err: unknown): string => (err instanceof Error ? `${err.name}: ${err.message}` : String(err));
 
 /**
  * A Status has a protobuf form, so an error answers in protobuf whenever the client prefers it; a 406
@@ -74,16 +93,16 @@ const errorFormat = (req: IncomingMessage, err: unknown): OutputFormat => {
  * Synchronous until something has to wait (a JWT lookup, a request body, a storage read not at hand):
  * every promise an answer does not need costs a turn of the microtask queue.
  */
-function handle(req: IncomingMessage, res: ServerResponse, options: AppOptions, discovery: Discovery, openApiV3: OpenApiV3): void | Promise<void> {
+function handle(req: IncomingMessage, res: ServerResponse, app: App): void | Promise<void> {
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
   const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
   const method = req.method ?? 'GET';
-  const found = authenticate(req, path, options.authenticator);
+  const found = authenticate(req, path, app.options.authenticator);
   const exchange = { req, res, path, query, method };
-  if (found instanceof Promise) return found.then((user) => route(exchange, user, options, discovery, openApiV3));
-  return route(exchange, found, options, discovery, openApiV3);
+  if (found instanceof Promise) return found.then((user) => route(exchange, user, app));
+  return route(exchange, found, app);
 }
 
 interface Incoming {
@@ -94,18 +113,15 @@ interface Incoming {
   method: string;
 }
 
-function route(
-  { req, res, path, query, method }: Incoming,
-  user: UserInfo | undefined,
-  options: AppOptions,
-  discovery: Discovery,
-  openApiV3: OpenApiV3,
-): void | Promise<void> {
+function route({ req, res, path, query, method }: Incoming, user: UserInfo | undefined, app: App): void | Promise<void> {
+  const { options } = app;
   const info = parseRequestInfo(method, path, query);
-  if (info.type === 'resource') return serveResource(resolve(options.registry, info, method), { req, res, query, user, watches: options.watches });
+  if (info.type === 'resource') {
+    return serveResource(resolve(options.registry, info, method), { req, res, query, user, watches: options.watches, report: app.report });
+  }
   if (method !== 'GET' && method !== 'HEAD') throw info.type === 'discovery' ? methodNotSupported(method) : pathNotFound();
-  if (info.type === 'nonResource') return serveNonResource(req, res, path, { ...options, openApiV3 });
-  const doc = discoveryDocument(discovery, info, req);
+  if (info.type === 'nonResource') return serveNonResource(req, res, path, { ...options, openApiV3: app.openApiV3() });
+  const doc = discoveryDocument(app.discovery(), info, req);
   const output = negotiateOutput(req.headers.accept);
   send(res, 200, doc, output.format === 'yaml' ? 'yaml' : 'json', isPretty(query));
 }

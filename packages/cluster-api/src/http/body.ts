@@ -3,11 +3,14 @@
  * the limit is refused before a byte is read; a chunked body is cut off as soon as it crosses it.
  */
 import type { IncomingMessage } from 'node:http';
-import { MaxRequestBodyBytes, malformedBody, tooLarge } from './status.js';
+import { malformedBody, tooLarge } from '../api/errors.js';
+
+/** Kubernetes' default request body limit (apiserver MaxRequestBodyBytes, 3 MiB). */
+export const MaxRequestBodyBytes = 3 * 1024 * 1024;
 
 export function readBody(req: IncomingMessage, limit = MaxRequestBodyBytes): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge());
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge(limit));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -17,7 +20,7 @@ export function readBody(req: IncomingMessage, limit = MaxRequestBodyBytes): Pro
         req.off('data', onData);
         // Stop buffering; the caller answers 413 and the connection is closed after it.
         req.pause();
-        reject(tooLarge());
+        reject(tooLarge(limit));
         return;
       }
       chunks.push(chunk);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ResourceDefinition } from '../registry/definition.js';
+import { finalize } from '../registry/subresources/finalize.js';
+import { statusSubresource } from '../registry/subresources/status.js';
 import { compareVersions, Discovery } from './discovery.js';
 
 const def = (group: string, version: string, plural: string, extra: Partial<ResourceDefinition> = {}): ResourceDefinition => ({
@@ -9,8 +11,8 @@ const def = (group: string, version: string, plural: string, extra: Partial<Reso
 
 describe('Discovery', () => {
   const d = new Discovery([
-    def('', 'v1', 'pods', { shortNames: ['po'], categories: ['all'], subresources: ['status'] }),
-    def('', 'v1', 'namespaces', { namespaced: false, subresources: ['status', 'finalize'] }),
+    def('', 'v1', 'pods', { shortNames: ['po'], categories: ['all'], subresources: { status: statusSubresource() } }),
+    def('', 'v1', 'namespaces', { namespaced: false, subresources: { status: statusSubresource(), finalize } }),
     def('batch', 'v2alpha1', 'cronjobs'),
     def('batch', 'v1', 'jobs'),
   ]);

@@ -3,8 +3,9 @@
  * reads to map `kubectl get po` to `/api/v1/namespaces/x/pods`. kubectl fails on a group version
  * that lists no resources, so only group versions that have at least one definition appear.
  */
-import type { ResourceDefinition, Subresource, Verb } from '../registry/definition.js';
-import { groupVersion, SubresourceKinds } from '../registry/definition.js';
+import type { ResourceDefinition, Verb } from '../registry/definition.js';
+import { groupVersion } from '../registry/definition.js';
+import type { GroupVersionKind } from '../registry/subresource.js';
 
 interface APIResource {
   name: string;
@@ -31,26 +32,8 @@ export interface APIGroup {
   preferredVersion: GroupVersionForDiscovery;
 }
 
-/** What a subresource allows: status is read and written like its object, finalize only replaced. */
-const subresourceVerbs: Record<string, Verb[]> = {
-  status: ['get', 'patch', 'update'],
-  finalize: ['update'],
-  scale: ['get', 'patch', 'update'],
-  token: ['create'],
-  binding: ['create'],
-  log: ['get'],
-  exec: ['create', 'get'],
-  attach: ['create', 'get'],
-  portforward: ['create', 'get'],
-};
-
-export function subresourceAllows(subresource: string, verb: string): boolean {
-  return (subresourceVerbs[subresource] as string[] | undefined)?.includes(verb) ?? false;
-}
-
 /** A subresource of another kind names it, with its group and version when they differ (the scale client looks them up). */
-function subresourceKind(def: ResourceDefinition, sub: Subresource): Pick<APIResource, 'group' | 'version' | 'kind'> {
-  const other = SubresourceKinds[sub];
+function subresourceKind(def: ResourceDefinition, other: GroupVersionKind | undefined): Pick<APIResource, 'group' | 'version' | 'kind'> {
   if (!other) return { kind: def.kind };
   return other.group === def.group && other.version === def.version ? { kind: other.kind } : { ...other };
 }
@@ -65,12 +48,12 @@ function resourcesOf(def: ResourceDefinition): APIResource[] {
   };
   if (def.shortNames?.length) main.shortNames = [...def.shortNames];
   if (def.categories?.length) main.categories = [...def.categories];
-  const subs = (def.subresources ?? []).map((sub) => ({
-    name: `${def.plural}/${sub}`,
+  const subs = Object.entries(def.subresources ?? {}).map(([name, sub]) => ({
+    name: `${def.plural}/${name}`,
     singularName: '',
     namespaced: def.namespaced,
-    ...subresourceKind(def, sub),
-    verbs: subresourceVerbs[sub] ?? [],
+    ...subresourceKind(def, sub.kind),
+    verbs: [...sub.verbs],
   }));
   return [main, ...subs];
 }
@@ -95,7 +78,7 @@ export class Discovery {
   private readonly groups = new Map<string, APIGroup>();
   private readonly lists = new Map<string, object>();
 
-  /** Built once at start-up: the documents never change while the server runs. */
+  /** Built from one generation of the registry's definitions (the app builds another when it moves). */
   constructor(definitions: readonly ResourceDefinition[]) {
     const byGroupVersion = new Map<string, ResourceDefinition[]>();
     for (const def of definitions) {

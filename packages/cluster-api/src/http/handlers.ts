@@ -8,14 +8,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeList, KubeObject } from '../api/meta.js';
 import { supportsProtobuf } from '../protobuf/codec.js';
 import { servesProtobuf } from '../protobuf/negotiation.js';
-import { ConnectSubresources, SubresourceKinds, type RequestContext, type UserInfo } from '../registry/definition.js';
-import { writtenEncoding } from '../registry/meta.js';
+import type { RequestContext, UserInfo, Written } from '../registry/rest.js';
 import { readBody, hasBody } from './body.js';
 import { decodeBody, negotiateOutput, negotiateWatch, patchTypeOf, type Output } from './negotiate.js';
 import { deleteOptionsOf, dryRunOf, intParam, isPretty, listQueryOf, watchQueryOf, writeOptionsOf } from './query.js';
 import { send, sendBytes } from './respond.js';
 import type { Route } from './router.js';
-import { deletedStatus, malformedBody, pathNotFound, unsupportedPatchType } from './status.js';
+import { malformedBody, pathNotFound, unsupportedPatchType } from '../api/errors.js';
+import { deletedStatus, type ReportServerError } from './status.js';
 import { includeObjectOf, toTable } from './table.js';
 import { serveWatch } from './watch.js';
 
@@ -26,6 +26,8 @@ export interface Exchange {
   user?: UserInfo;
   /** Where open watch streams are registered (see AppOptions.watches). */
   watches?: Set<ServerResponse>;
+  /** Logs a server error a watch stream ends with; answers its request id. */
+  report?: ReportServerError;
 }
 
 /** A promise only when the answer has to wait: a read the storage holds at hand is answered in this tick. */
@@ -33,7 +35,7 @@ export function serveResource(route: Route, ex: Exchange): void | Promise<void> 
   const ctx: RequestContext = { namespace: route.namespace, user: ex.user };
   if (dryRunOf(ex.query)) ctx.dryRun = true;
   if (route.verb === 'watch') return watch(route, ex, ctx);
-  if (route.subresource && ConnectSubresources.has(route.subresource)) return connect(route, ex, ctx);
+  if (route.sub?.behaviour.type === 'connect') return connect(route, ex, ctx);
   const pretty = isPretty(ex.query);
   if (route.verb === 'get' || route.verb === 'list') return read(route, ex, ctx, pretty);
   return writeAndAnswer(route, ex, ctx, pretty);
@@ -43,28 +45,30 @@ async function writeAndAnswer(route: Route, ex: Exchange, ctx: RequestContext, p
   // Writes answer the object in JSON, YAML or protobuf; a Table Accept on a write still reads a JSON object.
   const output = negotiateOutput(ex.req.headers.accept, answersProtobuf(route));
   const format = output.format === 'table' ? 'json' : output.format;
-  const { code, value } = await write(route, ex, ctx);
-  const written = format === 'json' && !pretty ? writtenEncoding(value) : undefined;
-  if (written) return sendBytes(ex.res, code, Buffer.concat(written), 'application/json');
+  const { code, value, encoded } = await write(route, ex, ctx);
+  if (encoded && format === 'json' && !pretty) return sendBytes(ex.res, code, encoded(), 'application/json');
   send(ex.res, code, value, format, pretty);
 }
 
 /** Protobuf when the kind answered has a message: the object's own, or the subresource's (Scale has none here). */
 const answersProtobuf = (route: Route): boolean => {
-  const other = route.subresource && SubresourceKinds[route.subresource];
+  const other = route.sub?.kind;
   if (!other) return servesProtobuf(route.store.definition);
   return supportsProtobuf(other.group ? `${other.group}/${other.version}` : other.version, other.kind);
 };
 
 function read(route: Route, ex: Exchange, ctx: RequestContext, pretty: boolean): void | Promise<void> {
   const output = negotiateOutput(ex.req.headers.accept, answersProtobuf(route));
-  if (output.format === 'json' && !pretty && !(route.subresource && SubresourceKinds[route.subresource])) {
+  if (output.format === 'json' && !pretty && readsStored(route)) {
     const bytes = readEncoded(route, ex, ctx);
     if (bytes instanceof Uint8Array) return sendBytes(ex.res, 200, bytes, 'application/json');
     if (bytes) return bytes.then((b) => sendBytes(ex.res, 200, b, 'application/json'));
   }
   return readObjects(route, ex, ctx, output, pretty);
 }
+
+/** The answer is the object as stored (not a view of it such as a Scale): it may come straight from the stored bytes. */
+const readsStored = ({ sub }: Route): boolean => !sub || (sub.behaviour.type === 'view' && !sub.behaviour.read);
 
 async function readObjects(route: Route, ex: Exchange, ctx: RequestContext, output: Output, pretty: boolean): Promise<void> {
   const include = output.format === 'table' ? includeObjectOf(ex.query.get('includeObject')) : undefined;
@@ -85,11 +89,11 @@ function readEncoded(route: Route, ex: Exchange, ctx: RequestContext): Uint8Arra
   return store.listEncoded?.(ctx, listQueryOf(ex.query));
 }
 
-/** log / exec / attach / portforward: no kubelet here, so the answer is a Status error or "nothing to stream". */
+/** A connect subresource (log, exec, …): checked by the store, then its handler takes the exchange over. */
 async function connect(route: Route, ex: Exchange, ctx: RequestContext): Promise<void> {
   if (!route.store.connect) throw pathNotFound();
-  const answer = await route.store.connect(ctx, route.name!, route.subresource!, ex.query);
-  ex.res.writeHead(answer.code).end();
+  const handler = await route.store.connect(ctx, route.name!, { subresource: route.subresource!, query: ex.query });
+  await handler(ex.req, ex.res);
 }
 
 async function watch(route: Route, ex: Exchange, ctx: RequestContext): Promise<void> {
@@ -108,10 +112,20 @@ async function watch(route: Route, ex: Exchange, ctx: RequestContext): Promise<v
     protobuf: output.format === 'protobuf',
     pretty: isPretty(ex.query),
     openWatches: ex.watches,
+    report: ex.report && ((err: unknown) => ex.report!(err, ex.req)),
   });
 }
 
-async function write(route: Route, ex: Exchange, ctx: RequestContext): Promise<{ code: number; value: unknown }> {
+/** What a write answers: `encoded` when the value is an object just stored, as its compact JSON. */
+interface Answer {
+  code: number;
+  value: unknown;
+  encoded?: () => Uint8Array;
+}
+
+const answer = (code: number, { object, encoded }: Written): Answer => ({ code, value: object, encoded });
+
+async function write(route: Route, ex: Exchange, ctx: RequestContext): Promise<Answer> {
   const { store, name, subresource } = route;
   const contentType = ex.req.headers['content-type'];
   // Checked before the body is read: a wrong patch type is refused without buffering it.
@@ -124,19 +138,19 @@ async function write(route: Route, ex: Exchange, ctx: RequestContext): Promise<{
   switch (route.verb) {
     case 'create':
       if (subresource) {
-        if (!store.createSubresource) throw pathNotFound();
-        return { code: 201, value: await store.createSubresource(ctx, name!, subresource, body) };
+        if (!store.post) throw pathNotFound();
+        return answer(201, await store.post(ctx, name!, subresource, body));
       }
-      return { code: 201, value: await store.create(ctx, body) };
+      return answer(201, await store.create(ctx, body));
     case 'update':
-      return { code: 200, value: await store.update(ctx, name!, body, subresource) };
+      return answer(200, await store.update(ctx, name!, body, subresource));
     case 'patch':
       if (patchType === 'apply') {
         if (!store.apply) throw unsupportedPatchType('application/apply-patch+yaml');
-        const { object, created } = await store.apply(ctx, name!, body, subresource);
-        return { code: created ? 201 : 200, value: object };
+        const applied = await store.apply(ctx, name!, body, subresource);
+        return answer(applied.created ? 201 : 200, applied);
       }
-      return { code: 200, value: await store.patch(ctx, name!, patchType!, body, subresource) };
+      return answer(200, await store.patch(ctx, name!, patchType!, body, subresource));
     case 'delete':
       return remove(route, ctx, deleteOptionsOf(ex.query, body));
     default:
@@ -154,9 +168,10 @@ function checkBodyShape(route: Route, body: unknown): void {
     throw malformedBody('the patch must be a JSON object or array');
 }
 
-async function remove(route: Route, ctx: RequestContext, options: ReturnType<typeof deleteOptionsOf>) {
-  const { object, deleted } = await route.store.delete(ctx, route.name!, options);
-  if (!deleted) return { code: options.orphanDependents === false ? 202 : 200, value: object };
+async function remove(route: Route, ctx: RequestContext, options: ReturnType<typeof deleteOptionsOf>): Promise<Answer> {
+  const written = await route.store.delete(ctx, route.name!, options);
+  const { object, deleted } = written;
+  if (!deleted) return answer(options.orphanDependents === false ? 202 : 200, written);
   const def = route.store.definition;
   return {
     code: 200,

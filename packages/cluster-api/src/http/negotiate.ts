@@ -6,9 +6,9 @@
  * that accepts only protobuf gets 406. Protobuf bodies are decoded by ../protobuf/codec.ts.
  */
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import type { PatchType } from '../registry/definition.js';
+import type { PatchType } from '../registry/rest.js';
 import { decodeProtobuf, encodeProtobuf, ProtobufMediaType } from '../protobuf/codec.js';
-import { malformedBody, notAcceptable, unsupportedMediaType, unsupportedPatchType } from './status.js';
+import { malformedBody, notAcceptable, unsupportedMediaType, unsupportedPatchType } from '../api/errors.js';
 
 export const OutputFormats = ['json', 'yaml', 'table', 'protobuf'] as const;
 export type OutputFormat = (typeof OutputFormats)[number];

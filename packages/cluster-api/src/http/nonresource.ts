@@ -10,7 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { OpenApiV3 } from './openapi.js';
 import { send, sendBytes, sendText } from './respond.js';
-import { pathNotFound } from './status.js';
+import { pathNotFound } from '../api/errors.js';
 
 /** kube-apiserver's version.Info; clients read major/minor and gitVersion. */
 export interface VersionInfo {

@@ -19,6 +19,7 @@ import { isInlined } from '../protobuf/convert.js';
 import { messageOf, metaMessage } from '../protobuf/schema.js';
 import type { ResourceDefinition } from '../registry/definition.js';
 import { groupVersion } from '../registry/definition.js';
+import { subresourceFields } from '../registry/generic/fields.js';
 
 type Schema = Record<string, unknown>;
 
@@ -123,7 +124,7 @@ function asKind(schema: Schema, def: ResourceDefinition, name: string): void {
     if (property) property.description ??= doc?.properties?.[field] ?? description;
   }
   const status = (schema.properties as Record<string, Schema>).status;
-  if (status && def.subresources?.includes('status'))
+  if (status && subresourceFields(def).includes('status'))
     status.description = `${String(status.description)} Written through the status subresource: a write to the object itself leaves it unchanged.`;
   schema['x-kubernetes-group-version-kind'] = [{ group: def.group, kind: def.kind, version: def.version }];
 }

@@ -5,9 +5,9 @@
  */
 import type { DeleteOptions } from '../api/meta.js';
 import { PropagationPolicies } from '../api/meta.js';
-import type { ListQuery, PatchType, WatchQuery } from '../registry/definition.js';
-import { badRequest, invalid } from '../registry/errors.js';
-import { managerFromUserAgent } from '../registry/managed-fields.js';
+import type { ListQuery, PatchType, WatchQuery } from '../registry/rest.js';
+import { badRequest, invalid } from '../api/errors.js';
+import { managerFromUserAgent } from '../registry/generic/managed-fields.js';
 
 const unsupported = (param: string, value: string, supported: string): Error =>
   badRequest(`${param}: Unsupported value: "${value.slice(0, 50)}": supported values: ${supported}`);

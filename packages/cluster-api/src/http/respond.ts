@@ -20,12 +20,14 @@ export function sendBytes(res: ServerResponse, code: number, body: Uint8Array, c
 }
 
 /** Errors are JSON unless the client asked for YAML or protobuf: a Table client still parses a JSON Status. */
-export function sendError(res: ServerResponse, err: unknown, format: OutputFormat = 'json'): void {
-  const status = statusOf(err);
+/** `requestId`: a server error's, also sent as `Audit-Id` (kube-apiserver's header for it). */
+export function sendError(res: ServerResponse, err: unknown, format: OutputFormat = 'json', requestId?: string): void {
+  const status = statusOf(err, requestId);
   if (res.headersSent) {
     res.destroy();
     return;
   }
+  if (requestId) res.setHeader('Audit-Id', requestId);
   const retry = status.details?.retryAfterSeconds;
   if (retry !== undefined) res.setHeader('Retry-After', String(retry));
   send(res, status.code, status, format === 'table' ? 'json' : format);

@@ -3,18 +3,19 @@
  * from the definition only (principle 1): a path that names no registered resource is 404, a verb
  * the definition does not list is 405 MethodNotAllowed, as kube-apiserver answers.
  */
-import type { Registry, ResourceStore, Subresource } from '../registry/definition.js';
-import { methodNotAllowed } from '../registry/errors.js';
-import { subresourceAllows } from './discovery.js';
+import { methodNotAllowed, methodNotSupported, pathNotFound } from '../api/errors.js';
+import type { Registry, ResourceStore } from '../registry/rest.js';
+import { subresourceOf, type SubresourceDef } from '../registry/subresource.js';
 import type { RequestVerb, ResourceInfo } from './request-info.js';
-import { methodNotSupported, pathNotFound } from './status.js';
 
 export interface Route {
   store: ResourceStore;
   verb: RequestVerb;
   namespace?: string;
   name?: string;
-  subresource?: Subresource;
+  subresource?: string;
+  /** The kind's entry for `subresource`: its verbs, the kind it answers with, its behaviour. */
+  sub?: SubresourceDef;
 }
 
 export function resolve(registry: Registry, info: ResourceInfo, method: string): Route {
@@ -28,9 +29,10 @@ export function resolve(registry: Registry, info: ResourceInfo, method: string):
   if (!verb) throw methodNotSupported(method);
   const gr = { group: def.group, resource: def.plural };
   if (info.subresource !== undefined) {
-    if (!(def.subresources as readonly string[] | undefined)?.includes(info.subresource)) throw pathNotFound();
-    if (!subresourceAllows(info.subresource, verb)) throw methodNotAllowed(verb, gr);
-    return { store, verb, namespace: info.namespace, name: info.name, subresource: info.subresource as Route['subresource'] };
+    const sub = subresourceOf(def, info.subresource);
+    if (!sub) throw pathNotFound();
+    if (!(sub.verbs as readonly string[]).includes(verb)) throw methodNotAllowed(verb, gr);
+    return { store, verb, namespace: info.namespace, name: info.name, subresource: info.subresource, sub };
   }
   const named = info.name !== undefined;
   // POST to a name, or PUT / PATCH to a collection, address nothing Kubernetes serves.

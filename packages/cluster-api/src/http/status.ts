@@ -1,29 +1,45 @@
 /**
- * The only place a Status body is built (storage error → API error → Status, principle 5).
- * Messages and reasons are Kubernetes' own: kubectl prints `message` verbatim after "Error from
- * server (<reason>):" and client-node branches on `code` / `reason`.
+ * The only place a Status body is built (storage error → API error → Status, principle 5): every
+ * error an answer or a watch stream carries goes through `statusOf`. The errors themselves live in
+ * api/errors.ts.
  */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Status, StatusDetails } from '../api/meta.js';
-import { ApiError, isApiError } from '../registry/errors.js';
+import { ApiError, internalError, isApiError } from '../api/errors.js';
 
-/** Kubernetes' default request body limit (apiserver MaxRequestBodyBytes, 3 MiB). */
-export const MaxRequestBodyBytes = 3 * 1024 * 1024;
-
-const acceptedMedia = 'application/json, application/yaml';
-
-/** Anything thrown below the HTTP layer, as the Status a client should see. Unknown errors leak nothing. */
-export function statusOf(err: unknown): Status {
-  const api = isApiError(err) ? err : internal();
-  return failure(api);
+/**
+ * Anything thrown below the HTTP layer, as the Status a client should see. Unknown errors leak
+ * nothing; `requestId` (a server error's, see ReportServerError) is named so the log entry can be found.
+ */
+export function statusOf(err: unknown, requestId?: string): Status {
+  return failure(isApiError(err) ? err : internalError(err), requestId);
 }
 
-function failure(err: ApiError): Status {
+/**
+ * Logs a server error (5xx, or anything that is no ApiError) with its cause under a new request id
+ * and answers that id; undefined for a client error, which is the client's to read and not logged.
+ */
+export type ReportServerError = (err: unknown, req: IncomingMessage) => string | undefined;
+
+export const serverErrorReporter = (log: (entry: Record<string, unknown>) => void): ReportServerError => (err, req) => {
+  if (isApiError(err) && err.code < 500) return undefined;
+  const requestId = randomUUID();
+  const cause = isApiError(err) ? (err.cause ?? err) : err;
+  const path = (req.url ?? '/').split('?', 1)[0];
+  log({ level: 'error', msg: 'request failed', requestId, method: req.method, path, code: isApiError(err) ? err.code : 500, err: describe(cause) });
+  return requestId;
+};
+
+const describe = (err: unknown): string => (err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+
+function failure(err: ApiError, requestId?: string): Status {
   const status: Status = {
     kind: 'Status',
     apiVersion: 'v1',
     metadata: {},
     status: 'Failure',
-    message: err.message,
+    message: requestId ? `${err.message} (request id ${requestId})` : err.message,
     reason: err.reason,
     code: err.code,
   };
@@ -38,40 +54,3 @@ const stripUndefined = (d: StatusDetails): StatusDetails =>
 export function deletedStatus(details: StatusDetails): Status {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: stripUndefined(details), code: 200 };
 }
-
-// Not a stack, not the error's message: a 500 must not reveal internals (paths, SQL, keys).
-const internal = (): ApiError =>
-  new ApiError(500, 'InternalError', 'Internal error occurred: an unexpected error happened while handling the request');
-
-/* ---- The HTTP layer's own errors, worded as kube-apiserver words them ---- */
-
-export const pathNotFound = (): ApiError => new ApiError(404, 'NotFound', 'the server could not find the requested resource');
-
-export const unauthorized = (): ApiError => new ApiError(401, 'Unauthorized', 'Unauthorized');
-
-export const tooLarge = (): ApiError =>
-  new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${MaxRequestBodyBytes}`);
-
-export const unsupportedMediaType = (contentType: string): ApiError =>
-  new ApiError(
-    415,
-    'UnsupportedMediaType',
-    `the body of the request was in an unknown format - accepted media types include: ${acceptedMedia}` +
-      (contentType ? ` (got ${contentType.slice(0, 100)})` : ''),
-  );
-
-export const unsupportedPatchType = (contentType: string): ApiError =>
-  new ApiError(
-    415,
-    'UnsupportedMediaType',
-    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (got ${contentType.slice(0, 100)})`,
-  );
-
-export const notAcceptable = (): ApiError =>
-  new ApiError(406, 'NotAcceptable', `only the following media types are accepted: ${acceptedMedia}`);
-
-export const malformedBody = (why: string): ApiError =>
-  new ApiError(400, 'BadRequest', `the object provided is unrecognized or malformed: ${why.slice(0, 200)}`);
-
-export const methodNotSupported = (method: string): ApiError =>
-  new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource (${method.slice(0, 16)})`);

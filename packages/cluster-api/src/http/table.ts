@@ -7,7 +7,7 @@
  */
 import type { KubeList, KubeObject, ListMeta } from '../api/meta.js';
 import type { ResourceDefinition, TableColumn } from '../registry/definition.js';
-import { badRequest } from '../registry/errors.js';
+import { badRequest } from '../api/errors.js';
 
 export const IncludeObjectPolicies = ['None', 'Metadata', 'Object'] as const;
 export type IncludeObjectPolicy = (typeof IncludeObjectPolicies)[number];

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject, WatchEvent } from '../api/meta.js';
-import type { RequestContext, ResourceStore, WatchQuery } from '../registry/definition.js';
+import type { DeliveredEvent, RequestContext, ResourceStore, WatchQuery } from '../registry/rest.js';
 import { encodeWatchFrame, ProtobufWatchMediaType } from '../protobuf/codec.js';
 import { statusOf } from './status.js';
 import type { IncludeObjectPolicy } from './table.js';
@@ -30,6 +30,8 @@ export interface WatchRequest {
   pretty: boolean;
   /** Holds the response while the stream is open (server shutdown ends what it finds there). */
   openWatches?: Set<ServerResponse>;
+  /** Logs a server error the stream ends with; answers the request id its ERROR event names. */
+  report?: (err: unknown) => string | undefined;
 }
 
 const defaultTimeoutSeconds = (): number => 1800 + Math.floor(Math.random() * 1800);
@@ -37,7 +39,7 @@ const defaultTimeoutSeconds = (): number => 1800 + Math.floor(Math.random() * 18
 export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRequest): Promise<void> {
   let started = false;
   let finished = false;
-  const pending: (string | Buffer)[] = [];
+  const pending: (string | Uint8Array)[] = [];
   let handle: { close(): void } | undefined;
   let timer: NodeJS.Timeout | undefined;
 
@@ -58,7 +60,8 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: W
     if (!started) start();
     res.end();
   };
-  const write = (line: string | Buffer): void => {
+  /** `shared`: the event whose frames hold `line`'s chunk, when `line` is a shared frame. */
+  const write = (line: string | Uint8Array, shared?: DeliveredEvent): void => {
     if (finished || res.writableEnded) return;
     if (!started) return void pending.push(line);
     const socket = res.socket;
@@ -66,7 +69,7 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: W
     if (socket && !socket.writableCorked) (socket.cork(), process.nextTick(uncork, socket));
     // Once the headers are out, a chunk already framed goes to the socket as one buffer: through
     // res.write every event would be three (size line, data, CRLF) per watcher.
-    if (socket && res.chunkedEncoding && typeof line !== 'string' && line.length > 0) socket.write(chunkOf(line));
+    if (socket && res.chunkedEncoding && typeof line !== 'string' && line.length > 0) socket.write(shared ? sharedChunk(shared, line) : chunkOf(line));
     else res.write(line);
     if (res.writableLength > MaxWatchBufferBytes) (finish(), res.destroy());
   };
@@ -75,8 +78,11 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: W
 
   res.once('close', finish);
   handle = await w.store.watch(w.ctx, w.query, {
-    onEvent: (event) => write(sharedFrame(w, event) ?? frame(render(w, event))),
-    onError: (err) => (write(frame({ type: 'ERROR', object: statusOf(err) })), finish()),
+    onEvent: (event) => {
+      const shared = sharedFrame(w, event);
+      write(shared ?? frame(render(w, event)), shared && event);
+    },
+    onError: (err) => (write(frame({ type: 'ERROR', object: statusOf(err, w.report?.(err)) })), finish()),
   });
   // The client may have gone, or the store ended the watch, while it was being set up.
   if (finished) return void handle.close();
@@ -88,31 +94,37 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: W
 
 const uncork = (socket: NodeJS.WritableStream & { uncork(): void }): void => socket.uncork();
 
-/** HTTP/1.1 chunked framing of one watch frame, made once per shared frame and reused for every watcher. */
-const chunks = new WeakMap<Buffer, Buffer>();
 const CRLF = Buffer.from('\r\n');
-function chunkOf(frame: Buffer): Buffer {
-  let chunk = chunks.get(frame);
-  if (chunk === undefined) chunks.set(frame, (chunk = Buffer.concat([Buffer.from(`${frame.length.toString(16)}\r\n`), frame, CRLF])));
-  return chunk;
-}
+
+/** HTTP/1.1 chunked framing of one watch frame. */
+const chunkOf = (frame: Uint8Array): Buffer => Buffer.concat([Buffer.from(`${frame.length.toString(16)}\r\n`), frame, CRLF]);
 
 function render(w: WatchRequest, event: WatchEvent<KubeObject>): WatchEvent<unknown> {
-  if (!w.table || event.type === 'BOOKMARK' || event.type === 'ERROR') return event;
+  if (!w.table || event.type === 'BOOKMARK' || event.type === 'ERROR') return { type: event.type, object: event.object };
   return { type: event.type, object: toTable(w.store.definition, event.object, w.table.include, w.table.version) };
 }
 
 /**
- * The registry hands every watcher of a change the same object: its plain JSON line (or protobuf
- * frame) is built once and shared, so fan-out to many watchers costs one serialisation per event, not one per watcher.
+ * A change's event is the same object for all its watchers: its plain JSON line (or protobuf frame),
+ * and that frame's chunked framing, are made once and kept in the event's `frames`, so fan-out to many
+ * watchers costs one serialisation per event, not one per watcher.
  */
-const sharedFrames = new WeakMap<object, Map<string, Buffer>>();
-function sharedFrame(w: WatchRequest, event: WatchEvent<KubeObject>): Buffer | undefined {
-  if (w.table || w.pretty || event.type === 'BOOKMARK') return undefined;
-  let frames = sharedFrames.get(event.object);
-  if (!frames) sharedFrames.set(event.object, (frames = new Map()));
-  const key = w.protobuf ? `protobuf:${event.type}` : event.type;
-  let line = frames.get(key);
-  if (line === undefined) frames.set(key, (line = w.protobuf ? encodeWatchFrame(event) : Buffer.from(`${JSON.stringify(event)}\n`)));
-  return line;
+function sharedFrame(w: WatchRequest, event: DeliveredEvent): Uint8Array | undefined {
+  if (w.table || w.pretty || !event.frames) return undefined;
+  const format = w.protobuf ? 'protobuf' : 'json';
+  let frame = event.frames.get(format);
+  if (frame === undefined) {
+    const plain = { type: event.type, object: event.object };
+    event.frames.set(format, (frame = w.protobuf ? encodeWatchFrame(plain) : Buffer.from(`${JSON.stringify(plain)}\n`)));
+  }
+  return frame;
+}
+
+/** The chunk of a shared frame, kept beside it. */
+function sharedChunk(event: DeliveredEvent, frame: Uint8Array): Uint8Array {
+  if (!event.frames) return chunkOf(frame);
+  const key = frame === event.frames.get('protobuf') ? 'protobuf+chunked' : 'json+chunked';
+  let chunk = event.frames.get(key);
+  if (chunk === undefined) event.frames.set(key, (chunk = chunkOf(frame)));
+  return chunk;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../registry/errors.js';
+import { ApiError } from '../api/errors.js';
 import { allKinds } from '../registry/kinds/index.js';
 import { decodeProtobuf, decodeWatchFrames, encodeProtobuf, encodeWatchFrame, supportsProtobuf } from './codec.js';
 import { servesProtobuf } from './negotiation.js';

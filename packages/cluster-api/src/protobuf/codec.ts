@@ -6,8 +6,8 @@
  */
 import type { Type } from 'protobufjs';
 import type { WatchEvent } from '../api/meta.js';
-import { malformedBody } from '../http/status.js';
-import { ApiError } from '../registry/errors.js';
+import { malformedBody } from '../api/errors.js';
+import { ApiError } from '../api/errors.js';
 import { fromWire, toWire } from './convert.js';
 import { messageOf, metaMessage, runtimeMessage } from './schema.js';
 

@@ -3,7 +3,7 @@
  * {seconds, nanos}), Quantity (string ↔ {string}), IntOrString (number | string ↔ {type, intVal,
  * strVal}), FieldsV1 and RawExtension (embedded JSON ↔ bytes). Keyed by the message's full name.
  */
-import { malformedBody } from '../http/status.js';
+import { malformedBody } from '../api/errors.js';
 
 export interface SpecialType {
   /** JSON value → the plain object protobufjs encodes. */

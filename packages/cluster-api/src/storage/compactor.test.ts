@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Compactor } from './compactor.js';
 import { isStorageError } from './errors.js';
-import { MemoryStorage } from './memory.js';
+import { MemoryStorage } from './memory/memory.js';
 import { until } from './testing/suite-helpers.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);

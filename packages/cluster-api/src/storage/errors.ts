@@ -1,6 +1,6 @@
 /**
  * Storage-layer errors. They carry stable codes (Kubernetes' storage error codes) so that
- * registry/errors.ts can map them to API errors without string matching.
+ * api/errors.ts can map them to API errors without string matching.
  */
 
 export const StorageErrorCodes = [

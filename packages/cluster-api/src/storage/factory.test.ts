@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isStorageError, type StorageError } from './errors.js';
 import { openStorage, parseStorageUrl } from './factory.js';
 import type { Storage } from './interface.js';
-import { SqliteStorage } from './sqlite.js';
+import { SqliteStorage } from './sqlite/sqlite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cluster-api-factory-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

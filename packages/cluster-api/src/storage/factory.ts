@@ -8,11 +8,11 @@
  */
 import { checkCompactionPolicy, DEFAULT_COMPACTION, type CompactionPolicy } from './compactor.js';
 import { StorageError } from './errors.js';
-import { EtcdStorage } from './etcd.js';
-import { parseEtcdEndpoints, type EtcdClientOptions } from './etcd-client.js';
+import { EtcdStorage } from './etcd/etcd.js';
+import { parseEtcdEndpoints, type EtcdClientOptions } from './etcd/client.js';
 import type { Storage } from './interface.js';
-import { MemoryStorage } from './memory.js';
-import { SqliteStorage } from './sqlite.js';
+import { MemoryStorage } from './memory/memory.js';
+import { SqliteStorage } from './sqlite/sqlite.js';
 
 export const STORAGE_SCHEMES = ['memory', 'sqlite', 'etcd'] as const;
 export type StorageScheme = (typeof STORAGE_SCHEMES)[number];

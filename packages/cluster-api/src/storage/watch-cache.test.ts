@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isStorageError } from './errors.js';
 import type { StorageEvent, WatchHandlers } from './interface.js';
-import { MemoryStorage } from './memory.js';
+import { MemoryStorage } from './memory/memory.js';
 import { enc, until } from './testing/suite-helpers.js';
 import { WatchCache } from './watch-cache.js';
 

@@ -1,7 +1,7 @@
 /** Shared pieces of the core-group kind files: verb sets as discovery lists them, and field access. */
 import type { KubeObject } from '../../api/meta.js';
 import type { ResourceDefinition, TableColumn, Verb } from '../definition.js';
-import { isObject } from '../meta.js';
+import { isObject } from '../generic/meta.js';
 
 /** Kubernetes' discovery order. */
 export const AllVerbs: readonly Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];

@@ -1,8 +1,9 @@
 /**
  * ComponentStatus: read-only (get, list) health of this server's own components. Objects are not
- * stored: registry/component-store.ts builds them from a provider on every read.
+ * stored: the kind's own store (component-store.ts) builds them from the server's report on every read.
  */
 import { arr, column, core, obj, str } from './common.js';
+import { componentStore } from './component-store.js';
 import type { KubeObject } from '../../api/meta.js';
 
 const healthy = (o: KubeObject) => obj(arr(o.conditions).map(obj).find((c) => c.type === 'Healthy'));
@@ -16,6 +17,7 @@ export const componentStatus = core({
   shortNames: ['cs'],
   fields: ['conditions'],
   strategy: {},
+  store: componentStore,
   columns: [
     column('Status', (o) => (healthy(o).status === 'True' ? 'Healthy' : 'Unhealthy')),
     column('Message', (o) => str(healthy(o).message)),

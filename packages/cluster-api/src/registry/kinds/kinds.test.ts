@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { MemoryStorage } from '../../storage/memory.js';
-import type { Registry, ResourceStore } from '../definition.js';
+import { MemoryStorage } from '../../storage/memory/memory.js';
+import type { Registry, ResourceStore } from '../rest.js';
 import { createRegistry } from '../index.js';
 import { apiError } from '../testing/kind-tester.js';
 import { coreKinds } from './index.js';
@@ -29,7 +29,7 @@ describe('the kinds table', () => {
     expect(verbs('namespaces')).not.toContain('deletecollection');
     expect(verbs('services')).not.toContain('deletecollection');
     expect(verbs('componentstatuses')).toEqual(['get', 'list']);
-    expect(coreKinds.find((d) => d.kind === 'Namespace')!.subresources).toEqual(['status', 'finalize']);
+    expect(Object.keys(coreKinds.find((d) => d.kind === 'Namespace')!.subresources!)).toEqual(['status', 'finalize']);
   });
 
   it('lists at least one resource in every group version of the spec', () => {
@@ -42,7 +42,7 @@ describe('the kinds table', () => {
 
 describe('Secret', () => {
   it('merges stringData into data, defaults the type and selects by type', async () => {
-    const s = await store('secrets').create(ns, { metadata: { name: 's' }, data: { a: 'YQ==' }, stringData: { b: 'bee' } });
+    const s = (await store('secrets').create(ns, { metadata: { name: 's' }, data: { a: 'YQ==' }, stringData: { b: 'bee' } })).object;
     expect([s.type, s.data, s.stringData]).toEqual(['Opaque', { a: 'YQ==', b: 'YmVl' }, undefined]);
     expect((await store('secrets').list(ns, { fieldSelector: 'type=Opaque' })).items).toHaveLength(1);
     const typed = await apiError(store('secrets').update(ns, 's', { ...s, type: 'kubernetes.io/tls' }));
@@ -58,7 +58,7 @@ describe('Secret', () => {
   it('requires the keys of well-known types and keeps immutable secrets unchanged', async () => {
     const tls = await apiError(store('secrets').create(ns, { metadata: { name: 't' }, type: 'kubernetes.io/tls', data: {} }));
     expect(tls.details?.causes?.map((c) => c.field)).toEqual(['data[tls.crt]', 'data[tls.key]']);
-    const frozen = await store('secrets').create(ns, { metadata: { name: 'f' }, immutable: true, stringData: { a: '1' } });
+    const frozen = (await store('secrets').create(ns, { metadata: { name: 'f' }, immutable: true, stringData: { a: '1' } })).object;
     const err = await apiError(store('secrets').patch(ns, 'f', 'merge', { stringData: { a: '2' } }));
     expect(err.code).toBe(422);
     expect(frozen.immutable).toBe(true);
@@ -67,11 +67,11 @@ describe('Secret', () => {
 
 describe('Namespace', () => {
   it('is born Active with the kubernetes finalizer, changed only through /finalize', async () => {
-    const created = await store('namespaces').create({}, { metadata: { name: 'team' }, spec: { finalizers: [] } });
+    const created = (await store('namespaces').create({}, { metadata: { name: 'team' }, spec: { finalizers: [] } })).object;
     expect([created.spec, created.status]).toEqual([{ finalizers: ['kubernetes'] }, { phase: 'Active' }]);
-    const ignored = await store('namespaces').update({}, 'team', { ...created, spec: { finalizers: [] } });
+    const ignored = (await store('namespaces').update({}, 'team', { ...created, spec: { finalizers: [] } })).object;
     expect(ignored.spec).toEqual({ finalizers: ['kubernetes'] });
-    const finalized = await store('namespaces').update({}, 'team', { ...created, spec: { finalizers: [] }, metadata: { name: 'team', labels: { x: 'y' } } }, 'finalize');
+    const finalized = (await store('namespaces').update({}, 'team', { ...created, spec: { finalizers: [] }, metadata: { name: 'team', labels: { x: 'y' } } }, 'finalize')).object;
     expect([finalized.spec, finalized.metadata.labels]).toEqual([{ finalizers: [] }, undefined]);
     expect((await apiError(store('namespaces').create({}, { metadata: { name: 'a.b' } }))).code).toBe(422);
   });
@@ -80,9 +80,9 @@ describe('Namespace', () => {
 describe('ResourceQuota', () => {
   it('reports spec.hard in status.hard on create and on update', async () => {
     const quotas = store('resourcequotas');
-    const q = await quotas.create(ns, { metadata: { name: 'q' }, spec: { hard: { pods: '10' } } });
+    const q = (await quotas.create(ns, { metadata: { name: 'q' }, spec: { hard: { pods: '10' } } })).object;
     expect(q.status).toEqual({ hard: { pods: '10' }, used: {} });
-    const raised = await quotas.patch(ns, 'q', 'merge', { spec: { hard: { pods: '20' } } });
+    const raised = (await quotas.patch(ns, 'q', 'merge', { spec: { hard: { pods: '20' } } })).object;
     expect(raised.status).toEqual({ hard: { pods: '20' }, used: {} });
   });
 });
@@ -99,22 +99,22 @@ describe('default ServiceAccount', () => {
 
 describe('ReplicationController, PVC, PV, Service names', () => {
   it('defaults replicas and selector from the template', async () => {
-    const rc = await store('replicationcontrollers').create(ns, {
+    const { object: rc } = await store('replicationcontrollers').create(ns, {
       metadata: { name: 'rc' },
       spec: { template: { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
     });
     expect(rc.spec).toMatchObject({ replicas: 1, selector: { app: 'a' } });
     expect(rc.metadata.generation).toBe(1);
-    const scaled = await store('replicationcontrollers').patch(ns, 'rc', 'merge', { spec: { replicas: 3 } });
+    const scaled = (await store('replicationcontrollers').patch(ns, 'rc', 'merge', { spec: { replicas: 3 } })).object;
     expect(scaled.metadata.generation).toBe(2);
-    const relabelled = await store('replicationcontrollers').patch(ns, 'rc', 'merge', { metadata: { labels: { x: 'y' } } });
+    const relabelled = (await store('replicationcontrollers').patch(ns, 'rc', 'merge', { metadata: { labels: { x: 'y' } } })).object;
     expect(relabelled.metadata.generation).toBe(2);
   });
 
   it('keeps a PVC spec immutable except for storage requests', async () => {
     const pvcs = store('persistentvolumeclaims');
     await pvcs.create(ns, { metadata: { name: 'c' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
-    const grown = await pvcs.patch(ns, 'c', 'merge', { spec: { resources: { requests: { storage: '2Gi' } } } });
+    const grown = (await pvcs.patch(ns, 'c', 'merge', { spec: { resources: { requests: { storage: '2Gi' } } } })).object;
     expect(grown.status).toEqual({ phase: 'Pending' });
     const err = await apiError(pvcs.patch(ns, 'c', 'merge', { spec: { accessModes: ['ReadWriteMany'] } }));
     expect(err.details?.causes?.[0]?.message).toBe('Forbidden: spec is immutable after creation except resources.requests for bound claims');
@@ -149,7 +149,7 @@ describe('ComponentStatus', () => {
 describe('schemaless group kinds', () => {
   it('store anything beside validated metadata', async () => {
     const routes = store('routes', 'route.openshift.io');
-    const r = await routes.create(ns, { apiVersion: 'route.openshift.io/v1', kind: 'Route', metadata: { name: 'r' }, spec: { host: 'x', any: [1] } });
+    const r = (await routes.create(ns, { apiVersion: 'route.openshift.io/v1', kind: 'Route', metadata: { name: 'r' }, spec: { host: 'x', any: [1] } })).object;
     expect(r.spec).toEqual({ host: 'x', any: [1] });
     expect(r.metadata.selfLink).toBe('/apis/route.openshift.io/v1/namespaces/default/routes/r');
     const wrong = await apiError(routes.create(ns, { apiVersion: 'v1', kind: 'Route', metadata: { name: 'r2' } }));
@@ -159,11 +159,11 @@ describe('schemaless group kinds', () => {
 
 describe('unknown fields', () => {
   it('are dropped from typed kinds and from metadata, kept in schemaless kinds', async () => {
-    const p = await store('pods').create(ns, { metadata: { name: 'p', bogus: 1 }, spec: { containers: [{ name: 'c', image: 'i' }] }, extra: true });
+    const p = (await store('pods').create(ns, { metadata: { name: 'p', bogus: 1 }, spec: { containers: [{ name: 'c', image: 'i' }] }, extra: true })).object;
     expect(['extra' in p, 'bogus' in p.metadata]).toEqual([false, false]);
-    const s = await store('secrets').create(ns, { metadata: { name: 's' }, data: {}, spec: { no: 1 } });
+    const s = (await store('secrets').create(ns, { metadata: { name: 's' }, data: {}, spec: { no: 1 } })).object;
     expect('spec' in s).toBe(false);
-    const r = await store('routes', 'route.openshift.io').create(ns, {
+    const { object: r } = await store('routes', 'route.openshift.io').create(ns, {
       apiVersion: 'route.openshift.io/v1', kind: 'Route', metadata: { name: 'r', bogus: 1 }, extra: true,
     });
     expect([r.extra, 'bogus' in r.metadata]).toEqual([true, false]);

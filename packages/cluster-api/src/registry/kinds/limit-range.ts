@@ -1,5 +1,5 @@
 /** LimitRange: per-object min/max/default resource limits in a namespace. */
-import { notSupported, type FieldError } from '../validation.js';
+import { notSupported, type FieldError } from '../generic/validation.js';
 import { AllVerbs, arr, column, core, obj, spec } from './common.js';
 import { validateResourceList } from './quantities.js';
 

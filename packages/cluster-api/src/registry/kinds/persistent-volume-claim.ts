@@ -1,8 +1,9 @@
 /** PersistentVolumeClaim: born Pending; the spec is immutable but for resources.requests (expansion). */
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../../api/meta.js';
-import { forbiddenField, required, type FieldError } from '../validation.js';
+import { forbiddenField, required, type FieldError } from '../generic/validation.js';
 import { accessModes, AllVerbs, column, core, obj, spec, status, str } from './common.js';
+import { statusSubresource } from '../subresources/status.js';
 import { validateAccessModes, validateResourceList } from './quantities.js';
 
 const validate = (o: KubeObject): FieldError[] => {
@@ -30,7 +31,7 @@ export const persistentVolumeClaim = core({
   namespaced: true,
   verbs: AllVerbs,
   shortNames: ['pvc'],
-  subresources: ['status'],
+  subresources: { status: statusSubresource() },
   strategy: {
     prepareForCreate(o) {
       o.status = { phase: 'Pending' };
@@ -38,7 +39,6 @@ export const persistentVolumeClaim = core({
     validate,
     validateUpdate,
   },
-  statusStrategy: {},
   columns: [
     column('Status', (o) => str(status(o).phase)),
     column('Volume', (o) => str(spec(o).volumeName)),

@@ -3,8 +3,9 @@
  * here, a new volume is Available at once (the phase Kubernetes' controller moves it to from Pending).
  */
 import type { KubeObject } from '../../api/meta.js';
-import { forbiddenField, notSupported, required, type FieldError } from '../validation.js';
+import { forbiddenField, notSupported, required, type FieldError } from '../generic/validation.js';
 import { accessModes, AllVerbs, child, column, core, obj, setDefault, spec, status, str } from './common.js';
+import { statusSubresource } from '../subresources/status.js';
 import { validateAccessModes, validateResourceList } from './quantities.js';
 
 const Sources = [
@@ -39,7 +40,7 @@ export const persistentVolume = core({
   namespaced: false,
   verbs: AllVerbs,
   shortNames: ['pv'],
-  subresources: ['status'],
+  subresources: { status: statusSubresource() },
   strategy: {
     prepareForCreate(o) {
       setDefault(child(o, 'spec'), 'persistentVolumeReclaimPolicy', 'Retain');
@@ -47,7 +48,6 @@ export const persistentVolume = core({
     },
     validate,
   },
-  statusStrategy: {},
   columns: [
     column('Capacity', (o) => str(obj(spec(o).capacity).storage)),
     column('Access Modes', (o) => accessModes(spec(o).accessModes)),

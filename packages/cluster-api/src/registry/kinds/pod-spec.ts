@@ -2,7 +2,7 @@
  * PodSpec defaults and validation shared by Pod, PodTemplate and ReplicationController templates
  * (Kubernetes' SetDefaults_PodSpec / SetDefaults_Container and the core of ValidatePodSpec).
  */
-import { isDNS1123Label, check, duplicate, invalidValue, notSupported, required, type FieldError } from '../validation.js';
+import { isDNS1123Label, check, duplicate, invalidValue, notSupported, required, type FieldError } from '../generic/validation.js';
 import { arr, child, obj, setDefault, str, type Obj } from './common.js';
 
 const RestartPolicies = ['Always', 'OnFailure', 'Never'] as const;

@@ -2,7 +2,7 @@
 import type { KubeObject } from '../../api/meta.js';
 import { AllVerbs, arr, child, column, core, obj, str } from './common.js';
 import { defaultPodSpec, validatePodSpec } from './pod-spec.js';
-import { validateLabels } from '../validation.js';
+import { validateLabels } from '../generic/validation.js';
 
 const template = (o: KubeObject) => obj(o.template);
 const containers = (o: KubeObject) => arr(obj(template(o).spec).containers).map(obj);

@@ -1,10 +1,11 @@
 /** Pod: Kubernetes' pod strategy — status starts Pending, the spec is immutable but for a few fields. */
 import { isDeepStrictEqual } from 'node:util';
 import type { DeleteOptions, KubeObject } from '../../api/meta.js';
-import { forbiddenField, type FieldError } from '../validation.js';
+import { forbiddenField, type FieldError } from '../generic/validation.js';
 import { AllVerbs, arr, child, column, core, obj, spec, status, str, type Obj } from './common.js';
-import { podBinding } from './pod-binding.js';
-import { podConnect } from './pod-connect.js';
+import { binding } from '../subresources/binding.js';
+import { podAttach, podExec, podLog, podPortForward } from '../subresources/pod-connect.js';
+import { statusSubresource } from '../subresources/status.js';
 import { defaultPodSpec, validatePodSpec } from './pod-spec.js';
 
 const containers = (o: KubeObject): Obj[] => arr(status(o).containerStatuses).map(obj);
@@ -55,9 +56,7 @@ export const pod = core({
   verbs: AllVerbs,
   shortNames: ['po'],
   categories: ['all'],
-  subresources: ['status', 'binding', 'log', 'exec', 'attach', 'portforward'],
-  actions: { binding: podBinding },
-  connect: podConnect,
+  subresources: { status: statusSubresource(), binding, log: podLog, exec: podExec, attach: podAttach, portforward: podPortForward },
   strategy: {
     prepareForCreate(o) {
       defaultPodSpec(child(o, 'spec'));
@@ -75,7 +74,6 @@ export const pod = core({
       'status.nominatedNodeName': str(status(o).nominatedNodeName),
     }),
   },
-  statusStrategy: {},
   deletion: { gracePeriod },
   columns: [
     column('Ready', (o) => `${containers(o).filter((c) => c.ready === true).length}/${arr(spec(o).containers).length}`),

@@ -1,5 +1,5 @@
 /** Validation of resource lists (`{cpu: "100m", memory: "1Gi"}`) shared by quota, limits and volumes. */
-import { invalidValue, notSupported, required, type FieldError } from '../validation.js';
+import { invalidValue, notSupported, required, type FieldError } from '../generic/validation.js';
 import { AccessModes, arr, isQuantity, obj, QuantityMessage } from './common.js';
 
 export const validateResourceList = (list: unknown, at: string): FieldError[] =>

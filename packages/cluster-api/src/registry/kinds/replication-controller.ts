@@ -3,10 +3,11 @@
  * match them (Kubernetes' SetDefaults_ReplicationController / ValidateReplicationControllerSpec).
  */
 import type { KubeObject } from '../../api/meta.js';
-import { invalidValue, required, validateLabels, type FieldError } from '../validation.js';
+import { invalidValue, required, validateLabels, type FieldError } from '../generic/validation.js';
 import { AllVerbs, arr, child, column, core, obj, spec, status, str } from './common.js';
 import { defaultPodSpec, validatePodSpec } from './pod-spec.js';
-import { selectorString } from '../scale.js';
+import { scale, selectorString } from '../subresources/scale.js';
+import { statusSubresource } from '../subresources/status.js';
 
 const templateOf = (o: KubeObject) => obj(spec(o).template);
 const labelsOf = (o: KubeObject) => obj(obj(templateOf(o).metadata).labels) as Record<string, string>;
@@ -44,8 +45,7 @@ export const replicationController = core({
   verbs: AllVerbs,
   shortNames: ['rc'],
   categories: ['all'],
-  subresources: ['status', 'scale'],
-  scaleSelector: (o) => selectorString(spec(o).selector),
+  subresources: { status: statusSubresource(), scale: scale((o) => selectorString(spec(o).selector)) },
   strategy: {
     prepareForCreate(o) {
       defaults(o);
@@ -55,7 +55,6 @@ export const replicationController = core({
     validate,
     fieldsOf: (o) => ({ 'status.replicas': String(num(status(o).replicas)) }),
   },
-  statusStrategy: {},
   // rcStrategy.DefaultGarbageCollectionPolicy: v1 keeps its pods unless the client asks otherwise.
   deletion: { defaultPropagation: 'Orphan' },
   columns: [

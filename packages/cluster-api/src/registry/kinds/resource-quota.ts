@@ -1,7 +1,8 @@
 /** ResourceQuota: aggregate limits per namespace; status (hard/used) is written through /status. */
 import type { KubeObject } from '../../api/meta.js';
-import { notSupported, type FieldError } from '../validation.js';
+import { notSupported, type FieldError } from '../generic/validation.js';
 import { AllVerbs, arr, column, core, obj, spec, status } from './common.js';
+import { statusSubresource } from '../subresources/status.js';
 import { validateResourceList } from './quantities.js';
 
 const Scopes = ['BestEffort', 'CrossNamespacePodAffinity', 'NotBestEffort', 'NotTerminating', 'PriorityClass', 'Terminating'] as const;
@@ -25,7 +26,11 @@ export const resourceQuota = core({
   namespaced: true,
   verbs: AllVerbs,
   shortNames: ['quota'],
-  subresources: ['status'],
+  subresources: {
+    status: statusSubresource({
+      validate: (o) => [...validateResourceList(status(o).hard, 'status.hard'), ...validateResourceList(status(o).used, 'status.used')],
+    }),
+  },
   strategy: {
     // With no quota controller here, status.hard follows spec.hard as the controller would set it.
     prepareForCreate(o) {
@@ -35,9 +40,6 @@ export const resourceQuota = core({
       o.status = { ...obj(o.status), hard: obj(spec(o).hard) };
     },
     validate,
-  },
-  statusStrategy: {
-    validate: (o) => [...validateResourceList(status(o).hard, 'status.hard'), ...validateResourceList(status(o).used, 'status.used')],
   },
   columns: [column('Request', (o) => usage(o, false)), column('Limit', (o) => usage(o, true))],
 });

@@ -6,9 +6,9 @@
  * can-i` reads these answers.
  */
 import type { KubeObject } from '../../api/meta.js';
-import type { ReviewAnswer, ReviewServices, Strategy } from '../definition.js';
-import { badRequest } from '../errors.js';
-import { invalidValue, required, type FieldError } from '../validation.js';
+import type { ReviewAnswer, Services, Strategy } from '../definition.js';
+import { badRequest } from '../../api/errors.js';
+import { invalidValue, required, type FieldError } from '../generic/validation.js';
 import { arr, obj, spec, str, type Obj } from './common.js';
 
 const Allowed = 'cluster-api allows every authenticated user every request';
@@ -64,7 +64,7 @@ const answerLocalSubject: ReviewAnswer = (o, services, ctx) => {
 };
 
 /** TokenReview: who the token is, by the same authenticator every request goes through. */
-const answerToken: ReviewAnswer = async (o: KubeObject, services: ReviewServices) => {
+const answerToken: ReviewAnswer = async (o: KubeObject, services: Services) => {
   const token = str(spec(o).token);
   if (!token) throw badRequest('token is required for TokenReview in authentication');
   const asked = arr(spec(o).audiences).filter((a): a is string => typeof a === 'string');

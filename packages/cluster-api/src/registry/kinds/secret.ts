@@ -3,8 +3,9 @@
  * v1 conversion does; values must be base64 and total < 1 MiB (Kubernetes' MaxSecretSize).
  */
 import type { KubeObject } from '../../api/meta.js';
-import { forbiddenField, immutable, invalidValue, required, tooLong, type FieldError } from '../validation.js';
+import { forbiddenField, immutable, invalidValue, required, tooLong, type FieldError } from '../generic/validation.js';
 import { AllVerbs, column, core, obj, setDefault, str, type Obj } from './common.js';
+import { fillServiceAccountToken } from './service-account-token-secret.js';
 
 export const MaxSecretSize = 1024 * 1024;
 const KeyPattern = /^[-._a-zA-Z0-9]+$/;
@@ -72,5 +73,6 @@ export const secret = core({
     validateUpdate,
     fieldsOf: (o) => ({ type: str(o.type) }),
   },
+  hooks: { afterCreate: fillServiceAccountToken },
   columns: [column('Type', (o) => str(o.type)), column('Data', (o) => Object.keys(obj(o.data)).length, { type: 'integer' })],
 });

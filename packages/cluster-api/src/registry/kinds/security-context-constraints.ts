@@ -3,7 +3,7 @@
  * no spec/status: the strategies are top-level fields.
  */
 import type { KubeObject } from '../../api/meta.js';
-import { notSupported, required, type FieldError } from '../validation.js';
+import { notSupported, required, type FieldError } from '../generic/validation.js';
 import { AllVerbs, arr, column, core, obj, str } from './common.js';
 
 const RunAsUser = ['MustRunAs', 'MustRunAsNonRoot', 'MustRunAsRange', 'RunAsAny'] as const;

@@ -1,5 +1,6 @@
 /** ServiceAccount: an identity in a namespace with its secrets and image pull secrets. */
-import { required, type FieldError } from '../validation.js';
+import { required, type FieldError } from '../generic/validation.js';
+import { token } from '../subresources/token.js';
 import { AllVerbs, arr, column, core, obj, str } from './common.js';
 
 const named = (list: unknown, at: string): FieldError[] =>
@@ -12,8 +13,8 @@ export const serviceAccount = core({
   namespaced: true,
   verbs: AllVerbs,
   shortNames: ['sa'],
-  // POST …/token: a TokenRequest (registry/token-request.ts), answered when the server signs tokens.
-  subresources: ['token'],
+  // POST …/token: a TokenRequest, answered when the server signs tokens.
+  subresources: { token },
   fields: ['secrets', 'imagePullSecrets', 'automountServiceAccountToken'],
   strategy: {
     validate: (o) => [...named(o.secrets, 'secrets'), ...named(o.imagePullSecrets, 'imagePullSecrets')],

@@ -8,8 +8,8 @@ import { isStorageError } from '../../storage/errors.js';
 import type { Storage } from '../../storage/interface.js';
 import { objectKey } from '../../storage/keys.js';
 import type { Allocator } from '../definition.js';
-import { invalid } from '../errors.js';
-import { invalidValue } from '../validation.js';
+import { invalid } from '../../api/errors.js';
+import { invalidValue } from '../generic/validation.js';
 import { arr, child, obj, str, type Obj } from './common.js';
 
 export const ServiceCIDR = '10.96.0.0/12';

@@ -1,6 +1,6 @@
 /** Service spec validation (the core of Kubernetes' ValidateService). */
 import type { KubeObject } from '../../api/meta.js';
-import { duplicate, forbiddenField, invalidValue, notSupported, required, type FieldError } from '../validation.js';
+import { duplicate, forbiddenField, invalidValue, notSupported, required, type FieldError } from '../generic/validation.js';
 import { arr, obj, spec, str, type Obj } from './common.js';
 
 const Types = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'] as const;

@@ -1,7 +1,8 @@
 /** Service: type ClusterIP by default with a unique clusterIP; clusterIP is immutable once set. */
 import type { KubeObject } from '../../api/meta.js';
-import { immutable, isDNS1035Label } from '../validation.js';
+import { immutable, isDNS1035Label } from '../generic/validation.js';
 import { AllButDeleteCollection, arr, child, column, core, obj, setDefault, spec, status, str } from './common.js';
+import { statusSubresource } from '../subresources/status.js';
 import { serviceAllocator, wantsIP, wantsNodePorts } from './service-allocator.js';
 import { validateService } from './service-spec.js';
 
@@ -24,7 +25,7 @@ export const service = core({
   verbs: AllButDeleteCollection,
   shortNames: ['svc'],
   categories: ['all'],
-  subresources: ['status'],
+  subresources: { status: statusSubresource() },
   nameRule: isDNS1035Label,
   allocator: serviceAllocator,
   strategy: {
@@ -58,7 +59,6 @@ export const service = core({
         : [immutable('spec.clusterIP', spec(o).clusterIP)],
     fieldsOf: (o) => ({ 'spec.clusterIP': str(spec(o).clusterIP), 'spec.type': str(spec(o).type) }),
   },
-  statusStrategy: {},
   columns: [
     column('Type', (o) => str(spec(o).type)),
     column('Cluster-IP', (o) => str(spec(o).clusterIP) || '<none>'),

@@ -6,8 +6,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../api/meta.js';
 import type { Storage } from '../../storage/interface.js';
-import { groupVersion, type Registry, type ResourceDefinition, type ResourceStore, type Verb } from '../definition.js';
-import { ApiError } from '../errors.js';
+import { groupVersion, type ResourceDefinition, type Verb } from '../definition.js';
+import { type Registry, type ResourceStore } from '../rest.js';
+import { ApiError } from '../../api/errors.js';
 import { fixtureFor } from './fixtures.js';
 
 const Namespace = 'kind-test';
@@ -75,7 +76,7 @@ export const testKind = (def: ResourceDefinition, opts: KindTesterOptions): void
 
     if (fixture && can('create') && !def.ephemeral) it('create → get → list → update → patch → delete', async () => {
       const { store } = await setup();
-      const created = await store.create(ctx, body(def, 'kt-one', fixture!.valid));
+      const created = (await store.create(ctx, body(def, 'kt-one', fixture!.valid))).object;
       expect(created).toMatchObject({ kind: def.kind, apiVersion: groupVersion(def), metadata: { name: 'kt-one', generation: 1 } });
       expect(created.metadata.uid).toBeTruthy();
       if (can('get')) expect(await store.get(ctx, 'kt-one')).toEqual(created);
@@ -85,12 +86,12 @@ export const testKind = (def: ResourceDefinition, opts: KindTesterOptions): void
       }
       let current: KubeObject = created;
       if (can('update')) {
-        current = await store.update(ctx, 'kt-one', { ...current, metadata: { ...current.metadata, labels: { tested: 'update' } } });
+        current = (await store.update(ctx, 'kt-one', { ...current, metadata: { ...current.metadata, labels: { tested: 'update' } } })).object;
         expect(current.metadata.labels).toEqual({ tested: 'update' });
         expect(Number(current.metadata.resourceVersion)).toBeGreaterThan(Number(created.metadata.resourceVersion));
       }
       if (can('patch')) {
-        current = await store.patch(ctx, 'kt-one', 'merge', { metadata: { labels: { tested: 'patch' } } });
+        current = (await store.patch(ctx, 'kt-one', 'merge', { metadata: { labels: { tested: 'patch' } } })).object;
         expect(current.metadata.labels).toEqual({ tested: 'patch' });
       }
       if (can('delete')) {
@@ -115,7 +116,7 @@ export const testKind = (def: ResourceDefinition, opts: KindTesterOptions): void
       const before = await storage.currentRevision();
       // Enough for every review kind's question: a subject, a token, resource attributes in this namespace.
       const question = { user: 'a', token: 't', resourceAttributes: { verb: 'get', resource: 'pods', namespace: ctx.namespace ?? '' } };
-      const out = await store.create(ctx, { apiVersion: groupVersion(def), kind: def.kind, spec: question });
+      const out = (await store.create(ctx, { apiVersion: groupVersion(def), kind: def.kind, spec: question })).object;
       expect(out).toMatchObject({ kind: def.kind, spec: { user: 'a' } });
       expect(await storage.currentRevision()).toBe(before);
     });

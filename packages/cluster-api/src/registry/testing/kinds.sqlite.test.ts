@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import { SqliteStorage } from '../../storage/sqlite.js';
+import { SqliteStorage } from '../../storage/sqlite/sqlite.js';
 import { createRegistry } from '../index.js';
 import { coreKinds } from '../kinds/index.js';
 import { testKinds } from './kind-tester.js';

@@ -1,4 +1,4 @@
-import { MemoryStorage } from '../../storage/memory.js';
+import { MemoryStorage } from '../../storage/memory/memory.js';
 import { createRegistry } from '../index.js';
 import { testKinds } from './kind-tester.js';
 

@@ -1,0 +1,104 @@
+/**
+ * Where an object lives and how it is addressed: storage keys, selfLinks, the group-resource used in
+ * messages, and the byte encoding. `metadata.resourceVersion` is never stored: it is the key's
+ * modRevision, set on every read (as Kubernetes' etcd3 store does), so unchanged objects re-encode to
+ * identical bytes and a no-op update can be detected by comparing bytes.
+ */
+import type { KubeObject } from '../../api/meta.js';
+import type { KeyValue } from '../../storage/interface.js';
+import * as keys from '../../storage/keys.js';
+import { badRequest, type GroupResource } from '../../api/errors.js';
+import { isStorageError } from '../../storage/errors.js';
+import { groupVersion, type ResourceDefinition } from '../definition.js';
+
+export const groupResource = (def: ResourceDefinition): GroupResource => ({ group: def.group, resource: def.plural });
+
+/** The key segment of a resource: `pods`, `deployments.apps` (one segment, so groups never collide). */
+const resourceSegment = (def: ResourceDefinition): string => (def.group ? `${def.plural}.${def.group}` : def.plural);
+
+/** A path segment that cannot be a key segment (`a/b`, `..`, `%`) is a 400, never a 500. */
+const segmentsChecked = <T>(build: () => T): T => {
+  try {
+    return build();
+  } catch (err) {
+    throw isStorageError(err, 'InvalidArgument') ? badRequest(err.message) : err;
+  }
+};
+
+export const listPrefix = (def: ResourceDefinition, namespace?: string): string =>
+  segmentsChecked(() =>
+    def.namespaced && namespace ? keys.namespacePrefix(resourceSegment(def), namespace) : keys.resourcePrefix(resourceSegment(def)));
+
+export const objectKey = (def: ResourceDefinition, namespace: string | undefined, name: string): string =>
+  segmentsChecked(() => keys.objectKey(resourceSegment(def), def.namespaced ? namespace : undefined, name));
+
+const apiRoot = (def: ResourceDefinition): string =>
+  def.group ? `/apis/${def.group}/${def.version}` : `/api/${def.version}`;
+
+export const collectionLink = (def: ResourceDefinition, namespace?: string): string =>
+  def.namespaced && namespace ? `${apiRoot(def)}/namespaces/${namespace}/${def.plural}` : `${apiRoot(def)}/${def.plural}`;
+
+export const selfLink = (def: ResourceDefinition, namespace: string | undefined, name: string): string =>
+  `${collectionLink(def, namespace)}/${name}`;
+
+// Buffer.from / toString rather than TextEncoder / TextDecoder: 2-3x faster for a 2 KiB object on Node 20.
+
+/**
+ * apiVersion, kind and metadata always come first, so every stored value of a kind starts with the
+ * same bytes (see encodeWithResourceVersion).
+ */
+export const encode = (obj: KubeObject): Uint8Array => {
+  const { apiVersion, kind, metadata: { resourceVersion: _rv, ...metadata }, ...rest } = obj;
+  return Buffer.from(JSON.stringify({ apiVersion, kind, metadata, ...rest }));
+};
+
+const headers = new WeakMap<ResourceDefinition, Buffer>();
+/** `{"apiVersion":"v1","kind":"Pod","metadata":{` — the start of every stored value of the kind. */
+const headerOf = (def: ResourceDefinition): Buffer => {
+  let h = headers.get(def);
+  if (!h) {
+    h = Buffer.from(`{"apiVersion":${JSON.stringify(groupVersion(def))},"kind":${JSON.stringify(def.kind)},"metadata":{`);
+    headers.set(def, h);
+  }
+  return h;
+};
+
+/**
+ * The stored bytes with `metadata.resourceVersion` spliced in, without parsing them: the pieces to
+ * concatenate, so a whole list is copied once.
+ */
+export const encodeWithResourceVersion = (def: ResourceDefinition, kv: KeyValue): Uint8Array[] => {
+  const header = headerOf(def);
+  const value = Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength);
+  if (value.length <= header.length || !value.subarray(0, header.length).equals(header)) {
+    return [Buffer.from(JSON.stringify(decode(kv)))];
+  }
+  const empty = value[header.length] === 0x7d;
+  const rv = Buffer.from(`"resourceVersion":"${kv.modRevision}"${empty ? '' : ','}`);
+  return [header, rv, value.subarray(header.length)];
+};
+
+export const decode = (kv: KeyValue, revision = kv.modRevision): KubeObject => {
+  const obj = JSON.parse(Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength).toString('utf8')) as KubeObject;
+  obj.metadata.resourceVersion = String(revision);
+  return obj;
+};
+
+export const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.compare(a, b) === 0;
+
+export const clone = <T>(v: T): T => structuredClone(v);
+
+let stampSecond = Number.NaN;
+let stamp = '';
+/** RFC 3339 with seconds, as metav1.Time marshals. Every create asks for "now": one format per second. */
+export const timestamp = (d?: Date): string => {
+  const second = Math.floor((d ? d.getTime() : Date.now()) / 1000);
+  if (second !== stampSecond) {
+    stamp = `${new Date(second * 1000).toISOString().slice(0, 19)}Z`;
+    stampSecond = second;
+  }
+  return stamp;
+};
+
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);

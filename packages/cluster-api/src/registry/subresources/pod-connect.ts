@@ -1,0 +1,47 @@
+/**
+ * pods/{name}/log, exec, attach and portforward as kube-apiserver answers them before it reaches the
+ * node: the container is checked (validateContainer), then a pod no node runs has no logs (204, no
+ * body) and nothing to exec into or forward to (400 "does not have a host assigned"). A pod bound to a
+ * node would be streamed from that node's kubelet; this server has no nodes, so that is 404 for the node.
+ */
+import type { KubeObject } from '../../api/meta.js';
+import type { ConnectBehaviour, ConnectHandler, SubresourceDef } from '../subresource.js';
+import { badRequest, notFound } from '../../api/errors.js';
+import { arr, obj, spec, str } from '../kinds/common.js';
+
+const containerNames = (pod: KubeObject): string[] =>
+  ['initContainers', 'containers', 'ephemeralContainers'].flatMap((field) => arr(spec(pod)[field]).map((c) => str(obj(c).name)));
+
+function validateContainer(pod: KubeObject, container: string): void {
+  const name = pod.metadata.name ?? '';
+  if (container) {
+    if (!containerNames(pod).includes(container)) throw badRequest(`container ${container} is not valid for pod ${name}`);
+    return;
+  }
+  const main = arr(spec(pod).containers);
+  if (main.length === 1) return;
+  if (main.length === 0) throw badRequest(`a container name must be specified for pod ${name}`);
+  throw badRequest(`a container name must be specified for pod ${name}, choose one of: [${containerNames(pod).join(' ')}]`);
+}
+
+/** Nothing to stream: kube-apiserver's answer for the logs of a pod no kubelet runs. */
+const noContent: ConnectHandler = (_req, res) => void res.writeHead(204).end();
+
+const podConnect: ConnectBehaviour = {
+  type: 'connect',
+  connect(pod, { subresource, query }) {
+    if (subresource !== 'portforward') validateContainer(pod, query.get('container') ?? '');
+    const node = str(spec(pod).nodeName);
+    if (node) throw notFound({ group: '', resource: 'nodes' }, node);
+    if (subresource === 'log') return noContent;
+    throw badRequest(`pod ${pod.metadata.name ?? ''} does not have a host assigned`);
+  },
+};
+
+const options = (kind: string): SubresourceDef => ({ verbs: ['create', 'get'], kind: { group: '', version: 'v1', kind }, behaviour: podConnect });
+
+/** The pod's connect subresources, as the Pod kind lists them. */
+export const podLog: SubresourceDef = { verbs: ['get'], behaviour: podConnect };
+export const podExec = options('PodExecOptions');
+export const podAttach = options('PodAttachOptions');
+export const podPortForward = options('PodPortForwardOptions');

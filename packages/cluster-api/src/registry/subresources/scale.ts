@@ -1,0 +1,67 @@
+/**
+ * The scale subresource: an autoscaling/v1 Scale view of an object's replica count, as Kubernetes'
+ * ScaleREST serves it for ReplicationControllers. `kubectl scale` and autoscalers read and write it
+ * without touching (or even knowing) the rest of the object. A write sets spec.replicas through the
+ * kind's own update rules (generation, validation, resourceVersion precondition).
+ */
+import type { KubeObject } from '../../api/meta.js';
+import { badRequest, invalid } from '../../api/errors.js';
+import { clone, isObject } from '../generic/meta.js';
+import type { SubresourceDef } from '../subresource.js';
+
+const obj = (v: unknown): Record<string, unknown> => (isObject(v) ? v : {});
+const count = (v: unknown): number => (typeof v === 'number' ? v : 0);
+
+/** labels.SelectorFromSet(...).String(): `k=v` pairs sorted by key, comma-separated. */
+export const selectorString = (set: unknown): string =>
+  Object.entries(obj(set))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(',');
+
+/** The Scale of `o`: its identity, spec.replicas, and the observed count with the selector that counts it. */
+function toScale(o: KubeObject, selector: (o: KubeObject) => string): KubeObject {
+  const { name, namespace, uid, resourceVersion, creationTimestamp } = o.metadata;
+  const spec = obj(o.spec);
+  return {
+    kind: 'Scale',
+    apiVersion: 'autoscaling/v1',
+    metadata: { name, namespace, uid, resourceVersion, creationTimestamp },
+    spec: { replicas: count(spec.replicas) },
+    status: { replicas: count(obj(o.status).replicas), selector: selector(o) },
+  };
+}
+
+/** ValidateScale: the replica count a Scale body asks for, or 422 / 400 naming what is wrong. */
+function requestedReplicas(body: unknown, name: string): { replicas: number; resourceVersion?: string } {
+  if (!isObject(body)) throw badRequest('the body must be an autoscaling/v1 Scale object');
+  const meta = obj(body.metadata);
+  if (meta.name !== undefined && meta.name !== name)
+    throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
+  const replicas = obj(body.spec).replicas;
+  if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
+    const message = typeof replicas === 'number' ? 'must be greater than or equal to 0' : 'must be an integer';
+    throw invalid('Scale', 'autoscaling', name, [{ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(replicas ?? null)}: ${message}`, field: 'spec.replicas' }]);
+  }
+  const resourceVersion = typeof meta.resourceVersion === 'string' && meta.resourceVersion ? meta.resourceVersion : undefined;
+  return { replicas, ...(resourceVersion && { resourceVersion }) };
+}
+
+/** `scale` of a kind whose replica count is spec.replicas; `selector`: the label selector string of what it counts. */
+export const scale = (selector: (o: KubeObject) => string): SubresourceDef => ({
+  verbs: ['get', 'patch', 'update'],
+  kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+  behaviour: {
+    type: 'view',
+    read: (o) => toScale(o, selector),
+    decode(body, { name }) {
+      const { replicas, resourceVersion } = requestedReplicas(body, name);
+      return { view: replicas, resourceVersion };
+    },
+    merge(replicas: number, old) {
+      const next = clone(old);
+      next.spec = { ...obj(next.spec), replicas };
+      return next;
+    },
+  },
+});

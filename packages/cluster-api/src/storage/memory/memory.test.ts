@@ -1,0 +1,4 @@
+import { MemoryStorage } from './memory.js';
+import { storageConformance } from '../testing/conformance.js';
+
+storageConformance('memory', async () => new MemoryStorage());
