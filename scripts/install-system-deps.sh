@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Debian packages the test suite uses as real peers: kubectl (a real client of the cluster API),
 # etcd (a real store for the cluster API's etcd backend), docker-registry (a real OCI registry for
-# @func/oci), skopeo and umoci (real readers that check the images and layouts @func/oci writes).
+# @func/oci), skopeo and umoci (real readers that check the images and layouts @func/oci writes),
+# python3-kubernetes and python3-pytest (the Python client, another real client of the cluster API).
 # Idempotent; needs root or sudo.
 #
 # Any kubectl already on PATH is kept: some machine images ship one from another package that owns
@@ -13,6 +14,10 @@ command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 [ -x /usr/bin/docker-registry ] || need+=(docker-registry)
 command -v skopeo >/dev/null 2>&1 || need+=(skopeo)
 command -v umoci >/dev/null 2>&1 || need+=(umoci)
+# The Python client (a real client of the cluster API) runs under Debian's own python3, whatever
+# python3 comes first on PATH.
+/usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1 || need+=(python3-kubernetes)
+/usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || need+=(python3-pytest)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
