@@ -5,8 +5,13 @@ describe('resolveConfig', () => {
   it('defaults like k3s: 6443 on loopback, TLS, sqlite in the data dir', () => {
     expect(resolveConfig({}, {}, '/srv')).toEqual({
       port: 6443, bindAddress: '127.0.0.1', dataDir: '/srv/data', storage: 'sqlite:/srv/data/state.db',
-      kubeconfigOut: '/srv/data/kubeconfig.yaml', insecureHttp: false,
+      kubeconfigOut: '/srv/data/kubeconfig.yaml', insecureHttp: false, authorizationMode: ['RBAC'],
     });
+  });
+
+  it('takes --authorization-mode as kube-apiserver does: a comma-separated list, in order', () => {
+    expect(resolveConfig({ 'authorization-mode': 'AlwaysAllow' }, {}, '/').authorizationMode).toEqual(['AlwaysAllow']);
+    expect(resolveConfig({}, { CLUSTER_API_AUTHORIZATION_MODE: 'RBAC,AlwaysDeny' }, '/').authorizationMode).toEqual(['RBAC', 'AlwaysDeny']);
   });
 
   it('takes CLI over environment over defaults', () => {
@@ -24,6 +29,10 @@ describe('resolveConfig', () => {
     [{ insecureHttp: true, tlsCertFile: 'a', tlsPrivateKeyFile: 'b' }, /cannot be combined/],
     [{ storage: 'nosuch://x' }, /--storage: invalid storage URL "nosuch:\/\/x": unknown scheme/],
     [{ storage: 'sqlite:' }, /--storage: .*needs a file path/],
+    [{ authorizationMode: 'ABAC' }, /--authorization-mode: unknown mode "ABAC"; supported: AlwaysAllow, AlwaysDeny, RBAC/],
+    [{ authorizationMode: 'RBAC,RBAC' }, /--authorization-mode: RBAC is given more than once/],
+    [{ authorizationMode: 'Node,RBAC' }, /--authorization-mode: Node needs the node authorizer/],
+    [{ authorizationMode: 'RBAC,' }, /--authorization-mode: unknown mode ""/],
   ])('refuses %j', (cli, message) => {
     expect(() => resolveConfig(cli, {}, '/')).toThrow(message);
   });

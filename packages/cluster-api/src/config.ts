@@ -6,6 +6,7 @@
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseStorageUrl } from './storage/factory.js';
+import { AuthorizationModes, modeFactories, type AuthorizationMode } from './auth/authorizers.js';
 
 export interface ServeConfig {
   port: number;
@@ -25,6 +26,8 @@ export interface ServeConfig {
   /** Where the generated kubeconfig goes; default `<dataDir>/kubeconfig.yaml`. */
   kubeconfigOut: string;
   insecureHttp: boolean;
+  /** kube-apiserver's `--authorization-mode`: the authorizers asked, in order (default RBAC). */
+  authorizationMode: AuthorizationMode[];
 }
 
 export class ConfigError extends Error {
@@ -69,6 +72,17 @@ const storageUrl = (raw: unknown): string => {
   }
   return String(raw);
 };
+/** `RBAC`, `Node,RBAC`…: known modes, each once, and only those this server can run. */
+const authorizationModes = (raw: unknown): AuthorizationMode[] => {
+  const modes = String(raw).split(',').map((m) => m.trim());
+  for (const [i, mode] of modes.entries()) {
+    if (!(AuthorizationModes as readonly string[]).includes(mode))
+      throw new ConfigError(`--authorization-mode: unknown mode ${JSON.stringify(mode)}; supported: ${AuthorizationModes.filter((m) => modeFactories[m]).join(', ')}`);
+    if (modes.indexOf(mode) !== i) throw new ConfigError(`--authorization-mode: ${mode} is given more than once`);
+    if (!modeFactories[mode as AuthorizationMode]) throw new ConfigError(`--authorization-mode: ${mode} needs the node authorizer, which this server does not have yet`);
+  }
+  return modes as AuthorizationMode[];
+};
 const inDataDir = (file: string) => ({ config }: Resolving): string => join(config.dataDir!, file);
 
 /** A row of any option. */
@@ -89,6 +103,7 @@ export const serveOptions: readonly AnyRow[] = [
   row({ key: 'etcdCafile', flag: 'etcd-cafile', env: 'CLUSTER_API_ETCD_CAFILE', type: 'string', default: undefined, parse: path, describe: 'CA bundle to verify etcd servers (etcd:// storage over TLS)' }),
   row({ key: 'etcdCertfile', flag: 'etcd-certfile', env: 'CLUSTER_API_ETCD_CERTFILE', type: 'string', default: undefined, parse: path, describe: 'client certificate for etcd (PEM)' }),
   row({ key: 'etcdKeyfile', flag: 'etcd-keyfile', env: 'CLUSTER_API_ETCD_KEYFILE', type: 'string', default: undefined, parse: path, describe: 'private key of --etcd-certfile (PEM)' }),
+  row({ key: 'authorizationMode', flag: 'authorization-mode', env: 'CLUSTER_API_AUTHORIZATION_MODE', type: 'string', default: ['RBAC'], parse: authorizationModes, describe: 'authorizers in order: RBAC (default), AlwaysAllow (every authenticated request; a warning at start), AlwaysDeny; system:masters is always allowed' }),
   row({ key: 'insecureHttp', flag: 'insecure-http', env: 'CLUSTER_API_INSECURE_HTTP', type: 'boolean', default: false, parse: bool, describe: 'serve plain HTTP (loopback bind addresses only)' }),
 ];
 

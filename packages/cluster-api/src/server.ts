@@ -22,6 +22,10 @@ import { ServiceAccountTokens, ephemeralSigningKey, loadOrCreateSigningKey, with
 import type { Registry } from './registry/rest.js';
 import { createRegistry, ensureSystemNamespaces } from './registry/index.js';
 import { startControllers } from './controllers/index.js';
+import { settleAggregation } from './controllers/cluster-role-aggregation.js';
+import { buildAuthorizer, type AuthorizationMode, type AuthorizerChain } from './auth/authorizers.js';
+import { reconcileBootstrapPolicy } from './auth/bootstrap/reconcile.js';
+import { PolicyCache } from './auth/policy-cache.js';
 import { openStorage } from './storage/factory.js';
 import type { Storage } from './storage/interface.js';
 
@@ -39,8 +43,10 @@ export interface StartOptions {
   /** 0 picks a free port. */
   port?: number;
   log?: (entry: Record<string, unknown>) => void;
-  /** Run the garbage collector, namespace controller and pod reaper (default true). */
+  /** Run the garbage collector, namespace controller, pod reaper and ClusterRole aggregation (default true). */
   controllers?: boolean;
+  /** kube-apiserver's `--authorization-mode`, in order (default RBAC); system:masters is always allowed. */
+  authorization?: readonly AuthorizationMode[];
 }
 
 export interface ClusterApiServer {
@@ -60,19 +66,23 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   const { storage } = options;
   const tokens = new ServiceAccountTokens(options.serviceAccountKey ?? ephemeralSigningKey);
   let authenticator: Authenticator | undefined;
+  let authorizer: AuthorizerChain | undefined;
   const registry =
     options.registry ??
     createRegistry(storage, {
       tokenIssuer: tokens,
       rootCa: options.tls?.ca,
       reviewToken: async (token, audiences) => authenticator?.review(token, audiences),
+      authorizer: () => authorizer,
     });
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);
-  await ensureSystemNamespaces(registry);
+  const policy = await authorizationReady(registry, options.log);
+  authorizer = buildAuthorizer(options.authorization ?? ['RBAC'], { policy });
   const watches = new Set<ServerResponse>();
   const handler = createApp({
     registry,
     authenticator,
+    authorizer,
     ready: () => storage.healthy(),
     version: versionInfo(packageVersion),
     log: options.log,
@@ -84,6 +94,9 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, () => (server.off('error', reject), resolve()));
+  }).catch((err: unknown) => {
+    policy.close();
+    throw err;
   });
   const port = (server.address() as AddressInfo).port;
   // Only once listening: a port in use leaves no controllers running against a store the caller will close.
@@ -93,8 +106,21 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   return {
     url: `${options.tls ? 'https' : 'http'}://${urlHost}:${port}`,
     port,
-    close: () => (closing ??= (controllers?.stop() ?? Promise.resolve()).then(() => shutdown(server, watches, storage))),
+    close: () => (closing ??= (controllers?.stop() ?? Promise.resolve()).then(() => (policy.close(), shutdown(server, watches, storage)))),
   };
+}
+
+/**
+ * Before the first request: the system namespaces, the bootstrap RBAC policy (created, or reconciled
+ * on a restart), aggregated ClusterRoles filled, and the authorizer's cache of it all loaded.
+ */
+async function authorizationReady(registry: Registry, log: StartOptions['log']): Promise<PolicyCache> {
+  await ensureSystemNamespaces(registry);
+  await reconcileBootstrapPolicy(registry);
+  await settleAggregation(registry);
+  const policy = new PolicyCache(registry, log);
+  await policy.ready;
+  return policy;
 }
 
 async function shutdown(server: Server, watches: Set<ServerResponse>, storage: Storage): Promise<void> {
@@ -124,9 +150,12 @@ export async function serve(config: ServeConfig, log?: StartOptions['log']): Pro
   // Kept in the data dir, as the CA is: service account tokens outlive a restart.
   const serviceAccountKey = loadOrCreateSigningKey(join(config.dataDir, 'service-account.key'));
   const storage = await openStorage(config.storage, { etcd: { caFile: config.etcdCafile, certFile: config.etcdCertfile, keyFile: config.etcdKeyfile } });
+  if (config.authorizationMode.includes('AlwaysAllow'))
+    log?.({ level: 'warn', msg: '--authorization-mode AlwaysAllow: every authenticated user may do anything; RBAC objects are kept but not enforced' });
   let server: ClusterApiServer;
   try {
-    server = await startServer({ storage, authenticator, tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey });
+    const authorization = config.authorizationMode;
+    server = await startServer({ storage, authenticator, tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey, authorization });
   } catch (err) {
     await storage.close();
     throw err;

@@ -53,7 +53,13 @@ describe('token file and own TLS certificate', () => {
   });
 
   it('serves the brought-in certificate and accepts every user of the token file', async () => {
-    for (const token of ['alice-token', 'bob-token']) expect((await get(served.server.url, ca, '/api/v1/namespaces', token)).status).toBe(200);
+    // Authenticated, so discovery is theirs; listing namespaces is not, until an administrator binds it (403, not 401).
+    for (const token of ['alice-token', 'bob-token']) {
+      expect((await get(served.server.url, ca, '/api', token)).status).toBe(200);
+      expect((await get(served.server.url, ca, '/api/v1/namespaces', token)).body.message).toBe(
+        `namespaces is forbidden: User "${token.split('-')[0]}" cannot list resource "namespaces" in API group "" at the cluster scope`,
+      );
+    }
   });
 
   it('refuses unknown, missing and malformed tokens with a 401 Status, but not on health probes', async () => {
@@ -109,7 +115,7 @@ describe('the kubeconfig of a brought-in certificate', () => {
     writeFileSync(join(dir, 'ca.crt'), own.ca!);
     writeFileSync(join(dir, 'tls.key'), own.key);
     writeFileSync(join(dir, 'not-pem.crt'), 'this is no certificate\n');
-    writeFileSync(join(dir, 'tokens.csv'), 'alice-token,alice,1001\n');
+    writeFileSync(join(dir, 'tokens.csv'), 'alice-token,alice,1001,system:masters\n');
   });
   afterAll(async () => {
     for (const s of open) await s.server.close();

@@ -163,3 +163,32 @@ export async function openWatch(s: { url: string }, path: string, accept = 'appl
   };
   return { res, next, close: () => controller.abort() };
 }
+
+/** A subject of a RoleBinding or ClusterRoleBinding. */
+export type Subject = { kind: 'User' | 'Group'; name: string } | { kind: 'ServiceAccount'; name: string; namespace: string };
+
+/**
+ * Binds ClusterRole `role` to `subjects` (in `namespace`, or cluster-wide without one) as the admin,
+ * then waits until the authorizer allows the subjects `check` (its cache follows RBAC objects by
+ * watch, a moment after the write, as in Kubernetes). For tests whose non-admin users need permissions.
+ */
+export async function grant(
+  s: Pick<TestServer, 'request'>,
+  binding: { name: string; role: string; subjects: Subject[]; namespace?: string },
+  check: { verb: string; resource: string; group?: string },
+): Promise<void> {
+  const { name, role, subjects, namespace: ns } = binding;
+  const kind = ns ? 'RoleBinding' : 'ClusterRoleBinding';
+  const path = ns ? `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings` : '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings';
+  const body = { apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects };
+  const created = await s.request('POST', path, { body });
+  if (created.status !== 201) throw new Error(`binding ${name}: HTTP ${created.status} ${created.text}`);
+  const first = subjects[0]!;
+  const who = first.kind === 'User' ? { user: first.name } : first.kind === 'Group' ? { user: 'someone', groups: [first.name] } : { user: `system:serviceaccount:${first.namespace}:${first.name}` };
+  const review = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { ...who, resourceAttributes: { ...check, namespace: ns ?? '' } } };
+  for (const deadline = Date.now() + 10_000; ; await new Promise((r) => setTimeout(r, 20))) {
+    const r = await s.request('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', { body: review });
+    if (r.json?.status?.allowed === true) return;
+    if (Date.now() > deadline) throw new Error(`binding ${name} not in effect after 10 s: ${r.text}`);
+  }
+}

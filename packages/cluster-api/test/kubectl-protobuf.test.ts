@@ -127,7 +127,13 @@ describe.runIf(kubectls().length > 0)('kubectl with protobuf bodies and answers'
       expect(await ok('auth', 'can-i', 'create', 'pods', '-n', ns)).toBe('yes\n');
       await ok('create', 'serviceaccount', 'bot', '-n', ns);
       const token = (await ok('create', 'token', 'bot', '-n', ns)).trim();
-      expect(await ok('get', 'pods', '-n', ns, `--token=${token}`, '-o', 'name')).toContain('pod/web');
+      // A service account may do nothing until bound; `create rolebinding` posts a RoleBinding in protobuf.
+      const refused = await kubectl('get', 'pods', '-n', ns, `--token=${token}`);
+      expect(refused.stderr).toContain(`pods is forbidden: User "system:serviceaccount:${ns}:bot" cannot list resource "pods" in API group "" in the namespace "${ns}"`);
+      expect(await ok('create', 'rolebinding', 'bot-view', '--clusterrole=view', `--serviceaccount=${ns}:bot`, '-n', ns)).toBe('rolebinding.rbac.authorization.k8s.io/bot-view created\n');
+      let pods = '';
+      await untilAsync(async () => (pods = (await kubectl('get', 'pods', '-n', ns, `--token=${token}`, '-o', 'name')).stdout).includes('pod/web'));
+      expect(pods).toContain('pod/web');
       const rc = join(k.dir, `${ns}-rc.yaml`);
       writeFileSync(rc, `apiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc, namespace: ${ns}}\nspec: {replicas: 1, selector: {app: rc}, template: {metadata: {labels: {app: rc}}, spec: {containers: [{name: c, image: nginx}]}}}\n`);
       await ok('apply', '-f', rc);
@@ -142,6 +148,15 @@ describe.runIf(kubectls().length > 0)('kubectl with protobuf bodies and answers'
     });
   });
 });
+
+/** A binding takes effect once the authorizer's cache has seen it: a moment later, as in Kubernetes. */
+async function untilAsync(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 async function until(check: () => boolean, ms = 15_000): Promise<void> {
   const end = Date.now() + ms;

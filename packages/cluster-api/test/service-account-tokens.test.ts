@@ -11,7 +11,7 @@ import { resolveConfig } from '../src/config.js';
 import { ApiAudience } from '../src/auth/authenticator.js';
 import { ServiceAccountTokens, ephemeralSigningKey, loadOrCreateSigningKey } from '../src/auth/service-account-tokens.js';
 import { serve } from '../src/server.js';
-import { namespace, runKubectl, startKubectlServer, startTestServer, tempDir, TestToken, type TestServer } from './helpers.js';
+import { grant, namespace, runKubectl, startKubectlServer, startTestServer, tempDir, TestToken, type TestServer } from './helpers.js';
 
 const ns = '/api/v1/namespaces/ci';
 const tokenRequest = (spec: Record<string, unknown> = {}) => ({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec });
@@ -30,6 +30,8 @@ describe('service account tokens', () => {
     expect((await s.request('POST', '/api/v1/namespaces', { body: namespace('ci') })).status).toBe(201);
     for (const name of ['builder', 'deployer'])
       expect((await s.request('POST', `${ns}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } } })).status).toBe(201);
+    // The accounts' requests below read pods: what `view` in their namespace allows.
+    await grant(s, { name: 'ci-view', role: 'view', namespace: 'ci', subjects: [{ kind: 'Group', name: 'system:serviceaccounts:ci' }] }, { verb: 'list', resource: 'pods' });
   });
   afterAll(() => s.close());
 
@@ -185,7 +187,10 @@ describe('service account tokens across a restart of serve', () => {
       const token = issued.json.status.token as string;
       await served.server.close();
       served = await serve(config, () => {});
-      expect((await call('GET', '/api/v1/namespaces/default/pods', { authorization: `Bearer ${token}` })).status).toBe(200);
+      // Who the token is, which every authenticated account may ask (system:basic-user).
+      const whoami = await call('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }));
+      expect([whoami.status, whoami.json.status.userInfo.username]).toEqual([201, 'system:serviceaccount:default:ci']);
     } finally {
       await served.server.close();
       rmSync(dir, { recursive: true, force: true });
@@ -202,8 +207,15 @@ describe.runIf(existsSync('/usr/bin/kubectl'))('kubectl create token', () => {
       const created = await kubectl('create', 'token', 'ci', '--duration=15m');
       expect(created.code, created.stderr).toBe(0);
       const token = created.stdout.trim();
+      // Nothing but discovery and self-review until an administrator binds the account a role.
       const who = await kubectl('auth', 'can-i', 'list', 'pods', `--token=${token}`);
-      expect(who.stdout.trim()).toBe('yes');
+      expect(who.stdout.trim()).toBe('no');
+      expect((await kubectl('get', 'pods', `--token=${token}`)).stderr).toContain(
+        'Error from server (Forbidden): pods is forbidden: User "system:serviceaccount:default:ci" cannot list resource "pods" in API group "" in the namespace "default"');
+      expect((await kubectl('create', 'rolebinding', 'ci-view', '--clusterrole=view', '--serviceaccount=default:ci')).code).toBe(0);
+      for (const deadline = Date.now() + 10_000; (await kubectl('auth', 'can-i', 'list', 'pods', `--token=${token}`)).stdout.trim() !== 'yes';) {
+        if (Date.now() > deadline) throw new Error('the binding was not in effect after 10 s');
+      }
       expect((await kubectl('get', 'pods', `--token=${token}`)).code).toBe(0);
       const tooShort = await kubectl('create', 'token', 'ci', '--duration=5m');
       expect(tooShort.stderr).toContain('may not specify a duration less than 10 minutes');

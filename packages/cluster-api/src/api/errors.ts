@@ -95,12 +95,15 @@ export const invalid = (kind: string, group: string, name: string, causes: Statu
 
 export const badRequest = (message: string): ApiError => new ApiError(400, 'BadRequest', message);
 
-export const forbidden = (gr: GroupResource, name: string, why: string): ApiError =>
-  new ApiError(403, 'Forbidden', `${qualified(gr)} "${name}" is forbidden: ${why}`, {
-    name,
-    group: gr.group,
-    kind: gr.resource,
-  });
+/**
+ * apierrors.NewForbidden: `pods "x" is forbidden: …`, `pods is forbidden: …` for a request that names
+ * no object (a list, a create), `forbidden: …` for one that names no resource (a non-resource path).
+ */
+export const forbidden = (gr: GroupResource | undefined, name: string, why: string): ApiError => {
+  const what = gr && (gr.group || gr.resource) ? qualified(gr) : '';
+  const message = !what ? `forbidden: ${why}` : name ? `${what} "${name}" is forbidden: ${why}` : `${what} is forbidden: ${why}`;
+  return new ApiError(403, 'Forbidden', message, { name, group: gr?.group ?? '', kind: gr?.resource ?? '' });
+};
 
 export const methodNotAllowed = (verb: string, gr: GroupResource): ApiError =>
   new ApiError(405, 'MethodNotAllowed', `${verb} is not supported on resources of kind "${qualified(gr)}"`, {

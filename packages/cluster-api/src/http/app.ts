@@ -1,6 +1,6 @@
 /**
- * The request pipeline, top to bottom: split the URL → authenticate → parse the path → discovery,
- * non-resource path or resource route → answer. Built once; per request it allocates only what the
+ * The request pipeline, top to bottom: split the URL → authenticate → impersonate → parse the path →
+ * authorize → discovery, non-resource path or resource route → answer. Built once; per request it allocates only what the
  * request needs (principle 8). Any error leaves as a Status; nothing a client sends can throw past here.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -8,6 +8,9 @@ import type { ResourceDefinition } from '../registry/definition.js';
 import type { Registry, UserInfo } from '../registry/rest.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { UnauthenticatedPaths } from '../auth/authenticator.js';
+import { asksImpersonation, impersonate } from '../auth/impersonation.js';
+import type { Authorizer } from '../registry/authorization.js';
+import { authorizeRequest } from './authorize.js';
 import { Discovery } from './discovery.js';
 import { serveResource } from './handlers.js';
 import { negotiateOutput, type OutputFormat } from './negotiate.js';
@@ -26,6 +29,11 @@ export interface AppOptions {
   registry: Registry;
   /** Undefined: every request is anonymous (only for `--insecure-http` on loopback and tests). */
   authenticator?: Authenticator;
+  /**
+   * Asked about every authenticated request before its route is resolved (auth/authorizers.ts);
+   * undefined: every authenticated request is allowed, as without authentication.
+   */
+  authorizer?: Authorizer;
   ready: Probe;
   version: VersionInfo;
   /** Structured log line for unexpected errors; never given headers, tokens or bodies. */
@@ -101,9 +109,13 @@ function handle(req: IncomingMessage, res: ServerResponse, app: App): void | Pro
   const method = req.method ?? 'GET';
   const found = authenticate(req, path, app.options.authenticator);
   const exchange = { req, res, path, query, method };
-  if (found instanceof Promise) return found.then((user) => route(exchange, user, app));
-  return route(exchange, found, app);
+  if (found instanceof Promise) return found.then((user) => route(exchange, actingAs(req, user, app.options.authorizer), app));
+  return route(exchange, actingAs(req, found, app.options.authorizer), app);
 }
+
+/** The requester, or whom it impersonates (Impersonate-* headers, once allowed). */
+const actingAs = (req: IncomingMessage, user: UserInfo | undefined, authorizer: Authorizer | undefined): UserInfo | undefined =>
+  user && authorizer && asksImpersonation(req) ? impersonate(req, user, authorizer) : user;
 
 interface Incoming {
   req: IncomingMessage;
@@ -116,6 +128,7 @@ interface Incoming {
 function route({ req, res, path, query, method }: Incoming, user: UserInfo | undefined, app: App): void | Promise<void> {
   const { options } = app;
   const info = parseRequestInfo(method, path, query);
+  if (user && options.authorizer) authorizeRequest(options.authorizer, user, info, method, path, query);
   if (info.type === 'resource') {
     return serveResource(resolve(options.registry, info, method), { req, res, query, user, watches: options.watches, report: app.report });
   }

@@ -42,10 +42,16 @@ describe('parseRequestInfo', () => {
     ['HEAD', '/api/v1/pods', '', { verb: 'list', plural: 'pods' }],
     ['OPTIONS', '/api/v1/pods', '', { verb: undefined, plural: 'pods' }],
     ['GET', '//api//v1/namespaces//ns/pods/p/', '', { verb: 'get', plural: 'pods', namespace: 'ns', name: 'p' }],
+    // RequestInfoFactory: a named GET is get, whatever `watch` says; the /watch/ prefix names the verb.
+    ['GET', '/api/v1/namespaces/ns/pods/p', 'watch=true', { verb: 'get', plural: 'pods', namespace: 'ns', name: 'p' }],
+    ['POST', '/api/v1/watch/pods', '', { verb: undefined, plural: 'pods' }],
+    ['GET', '/api/v1/proxy/namespaces/ns/pods/p/some/path', '', { verb: 'proxy', plural: 'pods', namespace: 'ns', name: 'p' }],
+    ['GET', '/api/v1/namespaces/ns/pods/p/proxy/some/path', '', { verb: 'get', plural: 'pods', namespace: 'ns', name: 'p', subresource: 'proxy', subpath: 'some/path' }],
+    ['GET', '/api/v1/namespaces/ns/pods/p/status/extra', '', { verb: 'get', plural: 'pods', namespace: 'ns', name: 'p', subresource: 'status', subpath: 'extra' }],
   ])('%s %s?%s', (method, path, query, want) => {
     const info = parseRequestInfo(method, path, q(query));
     expect(info).toMatchObject({ type: 'resource', group: '', version: 'v1', ...want });
-    for (const k of ['namespace', 'name', 'subresource'] as const) if (!(k in want)) expect(info).not.toHaveProperty(k, expect.anything());
+    for (const k of ['namespace', 'name', 'subresource', 'subpath'] as const) if (!(k in want)) expect(info).not.toHaveProperty(k, expect.anything());
   });
 
   it('parses grouped resource paths the same way', () => {
@@ -55,7 +61,11 @@ describe('parseRequestInfo', () => {
     expect(parseRequestInfo('GET', '/apis/batch/v1/watch/jobs', q())).toMatchObject({ verb: 'watch', group: 'batch', plural: 'jobs' });
   });
 
-  it.each(['/', '/healthz', '/version', '/oapi', '/api/v2', '/api/v1/namespaces/ns/pods/p/status/extra', '/api/v1/watch', '/oapi/v1/pods', '/x/api/v1'])(
+  it('takes any version under /api as a resource path, as Kubernetes (the router has none but v1)', () => {
+    expect(parseRequestInfo('GET', '/api/v2/pods', q())).toMatchObject({ type: 'resource', verb: 'list', group: '', version: 'v2', plural: 'pods' });
+  });
+
+  it.each(['/', '/healthz', '/version', '/oapi', '/api/v2', '/api/v1/watch', '/oapi/v1/pods', '/x/api/v1'])(
     '%s is not a resource path',
     (path) => {
       expect(parseRequestInfo('GET', path, q())).toEqual({ type: 'nonResource', path });

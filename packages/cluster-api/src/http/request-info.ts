@@ -5,7 +5,7 @@
  * else as a non-resource path. Pure: no registry lookups here, the router does those.
  */
 
-export const RequestVerbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'] as const;
+export const RequestVerbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection', 'proxy'] as const;
 export type RequestVerb = (typeof RequestVerbs)[number];
 
 /** `/api`, `/apis`, `/apis/{g}`, `/api/v1` or `/apis/{g}/{v}` (and `/oapi/v1`, the same resource list). */
@@ -27,6 +27,8 @@ export interface ResourceInfo {
   namespace?: string;
   name?: string;
   subresource?: string;
+  /** Segments after the subresource (`pods/{name}/proxy/{path}`), joined by `/`: only a connect subresource takes them. */
+  subpath?: string;
 }
 
 export interface NonResourceInfo {
@@ -70,12 +72,9 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   const prefix = parts[0];
   if (prefix === 'api' || prefix === 'oapi') {
     if (parts.length === 1) return prefix === 'api' ? { type: 'discovery', document: 'apiVersions' } : nonResource(path);
-    if (parts[1] !== 'v1') return nonResource(path);
-    return parts.length === 2
-      ? { type: 'discovery', document: 'resourceList', group: '', version: 'v1' }
-      : prefix === 'api'
-        ? resourceInfo(method, '', 'v1', parts.slice(2), query, path)
-        : nonResource(path);
+    if (parts.length === 2) return parts[1] === 'v1' ? { type: 'discovery', document: 'resourceList', group: '', version: 'v1' } : nonResource(path);
+    // Any version under /api is a resource path, as Kubernetes parses it (an unserved one is 404 at the router).
+    return prefix === 'api' ? resourceInfo(method, '', parts[1]!, parts.slice(2), query, path) : nonResource(path);
   }
   if (prefix === 'apis') {
     if (parts.length === 1) return { type: 'discovery', document: 'groupList' };
@@ -88,6 +87,9 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
 
 const nonResource = (path: string): NonResourceInfo => ({ type: 'nonResource', path });
 
+/** `/watch/…` and `/proxy/…`: the verb named in the path (a proxy path has no subresource). */
+const specialVerbs = new Set(['watch', 'proxy']);
+
 function resourceInfo(
   method: string,
   group: string,
@@ -97,27 +99,35 @@ function resourceInfo(
   path: string,
 ): RequestInfo {
   let parts = rest;
-  const watchPath = parts[0] === 'watch';
-  if (watchPath) parts = parts.slice(1);
+  const special = specialVerbs.has(parts[0]!) ? (parts[0] as 'watch' | 'proxy') : undefined;
+  if (special && parts.length === 1) return nonResource(path);
+  if (special) parts = parts.slice(1);
   let namespace: string | undefined;
   if (parts[0] === 'namespaces' && parts.length > 1) {
     namespace = parts[1];
     if (parts.length > 2 && !namespaceSubresources.has(parts[2]!)) parts = parts.slice(2);
     else namespace = undefined;
   }
-  const [plural, name, subresource, ...extra] = parts;
-  if (!plural || extra.length > 0) return nonResource(path);
-  const verb = verbOf(method, name !== undefined, watchPath || truthy(query.get('watch')));
-  return { type: 'resource', verb, group, version, plural, namespace, name, subresource };
+  const [plural, name] = parts;
+  if (!plural) return nonResource(path);
+  // The special verbs are served to GET only (anything else is 405).
+  const verb = special ? (method === 'GET' || method === 'HEAD' ? special : undefined) : verbOf(method, name !== undefined, truthy(query.get('watch')));
+  const info: ResourceInfo = { type: 'resource', verb, group, version, plural, namespace, name };
+  if (special !== 'proxy' && parts.length > 2) info.subresource = parts[2];
+  if (special !== 'proxy' && parts.length > 3) info.subpath = parts.slice(3).join('/');
+  return info;
 }
 
-/** Method + shape → verb; `undefined` for a method no resource path accepts (the router answers 405). */
+/**
+ * Method + shape → verb, as RequestInfoFactory: a GET of a collection is list or (with `watch`) watch,
+ * of a named object always get; `undefined` for a method no resource path accepts (the router answers 405).
+ */
 function verbOf(method: string, named: boolean, watch: boolean): RequestVerb | undefined {
   switch (method) {
     case 'GET':
     case 'HEAD':
-      if (watch) return 'watch';
-      return named ? 'get' : 'list';
+      if (named) return 'get';
+      return watch ? 'watch' : 'list';
     case 'POST':
       return 'create';
     case 'PUT':

@@ -16,6 +16,8 @@ export interface Route {
   subresource?: string;
   /** The kind's entry for `subresource`: its verbs, the kind it answers with, its behaviour. */
   sub?: SubresourceDef;
+  /** What follows a connect subresource in the path (`pods/{name}/proxy/{subpath}`). */
+  subpath?: string;
 }
 
 export function resolve(registry: Registry, info: ResourceInfo, method: string): Route {
@@ -27,12 +29,14 @@ export function resolve(registry: Registry, info: ResourceInfo, method: string):
   if (info.name !== undefined && def.namespaced && info.namespace === undefined) throw pathNotFound();
   const { verb } = info;
   if (!verb) throw methodNotSupported(method);
+  // The `/proxy/` prefix Kubernetes removed in 1.10: parsed for authorization, served by nothing.
+  if (verb === 'proxy') throw pathNotFound();
   const gr = { group: def.group, resource: def.plural };
   if (info.subresource !== undefined) {
     const sub = subresourceOf(def, info.subresource);
-    if (!sub) throw pathNotFound();
+    if (!sub || (info.subpath !== undefined && sub.behaviour.type !== 'connect')) throw pathNotFound();
     if (!(sub.verbs as readonly string[]).includes(verb)) throw methodNotAllowed(verb, gr);
-    return { store, verb, namespace: info.namespace, name: info.name, subresource: info.subresource, sub };
+    return { store, verb, namespace: info.namespace, name: info.name, subresource: info.subresource, sub, subpath: info.subpath };
   }
   const named = info.name !== undefined;
   // POST to a name, or PUT / PATCH to a collection, address nothing Kubernetes serves.

@@ -44,7 +44,8 @@ const ageColumn: TableColumn = {
 /** Name, the standard columns, Age, then the `-o wide` ones (priority > 0), as kube-apiserver's printers order them. */
 const columnsOf = (def: ResourceDefinition): TableColumn[] => {
   const columns = def.columns ?? [];
-  return [nameColumn, ...columns.filter((c) => !c.priority), ageColumn, ...columns.filter((c) => c.priority)];
+  const age = def.age === false ? [] : [ageColumn];
+  return [nameColumn, ...columns.filter((c) => !c.priority), ...age, ...columns.filter((c) => c.priority)];
 };
 
 /** A list or a single object as a Table; `version` is the meta.k8s.io version the client asked for. */

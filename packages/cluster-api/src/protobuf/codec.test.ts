@@ -200,9 +200,9 @@ function varint(n: number): Buffer {
 describe('servesProtobuf', () => {
   it('answers in protobuf only for typed kinds, never for schemaless ones (even when a message exists)', () => {
     const served = allKinds.filter(servesProtobuf).map((d) => d.kind);
-    expect(served.sort()).toEqual(['ComponentStatus', 'LimitRange', 'LocalSubjectAccessReview', 'Namespace', 'PersistentVolume', 'PersistentVolumeClaim',
-      'Pod', 'PodTemplate', 'ReplicationController', 'ResourceQuota', 'Secret', 'SecurityContextConstraints', 'SelfSubjectAccessReview',
-      'SelfSubjectReview', 'Service', 'ServiceAccount', 'SubjectAccessReview']);
+    expect(served.sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'ComponentStatus', 'LimitRange', 'LocalSubjectAccessReview', 'Namespace',
+      'PersistentVolume', 'PersistentVolumeClaim', 'Pod', 'PodTemplate', 'ReplicationController', 'ResourceQuota', 'Role', 'RoleBinding', 'Secret',
+      'SecurityContextConstraints', 'SelfSubjectAccessReview', 'SelfSubjectReview', 'SelfSubjectRulesReview', 'Service', 'ServiceAccount', 'SubjectAccessReview']);
     expect(allKinds.some((d) => d.kind === 'Job' && d.schemaless)).toBe(true);
   });
 });

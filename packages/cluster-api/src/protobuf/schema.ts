@@ -20,6 +20,7 @@ export const protoFiles = [
   'k8s.io/api/batch/v1/generated.proto',
   'k8s.io/api/authorization/v1/generated.proto',
   'k8s.io/api/authentication/v1/generated.proto',
+  'k8s.io/api/rbac/v1/generated.proto',
   'github.com/openshift/api/security/v1/generated.proto',
 ] as const;
 
@@ -41,6 +42,9 @@ const packagesByApiVersion: Record<string, readonly string[]> = {
   'authorization.k8s.io/v1': ['k8s.io.api.authorization.v1'],
   // TokenRequest (serviceaccounts/token) and SelfSubjectReview; TokenReview has no message here (JSON only).
   'authentication.k8s.io/v1': ['k8s.io.api.authentication.v1'],
+  'rbac.authorization.k8s.io/v1': ['k8s.io.api.rbac.v1'],
+  // The same messages and field numbers as v1.
+  'rbac.authorization.k8s.io/v1beta1': ['k8s.io.api.rbac.v1'],
 };
 
 /** Messages that are whole objects on the wire (not parts of one): the kinds, their lists and meta's own. */

@@ -6,6 +6,7 @@
  */
 import type { DeleteOptions, KubeObject } from '../api/meta.js';
 import type { Storage } from '../storage/interface.js';
+import type { Authorizer } from './authorization.js';
 import type { FieldError } from './generic/validation.js';
 import type { RequestContext, ResourceStore, UserInfo, Written } from './rest.js';
 import type { SubresourceDef } from './subresource.js';
@@ -32,8 +33,10 @@ export interface ResourceDefinition {
   strategy: Strategy;
   /** Side effects of this kind's writes, beside it (Kubernetes' AfterCreate and friends). */
   hooks?: Hooks;
-  /** Extra `kubectl get` columns after NAME (and before AGE, which is always last). */
+  /** Extra `kubectl get` columns after NAME (and before AGE, which comes after them). */
   columns?: readonly TableColumn[];
+  /** false: no AGE column (Kubernetes' Role printer shows CREATED AT instead). Default true. */
+  age?: boolean;
   /** Schemaless kinds (the extra discovery groups) keep any fields, like a CRD without a schema. */
   schemaless?: boolean;
   /**
@@ -46,7 +49,7 @@ export interface ResourceDefinition {
    * kinds (tokenreviews, subjectaccessreviews) are questions, not objects.
    */
   ephemeral?: boolean;
-  /** An ephemeral kind's answer to the question its object asks, set as the object's status. */
+  /** An ephemeral kind's answer to the question its object asks: the object with its status filled in (or, OpenShift, a response kind). */
   answer?: ReviewAnswer;
   /** Cluster-unique values the kind holds (Service clusterIP), reserved in storage beside the object. */
   allocator?: Allocator;
@@ -65,6 +68,12 @@ export interface ResourceDefinition {
 export interface Hooks {
   /** After a create is stored (also one made by server-side apply). */
   afterCreate?(created: Written, ctx: RequestContext, services: Services): Promise<Written | void>;
+  /**
+   * A write's last check before it is stored, given the object as it would be stored and the one it
+   * replaces (undefined on a create); throws to refuse. Runs on dry runs too. Kubernetes'
+   * policy-based RBAC storage (escalation checks) sits here, as would an admission plugin of one kind.
+   */
+  admit?(obj: KubeObject, old: KubeObject | undefined, ctx: RequestContext, services: Services): Promise<void>;
 }
 
 /** One printer column of `kubectl get` (meta.k8s.io/v1 Table). */
@@ -146,6 +155,12 @@ export interface Services {
   reviewToken?(token: string, audiences?: readonly string[]): Promise<{ user: UserInfo; audiences: string[] } | undefined>;
   /** Health of this server's components (ComponentStatus). */
   componentStatuses(): Promise<readonly ComponentHealth[]>;
+  /**
+   * The server's authorizer chain (the review kinds answer from it; the RBAC kinds ask it for `bind`
+   * and `escalate`); absent when the registry runs without one, and then nothing is refused for
+   * authorization.
+   */
+  authorizer?: Authorizer;
 }
 
 /** One component's health, as ComponentStatus reports it. */
@@ -156,8 +171,8 @@ export interface ComponentHealth {
   error?: string;
 }
 
-/** The status a review kind answers (may throw an ApiError for a question it refuses). */
-export type ReviewAnswer = (obj: KubeObject, services: Services, ctx: RequestContext) => Record<string, unknown> | Promise<Record<string, unknown>>;
+/** The object a review kind answers with (may throw an ApiError for a question it refuses). */
+export type ReviewAnswer = (obj: KubeObject, services: Services, ctx: RequestContext) => KubeObject | Promise<KubeObject>;
 
 /** The object a service account token is bound to: it is valid only while that object exists. */
 export interface BoundObject {

@@ -7,6 +7,7 @@
 import { ApiError } from '../api/errors.js';
 import type { Storage } from '../storage/interface.js';
 import { WatchCache, type WatchCacheOptions } from '../storage/watch-cache.js';
+import type { Authorizer } from './authorization.js';
 import { groupVersion, type ResourceDefinition, type Services, type TokenIssuer } from './definition.js';
 import { NamespaceLifecycle } from './generic/namespace-lifecycle.js';
 import { GenericStore, type StoreDeps } from './generic/store.js';
@@ -30,6 +31,8 @@ export interface RegistryOptions {
   tokenIssuer?: TokenIssuer;
   /** PEM of the CA clients verify this server with: service-account-token Secrets carry it as `ca.crt`. */
   rootCa?: string;
+  /** The server's authorizer, asked late: it is built over this registry's RBAC stores. */
+  authorizer?: () => Authorizer | undefined;
 }
 
 const DefaultBookmarkIntervalMs = 60_000;
@@ -48,6 +51,9 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
     rootCa: options.rootCa,
     reviewToken: options.reviewToken,
     componentStatuses: options.componentStatuses ?? storageHealth(storage),
+    get authorizer() {
+      return options.authorizer?.();
+    },
   };
   const watchCache = new WatchCache(storage, { ...options.watchCache, entry: cachedEvent });
   const deps: StoreDeps = {
@@ -88,3 +94,4 @@ export { PatchTypes } from './rest.js';
 export type * from './definition.js';
 export type * from './rest.js';
 export type * from './subresource.js';
+export type * from './authorization.js';

@@ -12,6 +12,8 @@ export interface UserInfo {
   name: string;
   uid: string;
   groups: string[];
+  /** Further attributes (an impersonated user's `Impersonate-Extra-*`), as user.Info's extra. */
+  extra?: Record<string, string[]>;
 }
 
 /** What the store needs to know about a request, besides its body. */

@@ -89,6 +89,8 @@ export interface CreateBehaviour<T = unknown> {
 export interface ConnectRequest {
   subresource: string;
   query: URLSearchParams;
+  /** The path after the subresource (`pods/{name}/proxy/{path}`), when the request has one. */
+  path?: string;
 }
 
 /** Takes the exchange over once the request is admitted: writes the answer, streams, or upgrades. */

@@ -220,6 +220,26 @@ export const fixtures: Record<string, Json[]> = {
       },
     },
   ],
+  Role: [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta('pod-reader', 'shop'), rules: [{ apiGroups: [''], resources: ['pods', 'pods/log'], verbs: ['get', 'list'], resourceNames: ['web'] }] },
+  ],
+  ClusterRole: [
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta('monitoring'),
+      rules: [{ nonResourceURLs: ['/metrics', '/healthz/*'], verbs: ['get'] }, { apiGroups: ['*'], resources: ['*'], verbs: ['list', 'watch'] }],
+      aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'example.com/aggregate': 'true' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }] }] },
+    },
+  ],
+  RoleBinding: [
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta('devs-view', 'shop'),
+      subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'devs' }, { kind: 'ServiceAccount', name: 'ci', namespace: 'shop' }],
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+    },
+  ],
+  ClusterRoleBinding: [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: meta('admins'), subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'alice' }], roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' } },
+  ],
   Status: [
     { apiVersion: 'v1', kind: 'Status', metadata: {}, status: 'Success', details: { name: 'web', kind: 'pods', uid: 'u1' }, code: 200 },
     {

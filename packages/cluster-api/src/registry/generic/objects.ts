@@ -63,13 +63,14 @@ export class ObjectStorage {
    * Read, apply, compare-and-swap on modRevision; on a conflict re-read and re-apply, unless the
    * client pinned a resourceVersion (then the conflict is theirs: 409). Unchanged bytes are not written.
    */
-  async guaranteedUpdate({ ctx, name, written }: Target, precondition: string | undefined, next: (old: KubeObject) => KubeObject): Promise<Written> {
+  async guaranteedUpdate({ ctx, name, written }: Target, precondition: string | undefined, next: (old: KubeObject) => KubeObject | Promise<KubeObject>): Promise<Written> {
     const key = this.key(ctx, name);
     for (let attempt = 0; attempt < MaxAttempts; attempt++) {
       const kv = await this.read(ctx, name);
       const old = decode(kv);
       if (precondition !== undefined && precondition !== old.metadata.resourceVersion) throw conflict(this.gr, name, OptimisticLockMessage);
-      const obj = next(old);
+      const made = next(old);
+      const obj = made instanceof Promise ? await made : made;
       if (written !== 'applied') recordUpdate(this.definition, old, obj, ctx.fieldManager ?? InternalManager, written);
       if (releasedByUpdate(this.definition, obj, old)) return this.finish(ctx, key, kv, obj);
       const held = await this.definition.allocator?.reallocate?.(obj, old, this.storage);

@@ -99,11 +99,11 @@ export class GenericStore implements ResourceStore {
     const obj = prepareCreate(def, ctx, body);
     const { name = '', namespace } = obj.metadata;
     if (def.namespaced && namespace) await this.deps.namespaces.admitCreate(this.gr, namespace, name || obj.metadata.generateName || '');
+    await def.hooks?.admit?.(obj, undefined, ctx, this.deps.services);
     const undo = await def.allocator?.allocate(obj, this.storage);
     if (ctx.dryRun || def.ephemeral) {
       await undo?.();
-      if (def.answer) obj.status = await def.answer(obj, this.deps.services, ctx);
-      return { object: obj };
+      return { object: def.answer ? await def.answer(obj, this.deps.services, ctx) : obj };
     }
     let written: Written;
     try {
@@ -142,8 +142,19 @@ export class GenericStore implements ResourceStore {
   private async writeView<V>(target: Target, view: ViewBehaviour<V>, precondition: string | undefined, ask: (old: KubeObject) => V): Promise<Written> {
     const def = this.definition;
     const strategy = view.strategy ?? def.strategy;
-    const out = await this.objects.guaranteedUpdate(target, precondition, (old) => prepareUpdate(def, view.merge(ask(old), old, def), old, strategy));
+    const out = await this.objects.guaranteedUpdate(target, precondition, this.admitted(target.ctx, (old) => prepareUpdate(def, view.merge(ask(old), old, def), old, strategy)));
     return view.read ? { object: view.read(out.object, def) } : out;
+  }
+
+  /** An update's next object, checked by the kind's `admit` hook when it has one (synchronous otherwise). */
+  private admitted(ctx: RequestContext, next: (old: KubeObject) => KubeObject): (old: KubeObject) => KubeObject | Promise<KubeObject> {
+    const admit = this.definition.hooks?.admit;
+    if (!admit) return next;
+    return async (old) => {
+      const obj = next(old);
+      await admit(obj, old, ctx, this.deps.services);
+      return obj;
+    };
   }
 
   /**
@@ -161,8 +172,8 @@ export class GenericStore implements ResourceStore {
     const strategy = view.strategy ?? def.strategy;
     for (let attempt = 0; attempt < MaxAttempts; attempt++) {
       try {
-        return await this.objects.guaranteedUpdate({ ctx, name, written: 'applied' }, resourceVersion || undefined, (old) =>
-          prepareUpdate(def, view.merge(applyConfiguration(def, old, incoming, request), old, def), old, strategy));
+        return await this.objects.guaranteedUpdate({ ctx, name, written: 'applied' }, resourceVersion || undefined, this.admitted(ctx, (old) =>
+          prepareUpdate(def, view.merge(applyConfiguration(def, old, incoming, request), old, def), old, strategy)));
       } catch (err) {
         if (!isApiError(err) || err.code !== 404 || subresource) throw err;
       }

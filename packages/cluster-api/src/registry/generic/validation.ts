@@ -143,6 +143,12 @@ export const isValidLabelValue = (v: string): string[] => v.length <= 63 && labe
   ...(labelValue.test(v) ? [] : [LabelValueMessage]),
 ];
 
+/** path.IsValidPathSegmentName: any name a path segment can carry (RBAC names hold `:`), never `.`, `..`, `/` or `%`. */
+export const isValidPathSegmentName = (name: string): string[] => {
+  if (name === '.' || name === '..') return [`may not be '${name}'`];
+  return ['/', '%'].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`);
+};
+
 /** Run a rule and turn each message into an Invalid FieldError at `field`. */
 export const check = (field: string, value: string, rule: (v: string) => string[]): FieldError[] =>
   rule(value).map((m) => invalidValue(field, value, m));

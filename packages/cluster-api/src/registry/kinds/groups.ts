@@ -10,6 +10,7 @@
  */
 import type { ResourceDefinition, Verb } from '../definition.js';
 import { AllVerbs } from './common.js';
+import { openshiftReviewKinds } from './openshift-reviews.js';
 import { reviewKinds } from './reviews.js';
 
 type Row = readonly [plural: string, kind: string, scope: 'N' | 'C', shortNames?: string, flags?: 'all' | 'review' | 'read'];
@@ -26,6 +27,7 @@ export const ExtraGroups: readonly { group: string; versions: readonly string[];
   { group: 'authorization.k8s.io', versions: ['v1', 'v1beta1'], resources: [
     ['localsubjectaccessreviews', 'LocalSubjectAccessReview', 'N', '', 'review'],
     ['selfsubjectaccessreviews', 'SelfSubjectAccessReview', 'C', '', 'review'],
+    ['selfsubjectrulesreviews', 'SelfSubjectRulesReview', 'C', '', 'review'],
     ['subjectaccessreviews', 'SubjectAccessReview', 'C', '', 'review']] },
   { group: 'authorization.openshift.io', versions: ['v1'], resources: [
     ['clusterrolebindings', 'ClusterRoleBinding', 'C'], ['clusterroles', 'ClusterRole', 'C'],
@@ -84,6 +86,8 @@ const verbsFor = (flags: Row[4]): readonly Verb[] => (flags === 'review' ? ['cre
 /** Kinds here that have a protobuf message (kubectl posts and reads them in protobuf): typed, not schemaless. */
 const typed = new Set(['authorization.k8s.io/v1', 'authentication.k8s.io/v1']);
 
+const answered = (group: string, kind: string) => reviewKinds[`${group}/${kind}`] ?? openshiftReviewKinds[`${group}/${kind}`];
+
 const definition = (group: string, version: string, [plural, kind, scope, shortNames, flags]: Row): ResourceDefinition => ({
   group,
   version,
@@ -96,9 +100,9 @@ const definition = (group: string, version: string, [plural, kind, scope, shortN
   ...(shortNames ? { shortNames: shortNames.split(',') } : {}),
   ...(flags === 'all' ? { categories: ['all'] } : {}),
   ...(flags === 'review' ? { ephemeral: true } : {}),
-  // The Kubernetes review kinds' validation and answers (reviews.ts); other reviews answer as posted.
-  strategy: reviewKinds[`${group}/${kind}`]?.strategy ?? {},
-  answer: reviewKinds[`${group}/${kind}`]?.answer,
+  // The review kinds' validation and answers (reviews.ts, openshift-reviews.ts); other reviews answer as posted.
+  strategy: answered(group, kind)?.strategy ?? {},
+  answer: answered(group, kind)?.answer,
   schemaless: !typed.has(`${group}/${version}`),
 });
 

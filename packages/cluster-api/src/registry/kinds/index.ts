@@ -1,5 +1,6 @@
 /** The only list of kinds this server serves: the spec's 13 core kinds, then the extra groups. */
 import type { ResourceDefinition } from '../definition.js';
+import { clusterRole } from './cluster-role.js';
 import { componentStatus } from './component-status.js';
 import { groupKinds } from './groups.js';
 import { limitRange } from './limit-range.js';
@@ -10,6 +11,8 @@ import { podTemplate } from './pod-template.js';
 import { pod } from './pod.js';
 import { replicationController } from './replication-controller.js';
 import { resourceQuota } from './resource-quota.js';
+import { clusterRoleBinding, roleBinding } from './role-bindings.js';
+import { role } from './role.js';
 import { secret } from './secret.js';
 import { securityContextConstraints } from './security-context-constraints.js';
 import { serviceAccount } from './service-account.js';
@@ -21,8 +24,11 @@ export const coreKinds: readonly ResourceDefinition[] = [
   securityContextConstraints, podTemplate, replicationController, pod, componentStatus,
 ];
 
+/** rbac.authorization.k8s.io/v1: what the authorizer decides from (src/auth/). */
+export const rbacKinds: readonly ResourceDefinition[] = [role, clusterRole, roleBinding, clusterRoleBinding];
+
 /** Every kind served: core first, then the extra groups in the spec's table order. */
-export const allKinds: readonly ResourceDefinition[] = [...coreKinds, ...groupKinds];
+export const allKinds: readonly ResourceDefinition[] = [...coreKinds, ...rbacKinds, ...groupKinds];
 
 export { componentStatus, namespace };
 export { ExtraGroups } from './groups.js';

@@ -1,17 +1,17 @@
 /**
  * The review kinds of authorization.k8s.io and authentication.k8s.io: questions posted as objects,
- * answered in their status and never stored, as Kubernetes' SubjectAccessReview and TokenReview REST
- * storage does. This server has no RBAC: every authenticated request is allowed, so an access review
- * says "allowed" for any authenticated subject, which is the truth about this server. `kubectl auth
- * can-i` reads these answers.
+ * answered and never stored, as Kubernetes' SubjectAccessReview, SelfSubjectRulesReview and
+ * TokenReview REST storage does. Access reviews ask the server's authorizer chain (the one every
+ * request goes through), so `kubectl auth can-i` and `--list` say what the server will do. A registry
+ * run without an authorizer refuses nothing, and its reviews say so.
  */
 import type { KubeObject } from '../../api/meta.js';
-import type { ReviewAnswer, Services, Strategy } from '../definition.js';
 import { badRequest } from '../../api/errors.js';
+import { nonResourceAttributes, resourceAttributes, type Attributes, type Authorization } from '../authorization.js';
+import type { ReviewAnswer, Services, Strategy } from '../definition.js';
+import type { UserInfo } from '../rest.js';
 import { invalidValue, required, type FieldError } from '../generic/validation.js';
 import { arr, obj, spec, str, type Obj } from './common.js';
-
-const Allowed = 'cluster-api allows every authenticated user every request';
 
 /** ValidateSubjectAccessReviewSpec's rule: exactly one of the two attribute sets. */
 function oneAttributeSet(s: Obj): FieldError[] {
@@ -45,16 +45,39 @@ const localSubjectAccessReview: Strategy = {
   },
 };
 
-/** The verdict on a subject: only an unauthenticated one is refused here (with 401, so not allowed). */
-function verdict(user: string, groups: readonly string[]): Obj {
-  const anonymous = user === 'system:anonymous' || groups.includes('system:unauthenticated');
-  return anonymous ? { allowed: false, reason: 'cluster-api refuses unauthenticated requests' } : { allowed: true, reason: Allowed };
+/** authorizationutil.ResourceAttributesFrom / NonResourceAttributesFrom. */
+export function reviewAttributes(user: UserInfo, s: Obj): Attributes {
+  const r = obj(s.resourceAttributes);
+  if (!s.resourceAttributes) return nonResourceAttributes(user, str(obj(s.nonResourceAttributes).verb), str(obj(s.nonResourceAttributes).path));
+  return resourceAttributes(user, str(r.verb), {
+    namespace: str(r.namespace), apiGroup: str(r.group), apiVersion: str(r.version) || '*', resource: str(r.resource), subresource: str(r.subresource), name: str(r.name),
+  });
 }
 
-/** The requester passed authentication to get here (or the server serves anonymous requests): allowed. */
-const answerSelf: ReviewAnswer = () => ({ allowed: true, reason: Allowed });
+/** The chain's decision on `attrs`; without an authorizer everything is allowed. */
+export const decide = (services: Services, attrs: Attributes): Authorization =>
+  services.authorizer?.authorize(attrs) ?? { decision: 'Allow', reason: 'no authorizer: every authenticated request is allowed' };
 
-const answerSubject: ReviewAnswer = (o) => verdict(str(spec(o).user), groupsOf(spec(o)));
+/** SubjectAccessReviewStatus as Kubernetes writes it (denied, reason, evaluationError only when set). */
+const accessStatus = ({ decision, reason, evaluationError }: Authorization): Obj => ({
+  allowed: decision === 'Allow',
+  ...(decision === 'Deny' && { denied: true }),
+  ...(reason && { reason }),
+  ...(evaluationError && { evaluationError }),
+});
+
+/** The user a SubjectAccessReview asks about. */
+const subjectOf = (s: Obj): UserInfo => {
+  const extra = Object.fromEntries(Object.entries(obj(s.extra)).map(([k, v]) => [k, arr(v).map(String)]));
+  return { name: str(s.user), uid: str(s.uid), groups: groupsOf(s), ...(Object.keys(extra).length > 0 && { extra }) };
+};
+
+/** The requester; an anonymous request only where the server authenticates nobody. */
+export const requester = (user: UserInfo | undefined): UserInfo => user ?? { name: 'system:anonymous', uid: '', groups: ['system:unauthenticated'] };
+
+const answerSelf: ReviewAnswer = (o, services, ctx) => ({ ...o, status: accessStatus(decide(services, reviewAttributes(requester(ctx.user), spec(o)))) });
+
+const answerSubject: ReviewAnswer = (o, services) => ({ ...o, status: accessStatus(decide(services, reviewAttributes(subjectOf(spec(o)), spec(o)))) });
 
 const answerLocalSubject: ReviewAnswer = (o, services, ctx) => {
   const namespace = o.metadata.namespace ?? '';
@@ -63,28 +86,41 @@ const answerLocalSubject: ReviewAnswer = (o, services, ctx) => {
   return answerSubject(o, services, ctx);
 };
 
+/** SelfSubjectRulesReview: what the requester may do in spec.namespace, from every authorizer that can say. */
+const answerSelfRules: ReviewAnswer = (o, services, ctx) => {
+  const namespace = str(spec(o).namespace);
+  if (!namespace) throw badRequest('no namespace on request');
+  const found = services.authorizer?.rulesFor?.(requester(ctx.user), namespace) ?? { rules: [], incomplete: true };
+  const resourceRules = found.rules.filter((r) => (r.resources ?? []).length > 0)
+    .map((r) => ({ verbs: r.verbs ?? [], apiGroups: r.apiGroups ?? [], resources: r.resources ?? [], ...(r.resourceNames?.length && { resourceNames: r.resourceNames }) }));
+  const nonResourceRules = found.rules.filter((r) => (r.nonResourceURLs ?? []).length > 0).map((r) => ({ verbs: r.verbs ?? [], nonResourceURLs: r.nonResourceURLs }));
+  const status = { resourceRules, nonResourceRules, incomplete: found.incomplete, ...(found.evaluationError && { evaluationError: found.evaluationError }) };
+  return { ...o, status };
+};
+
 /** TokenReview: who the token is, by the same authenticator every request goes through. */
 const answerToken: ReviewAnswer = async (o: KubeObject, services: Services) => {
   const token = str(spec(o).token);
   if (!token) throw badRequest('token is required for TokenReview in authentication');
   const asked = arr(spec(o).audiences).filter((a): a is string => typeof a === 'string');
   const found = await services.reviewToken?.(token, asked.length > 0 ? asked : undefined);
-  if (!found) return { authenticated: false, user: {} };
+  if (!found) return { ...o, status: { authenticated: false, user: {} } };
   const { user, audiences } = found;
-  return { authenticated: true, user: { username: user.name, uid: user.uid, groups: user.groups }, audiences };
+  return { ...o, status: { authenticated: true, user: { username: user.name, uid: user.uid, groups: user.groups }, audiences } };
 };
 
-/** SelfSubjectReview: who the requester is (`kubectl auth whoami`); anonymous when the server authenticates nobody. */
-const answerSelfSubject: ReviewAnswer = (_o, _services, ctx) => {
-  const user = ctx.user;
-  return { userInfo: user ? { username: user.name, uid: user.uid, groups: user.groups } : { username: 'system:anonymous', groups: ['system:unauthenticated'] } };
+/** SelfSubjectReview: who the requester is (`kubectl auth whoami`). */
+const answerSelfSubject: ReviewAnswer = (o, _services, ctx) => {
+  const { name, uid, groups, extra } = requester(ctx.user);
+  return { ...o, status: { userInfo: { username: name, ...(uid && { uid }), groups, ...(extra && { extra }) } } };
 };
 
-/** Review rules by `group/Kind`; the OpenShift reviews have none and answer as posted. */
+/** Review rules by `group/Kind`. */
 export const reviewKinds: Readonly<Record<string, { strategy: Strategy; answer: ReviewAnswer }>> = {
   'authorization.k8s.io/SelfSubjectAccessReview': { strategy: selfSubjectAccessReview, answer: answerSelf },
   'authorization.k8s.io/SubjectAccessReview': { strategy: subjectAccessReview, answer: answerSubject },
   'authorization.k8s.io/LocalSubjectAccessReview': { strategy: localSubjectAccessReview, answer: answerLocalSubject },
+  'authorization.k8s.io/SelfSubjectRulesReview': { strategy: {}, answer: answerSelfRules },
   'authentication.k8s.io/TokenReview': { strategy: {}, answer: answerToken },
   'authentication.k8s.io/SelfSubjectReview': { strategy: {}, answer: answerSelfSubject },
 };

@@ -46,6 +46,26 @@ const fixtures: Readonly<Record<string, KindFixture>> = {
     invalidFields: ['spec.template.metadata.labels'],
   },
   pods: { valid: { spec: { containers } }, invalid: { spec: { containers: [{ name: 'app' }] } }, invalidFields: ['spec.containers[0].image'] },
+  roles: {
+    valid: { rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] },
+    invalid: { rules: [{ apiGroups: [''], resources: ['pods'] }, { nonResourceURLs: ['/x'], verbs: ['get'] }] },
+    invalidFields: ['rules[0].verbs', 'rules[1].nonResourceURLs'],
+  },
+  clusterroles: {
+    valid: { rules: [{ nonResourceURLs: ['/healthz'], verbs: ['get'] }] },
+    invalid: { rules: [{ verbs: ['get'] }], aggregationRule: { clusterRoleSelectors: [] } },
+    invalidFields: ['rules[0].apiGroups', 'rules[0].resources', 'aggregationRule.clusterRoleSelectors'],
+  },
+  rolebindings: {
+    valid: { roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'Group', name: 'devs' }] },
+    invalid: { roleRef: { kind: 'Nope', name: 'view' }, subjects: [{ kind: 'Robot', name: 'r2' }] },
+    invalidFields: ['roleRef.kind', 'subjects[0].kind'],
+  },
+  clusterrolebindings: {
+    valid: { roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'ServiceAccount', name: 'ci', namespace: 'shop' }] },
+    invalid: { roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'view' }, subjects: [{ kind: 'ServiceAccount', name: 'ci' }] },
+    invalidFields: ['roleRef.kind', 'subjects[0].namespace'],
+  },
 };
 
 const schemaless: KindFixture = {

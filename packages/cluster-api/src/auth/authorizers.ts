@@ -1,0 +1,95 @@
+/**
+ * The authorizer chain kube-apiserver builds from `--authorization-mode` (pkg/kubeapiserver/authorizer):
+ * system:masters first (always allowed, whatever the modes), then each mode in the order given; the
+ * first Allow or Deny decides, NoOpinion asks the next, and no opinion at all is a 403.
+ *
+ * Adding a mode is one row in `modeFactories`. The Node mode (`--authorization-mode Node,RBAC`) is the
+ * seam for the node agent: a NodeAuthorizer that allows a `system:node:<name>` user in `system:nodes`
+ * its own Node and Lease and its pods' status (deciding from a cache of which pods, secrets and
+ * volumes each node uses, kept as PolicyCache keeps RBAC), returning NoOpinion for everyone else and
+ * `incomplete: true` from `rulesFor` for nodes. Its companion, NodeRestriction admission, is an
+ * `admit` hook on Node, Pod and Lease (registry/definition.ts Hooks), as the RBAC kinds' escalation
+ * checks are.
+ */
+import type { Authorization, Authorizer, SubjectRules } from '../registry/authorization.js';
+import { SystemPrivilegedGroup } from '../registry/rbac/escalation.js';
+import type { PolicyCache } from './policy-cache.js';
+import { RbacAuthorizer } from './rbac-authorizer.js';
+
+export const AuthorizationModes = ['AlwaysAllow', 'AlwaysDeny', 'RBAC', 'Node'] as const;
+export type AuthorizationMode = (typeof AuthorizationModes)[number];
+
+/** What a mode's authorizer is built from. */
+export interface ModeDeps {
+  policy: PolicyCache;
+}
+
+const NoOpinion: Authorization = { decision: 'NoOpinion', reason: '' };
+const Allowed: Authorization = { decision: 'Allow', reason: '' };
+
+const alwaysAllow: Authorizer = {
+  authorize: () => Allowed,
+  rulesFor: () => ({ rules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }, { verbs: ['*'], nonResourceURLs: ['*'] }], incomplete: false }),
+};
+
+const alwaysDeny: Authorizer = {
+  authorize: () => ({ decision: 'Deny', reason: 'Everything is forbidden.' }),
+  rulesFor: () => ({ rules: [], incomplete: false }),
+};
+
+/** Modes this server can run; `undefined`: accepted by no configuration yet (config.ts refuses it). */
+export const modeFactories: Readonly<Record<AuthorizationMode, ((deps: ModeDeps) => Authorizer) | undefined>> = {
+  AlwaysAllow: () => alwaysAllow,
+  AlwaysDeny: () => alwaysDeny,
+  RBAC: (deps) => new RbacAuthorizer(deps.policy),
+  Node: undefined,
+};
+
+/** authorizerfactory.NewPrivilegedGroups: members are allowed everything, before any mode is asked. */
+const privilegedGroups = (groups: readonly string[]): Authorizer => ({
+  authorize: (attrs) => (attrs.user.groups.some((g) => groups.includes(g)) ? Allowed : NoOpinion),
+});
+
+/** union.New: the first Allow or Deny wins; the reasons of those with no opinion are joined. */
+export const union = (authorizers: readonly Authorizer[]): Authorizer => ({
+  authorize(attrs) {
+    let reasons: string[] | undefined;
+    for (const a of authorizers) {
+      const found = a.authorize(attrs);
+      if (found.decision !== 'NoOpinion') return found;
+      if (found.reason) (reasons ??= []).push(found.reason);
+    }
+    return reasons ? { decision: 'NoOpinion', reason: reasons.join('\n') } : NoOpinion;
+  },
+  rulesFor(user, namespace): SubjectRules {
+    const all: SubjectRules = { rules: [], incomplete: false };
+    const errors: string[] = [];
+    for (const a of authorizers) {
+      const found = a.rulesFor?.(user, namespace);
+      if (!found) continue;
+      all.rules.push(...found.rules);
+      all.incomplete ||= found.incomplete;
+      if (found.evaluationError) errors.push(found.evaluationError);
+    }
+    if (errors.length > 0) all.evaluationError = errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`;
+    return all;
+  },
+});
+
+export interface AuthorizerChain extends Authorizer {
+  readonly modes: readonly AuthorizationMode[];
+  /** The RBAC authorizer when RBAC is a mode (ResourceAccessReview asks it who may do something). */
+  readonly rbac?: RbacAuthorizer;
+}
+
+export function buildAuthorizer(modes: readonly AuthorizationMode[], deps: ModeDeps): AuthorizerChain {
+  const built = modes.map((mode) => {
+    const factory = modeFactories[mode];
+    if (!factory) throw new Error(`authorization mode ${mode} is not available`);
+    return factory(deps);
+  });
+  const chain = union([privilegedGroups([SystemPrivilegedGroup]), ...built]);
+  const rbac = built.find((a): a is RbacAuthorizer => a instanceof RbacAuthorizer);
+  const allowedSubjects = (attrs: Parameters<RbacAuthorizer['allowedSubjects']>[0]) => rbac?.allowedSubjects(attrs) ?? { users: [], groups: [SystemPrivilegedGroup] };
+  return { modes, rbac, authorize: chain.authorize, rulesFor: chain.rulesFor, allowedSubjects };
+}

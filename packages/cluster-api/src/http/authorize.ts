@@ -1,0 +1,45 @@
+/**
+ * A request as authorization sees it (kube-apiserver's RequestInfo → authorizer.Attributes), and the
+ * check app.ts makes between authentication and route resolution: allowed, or a 403 with
+ * kube-apiserver's message. Attributes do not depend on what the server serves: an unknown resource
+ * is forbidden to whoever may not use it, as in Kubernetes, and 404 only to whoever may.
+ */
+import type { Attributes, Authorizer } from '../registry/authorization.js';
+import { nonResourceAttributes, resourceAttributes } from '../registry/authorization.js';
+import { isValidPathSegmentName } from '../registry/generic/validation.js';
+import type { UserInfo } from '../registry/rest.js';
+import { forbiddenError } from '../auth/forbidden.js';
+import type { RequestInfo } from './request-info.js';
+
+/** `metadata.name=x` among a field selector's terms (fields.Selector.RequiresExactMatch). */
+const NameTerm = /(?:^|,)metadata\.name==?((?:[^,\\]|\\.)*)(?=,|$)/;
+
+const selectedName = (selector: string | null): string => {
+  const found = selector ? NameTerm.exec(selector) : null;
+  const name = found ? found[1]!.replace(/\\(.)/g, '$1') : '';
+  return name && isValidPathSegmentName(name).length === 0 ? name : '';
+};
+
+export function attributesOf(user: UserInfo, info: RequestInfo, method: string, path: string, query: URLSearchParams): Attributes {
+  if (info.type !== 'resource') return nonResourceAttributes(user, method.toLowerCase(), path);
+  const verb = info.verb ?? '';
+  // A list or watch of one object by field selector is about that object: `resourceNames` rules apply.
+  const name = info.name ?? (verb === 'list' || verb === 'watch' ? selectedName(query.get('fieldSelector')) : '');
+  // `/namespaces/{name}` is inside the namespace it names, so a RoleBinding there grants reading it.
+  const namespace = info.namespace ?? (info.plural === 'namespaces' && info.name ? info.name : '');
+  return resourceAttributes(user, verb, {
+    apiGroup: info.group,
+    apiVersion: info.version,
+    resource: info.plural,
+    subresource: info.subresource ?? '',
+    namespace,
+    name,
+  });
+}
+
+/** Throws the 403 unless the chain allows the request. */
+export function authorizeRequest(authorizer: Authorizer, user: UserInfo, info: RequestInfo, method: string, path: string, query: URLSearchParams): void {
+  const attrs = attributesOf(user, info, method, path, query);
+  const found = authorizer.authorize(attrs);
+  if (found.decision !== 'Allow') throw forbiddenError(attrs, found.reason);
+}
