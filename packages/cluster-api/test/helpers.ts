@@ -7,7 +7,8 @@ import { promisify } from 'node:util';
 import { resolveConfig } from '../src/config.js';
 import { tokenAuthenticator } from '../src/auth/authenticator.js';
 import { AdminUser } from '../src/auth/credentials.js';
-import { serve, startServer, type Served } from '../src/server.js';
+import { serve, startServer, type Served, type StartOptions } from '../src/server.js';
+import { openStorage } from '../src/storage/factory.js';
 import { MemoryStorage } from '../src/storage/memory/memory.js';
 import type { Storage } from '../src/storage/interface.js';
 import { SqliteStorage } from '../src/storage/sqlite/sqlite.js';
@@ -142,9 +143,9 @@ export async function runKubectl(bin: string, env: NodeJS.ProcessEnv, args: read
 }
 
 /** A watch read line by line as the lines arrive; `next` resolves undefined once the server ends the stream. */
-export async function openWatch(s: { url: string }, path: string, accept = 'application/json') {
+export async function openWatch(s: { url: string }, path: string, accept = 'application/json', token = TestToken) {
   const controller = new AbortController();
-  const res = await fetch(s.url + path, { headers: { authorization: `Bearer ${TestToken}`, accept }, signal: controller.signal });
+  const res = await fetch(s.url + path, { headers: { authorization: `Bearer ${token}`, accept }, signal: controller.signal });
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
@@ -175,7 +176,7 @@ export type Subject = { kind: 'User' | 'Group'; name: string } | { kind: 'Servic
 export async function grant(
   s: Pick<TestServer, 'request'>,
   binding: { name: string; role: string; subjects: Subject[]; namespace?: string },
-  check: { verb: string; resource: string; group?: string },
+  check: { verb: string; resource: string; group?: string; name?: string },
 ): Promise<void> {
   const { name, role, subjects, namespace: ns } = binding;
   const kind = ns ? 'RoleBinding' : 'ClusterRoleBinding';
@@ -191,4 +192,33 @@ export async function grant(
     if (r.json?.status?.allowed === true) return;
     if (Date.now() > deadline) throw new Error(`binding ${name} not in effect after 10 s: ${r.text}`);
   }
+}
+
+/** Token-file users beside the admin (TestToken): `bob-token` is bob in group devs, `carol-token` carol in no group. */
+export const Users: ReadonlyMap<string, { name: string; uid: string; groups: string[] }> = new Map([
+  [TestToken, AdminUser],
+  ['bob-token', { name: 'bob', uid: 'bob-uid', groups: ['devs'] }],
+  ['carol-token', { name: 'carol', uid: 'carol-uid', groups: [] }],
+]);
+
+/**
+ * A server over `storageUrl` (`sqlite:…`, `etcd://…`, default memory) whose users are `Users`, as a
+ * token file would give them, authorized by RBAC (or the modes given).
+ */
+export async function startServerWithUsers(storageUrl = 'memory:', authorization?: StartOptions['authorization']): Promise<TestServer> {
+  const dir = tempDir();
+  const storage = await openStorage(storageUrl.replace('{dir}', dir));
+  const logs: Record<string, unknown>[] = [];
+  const server = await startServer({ storage, authenticator: tokenAuthenticator(Users), log: (entry) => logs.push(entry), authorization });
+  return {
+    url: server.url,
+    storage,
+    dir,
+    logs,
+    request: (method, path, init = {}) => request(server.url, method, path, init),
+    async close() {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeProtobuf, encodeProtobuf, ProtobufMediaType } from '../src/protobuf/codec.js';
 import { ApiAudience } from '../src/auth/authenticator.js';
-import { TestToken, namespace, startTestServer, type TestServer } from './helpers.js';
+import { TestToken, grant, namespace, startServerWithUsers, startTestServer, type TestServer } from './helpers.js';
 
 const AuthzV1 = '/apis/authorization.k8s.io/v1';
 const review = (kind: string, spec: unknown, apiVersion = 'authorization.k8s.io/v1') => ({ apiVersion, kind, spec });
@@ -123,5 +123,49 @@ describe('review kinds', () => {
 
   it('keeps nothing: reviews can only be created', async () => {
     expect((await s.request('GET', `${AuthzV1}/selfsubjectaccessreviews`)).status).toBe(405);
+  });
+});
+
+describe('OpenShift\'s authorization.openshift.io reviews, answered by the same authorizer', () => {
+  let s: TestServer;
+  const OpenShift = '/apis/authorization.openshift.io/v1';
+  const os = (kind: string, fields: object) => ({ apiVersion: 'authorization.openshift.io/v1', kind, ...fields });
+  beforeAll(async () => {
+    s = await startServerWithUsers();
+    expect((await s.request('POST', '/api/v1/namespaces', { body: namespace('shop') })).status).toBe(201);
+    await grant(s, { name: 'devs-view', role: 'view', namespace: 'shop', subjects: [{ kind: 'Group', name: 'devs' }] }, { verb: 'list', resource: 'pods' });
+  });
+  afterAll(() => s.close());
+
+  it('answers SubjectAccessReview and LocalSubjectAccessReview with a SubjectAccessReviewResponse, as the Kubernetes review does', async () => {
+    const asked = { verb: 'list', resource: 'pods', resourceAPIGroup: '', user: 'bob', groups: ['devs'] };
+    const local = await s.request('POST', `${OpenShift}/namespaces/shop/localsubjectaccessreviews`, { body: os('LocalSubjectAccessReview', asked) });
+    expect([local.status, local.json]).toEqual([201, {
+      kind: 'SubjectAccessReviewResponse', apiVersion: 'authorization.openshift.io/v1', metadata: {}, namespace: 'shop', allowed: true,
+      reason: 'RBAC: allowed by RoleBinding "devs-view/shop" of ClusterRole "view" to Group "devs"',
+    }]);
+    const elsewhere = await s.request('POST', `${OpenShift}/subjectaccessreviews`, { body: os('SubjectAccessReview', { ...asked, namespace: 'prod' }) });
+    expect(elsewhere.json).toMatchObject({ kind: 'SubjectAccessReviewResponse', namespace: 'prod', allowed: false });
+    const secrets = await s.request('POST', `${OpenShift}/subjectaccessreviews`, { body: os('SubjectAccessReview', { ...asked, resource: 'secrets', namespace: 'shop' }) });
+    expect(secrets.json.allowed).toBe(false);
+    // No user and no groups: the requester (here the admin).
+    expect((await s.request('POST', `${OpenShift}/subjectaccessreviews`, { body: os('SubjectAccessReview', { verb: 'delete', resource: 'nodes' }) })).json.allowed).toBe(true);
+    const mismatch = await s.request('POST', `${OpenShift}/namespaces/shop/localsubjectaccessreviews`, { body: os('LocalSubjectAccessReview', { ...asked, namespace: 'prod' }) });
+    expect([mismatch.status, mismatch.json.message]).toEqual([400, 'namespace: Invalid value: "prod": namespace must be: shop']);
+  });
+
+  it('answers who may (ResourceAccessReview) and what one may (SubjectRulesReview, SelfSubjectRulesReview)', async () => {
+    const who = await s.request('POST', `${OpenShift}/namespaces/shop/localresourceaccessreviews`, { body: os('LocalResourceAccessReview', { verb: 'get', resource: 'pods' }) });
+    // The scheduler reads every pod (its bootstrap role); devs through their binding; system:masters always.
+    expect(who.json).toMatchObject({ kind: 'ResourceAccessReviewResponse', namespace: 'shop', users: ['system:kube-scheduler'], evalutionError: '' });
+    expect(who.json.groups).toEqual(expect.arrayContaining(['devs', 'system:masters']));
+    const rules = await s.request('POST', `${OpenShift}/namespaces/shop/subjectrulesreviews`, { body: os('SubjectRulesReview', { spec: { user: 'bob', groups: ['devs', 'system:authenticated'] } }) });
+    expect(rules.json.status.rules).toContainEqual({ verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['namespaces'] });
+    expect(rules.json.status.rules).toContainEqual({ verbs: ['get'], apiGroups: null, resources: null, nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'] });
+    const self = await s.request('POST', `${OpenShift}/namespaces/shop/selfsubjectrulesreviews`, { body: os('SelfSubjectRulesReview', { spec: {} }) });
+    expect(self.json.status.rules).toContainEqual({ verbs: ['*'], apiGroups: ['*'], resources: ['*'] });
+    // bob may not ask: Kubernetes' bootstrap policy grants no OpenShift reviews.
+    const refused = await s.request('POST', `${OpenShift}/namespaces/shop/selfsubjectrulesreviews`, { token: 'bob-token', body: os('SelfSubjectRulesReview', { spec: {} }) });
+    expect(refused.status).toBe(403);
   });
 });

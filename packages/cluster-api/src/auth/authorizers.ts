@@ -33,7 +33,7 @@ const alwaysAllow: Authorizer = {
 };
 
 const alwaysDeny: Authorizer = {
-  authorize: () => ({ decision: 'Deny', reason: 'Everything is forbidden.' }),
+  authorize: () => ({ decision: 'NoOpinion', reason: 'Everything is forbidden.' }),
   rulesFor: () => ({ rules: [], incomplete: false }),
 };
 
