@@ -112,6 +112,17 @@ describe.each(['sqlite', 'etcd'] as const)('RBAC on %s', (backend) => {
     expect((await s.request('POST', `${rbac}/namespaces/shop/rolebindings`, { ...bob, body: toView })).status).toBe(201);
   });
 
+  it('serves v1beta1 as the same objects: a binding made there grants, and reads back at v1', async () => {
+    const beta = '/apis/rbac.authorization.k8s.io/v1beta1';
+    const body = { apiVersion: 'rbac.authorization.k8s.io/v1beta1', kind: 'RoleBinding', metadata: { name: 'carol-view' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'User', name: 'carol' }] };
+    expect((await s.request('POST', `${beta}/namespaces/prod/rolebindings`, { body })).status).toBe(201);
+    const v1 = await s.request('GET', `${rbac}/namespaces/prod/rolebindings/carol-view`);
+    expect(v1.json).toMatchObject({ apiVersion: 'rbac.authorization.k8s.io/v1', subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'carol' }] });
+    for (const deadline = Date.now() + 10_000; (await s.request('GET', '/api/v1/namespaces/prod/pods', { token: 'carol-token' })).status !== 200;)
+      expect(Date.now() < deadline, 'the v1beta1 binding was not in effect after 10 s').toBe(true);
+    expect((await s.request('GET', `${beta}/clusterroles/view`)).json.apiVersion).toBe('rbac.authorization.k8s.io/v1beta1');
+  });
+
   it('keeps every bootstrap role and binding, and the aggregated roles filled', async () => {
     const roles = (await s.request('GET', `${rbac}/clusterroles`)).json.items;
     const byName = new Map(roles.map((r: any) => [r.metadata.name, r]));

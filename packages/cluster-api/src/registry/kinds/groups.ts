@@ -64,9 +64,6 @@ export const ExtraGroups: readonly { group: string; versions: readonly string[];
   { group: 'quota.openshift.io', versions: ['v1'], resources: [
     ['appliedclusterresourcequotas', 'AppliedClusterResourceQuota', 'N', '', 'read'],
     ['clusterresourcequotas', 'ClusterResourceQuota', 'C', 'clusterquota']] },
-  { group: 'rbac.authorization.k8s.io', versions: ['v1beta1'], resources: [
-    ['clusterrolebindings', 'ClusterRoleBinding', 'C'], ['clusterroles', 'ClusterRole', 'C'],
-    ['rolebindings', 'RoleBinding', 'N'], ['roles', 'Role', 'N']] },
   { group: 'route.openshift.io', versions: ['v1'], resources: [['routes', 'Route', 'N', '', 'all']] },
   { group: 'security.openshift.io', versions: ['v1'], resources: [
     ['podsecuritypolicyreviews', 'PodSecurityPolicyReview', 'N', '', 'review'],

@@ -1,5 +1,6 @@
 /** The only list of kinds this server serves: the spec's 13 core kinds, then the extra groups. */
 import type { ResourceDefinition } from '../definition.js';
+import { servedAt } from '../versions.js';
 import { clusterRole } from './cluster-role.js';
 import { componentStatus } from './component-status.js';
 import { groupKinds } from './groups.js';
@@ -24,8 +25,10 @@ export const coreKinds: readonly ResourceDefinition[] = [
   securityContextConstraints, podTemplate, replicationController, pod, componentStatus,
 ];
 
-/** rbac.authorization.k8s.io/v1: what the authorizer decides from (src/auth/). */
-export const rbacKinds: readonly ResourceDefinition[] = [role, clusterRole, roleBinding, clusterRoleBinding];
+const rbacV1 = [role, clusterRole, roleBinding, clusterRoleBinding];
+
+/** rbac.authorization.k8s.io/v1, what the authorizer decides from (src/auth/), and v1beta1: the same objects. */
+export const rbacKinds: readonly ResourceDefinition[] = [...rbacV1, ...rbacV1.map((def) => servedAt(def, { group: def.group, version: 'v1beta1' }))];
 
 /** Every kind served: core first, then the extra groups in the spec's table order. */
 export const allKinds: readonly ResourceDefinition[] = [...coreKinds, ...rbacKinds, ...groupKinds];
