@@ -27,10 +27,10 @@ export function podBody(name) {
 
 /**
  * Starts `cli serve` on plain HTTP (storage 'bare': the bare node:http server instead), pinned to
- * `cpu` when given; resolves once it listens, with its URL and admin token. `children` tracks the
- * process so a deadline can kill it.
+ * `cpu` when given; resolves once it listens, with its URL and admin token (`token`: the admin's of a
+ * token file passed in `env`). `children` tracks the process so a deadline can kill it.
  */
-export function startServer({ cli = defaultCli, storage, dataDir, cpu, env, nodeFlags = [], children }) {
+export function startServer({ cli = defaultCli, storage, dataDir, cpu, env, nodeFlags = [], children, token: given }) {
   const argv = storage === 'bare'
     ? [join(root, 'bench/cluster-api/bare-server.mjs')]
     : [...nodeFlags, cli, 'serve', '--port', '0', '--insecure-http', '--data-dir', dataDir, '--storage', storage];
@@ -46,7 +46,7 @@ export function startServer({ cli = defaultCli, storage, dataDir, cpu, env, node
       if (!m) return;
       child.stderr.off('data', onData);
       child.stderr.resume();
-      const token = storage === 'bare' ? 'none' : readFileSync(join(dataDir, 'admin.token'), 'utf8').trim();
+      const token = given ?? (storage === 'bare' ? 'none' : readFileSync(join(dataDir, 'admin.token'), 'utf8').trim());
       resolve({ child, url: new URL(m[1]), token });
     };
     child.stderr.on('data', onData);

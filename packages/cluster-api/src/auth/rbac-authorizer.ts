@@ -33,7 +33,9 @@ const userKey = (user: UserInfo): string => {
 };
 
 export class RbacAuthorizer implements Authorizer {
-  private resolved = new Map<string, Resolved>();
+  /** By user, then namespace: no key is built per request. */
+  private resolved = new Map<string, Map<string, Resolved>>();
+  private size = 0;
   private generation = -1;
 
   constructor(private readonly policy: PolicyCache) {}
@@ -75,16 +77,20 @@ export class RbacAuthorizer implements Authorizer {
   }
 
   private resolve(user: UserInfo, namespace: string): Resolved {
-    if (this.generation !== this.policy.generation || this.resolved.size >= MaxResolved) {
+    if (this.generation !== this.policy.generation || this.size >= MaxResolved) {
       this.resolved.clear();
+      this.size = 0;
       this.generation = this.policy.generation;
     }
-    const key = `${userKey(user)}\u0000${namespace}`;
-    let found = this.resolved.get(key);
+    const key = userKey(user);
+    let byNamespace = this.resolved.get(key);
+    if (!byNamespace) this.resolved.set(key, (byNamespace = new Map()));
+    let found = byNamespace.get(namespace);
     if (!found) {
       const { rules, error } = rulesFor(this.policy, user, namespace);
       found = { rules, error, denied: error ? { decision: 'NoOpinion', reason: `RBAC: ${error}` } : NoOpinion };
-      this.resolved.set(key, found);
+      byNamespace.set(namespace, found);
+      this.size++;
     }
     return found;
   }

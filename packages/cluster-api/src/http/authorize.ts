@@ -5,7 +5,7 @@
  * is forbidden to whoever may not use it, as in Kubernetes, and 404 only to whoever may.
  */
 import type { Attributes, Authorizer } from '../registry/authorization.js';
-import { nonResourceAttributes, resourceAttributes } from '../registry/authorization.js';
+import { nonResourceAttributes } from '../registry/authorization.js';
 import { isValidPathSegmentName } from '../registry/generic/validation.js';
 import type { UserInfo } from '../registry/rest.js';
 import { forbiddenError } from '../auth/forbidden.js';
@@ -27,14 +27,19 @@ export function attributesOf(user: UserInfo, info: RequestInfo, method: string, 
   const name = info.name ?? (verb === 'list' || verb === 'watch' ? selectedName(query.get('fieldSelector')) : '');
   // `/namespaces/{name}` is inside the namespace it names, so a RoleBinding there grants reading it.
   const namespace = info.namespace ?? (info.plural === 'namespaces' && info.name ? info.name : '');
-  return resourceAttributes(user, verb, {
+  // One literal, not resourceAttributes()' spreads: this runs on every request.
+  return {
+    user,
+    verb,
+    resourceRequest: true,
     apiGroup: info.group,
     apiVersion: info.version,
     resource: info.plural,
     subresource: info.subresource ?? '',
     namespace,
     name,
-  });
+    path: '',
+  };
 }
 
 /** Throws the 403 unless the chain allows the request. */
