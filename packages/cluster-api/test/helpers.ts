@@ -45,12 +45,13 @@ export function tempDir(): string {
 export async function startTestServer(backend: Backend): Promise<TestServer> {
   const dir = tempDir();
   const storage = backend === 'memory' ? new MemoryStorage() : SqliteStorage.open(join(dir, 'state.db'));
+  return serveForTest(dir, storage, { authenticator: tokenAuthenticator(new Map([[TestToken, AdminUser]])) });
+}
+
+/** startServer over `storage`, logging into the TestServer's `logs`; closing it removes `dir`. */
+async function serveForTest(dir: string, storage: Storage, options: Omit<StartOptions, 'storage' | 'log'>): Promise<TestServer> {
   const logs: Record<string, unknown>[] = [];
-  const server = await startServer({
-    storage,
-    authenticator: tokenAuthenticator(new Map([[TestToken, AdminUser]])),
-    log: (entry) => logs.push(entry),
-  });
+  const server = await startServer({ ...options, storage, log: (entry) => logs.push(entry) });
   return {
     url: server.url,
     storage,
@@ -207,18 +208,5 @@ export const Users: ReadonlyMap<string, { name: string; uid: string; groups: str
  */
 export async function startServerWithUsers(storageUrl = 'memory:', authorization?: StartOptions['authorization']): Promise<TestServer> {
   const dir = tempDir();
-  const storage = await openStorage(storageUrl.replace('{dir}', dir));
-  const logs: Record<string, unknown>[] = [];
-  const server = await startServer({ storage, authenticator: tokenAuthenticator(Users), log: (entry) => logs.push(entry), authorization });
-  return {
-    url: server.url,
-    storage,
-    dir,
-    logs,
-    request: (method, path, init = {}) => request(server.url, method, path, init),
-    async close() {
-      await server.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return serveForTest(dir, await openStorage(storageUrl.replace('{dir}', dir)), { authenticator: tokenAuthenticator(Users), authorization });
 }
