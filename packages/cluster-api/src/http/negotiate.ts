@@ -8,6 +8,7 @@
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { PatchType } from '../registry/rest.js';
 import { decodeProtobuf, encodeProtobuf, ProtobufMediaType } from '../protobuf/codec.js';
+import { goJson } from './json.js';
 import { malformedBody, notAcceptable, unsupportedMediaType, unsupportedPatchType } from '../api/errors.js';
 
 export const OutputFormats = ['json', 'yaml', 'table', 'protobuf'] as const;
@@ -17,7 +18,17 @@ export interface Output {
   format: OutputFormat;
   /** For `table`: the meta.k8s.io version the client asked for (v1 or v1beta1, same shape). */
   tableVersion?: string;
+  /**
+   * `as=PartialObjectMetadata` / `as=PartialObjectMetadataList` (client-go's and controller-runtime's
+   * metadata-only clients): the answer is the objects' metadata alone, in `format` (JSON, YAML or protobuf).
+   */
+  partial?: { kind: PartialKind; version: string };
+  /** `pretty=1` among the media type's parameters. */
+  pretty?: boolean;
 }
+
+export const PartialKinds = ['PartialObjectMetadata', 'PartialObjectMetadataList'] as const;
+export type PartialKind = (typeof PartialKinds)[number];
 
 interface MediaRange {
   type: string;
@@ -62,20 +73,29 @@ function negotiate(accept: string, protobuf: boolean): Output {
     .sort((a, b) => b.q - a.q);
   for (const range of ranges) {
     const output: Output | undefined = protobuf && isProtobuf(range) ? { format: 'protobuf' } : outputFor(range);
-    if (output) return output;
+    if (output) return range.params.get('pretty') === '1' ? { ...output, pretty: true } : output;
   }
   throw notAcceptable();
 }
 
+const isMetaVersion = (g: string | undefined, v: string | undefined): boolean => g === 'meta.k8s.io' && (v === 'v1' || v === 'v1beta1');
+
+/** The representation a range asks for; `as=` transforms are kube-apiserver's: Table in JSON, metadata in any format. */
 function outputFor(range: MediaRange): Output | undefined {
   const as = range.params.get('as');
-  if (as !== undefined) {
-    const g = range.params.get('g');
-    const v = range.params.get('v');
-    const isTable = as === 'Table' && g === 'meta.k8s.io' && (v === 'v1' || v === 'v1beta1');
-    return isTable && (range.type === 'application/json' || range.type === '*/*') ? { format: 'table', tableVersion: v } : undefined;
-  }
-  switch (range.type) {
+  const g = range.params.get('g');
+  const v = range.params.get('v');
+  if (as === undefined) return plainFormat(range.type);
+  if (!isMetaVersion(g, v)) return undefined;
+  if (as === 'Table') return range.type === 'application/json' || range.type === '*/*' ? { format: 'table', tableVersion: v } : undefined;
+  if (!(PartialKinds as readonly string[]).includes(as)) return undefined;
+  // meta.k8s.io/v1beta1 has its own PartialObjectMetadataList message, not served here: JSON and YAML only.
+  const format = range.type === ProtobufMediaType ? (v === 'v1' ? 'protobuf' : undefined) : plainFormat(range.type)?.format;
+  return format && { format, partial: { kind: as as PartialKind, version: v! } };
+}
+
+function plainFormat(type: string): Output | undefined {
+  switch (type) {
     case 'application/json':
     case 'application/*':
     case '*/*':
@@ -97,7 +117,7 @@ export function negotiateWatch(accept: string | undefined, protobuf = false): Ou
 export function encode(value: unknown, format: OutputFormat, pretty: boolean): { contentType: string; body: string | Buffer } {
   if (format === 'protobuf') return { contentType: ProtobufMediaType, body: encodeProtobuf(value) };
   if (format === 'yaml') return { contentType: 'application/yaml', body: stringifyYaml(value) };
-  return { contentType: 'application/json', body: pretty ? `${JSON.stringify(value, null, 2)}\n` : JSON.stringify(value) };
+  return { contentType: 'application/json', body: goJson(value, pretty) };
 }
 
 const patchTypes: Record<string, PatchType> = {

@@ -123,7 +123,7 @@ export const listObjects = async (storage: Storage, def: ResourceDefinition, ctx
     const obj = decode(kv);
     return filter(obj) ? obj : undefined;
   });
-  return { apiVersion: groupVersion(def), kind: def.listKind, metadata, items };
+  return { kind: def.listKind, apiVersion: groupVersion(def), metadata, items };
 };
 
 /**
