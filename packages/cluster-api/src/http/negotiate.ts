@@ -9,6 +9,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { PatchType } from '../registry/rest.js';
 import { decodeProtobuf, encodeProtobuf, ProtobufMediaType } from '../protobuf/codec.js';
 import { goJson } from './json.js';
+import { checkDepth, MaxNestingDepth, MaxYamlDepthBound, nestsDeeperThan, tooDeep, yamlDepthBound } from '../registry/generic/depth.js';
 import { malformedBody, notAcceptable, unsupportedMediaType, unsupportedPatchType } from '../api/errors.js';
 
 export const OutputFormats = ['json', 'yaml', 'table', 'protobuf'] as const;
@@ -116,7 +117,7 @@ export function negotiateWatch(accept: string | undefined, protobuf = false): Ou
 
 export function encode(value: unknown, format: OutputFormat, pretty: boolean): { contentType: string; body: string | Buffer } {
   if (format === 'protobuf') return { contentType: ProtobufMediaType, body: encodeProtobuf(value) };
-  if (format === 'yaml') return { contentType: 'application/yaml', body: stringifyYaml(value) };
+  if (format === 'yaml') return { contentType: 'application/yaml', body: yamlOf(value) };
   return { contentType: 'application/json', body: goJson(value, pretty) };
 }
 
@@ -139,15 +140,19 @@ export function patchTypeOf(contentType: string | undefined): PatchType {
 
 /**
  * Decode a create/update/delete/patch body. A missing Content-Type is read as JSON: the spec lets
- * these operations consume any type and curl-style clients often omit it.
+ * these operations consume any type and curl-style clients often omit it. Nesting is bounded before
+ * anything recursive sees the body (depth.ts): JSON.parse and the protobuf decoder of a bounded schema
+ * do not recurse on the input, the YAML parser does and is given only text whose bound passes.
  */
 export function decodeBody(contentType: string | undefined, bytes: Buffer): unknown {
   const type = mediaType(contentType);
-  const text = bytes.toString('utf8');
-  if (type === '' || type === 'application/json' || type.endsWith('+json')) return parseJson(text);
-  if (type === 'application/yaml' || type === 'application/apply-patch+yaml') return parseYamlBody(text);
-  if (type === ProtobufMediaType) return decodeProtobuf(bytes);
-  throw unsupportedMediaType(type);
+  let body: unknown;
+  if (type === '' || type === 'application/json' || type.endsWith('+json')) body = parseJson(bytes.toString('utf8'));
+  else if (type === 'application/yaml' || type === 'application/apply-patch+yaml') body = parseYamlBody(bytes.toString('utf8'));
+  else if (type === ProtobufMediaType) body = decodeProtobuf(bytes);
+  else throw unsupportedMediaType(type);
+  checkDepth(body);
+  return body;
 }
 
 function parseJson(text: string): unknown {
@@ -159,9 +164,18 @@ function parseJson(text: string): unknown {
 }
 
 function parseYamlBody(text: string): unknown {
+  if (yamlDepthBound(text) > MaxYamlDepthBound) throw tooDeep();
   try {
     return parseYaml(text, { maxAliasCount: 100 });
   } catch (err) {
     throw malformedBody(`yaml parse error: ${(err as Error).message.split('\n')[0]}`);
   }
+}
+
+/**
+ * YAML of an object stored before nesting was bounded (or written to storage by other means) may be
+ * too deep for the YAML encoder: such a document is answered as JSON, which is YAML too.
+ */
+function yamlOf(value: unknown): string {
+  return nestsDeeperThan(value, MaxNestingDepth) ? goJson(value) : stringifyYaml(value);
 }
