@@ -211,3 +211,17 @@ describe('boolean query parameters as kube-apiserver decodes them', () => {
     expect((await s.request('PATCH', `${NS}/applied?force=False`, { body: { metadata: { labels: { b: 'c' } } }, headers: { 'content-type': 'application/merge-patch+json' } })).status).toBe(422);
   });
 });
+
+describe('a watch below the retained history', () => {
+  it('is HTTP 200 and one ERROR event, 410 Expired "too old resource version", as the watch cache answers', async () => {
+    const rv = Number((await s.request('GET', NS)).json.metadata.resourceVersion);
+    await s.storage.compact(rv);
+    for (const accept of ['application/json', 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1']) {
+      const res = await fetch(`${s.url}${NS}?watch=true&resourceVersion=1`, { headers: { authorization: 'Bearer test-token-0123456789', accept } });
+      expect([res.status, res.headers.get('content-type')]).toEqual([200, 'application/json;stream=watch']);
+      expect(await res.text()).toBe(
+        `{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (${rv})","reason":"Expired","code":410}}\n`,
+      );
+    }
+  });
+});
