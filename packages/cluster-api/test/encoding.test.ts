@@ -71,6 +71,24 @@ describe('Status bodies are kube-apiserver bytes', () => {
     );
   });
 
+  it('Conflict, MethodNotAllowed (the kind\'s and go-restful\'s), UnsupportedMediaType: each in its details shape', async () => {
+    const web = (await s.request('GET', `${NS}/web`)).json;
+    const stale = await s.request('PUT', `${NS}/web`, { body: { ...web, metadata: { ...web.metadata, resourceVersion: '1' } } });
+    expect(stale.text).toBe(
+      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Operation cannot be fulfilled on pods \\"web\\": the object has been modified; please apply your changes to the latest version and try again","reason":"Conflict","details":{"name":"web","kind":"pods"},"code":409}\n',
+    );
+    const verb = await s.request('POST', '/api/v1/componentstatuses', { body: { metadata: { name: 'x' } } });
+    expect(verb.text).toBe(
+      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"create is not supported on resources of kind \\"componentstatuses\\"","reason":"MethodNotAllowed","details":{"kind":"componentstatuses"},"code":405}\n',
+    );
+    const route = await s.request('PUT', NS, { body: pod('x') });
+    expect(route.text).toBe(
+      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server does not allow this method on the requested resource","reason":"MethodNotAllowed","details":{},"code":405}\n',
+    );
+    const media = await s.request('PATCH', `${NS}/web`, { body: '{}', headers: { 'content-type': 'text/plain' } });
+    expect([media.status, Object.keys(media.json)]).toEqual([415, ['kind', 'apiVersion', 'metadata', 'status', 'message', 'reason', 'code']]);
+  });
+
   it('a DELETE gone at once answers a Success Status without code, as the generic store writes it', async () => {
     expect((await s.request('POST', NS, { body: pod('gone') })).status).toBe(201);
     const r = await s.request('DELETE', `${NS}/gone`);
