@@ -54,6 +54,11 @@ export interface EventLog {
   deleteStream(stream: string): Promise<void>;
   /** Stores `records` at the end of `stream`; resolves once all are durable. */
   append(stream: string, records: readonly Uint8Array[]): Promise<void>;
+  /**
+   * Creates the durable consumer `name` of `stream` at the end of the stream if missing, without
+   * taking messages: a paused Trigger keeps its place this way.
+   */
+  ensureConsumer(stream: string, name: string, opts: ConsumerOptions): Promise<void>;
   /** Opens the durable consumer `name` of `stream`, creating it (at the end of the stream) if missing. */
   consumer(stream: string, name: string, opts: ConsumerOptions): Promise<Consumer>;
   /** Removes a consumer and its progress. */

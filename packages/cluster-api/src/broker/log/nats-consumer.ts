@@ -59,9 +59,15 @@ export class NatsConsumer implements Consumer {
     const first = await this.next(signal);
     if (!first) return [];
     const out = [this.toMessage(first)];
-    // Take what the client has already buffered, without waiting for more.
-    while (out.length < room && this.messages.getPending() > 0) {
-      const r = await this.it.next();
+    // Take what the client has already buffered, without waiting for more. The iterator counts the
+    // message it last yielded as pending until the next call, hence `> 1`.
+    while (out.length < room && this.messages.getPending() > 1) {
+      const next = this.it.next();
+      const r = await Promise.race([next, new Promise<'later'>((resolve) => setImmediate(() => resolve('later')))]);
+      if (r === 'later') {
+        this.waiting = next;
+        break;
+      }
       if (r.done) break;
       out.push(this.toMessage(r.value));
     }

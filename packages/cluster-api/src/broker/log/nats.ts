@@ -111,7 +111,7 @@ export class NatsLog implements EventLog {
     }
   }
 
-  async consumer(stream: string, name: string, opts: ConsumerOptions): Promise<Consumer> {
+  async ensureConsumer(stream: string, name: string, opts: ConsumerOptions): Promise<void> {
     const sname = streamName(stream);
     const durable = consumerName(name);
     const config = {
@@ -126,8 +126,24 @@ export class NatsLog implements EventLog {
     try {
       await this.jsm.consumers.info(sname, durable).catch(async (err) => {
         if (!isNotFound(err)) throw err;
+        // Another process may create it at the same time: then it is there when we look again.
         await this.jsm.consumers.add(sname, config).catch(() => this.jsm.consumers.info(sname, durable));
       });
+    } catch (err) {
+      throw unavailable(err, `cannot create consumer ${name} of ${stream}`);
+    }
+  }
+
+  /**
+   * Opens the consumer for pulling. Closing it leaves the server's open pull request behind for up
+   * to its expiry; messages sent to it come back after the ack wait, so consumers are opened for
+   * long stretches (a Trigger's life), not per fetch.
+   */
+  async consumer(stream: string, name: string, opts: ConsumerOptions): Promise<Consumer> {
+    await this.ensureConsumer(stream, name, opts);
+    const sname = streamName(stream);
+    const durable = consumerName(name);
+    try {
       const c = await this.js.consumers.get(sname, durable);
       const consumer = new NatsConsumer(await c.consume({ max_messages: Math.min(opts.maxInFlight, 256) }), opts.maxInFlight);
       this.open.add(consumer);

@@ -112,14 +112,19 @@ export class SqliteLog implements EventLog {
     }, id);
   }
 
-  async consumer(stream: string, name: string, opts: ConsumerOptions): Promise<Consumer> {
+  async ensureConsumer(stream: string, name: string): Promise<void> {
     const sid = this.streamId(stream);
-    let row = this.st.consumerRow.get(sid, name);
-    if (!row) {
-      // A new consumer starts at the end of the stream: only events from now on.
-      await this.write(() => this.st.insertConsumer.run(sid, name, this.st.maxEvent.get(sid)?.id ?? 0));
-      row = this.st.consumerRow.get(sid, name)!;
-    }
+    if (this.st.consumerRow.get(sid, name)) return;
+    // A new consumer starts at the end of the stream: only events from now on.
+    await this.write(() => {
+      if (!this.st.consumerRow.get(sid, name)) this.st.insertConsumer.run(sid, name, this.st.maxEvent.get(sid)?.id ?? 0);
+    });
+  }
+
+  async consumer(stream: string, name: string, opts: ConsumerOptions): Promise<Consumer> {
+    await this.ensureConsumer(stream, name);
+    const sid = this.streamId(stream);
+    const row = this.st.consumerRow.get(sid, name)!;
     const consumer = new SqliteConsumer(this, sid, row.id, row.floor, opts, (c) => this.consumersByStream.get(sid)?.delete(c));
     let set = this.consumersByStream.get(sid);
     if (!set) this.consumersByStream.set(sid, (set = new Set()));

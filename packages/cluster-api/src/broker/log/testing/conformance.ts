@@ -81,6 +81,17 @@ export function eventLogConformance(name: string, factory: LogFactory): void {
       expect((await log.consumers(s1)).sort()).toEqual(['a', 'b']);
     });
 
+    it('creates a consumer without taking messages: it then gets everything appended since', async () => {
+      const log = await openLog();
+      const s = fresh('ensure');
+      await log.ensureStream(s);
+      await log.ensureConsumer(s, 'paused', OPTS);
+      await log.ensureConsumer(s, 'paused', OPTS);
+      await log.append(s, [bytes('kept'), bytes('for later')]);
+      const c = await log.consumer(s, 'paused', OPTS);
+      expect((await collect(c, 2)).map(text)).toEqual(['kept', 'for later']);
+    });
+
     it('waits for an append, and returns nothing when the signal aborts', async () => {
       const log = await openLog();
       const s = fresh('wait');
