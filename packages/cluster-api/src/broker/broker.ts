@@ -67,7 +67,7 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
     log,
     metrics,
     logger,
-    stream: (k) => reconciler?.stream(k) ?? { ready: false },
+    stream: (k) => (reconciler ? reconciler.stream(k) : { ready: false }),
     maxEventBytes,
     maxPendingEvents: opts.maxPendingEvents ?? 20_000,
   });
