@@ -16,7 +16,7 @@ interface Waiter {
   reject(err: Error): void;
 }
 
-const COMPACT_EVERY_MS = 2_000;
+const COMPACT_EVERY_MS = 1_000;
 
 export class SqliteLog implements EventLog {
   readonly engine = 'sqlite';
@@ -28,6 +28,7 @@ export class SqliteLog implements EventLog {
   private appended = new Set<number>();
   private scheduled = false;
   private closed = false;
+  private compacting = false;
   private readonly compactTimer: NodeJS.Timeout;
 
   static open(path: string): SqliteLog {
@@ -36,7 +37,7 @@ export class SqliteLog implements EventLog {
 
   private constructor(private readonly db: Database) {
     this.st = prepare(db);
-    this.compactTimer = setInterval(() => this.compact(), COMPACT_EVERY_MS);
+    this.compactTimer = setInterval(() => void this.compact(), COMPACT_EVERY_MS);
     this.compactTimer.unref();
   }
 
@@ -150,19 +151,26 @@ export class SqliteLog implements EventLog {
   }
 
   /**
-   * Deletes, a chunk per stream and pass, the events every consumer of the stream is past; a stream
-   * without consumers keeps nothing (no Trigger would ever see it).
+   * Deletes the events every consumer of their stream is past (a stream without consumers keeps
+   * nothing: no Trigger would ever see it), in chunks of 2,000 rows with the event loop free between
+   * them, so deliveries never wait long behind a delete.
    */
-  private compact(): void {
-    if (this.closed || this.scheduled) return;
+  private async compact(): Promise<void> {
+    if (this.compacting) return;
+    this.compacting = true;
     try {
       for (const { id: stream } of this.st.allStreams.all()) {
-        const { floor, n } = this.st.minFloor.get(stream)!;
-        const upTo = n === 0 ? (this.st.maxEvent.get(stream)?.id ?? 0) : (floor ?? 0);
-        if (upTo > 0) this.st.compact.run({ stream, upTo });
+        for (let deleted = 2000; deleted >= 2000 && !this.closed; ) {
+          const { floor, n } = this.st.minFloor.get(stream)!;
+          const upTo = n === 0 ? (this.st.maxEvent.get(stream)?.id ?? 0) : (floor ?? 0);
+          deleted = upTo > 0 ? this.st.compact.run({ stream, upTo }).changes : 0;
+          await new Promise((r) => setImmediate(r));
+        }
       }
     } catch {
       // Deleting old events can wait for the next pass (disk full, I/O error): nothing is lost by it.
+    } finally {
+      this.compacting = false;
     }
   }
 
