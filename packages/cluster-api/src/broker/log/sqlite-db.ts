@@ -14,7 +14,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Database, Statement } from 'better-sqlite3';
-import { sqliteDriver } from '../../storage/sqlite-driver.js';
+import { sqliteDriver } from '../../storage/sqlite/driver.js';
 import { LogUnavailableError } from './interface.js';
 
 const SCHEMA = `
