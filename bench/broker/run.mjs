@@ -53,14 +53,14 @@ function child(args, ready) {
   });
 }
 
-/** A broker process: run-broker with one Broker and, given a subscriber, one Trigger to it. */
+/** A broker process: standalone.js with one Broker and, given a subscriber, one Trigger to it. */
 async function startBroker(store, subscriberUrl) {
   const ns = 'bench';
   const config = join(dir, `config-${performance.now()}.json`);
   const meta = (kind, name) => ({ apiVersion: 'eventing.knative.dev/v1', kind, metadata: { namespace: ns, name } });
   const triggers = subscriberUrl ? [{ ...meta('Trigger', 'sink'), spec: { broker: 'default', filter: { attributes: { type: 'bench' } }, subscriber: { uri: subscriberUrl } } }] : [];
   writeFileSync(config, JSON.stringify({ brokers: [{ ...meta('Broker', 'default'), spec: {} }], triggers, options: { maxInFlightPerTrigger: 128 } }));
-  const script = `import(${JSON.stringify(pathToFileURL(join(dist, 'testing/run-broker.js')).href)}).then((m) => m.main(process.argv.slice(1)))`;
+  const script = `import(${JSON.stringify(pathToFileURL(join(dist, 'standalone.js')).href)}).then((m) => m.main(process.argv.slice(1)))`;
   const b = await child(['--input-type=module', '-e', script, store, config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
   return { ...b, ingress: `/${ns}/default`, url: b.value };
 }

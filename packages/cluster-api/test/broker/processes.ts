@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Broker, Trigger } from '../../src/broker/types.js';
 
-const entry = fileURLToPath(new URL('../../dist/broker/testing/run-broker.js', import.meta.url));
+const entry = fileURLToPath(new URL('../../dist/broker/standalone.js', import.meta.url));
 
 export interface BrokerProcess {
   readonly url: string;
@@ -14,7 +14,7 @@ export interface BrokerProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `run-broker` with `objects` on `store`; resolves once it serves. */
+/** Starts `standalone.js` with `objects` on `store`; resolves once it serves. */
 export async function spawnBroker(dir: string, store: string, objects: { brokers: Broker[]; triggers: Trigger[]; options?: object }): Promise<BrokerProcess> {
   if (!existsSync(entry)) throw new Error(`${entry} is missing: build first (npx tsc -b packages/cluster-api)`);
   const config = join(dir, `config-${Date.now()}-${Math.random().toString(36).slice(2)}.json`);
