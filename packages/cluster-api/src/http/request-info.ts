@@ -41,7 +41,8 @@ export type RequestInfo = DiscoveryInfo | ResourceInfo | NonResourceInfo;
 /** Subresources of a namespace object itself, so `/namespaces/x/status` is not "resource status in x". */
 const namespaceSubresources = new Set(['status', 'finalize']);
 
-const truthy = (v: string | null): boolean => v === 'true' || v === '1';
+/** `?watch=` as kube-apiserver decodes booleans: "false" and "0" (any case) are false, any other value true. */
+const watchParam = (v: string | null): boolean => v !== null && v !== '0' && v.toLowerCase() !== 'false';
 
 /** Split a path into non-empty segments; trailing slashes (`/api/v1/`) address the same thing. */
 function segments(path: string): string[] {
@@ -110,8 +111,9 @@ function resourceInfo(
   }
   const [plural, name] = parts;
   if (!plural) return nonResource(path);
-  // The special verbs are served to GET only (anything else is 405).
-  const verb = special ? (method === 'GET' || method === 'HEAD' ? special : undefined) : verbOf(method, name !== undefined, truthy(query.get('watch')));
+  // The special verbs are served to GET only (anything else is 405); `?watch` turns a collection GET
+  // into a watch, a named GET stays a get (RequestInfoFactory).
+  const verb = special ? (method === 'GET' || method === 'HEAD' ? special : undefined) : verbOf(method, name !== undefined, watchParam(query.get('watch')));
   const info: ResourceInfo = { type: 'resource', verb, group, version, plural, namespace, name };
   if (special !== 'proxy' && parts.length > 2) info.subresource = parts[2];
   if (special !== 'proxy' && parts.length > 3) info.subpath = parts.slice(3).join('/');
