@@ -3,8 +3,12 @@
  * of user, group, uid and extra needs the `impersonate` verb on it, then the request is authorized and
  * served as the impersonated user. And the authorization modes besides RBAC.
  */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { grant, namespace, startServerWithUsers, type TestServer } from './helpers.js';
+import { resolveConfig } from '../src/config.js';
+import { serve } from '../src/server.js';
+import { grant, namespace, startServerWithUsers, tempDir, type TestServer } from './helpers.js';
 
 const whoami = { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' };
 const who = async (s: TestServer, headers: Record<string, string>, token?: string) =>
@@ -67,5 +71,21 @@ describe.each([
     const bob = await s.request('GET', '/api/v1/namespaces/default/secrets', { token: 'bob-token' });
     expect([bob.status, bob.json.message]).toEqual([status, message]);
     expect((await s.request('GET', '/api/v1/namespaces/default/secrets')).status).toBe(200);
+  });
+});
+
+describe('cluster-api serve --authorization-mode', () => {
+  it('says at start that AlwaysAllow lets every authenticated user do anything, and says nothing with RBAC', async () => {
+    const dir = tempDir();
+    try {
+      for (const [mode, warned] of [['AlwaysAllow', true], ['RBAC', false]] as const) {
+        const logs: Record<string, unknown>[] = [];
+        const served = await serve(resolveConfig({ port: 0, dataDir: join(dir, mode), storage: 'memory:', authorizationMode: mode }), (e) => logs.push(e));
+        await served.server.close();
+        expect(logs.some((l) => l.level === 'warn' && String(l.msg).startsWith('--authorization-mode AlwaysAllow: every authenticated user may do anything')), mode).toBe(warned);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
