@@ -119,8 +119,10 @@ const collect = async <T>(storage: Storage, def: ResourceDefinition, ctx: Reques
 
 export const listObjects = async (storage: Storage, def: ResourceDefinition, ctx: RequestContext, query: ListQuery): Promise<KubeList> => {
   const filter = objectFilter(def, query.labelSelector, query.fieldSelector);
+  const onRead = def.custom?.onRead;
   const { items, metadata } = await collect(storage, def, ctx, query, (kv) => {
     const obj = decode(kv);
+    onRead?.(obj);
     return filter(obj) ? obj : undefined;
   });
   return { apiVersion: groupVersion(def), kind: def.listKind, metadata, items };

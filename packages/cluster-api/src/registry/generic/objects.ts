@@ -47,6 +47,13 @@ export class ObjectStorage {
     }
   }
 
+  /** The object as a read answers it: decoded, with the kind's read defaults (custom resources). */
+  decode(kv: KeyValue): KubeObject {
+    const obj = decode(kv);
+    this.definition.custom?.onRead?.(obj);
+    return obj;
+  }
+
   async read(ctx: RequestContext, name: string): Promise<KeyValue> {
     const kv = await this.storage.get(this.key(ctx, name)).catch((e: unknown) => { throw fromStorageError(e, this.gr, name); });
     if (!kv) throw notFound(this.gr, name);
@@ -67,7 +74,7 @@ export class ObjectStorage {
     const key = this.key(ctx, name);
     for (let attempt = 0; attempt < MaxAttempts; attempt++) {
       const kv = await this.read(ctx, name);
-      const old = decode(kv);
+      const old = this.decode(kv);
       if (precondition !== undefined && precondition !== old.metadata.resourceVersion) throw conflict(this.gr, name, OptimisticLockMessage);
       const obj = next(old);
       if (written !== 'applied') recordUpdate(this.definition, old, obj, ctx.fieldManager ?? InternalManager, written);

@@ -5,7 +5,9 @@
  * cross-kind rules from strategy.ts. Nothing here names a kind or a subresource.
  */
 import type { DeleteOptions, KubeList, KubeObject } from '../../api/meta.js';
-import { conflict, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage, pathNotFound, unsupportedPatchType } from '../../api/errors.js';
+import {
+  conflict, CustomResourcePatchTypes, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage, pathNotFound, unsupportedPatchType,
+} from '../../api/errors.js';
 import type { KeyValue, Storage } from '../../storage/interface.js';
 import type { ResourceDefinition, Services, Verb } from '../definition.js';
 import type { ListQuery, PatchType, RequestContext, ResourceStore, WatchQuery, WatchSink, Written } from '../rest.js';
@@ -34,6 +36,8 @@ export interface StoreDeps {
 export class GenericStore implements ResourceStore {
   private readonly objects: ObjectStorage;
   private readonly gr;
+  /** Open watches, ended when the definition stops being served. */
+  private readonly watches = new Set<{ close(): void; sink: WatchSink }>();
   constructor(
     readonly definition: ResourceDefinition,
     private readonly storage: Storage,
@@ -66,12 +70,14 @@ export class GenericStore implements ResourceStore {
 
   async get(ctx: RequestContext, name: string, subresource?: string): Promise<KubeObject> {
     const view = this.view('get', subresource);
-    const object = decode(await this.objects.read(ctx, name));
+    const object = this.objects.decode(await this.objects.read(ctx, name));
     return view.read ? view.read(object, this.definition) : object;
   }
 
   getEncoded(ctx: RequestContext, name: string): Uint8Array | Promise<Uint8Array> {
     this.allow('get');
+    // Objects read with defaults added are not their stored bytes.
+    if (this.definition.custom?.onRead) return this.get(ctx, name).then((o) => Buffer.from(JSON.stringify(o)));
     let now: KeyValue | null | undefined;
     try {
       now = this.storage.getNow?.(this.objects.key(ctx, name));
@@ -90,6 +96,7 @@ export class GenericStore implements ResourceStore {
 
   async listEncoded(ctx: RequestContext, query: ListQuery): Promise<Uint8Array> {
     this.allow('list');
+    if (this.definition.custom?.onRead) return Buffer.from(JSON.stringify(await this.list(ctx, query)));
     return listEncoded(this.storage, this.definition, ctx, query);
   }
 
@@ -128,6 +135,7 @@ export class GenericStore implements ResourceStore {
   async patch(ctx: RequestContext, name: string, type: PatchType, patch: unknown, subresource?: string): Promise<Written> {
     if (type === 'apply') return this.apply(ctx, name, patch, subresource);
     const view = this.view('patch', subresource);
+    if (type === 'strategic' && this.definition.custom) throw unsupportedPatchType('application/strategic-merge-patch+json', CustomResourcePatchTypes);
     checkPatchShape(type, patch);
     const def = this.definition;
     return this.writeView({ ctx, name, written: subresource }, view, undefined, (old) => {
@@ -180,7 +188,7 @@ export class GenericStore implements ResourceStore {
     const behaviour = this.behaviour(subresource, 'create');
     if (behaviour.type === 'create') {
       const checked = behaviour.check(body, name);
-      return { object: await behaviour.create(checked, decode(await this.objects.read(ctx, name)), ctx, this.deps.services) };
+      return { object: await behaviour.create(checked, this.objects.decode(await this.objects.read(ctx, name)), ctx, this.deps.services) };
     }
     if (behaviour.type !== 'action') throw methodNotAllowed('create', this.gr);
     const checked = behaviour.check(body, name);
@@ -200,7 +208,7 @@ export class GenericStore implements ResourceStore {
     // The router has matched the method to the entry's verbs; here only the behaviour type is left to check.
     const behaviour = this.behaviour(request.subresource);
     if (behaviour.type !== 'connect') throw methodNotAllowed('get', this.gr);
-    return behaviour.connect(decode(await this.objects.read(ctx, name)), request, this.deps.services);
+    return behaviour.connect(this.objects.decode(await this.objects.read(ctx, name)), request, this.deps.services);
   }
 
   async delete(ctx: RequestContext, name: string, options: DeleteOptions): Promise<Written> {
@@ -228,6 +236,16 @@ export class GenericStore implements ResourceStore {
 
   async watch(ctx: RequestContext, query: WatchQuery, sink: WatchSink): Promise<{ close(): void }> {
     this.allow('watch');
-    return watchObjects(this.deps.watch, this.definition, ctx, query, sink);
+    const handle = await watchObjects(this.deps.watch, this.definition, ctx, query, sink);
+    const entry = { sink, close: () => (this.watches.delete(entry), handle.close()) };
+    this.watches.add(entry);
+    return { close: entry.close };
+  }
+
+  endWatches(): void {
+    for (const w of [...this.watches]) {
+      w.close();
+      w.sink.onEnd?.();
+    }
   }
 }

@@ -61,11 +61,15 @@ export const cachedEvent = (ev: StorageEvent): CachedEvent => new CachedEvent(ev
 /** The event (if any) one storage change produces for a watcher with this filter. */
 export const translate = (def: ResourceDefinition, ev: CachedEvent, matches: ObjectFilter): DeliveredEvent | undefined => {
   const prev = ev.previous();
+  // Defaults are idempotent: applying them to the shared decoded objects changes nothing a second time.
+  const onRead = def.custom?.onRead;
+  if (onRead && prev) onRead(prev);
   if (ev.source.type === 'delete') {
     const gone = prev ?? tombstone(def, ev.kv.key, ev.revision);
     return matches(gone) ? ev.event('DELETED', () => gone) : undefined;
   }
   const cur = ev.current();
+  onRead?.(cur);
   const prevOk = prev !== undefined && matches(prev);
   if (matches(cur)) return ev.event(prevOk ? 'MODIFIED' : 'ADDED', () => cur);
   return prevOk ? ev.event('DELETED', () => prev) : undefined;

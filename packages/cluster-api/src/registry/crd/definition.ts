@@ -1,0 +1,101 @@
+/**
+ * A CustomResourceDefinition's served versions as ResourceDefinitions (apiextensions-apiserver's
+ * crdHandler serving info): names as accepted, scope, shortNames, categories, the version's schema
+ * (pruning, defaulting on write and read, validation), its status and scale subresources, printer
+ * columns, selectable fields, and the list types server-side apply merges by. Custom resources are
+ * JSON only (no protobuf) and take json, merge and apply patches, never strategic merge.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { KubeObject } from '../../api/meta.js';
+import type { ResourceDefinition, Strategy, TableColumn } from '../definition.js';
+import type { ListRule } from '../generic/strategic-merge.js';
+import { AllVerbs } from '../kinds/common.js';
+import { scale } from '../subresources/scale.js';
+import { statusSubresource } from '../subresources/status.js';
+import { printerColumn, selectableValue } from './columns.js';
+import { parse } from './jsonpath.js';
+import { applyDefaults, hasDefaults, prune } from './prune.js';
+import { itemSchema, propertySchema, type JSONSchemaProps } from './schema.js';
+import { specOf, statusOf, type CrdVersion } from './types.js';
+import { validateValue } from './validate.js';
+
+/** x-kubernetes-list-type / -list-map-keys of the list at `path` (field names from the root, items not counted). */
+const listRuleOf = (schema: JSONSchemaProps | undefined) => (path: readonly string[]): ListRule | { type: 'default' } => {
+  let s = schema;
+  for (const name of path) {
+    s = propertySchema(s?.type === 'array' ? itemSchema(s) : s, name);
+    if (!s) return { type: 'atomic' };
+  }
+  const type = s?.['x-kubernetes-list-type'];
+  const keys = s?.['x-kubernetes-list-map-keys'] ?? [];
+  if (type === 'map' && keys.length > 0) return { type: 'map', keys };
+  if (type === 'set') return { type: 'set' };
+  // metadata is ObjectMeta's: its lists (finalizers, ownerReferences) keep their own rules.
+  return path[0] === 'metadata' ? { type: 'default' } : { type: 'atomic' };
+};
+
+/** What changes bump metadata.generation: everything but metadata, and status when it has its own subresource. */
+const generationChanged = (withStatus: boolean) => (obj: KubeObject, old: KubeObject): boolean => {
+  const strip = ({ metadata: _m, status, ...rest }: KubeObject) => (withStatus ? rest : { ...rest, status });
+  return !isDeepStrictEqual(strip(obj), strip(old));
+};
+
+const strategyOf = (version: CrdVersion, withStatus: boolean): Strategy => {
+  const schema = version.schema?.openAPIV3Schema;
+  const normalise = (o: KubeObject): void => {
+    prune(o, schema, true);
+    applyDefaults(o, schema);
+  };
+  const selectable = (version.selectableFields ?? []).map((f) => ({ key: f.jsonPath.replace(/^\./, ''), steps: parse(f.jsonPath) }));
+  return {
+    prepareForCreate: normalise,
+    prepareForUpdate: normalise,
+    validate: (o) => (schema ? validateValue(schema, o, '') : []),
+    generationChanged: generationChanged(withStatus),
+    ...(selectable.length > 0 && { fieldsOf: (o) => Object.fromEntries(selectable.map(({ key, steps }) => [key, selectableValue(steps, o)])) }),
+  };
+};
+
+/** The Scale's status.selector: the string at labelSelectorPath ('' when there is none). */
+const labelSelector = (path: string | undefined) => {
+  const steps = path ? parse(path) : [];
+  return (o: KubeObject): string => (path ? selectableValue(steps, o) : '');
+};
+
+const subresourcesOf = (version: CrdVersion, strategy: Strategy): ResourceDefinition['subresources'] => {
+  const { status, scale: paths } = version.subresources ?? {};
+  return {
+    ...(status && { status: statusSubresource(strategy) }),
+    ...(paths && { scale: scale(labelSelector(paths.labelSelectorPath), { spec: paths.specReplicasPath, status: paths.statusReplicasPath }) }),
+  };
+};
+
+/** The definition serving one version of `crd`. */
+export const definitionOf = (crd: KubeObject, version: CrdVersion): ResourceDefinition => {
+  const spec = specOf(crd);
+  const names = { ...spec.names, ...statusOf(crd).acceptedNames };
+  const schema = version.schema?.openAPIV3Schema;
+  const strategy = strategyOf(version, Boolean(version.subresources?.status));
+  const columns: TableColumn[] | undefined = version.additionalPrinterColumns?.map(printerColumn);
+  return {
+    group: spec.group,
+    version: version.name,
+    kind: names.kind ?? spec.names.kind,
+    listKind: names.listKind ?? `${names.kind}List`,
+    plural: names.plural ?? spec.names.plural,
+    singular: names.singular ?? names.kind?.toLowerCase() ?? '',
+    namespaced: spec.scope === 'Namespaced',
+    verbs: AllVerbs,
+    ...(names.shortNames?.length && { shortNames: names.shortNames }),
+    ...(names.categories?.length && { categories: names.categories }),
+    subresources: subresourcesOf(version, strategy),
+    strategy,
+    schemaless: true,
+    custom: { schema, listRule: listRuleOf(schema), ...(hasDefaults(schema) && { onRead: (o: KubeObject) => applyDefaults(o, schema) }) },
+    ...(columns && columns.length > 0 && { columns, columnLayout: 'declared' as const }),
+  };
+};
+
+/** Every served version's definition. */
+export const definitionsOf = (crd: KubeObject): ResourceDefinition[] =>
+  specOf(crd).versions.filter((v) => v.served).map((v) => definitionOf(crd, v));
