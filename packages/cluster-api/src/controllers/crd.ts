@@ -15,6 +15,9 @@ import { CleanupFinalizer, setCondition, specOf, statusOf, type CrdCondition } f
 import { timestamp } from '../registry/generic/meta.js';
 import { follow, ignoreRaces, Loop, SystemContext, type Controller, type ControllerOptions } from './loop.js';
 
+/** How long a deleted CRD's resource stays served once empty, so open watches receive the deletions first. */
+const DrainMs = 300;
+
 interface Served {
   /** What the definitions were made from: spec and accepted names. */
   source: string;
@@ -26,6 +29,8 @@ export const startCrdController = (registry: Registry, opts: ControllerOptions =
   if (!crds) return { stop: async () => undefined };
   const known = new Map<string, KubeObject>();
   const served = new Map<string, Served>();
+  /** When each deleting CRD was found empty: its watchers get the last DELETED events before their watch ends. */
+  const drained = new Map<string, number>();
 
   const unserve = (name: string): void => {
     for (const def of served.get(name)?.defs ?? []) registry.remove(def.group, def.version, def.plural);
@@ -94,6 +99,9 @@ export const startCrdController = (registry: Registry, opts: ControllerOptions =
     const progress = await writeStatus(crd, [{ type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' }]);
     if (!progress) return false;
     if ((await emptied(name)) > 0) return true;
+    const since = drained.get(name) ?? drained.set(name, Date.now()).get(name)!;
+    if (Date.now() - since < DrainMs) return true;
+    drained.delete(name);
     const done = await writeStatus(progress, [{ type: 'Terminating', status: 'False', reason: 'InstanceDeletionCompleted', message: 'removed all instances' }]);
     unserve(name);
     if (!done) return false;
