@@ -48,6 +48,21 @@ describe.each(Backends)('CustomResourceDefinitions on %s', (backend) => {
     expect((await s.request('GET', '/apis/example.com')).json.preferredVersion.version).toBe('v1');
   });
 
+  it('serves both versions as one object set (conversion None), each under its own schema', async () => {
+    const legacy = '/apis/example.com/v1beta1/namespaces/default/widgets';
+    const created = await s.request('POST', legacy, { body: widget('old', { color: 'red', legacy: true }, 'v1beta1') });
+    expect(created.status).toBe(201);
+    expect(created.json).toMatchObject({ apiVersion: 'example.com/v1beta1', spec: { color: 'red', legacy: true, replicas: 1 } });
+    const asV1 = (await s.request('GET', `${widgets}/old`)).json;
+    expect(asV1.apiVersion).toBe('example.com/v1');
+    expect(asV1.metadata.uid).toBe(created.json.metadata.uid);
+    const listed = (await s.request('GET', legacy)).json;
+    expect(listed.items.map((o: any) => [o.apiVersion, o.metadata.name])).toContainEqual(['example.com/v1beta1', 'old']);
+    const stored = await s.storage.get('/registry/widgets.example.com/default/old');
+    expect(JSON.parse(Buffer.from(stored!.value).toString()).apiVersion).toBe('example.com/v1');
+    expect((await s.request('DELETE', `${legacy}/old`)).status).toBe(200);
+  });
+
   it('prunes unknown fields, keeps preserved ones, and applies defaults', async () => {
     const body = widget('pruned', { color: 'red', unknown: 1, extra: { anything: { deep: true } }, template: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', junk: 1 }, spec: {} } });
     const created = await s.request('POST', widgets, { body: { ...body, topLevelJunk: true } });

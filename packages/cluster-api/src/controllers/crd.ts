@@ -84,7 +84,10 @@ export const startCrdController = (registry: Registry, opts: ControllerOptions =
 
   /** Delete every custom resource of `crd`; the number still there (held by finalizers, or racing). */
   const emptied = async (name: string): Promise<number> => {
-    const store: ResourceStore | undefined = served.get(name)?.defs.map((d) => registry.find(d.group, d.version, d.plural)).find(Boolean);
+    const defs = served.get(name)?.defs ?? [];
+    // Through the storage version: no conversion on the way (a webhook one may not be reachable).
+    const def = defs.find((d) => !d.storedAs) ?? defs[0];
+    const store: ResourceStore | undefined = def && registry.find(def.group, def.version, def.plural);
     if (!store) return 0;
     const left = await store.list(SystemContext, {});
     for (const o of left.items) {

@@ -7,7 +7,9 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../../api/meta.js';
-import type { ResourceDefinition, Strategy, TableColumn } from '../definition.js';
+import { ApiError } from '../../api/errors.js';
+import type { Conversion, ResourceDefinition, Strategy, TableColumn } from '../definition.js';
+import { servedAt } from '../versions.js';
 import type { ListRule } from '../generic/strategic-merge.js';
 import { AllVerbs } from '../kinds/common.js';
 import { scale } from '../subresources/scale.js';
@@ -96,6 +98,35 @@ export const definitionOf = (crd: KubeObject, version: CrdVersion): ResourceDefi
   };
 };
 
-/** Every served version's definition. */
-export const definitionsOf = (crd: KubeObject): ResourceDefinition[] =>
-  specOf(crd).versions.filter((v) => v.served).map((v) => definitionOf(crd, v));
+/**
+ * `conversion: Webhook` with no webhook this server can call: what kube-apiserver answers when the
+ * webhook's service is not there, for any object that needs converting (objects already in the
+ * version asked need none).
+ */
+const unreachableWebhook = (crd: KubeObject, storage: string): Conversion => {
+  const spec = specOf(crd);
+  const service = spec.conversion?.webhook?.clientConfig?.service as { name?: string; namespace?: string } | undefined;
+  const where = service ? `service "${service.name}" not found` : 'no webhook can be called';
+  const fail = (): never => {
+    throw new ApiError(500, 'InternalError', `conversion webhook for ${spec.group}/${storage}, Kind=${spec.names.kind} failed: ${where}`);
+  };
+  return { toStorage: fail, fromStorage: fail };
+};
+
+/**
+ * Every served version's definition: the storage version's, and the others served at their own
+ * version as the same objects (`servedAt`), converted as `spec.conversion` says: `None` rewrites
+ * apiVersion only.
+ */
+export const definitionsOf = (crd: KubeObject): ResourceDefinition[] => {
+  const spec = specOf(crd);
+  const storage = spec.versions.find((v) => v.storage);
+  if (!storage) return [];
+  const storageDef = definitionOf(crd, storage);
+  const conversion = spec.conversion?.strategy === 'Webhook' ? unreachableWebhook(crd, storage.name) : undefined;
+  return spec.versions.filter((v) => v.served).map((v) => {
+    if (v === storage) return storageDef;
+    const { group: _g, version, ...specifics } = definitionOf(crd, v);
+    return servedAt(storageDef, { group: spec.group, version }, { ...specifics, ...(conversion && { conversion }) });
+  });
+};
