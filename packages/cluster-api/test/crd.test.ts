@@ -184,6 +184,21 @@ describe.each(Backends)('CustomResourceDefinitions on %s', (backend) => {
     expect((await s.request('GET', widgets)).status).toBe(200);
   });
 
+  it('follows a CRD update: a default added later is applied when older objects are read', async () => {
+    await s.request('POST', widgets, { body: widget('before', { color: 'red' }) });
+    const patch = [{ op: 'add', path: '/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/color/default', value: 'green' },
+      { op: 'add', path: '/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/shape', value: { type: 'string', default: 'round' } }];
+    const updated = await s.request('PATCH', `${crdPath}/widgets.example.com`, { body: patch, headers: { 'content-type': 'application/json-patch+json' } });
+    expect(updated.status).toBe(200);
+    const read = await eventually(async () => {
+      const o = (await s.request('GET', `${widgets}/before`)).json;
+      return o.spec.shape === 'round' && o;
+    });
+    expect(read.spec).toMatchObject({ color: 'red', shape: 'round' });
+    const listed = (await s.request('GET', widgets)).json.items.find((o: any) => o.metadata.name === 'before');
+    expect(listed.spec.shape).toBe('round');
+  });
+
   it('on delete removes every custom resource, ends open watches and stops serving', async () => {
     const crd = { ...widgetCrd, metadata: { name: 'gizmos.example.com' }, spec: { ...widgetCrd.spec, names: { plural: 'gizmos', kind: 'Gizmo' }, versions: [widgetCrd.spec.versions[0]] } };
     expect((await s.request('POST', crdPath, { body: crd })).status).toBe(201);
