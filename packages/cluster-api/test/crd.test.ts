@@ -184,6 +184,21 @@ describe.each(Backends)('CustomResourceDefinitions on %s', (backend) => {
     expect((await s.request('GET', widgets)).status).toBe(200);
   });
 
+  it('accepts no name another CRD of the group holds, as the naming controller', async () => {
+    const clash = { ...widgetCrd, metadata: { name: 'others.example.com' }, spec: { ...widgetCrd.spec, names: { plural: 'others', kind: 'Widget', shortNames: ['wg'] } } };
+    expect((await s.request('POST', crdPath, { body: clash })).status).toBe(201);
+    const crd = await eventually(async () => {
+      const c = (await s.request('GET', `${crdPath}/others.example.com`)).json;
+      return c.status.conditions.length > 0 && c;
+    });
+    const conditions = Object.fromEntries(crd.status.conditions.map((c: any) => [c.type, [c.status, c.reason, c.message]]));
+    expect(conditions.NamesAccepted).toEqual(['False', 'ListKindConflict', '"WidgetList" is already in use']);
+    expect(conditions.Established).toEqual(['False', 'NotAccepted', 'not all names are accepted']);
+    expect(crd.status.acceptedNames).toMatchObject({ plural: 'others' });
+    expect((await s.request('GET', '/apis/example.com/v1/namespaces/default/others')).status).toBe(404);
+    expect((await s.request('DELETE', `${crdPath}/others.example.com`)).status).toBe(200);
+  });
+
   it('follows a CRD update: a default added later is applied when older objects are read', async () => {
     await s.request('POST', widgets, { body: widget('before', { color: 'red' }) });
     const patch = [{ op: 'add', path: '/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/color/default', value: 'green' },
