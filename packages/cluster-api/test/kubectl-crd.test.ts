@@ -84,6 +84,15 @@ describe.runIf(existsSync(kubectlBin) && existsSync(knative))('kubectl with Cust
     expect(all).toContain('pingsource.sources.knative.dev/ping');
   });
 
+  it('serves EventTypes at their storage version; a version needing the absent conversion webhook fails as on Kubernetes', async () => {
+    writeFileSync(join(k.dir, 'eventtype.yaml'), 'apiVersion: eventing.knative.dev/v1beta2\nkind: EventType\nmetadata: {name: order-created}\nspec: {type: dev.example.order.created, source: "https://shop.example/orders", description: New orders}\n');
+    expect((await kubectl('apply', '-f', join(k.dir, 'eventtype.yaml'))).stderr).toBe('');
+    const table = (await kubectl('get', 'eventtypes.v1beta2.eventing.knative.dev')).stdout;
+    expect(table).toMatch(/^NAME\s+TYPE\s+SOURCE\s+SCHEMA\s+REFERENCE NAME\s+REFERENCE KIND\s+DESCRIPTION\s+READY\s+REASON\norder-created\s+dev\.example\.order\.created\s+https:\/\/shop\.example\/orders\s+New orders/);
+    const converted = await kubectl('get', 'eventtypes.v1beta3.eventing.knative.dev', 'order-created');
+    expect(converted.stderr).toContain('conversion webhook for eventing.knative.dev/v1beta2, Kind=EventType failed: Post "https://eventing-webhook.knative-eventing.svc:443/?timeout=30s": service "eventing-webhook" not found');
+  });
+
   it('serves a CRD of its own through get, describe, scale, status, explain and categories', async () => {
     expect((await kubectl('apply', '-f', join(k.dir, 'widgets.yaml'))).stderr).toBe('');
     await kubectl('wait', '--for=condition=Established', '--timeout=10s', 'crd/widgets.example.com');

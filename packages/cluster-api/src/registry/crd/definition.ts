@@ -105,8 +105,11 @@ export const definitionOf = (crd: KubeObject, version: CrdVersion): ResourceDefi
  */
 const unreachableWebhook = (crd: KubeObject, storage: string): Conversion => {
   const spec = specOf(crd);
-  const service = spec.conversion?.webhook?.clientConfig?.service as { name?: string; namespace?: string } | undefined;
-  const where = service ? `service "${service.name}" not found` : 'no webhook can be called';
+  const config = spec.conversion?.webhook?.clientConfig as { url?: string; service?: { name?: string; namespace?: string; port?: number; path?: string } } | undefined;
+  const service = config?.service;
+  const where = service
+    ? `Post "https://${service.name}.${service.namespace}.svc:${service.port ?? 443}${service.path ?? '/'}?timeout=30s": service "${service.name}" not found`
+    : `Post "${config?.url ?? ''}?timeout=30s": this server calls no conversion webhooks`;
   const fail = (): never => {
     throw new ApiError(500, 'InternalError', `conversion webhook for ${spec.group}/${storage}, Kind=${spec.names.kind} failed: ${where}`);
   };
