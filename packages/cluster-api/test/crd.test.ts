@@ -175,13 +175,51 @@ describe.each(Backends)('CustomResourceDefinitions on %s', (backend) => {
     ]);
     const scope = await s.request('PATCH', `${crdPath}/widgets.example.com`, { body: { spec: { scope: 'Cluster' } }, headers: { 'content-type': 'application/merge-patch+json' } });
     expect(causes(scope)).toEqual(['spec.scope: Invalid value: "Cluster": field is immutable']);
-    const cel = { openAPIV3Schema: { type: 'object', 'x-kubernetes-validations': [{ rule: 'self.a == 1' }] } };
-    const rules = await s.request('POST', crdPath, { body: crd('rules.example.com', { names: { plural: 'rules', kind: 'Rule' }, versions: [{ name: 'v1', served: true, storage: true, schema: cel }] }) });
-    expect(causes(rules)).toEqual([expect.stringMatching(/^spec\.versions\[0\]\.schema\.openAPIV3Schema\.x-kubernetes-validations: Forbidden: x-kubernetes-validations \(CEL rules\) are not supported/)]);
     const twoStorage = await s.request('POST', crdPath, { body: crd('pairs.example.com', { names: { plural: 'pairs', kind: 'Pair' }, versions: [{ name: 'v1', served: true, storage: true, schema }, { name: 'v2', served: true, storage: true, schema }] }) });
     expect(causes(twoStorage)).toContain('spec.versions: Invalid value: ["v1","v2"]: must have exactly one version marked as storage version');
     expect((await s.request('GET', '/apis/example.com/v9/namespaces/default/widgets')).status).toBe(404);
     expect((await s.request('GET', widgets)).status).toBe(200);
+  });
+
+  it('evaluates x-kubernetes-validations (CEL) with Kubernetes messages, reasons, field paths and transition rules', async () => {
+    const spec = {
+      type: 'object',
+      properties: {
+        min: { type: 'integer' }, max: { type: 'integer' }, name: { type: 'string' },
+        tags: { type: 'array', maxItems: 10, items: { type: 'string', maxLength: 20 } },
+      },
+      'x-kubernetes-validations': [
+        { rule: 'self.min <= self.max', message: 'min must not exceed max' },
+        { rule: 'self.name == oldSelf.name', message: 'name is immutable', reason: 'FieldValueForbidden' },
+        { rule: "!has(self.tags) || self.tags.all(t, t.startsWith('x-'))", messageExpression: "'tags must start with x-, got ' + string(size(self.tags))", fieldPath: '.tags' },
+      ],
+    };
+    const schema = { openAPIV3Schema: { type: 'object', properties: { spec }, 'x-kubernetes-validations': [{ rule: "self.metadata.name.startsWith('l')" }] } };
+    const crd = { ...widgetCrd, metadata: { name: 'limits.example.com' }, spec: { ...widgetCrd.spec, names: { plural: 'limits', kind: 'Limit' }, versions: [{ name: 'v1', served: true, storage: true, schema }] } };
+    expect((await s.request('POST', crdPath, { body: crd })).status).toBe(201);
+    const limits = '/apis/example.com/v1/namespaces/default/limits';
+    await eventually(async () => (await s.request('GET', limits)).status === 200);
+    const limit = (name: string, body: object) => ({ apiVersion: 'example.com/v1', kind: 'Limit', metadata: { name }, spec: body });
+    const bad = await s.request('POST', limits, { body: limit('low', { min: 5, max: 1, name: 'a', tags: ['y'] }) });
+    expect(bad.status).toBe(422);
+    expect(causes(bad)).toEqual(['spec: Invalid value: "object": min must not exceed max', 'spec.tags: Invalid value: "object": tags must start with x-, got 1']);
+    const root = await s.request('POST', limits, { body: limit('other', { min: 1, max: 2 }) });
+    expect(causes(root)).toEqual(['<nil>: Invalid value: "object": failed rule: self.metadata.name.startsWith(\'l\')']);
+    expect((await s.request('POST', limits, { body: limit('l1', { min: 1, max: 2, name: 'a', tags: ['x-1'] }) })).status).toBe(201);
+    const renamed = await s.request('PATCH', `${limits}/l1`, { body: { spec: { name: 'b' } }, headers: { 'content-type': 'application/merge-patch+json' } });
+    expect(causes(renamed)).toEqual(['spec: Forbidden: name is immutable']);
+    const typeError = await s.request('PATCH', `${limits}/l1`, { body: { spec: { min: 'x' } }, headers: { 'content-type': 'application/merge-patch+json' } });
+    expect(causes(typeError)).toContain('<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation');
+    const ruleCrd = (name: string, rule: string, extra: object = {}) => ({
+      ...crd, metadata: { name: `${name}s.example.com` },
+      spec: { ...crd.spec, names: { plural: `${name}s`, kind: name[0]!.toUpperCase() + name.slice(1) }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { items: { type: 'array', items: { type: 'string' } } }, 'x-kubernetes-validations': [{ rule, ...extra }] } } } } }] },
+    });
+    const field = 'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0]';
+    expect(causes(await s.request('POST', crdPath, { body: ruleCrd('syntax', 'self.items ==') }))).toEqual([expect.stringMatching(new RegExp(`^${field.replace(/[.[\]]/g, '\\$&')}\.rule: Invalid value: "self\.items ==": compilation failed: ERROR: `))]);
+    expect(causes(await s.request('POST', crdPath, { body: ruleCrd('sorted', 'self.items.isSorted()') }))[0]).toContain("undeclared reference to 'isSorted'");
+    const costly = causes(await s.request('POST', crdPath, { body: ruleCrd('costly', 'self.items.all(a, self.items.all(b, a != b || a == b))') }));
+    expect(costly).toEqual([`${field}.rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`]);
+    expect(causes(await s.request('POST', crdPath, { body: ruleCrd('reason', 'true', { reason: 'Nope' }) }))).toEqual([`${field}.reason: Unsupported value: "Nope": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"`]);
   });
 
   it('accepts no name another CRD of the group holds, as the naming controller', async () => {

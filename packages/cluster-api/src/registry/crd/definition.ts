@@ -15,6 +15,7 @@ import { AllVerbs } from '../kinds/common.js';
 import { scale } from '../subresources/scale.js';
 import { statusSubresource } from '../subresources/status.js';
 import { printerColumn, selectableValue } from './columns.js';
+import { blocksRules, celErrors, hasRules } from './cel.js';
 import { parse } from './jsonpath.js';
 import { applyDefaults, hasDefaults, prune } from './prune.js';
 import { itemSchema, propertySchema, type JSONSchemaProps } from './schema.js';
@@ -48,11 +49,19 @@ const strategyOf = (version: CrdVersion, withStatus: boolean): Strategy => {
     prune(o, schema, true);
     applyDefaults(o, schema);
   };
+  const rules = hasRules(schema);
   const selectable = (version.selectableFields ?? []).map((f) => ({ key: f.jsonPath.replace(/^\./, ''), steps: parse(f.jsonPath) }));
   return {
     prepareForCreate: normalise,
     prepareForUpdate: normalise,
-    validate: (o) => (schema ? validateValue(schema, o, '') : []),
+    validate: (o) => {
+      if (!schema) return [];
+      const errs = validateValue(schema, o, '');
+      if (!rules) return errs;
+      const blocked = blocksRules(errs);
+      return [...errs, ...(blocked.length ? blocked : celErrors(schema, o, 'plain'))];
+    },
+    ...(rules && { validateUpdate: (o, old) => celErrors(schema!, o, 'transition', old) }),
     generationChanged: generationChanged(withStatus),
     ...(selectable.length > 0 && { fieldsOf: (o) => Object.fromEntries(selectable.map(({ key, steps }) => [key, selectableValue(steps, o)])) }),
   };

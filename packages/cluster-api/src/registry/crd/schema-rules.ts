@@ -2,17 +2,16 @@
  * What a CRD's schema may say beyond being structural (apiextensions-apiserver's
  * ValidateCustomResourceDefinitionOpenAPISchema and specStandardValidatorV3): OpenAPI v3 types only,
  * no `$ref` or other unsupported keywords, list types and map keys that make sense, no nullable root.
- * `x-kubernetes-validations` (CEL rules) are refused: see the package README for why.
+ * `x-kubernetes-validations` (CEL rules) must compile and stay within the cost budget (cel.ts).
  */
 import { forbiddenField, invalidValue, notSupported, required, type FieldError } from '../generic/validation.js';
 import { isObject } from '../generic/meta.js';
+import { ruleErrors } from './cel.js';
+import { bound, totalError, type CostCheck } from './cel-cost.js';
 import { itemSchema, type JSONSchemaProps } from './schema.js';
 
 const OpenApiTypes = ['array', 'boolean', 'integer', 'number', 'object', 'string'];
 const Unsupported = ['$ref', 'id', '$schema', 'definitions', 'dependencies', 'patternProperties', 'additionalItems'] as const;
-
-export const CelRefusal =
-  'x-kubernetes-validations (CEL rules) are not supported by this server: remove them, or check the rule in an admission webhook or a controller';
 
 const at = (path: string, name: string): string => `${path}.${name}`;
 const prop = (path: string, name: string): string => `${path}.properties[${name}]`;
@@ -42,7 +41,7 @@ const listTypeErrors = (s: JSONSchemaProps, path: string): FieldError[] => {
   return errs;
 };
 
-const nodeErrors = (s: JSONSchemaProps, path: string): FieldError[] => {
+const nodeErrors = (s: JSONSchemaProps, path: string, cost: CostCheck): FieldError[] => {
   const errs: FieldError[] = [];
   for (const k of Unsupported) if (s[k as keyof JSONSchemaProps] !== undefined) errs.push(forbiddenField(at(path, k), `${k} is not supported`));
   if (s.type !== undefined && !OpenApiTypes.includes(s.type)) errs.push(notSupported(at(path, 'type'), s.type, OpenApiTypes));
@@ -51,20 +50,26 @@ const nodeErrors = (s: JSONSchemaProps, path: string): FieldError[] => {
   if (isObject(s.additionalProperties) || s.additionalProperties === false) {
     if (Object.keys(s.properties ?? {}).length > 0) errs.push(forbiddenField(at(path, 'additionalProperties'), 'additionalProperties and properties are mutual exclusive'));
   }
-  if (s['x-kubernetes-validations'] !== undefined) errs.push(forbiddenField(at(path, 'x-kubernetes-validations'), CelRefusal));
-  return [...errs, ...listTypeErrors(s, path)];
+  return [...errs, ...listTypeErrors(s, path), ...ruleErrors(s, path, cost)];
 };
 
-/** Every rule violated anywhere in `s` (at `path`). */
-export const validateSchemaRules = (s: JSONSchemaProps, path: string, root = true): FieldError[] => {
+const walk = (s: JSONSchemaProps, path: string, cost: CostCheck): FieldError[] => {
   if (!isObject(s)) return [invalidValue(path, s, 'must be an object')];
-  const errs = nodeErrors(s, path);
-  if (root && s.nullable) errs.push(forbiddenField(at(path, 'nullable'), 'nullable cannot be true at the root'));
-  for (const [k, p] of Object.entries(s.properties ?? {})) errs.push(...validateSchemaRules(p, prop(path, k), false));
+  const errs = nodeErrors(s, path, cost);
+  const below = { ...cost, cardinality: cost.cardinality * bound(s) };
+  for (const [k, p] of Object.entries(s.properties ?? {})) errs.push(...walk(p, prop(path, k), cost));
   const items = itemSchema(s);
-  if (items) errs.push(...validateSchemaRules(items, at(path, 'items'), false));
-  if (isObject(s.additionalProperties)) errs.push(...validateSchemaRules(s.additionalProperties as JSONSchemaProps, at(path, 'additionalProperties'), false));
-  for (const j of ['allOf', 'anyOf', 'oneOf'] as const) ((s[j] as JSONSchemaProps[] | undefined) ?? []).forEach((x, i) => errs.push(...validateSchemaRules(x, `${path}.${j}[${i}]`, false)));
-  if (s.not) errs.push(...validateSchemaRules(s.not, at(path, 'not'), false));
+  if (items) errs.push(...walk(items, at(path, 'items'), below));
+  if (isObject(s.additionalProperties)) errs.push(...walk(s.additionalProperties as JSONSchemaProps, at(path, 'additionalProperties'), below));
+  for (const j of ['allOf', 'anyOf', 'oneOf'] as const) ((s[j] as JSONSchemaProps[] | undefined) ?? []).forEach((x, i) => errs.push(...walk(x, `${path}.${j}[${i}]`, cost)));
+  if (s.not) errs.push(...walk(s.not, at(path, 'not'), cost));
   return errs;
+};
+
+/** Every rule violated anywhere in the schema `s` (at `path`), CEL rules' cost over the whole schema included. */
+export const validateSchemaRules = (s: JSONSchemaProps, path: string): FieldError[] => {
+  const cost: CostCheck = { cardinality: 1, total: { cost: 0 } };
+  const errs = walk(s, path, cost);
+  if (isObject(s) && s.nullable) errs.push(forbiddenField(at(path, 'nullable'), 'nullable cannot be true at the root'));
+  return [...errs, ...totalError(cost, path)];
 };
