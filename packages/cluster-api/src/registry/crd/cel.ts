@@ -1,6 +1,7 @@
 /**
  * `x-kubernetes-validations`: CEL rules, evaluated with @bufbuild/cel (run against the cel-spec
- * conformance suite; RE2 for `matches`) with its strings extension, as kube-apiserver evaluates them:
+ * conformance suite; RE2 for `matches`) with its strings extension and Kubernetes' lists library
+ * (cel-lists.ts), as kube-apiserver evaluates them:
  * `self` is the value at the rule's schema node, `oldSelf` the correlated old value on update (rules
  * that use it are transition rules, skipped when there is none), integers are CEL ints; a failed rule
  * is a field error of its `reason` at the node (or `fieldPath`), worded by `messageExpression`,
@@ -13,10 +14,11 @@ import { strings } from '@bufbuild/cel/ext';
 import { forbiddenField, invalidValue, notSupported, required, type FieldError } from '../generic/validation.js';
 import { isObject } from '../generic/meta.js';
 import { estimate, type CostCheck } from './cel-cost.js';
+import { listFunctions } from './cel-lists.js';
 import { parse as parsePath } from './jsonpath.js';
 import { itemSchema, propertySchema, type JSONSchemaProps, type ValidationRule } from './schema.js';
 
-const env = celEnv({ funcs: strings });
+const env = celEnv({ funcs: [...strings, ...listFunctions] });
 const Reasons = ['FieldValueDuplicate', 'FieldValueForbidden', 'FieldValueInvalid', 'FieldValueRequired'];
 
 type Parsed = ReturnType<typeof parse>;
