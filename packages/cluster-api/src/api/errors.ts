@@ -181,11 +181,15 @@ export const unsupportedMediaType = (contentType: string): ApiError =>
       (contentType ? ` (got ${contentType.slice(0, 100)})` : ''),
   );
 
-export const unsupportedPatchType = (contentType: string): ApiError =>
+const AllPatchTypes = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml'];
+/** What kube-apiserver accepts for custom resources: no strategic merge (there are no patch strategies without Go types). */
+export const CustomResourcePatchTypes = AllPatchTypes.filter((t) => t !== 'application/strategic-merge-patch+json');
+
+export const unsupportedPatchType = (contentType: string, accepted: readonly string[] = AllPatchTypes): ApiError =>
   new ApiError(
     415,
     'UnsupportedMediaType',
-    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (got ${contentType.slice(0, 100)})`,
+    `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')} (got ${contentType.slice(0, 100)})`,
   );
 
 export const notAcceptable = (): ApiError =>

@@ -1,5 +1,6 @@
 /** The built-in controllers `cluster-api serve` runs beside the API: started together, stopped together. */
 import type { Registry } from '../registry/rest.js';
+import { startCrdController } from './crd.js';
 import { startGarbageCollector } from './gc.js';
 import type { Controller, ControllerOptions } from './loop.js';
 import { startNamespaceController } from './namespace.js';
@@ -8,6 +9,11 @@ import { startPodReaper } from './pod-reaper.js';
 export type { Controller, ControllerOptions } from './loop.js';
 
 export const startControllers = (registry: Registry, opts: ControllerOptions = {}): Controller => {
-  const all = [startGarbageCollector(registry, opts), startNamespaceController(registry, opts), startPodReaper(registry, opts)];
+  const all = [
+    startCrdController(registry, opts),
+    startGarbageCollector(registry, opts),
+    startNamespaceController(registry, opts),
+    startPodReaper(registry, opts),
+  ];
   return { stop: async () => void (await Promise.all(all.map((c) => c.stop()))) };
 };

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeList, KubeObject } from '../api/meta.js';
-import { supportsProtobuf } from '../protobuf/codec.js';
+import { ProtobufMediaType, supportsProtobuf } from '../protobuf/codec.js';
 import { servesProtobuf } from '../protobuf/negotiation.js';
 import type { RequestContext, UserInfo, Written } from '../registry/rest.js';
 import { readBody, hasBody } from './body.js';
@@ -15,7 +15,7 @@ import { deleteOptionsOf, dryRunOf, intParam, isPretty, listQueryOf, watchQueryO
 import { send, sendStoredJson } from './respond.js';
 import { toPartial } from './partial.js';
 import type { Route } from './router.js';
-import { malformedBody, pathNotFound, unsupportedPatchType } from '../api/errors.js';
+import { malformedBody, pathNotFound, unsupportedMediaType, unsupportedPatchType } from '../api/errors.js';
 import { deletedStatus, type ReportServerError } from './status.js';
 import { includeObjectOf, toTable } from './table.js';
 import { serveWatch } from './watch.js';
@@ -142,6 +142,8 @@ async function write(route: Route, ex: Exchange, ctx: RequestContext): Promise<A
   const patchType = route.verb === 'patch' ? patchTypeOf(contentType) : undefined;
   if (route.verb === 'create' || route.verb === 'update' || route.verb === 'patch')
     Object.assign(ctx, writeOptionsOf(ex.query, route.verb, patchType, ex.req.headers['user-agent']));
+  // Custom resources are JSON (and YAML) only, as kube-apiserver serves them: a protobuf body is refused.
+  if (store.definition.custom && contentType?.startsWith(ProtobufMediaType)) throw unsupportedMediaType(contentType);
   const bytes = await readBody(ex.req);
   const body = hasBody(bytes) ? decodeBody(contentType, bytes) : undefined;
   checkBodyShape(route, body);

@@ -6,6 +6,7 @@
  */
 import type { DeleteOptions, KubeObject } from '../api/meta.js';
 import type { Storage } from '../storage/interface.js';
+import type { ListRule } from './generic/strategic-merge.js';
 import type { FieldError } from './generic/validation.js';
 import type { RequestContext, ResourceStore, UserInfo, Written } from './rest.js';
 import type { SubresourceDef } from './subresource.js';
@@ -34,6 +35,10 @@ export interface ResourceDefinition {
   hooks?: Hooks;
   /** Extra `kubectl get` columns after NAME (and before AGE, which is always last). */
   columns?: readonly TableColumn[];
+  /** `declared`: the columns follow NAME as declared, with no AGE added (a CRD's additionalPrinterColumns). */
+  columnLayout?: 'declared';
+  /** A custom resource (a CRD's served version): what it adds to, or changes in, the generic behaviour. */
+  custom?: CustomResource;
   /** Schemaless kinds (the extra discovery groups) keep any fields, like a CRD without a schema. */
   schemaless?: boolean;
   /**
@@ -83,6 +88,20 @@ export interface StoredAs {
 export interface Conversion {
   toStorage(obj: KubeObject): void;
   fromStorage(obj: KubeObject): void;
+}
+
+/**
+ * What a custom resource brings (registry/crd/): its schema (for OpenAPI), how server-side apply merges
+ * its lists, and the defaults applied to objects read from storage. Custom resources are JSON only
+ * (no protobuf) and take json, merge and apply patches, never strategic merge, as kube-apiserver serves them.
+ */
+export interface CustomResource {
+  /** The version's openAPIV3Schema. */
+  schema?: object;
+  /** x-kubernetes-list-type / -list-map-keys of the list at `path` (field names from the root); `default`: the built-in rules (metadata). */
+  listRule(path: readonly string[]): ListRule | { type: 'default' };
+  /** Applied to every object read from storage (defaults added to the schema after the object was stored). */
+  onRead?(obj: KubeObject): void;
 }
 
 /**
@@ -136,6 +155,8 @@ export interface DeletionRules {
   defaultPropagation?: 'Orphan' | 'Background';
   /** Finalizers held outside metadata (Namespace spec.finalizers): the object stays while this is true. */
   heldBy?(obj: KubeObject): boolean;
+  /** Finalizers added when deletion starts (CustomResourceDefinition: customresourcecleanup.apiextensions.k8s.io). */
+  finalizers?: readonly string[];
   /** Applied when deletion starts (Namespace: status.phase Terminating). */
   onDeleting?(obj: KubeObject): void;
   /** Why this object may never be deleted (403 Forbidden), e.g. the namespaces the server itself needs. */

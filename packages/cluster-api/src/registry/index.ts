@@ -82,6 +82,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
       stores.delete(lookupKey(group, version, plural));
       defs = defs.filter((d) => d !== store.definition);
       (registry as { generation: number }).generation++;
+      store.endWatches?.();
       return true;
     },
   };
