@@ -40,6 +40,7 @@ export class SpdySession implements StreamOwner {
   private readonly drainWaiters: (() => void)[] = [];
   private readonly idle: NodeJS.Timeout | undefined;
   private lastPeerStream = 0;
+  private lastInvalid = 0;
   private goingAway = false;
   private closed = false;
   /** Resolves once the connection is gone and every stream with it. */
@@ -78,7 +79,7 @@ export class SpdySession implements StreamOwner {
     if (this.closed) return;
     switch (frame.type) {
       case 'data':
-        return this.streams.get(frame.streamId)?.receive(frame.data, frame.fin);
+        return this.data(frame);
       case 'syn_stream':
         return this.open(frame);
       case 'syn_reply':
@@ -99,6 +100,19 @@ export class SpdySession implements StreamOwner {
         // SETTINGS and WINDOW_UPDATE: spdystream neither keeps windows nor reads settings.
         return;
     }
+  }
+
+  /**
+   * DATA for a stream the client never opened is a stream error (INVALID_STREAM), told once per
+   * stream; DATA for one already gone (reset while frames were in flight) is dropped, as spdystream does.
+   */
+  private data(frame: Extract<Frame, { type: 'data' }>): void {
+    const stream = this.streams.get(frame.streamId);
+    if (stream) return stream.receive(frame.data, frame.fin);
+    const neverOpened = frame.streamId % 2 === 0 || frame.streamId > this.lastPeerStream;
+    if (!neverOpened || frame.streamId === this.lastInvalid) return;
+    this.lastInvalid = frame.streamId;
+    this.send(encodeFrame({ type: 'rst_stream', streamId: frame.streamId, status: RstStatus.InvalidStream }));
   }
 
   private open(frame: Extract<Frame, { type: 'syn_stream' }>): void {
