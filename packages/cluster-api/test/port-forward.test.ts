@@ -13,6 +13,9 @@ import { namespace } from './helpers.js';
 import { portForward, runningPod, startStreamingCluster, type StreamingCluster } from './streaming-helpers.js';
 
 const kubectlBin = '/usr/bin/kubectl';
+/** Other kubectl releases on the CI image: 1.27–1.30 speak only the SPDY upgrade, 1.31+ try the WebSocket tunnel first. */
+const sdkBin = '/usr/lib/google-cloud-sdk/bin';
+const otherKubectls = ['1.27', '1.28', '1.29', '1.30', '1.31', '1.33'].map((v) => [v, `${sdkBin}/kubectl.${v}`] as const).filter(([, bin]) => existsSync(bin));
 
 /** The same bytes on both sides without holding them: a 1 MiB block, numbered per MiB. */
 const block = createHash('sha512').update('seed').digest();
@@ -134,7 +137,7 @@ describe.runIf(existsSync(kubectlBin))('kubectl port-forward', () => {
   });
 
   describe.each([
-    ['SPDY tunnelled in WebSocket (the default)', {}, /GET https:\/\/127\.0\.0\.1:\d+\/api\/v1\/namespaces\/shop\/pods\/web\/portforward/],
+    ['SPDY tunnelled in WebSocket (the default)', {}, /negotiated protocol: portforward\.k8s\.io/],
     ['the legacy SPDY upgrade', { KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' }, /POST https:\/\/127\.0\.0\.1:\d+\/api\/v1\/namespaces\/shop\/pods\/web\/portforward 101 Switching Protocols/],
   ])('over %s', (_name, env: NodeJS.ProcessEnv, upgradeLine) => {
     it('forwards a local port kubectl picks to the pod, connection after connection', async () => {
@@ -200,6 +203,18 @@ describe.runIf(existsSync(kubectlBin))('kubectl port-forward', () => {
       await until(() => /error forwarding port 9999 to pod web, uid [0-9a-f-]+: connect: connection refused/.test(pf.output()), 'the error on kubectl’s output');
       await pf.stop();
     });
+  });
+
+  it.each(otherKubectls)('works with kubectl %s as it connects by default', async (version, bin) => {
+    const pf = await portForward(c, ['-n', 'shop', 'pod/web', '0:8080', '-v=6'], { bin });
+    try {
+      expect(await fetchText(pf.port, `/v${version}`)).toEqual({ status: 200, body: `hello from web /v${version}` });
+      const websocket = Number(version.split('.')[1]) >= 31;
+      expect(pf.output()).toMatch(websocket ? /negotiated protocol: portforward\.k8s\.io/ : /POST https:\S+\/portforward 101 Switching Protocols/);
+      expect(pf.output()).not.toMatch(/fallback to secondary dialer/);
+    } finally {
+      await pf.stop();
+    }
   });
 
   it('forwards svc/… to the port its target port names on the pod kubectl picks', async () => {

@@ -10,8 +10,8 @@ import type { KubeObject } from '../../api/meta.js';
 import { backendUnavailable, badRequest } from '../../api/errors.js';
 import { proxyHttp, type ProxyTarget } from '../../streaming/http-proxy.js';
 import { backendPath } from '../../streaming/proxy-headers.js';
-import type { PodNetwork, Services, Verb } from '../definition.js';
-import type { ConnectHandler, ConnectRequest, SubresourceDef } from '../subresource.js';
+import type { PodNetwork, Services } from '../definition.js';
+import type { ConnectBehaviour, ConnectHandler, ConnectRequest, SubresourceDef } from '../subresource.js';
 import { arr, obj, spec, status, str } from '../kinds/common.js';
 
 export interface SchemeNamePort {
@@ -70,40 +70,27 @@ function podPort(pod: KubeObject, port: string, scheme: SchemeNamePort['scheme']
   throw backendUnavailable(`error trying to reach service: unknown port "${port}"`);
 }
 
-const proxyVerbs: readonly Verb[] = ['create', 'delete', 'get', 'patch', 'update'];
+/** A proxy subresource: kube-apiserver's verbs and options kind, a `[scheme:]name[:port]` name, a path after it. */
+const proxy = (what: 'pod' | 'service', kind: string, connect: ConnectBehaviour['connect']): SubresourceDef => ({
+  verbs: ['create', 'delete', 'get', 'patch', 'update'],
+  kind: { group: '', version: 'v1', kind },
+  behaviour: { type: 'connect', objectName: objectName(what), takesPath: true, connect },
+});
 
-export const podProxy: SubresourceDef = {
-  verbs: proxyVerbs,
-  kind: { group: '', version: 'v1', kind: 'PodProxyOptions' },
-  behaviour: {
-    type: 'connect',
-    objectName: objectName('pod'),
-    takesPath: true,
-    connect(pod, request, services) {
-      const { scheme, port } = splitSchemeNamePort(request.id)!;
-      const ip = str(status(pod).podIP);
-      // kube-apiserver proxies only to an address it can name as the pod's.
-      if (!isIP(ip)) throw badRequest('address not allowed');
-      const number = podPort(pod, port, scheme);
-      return proxyTo(request, { dial: dialer(services.podNetwork, pod, number), scheme, backendHost: hostPort(ip, number) });
-    },
-  },
-};
+export const podProxy = proxy('pod', 'PodProxyOptions', (pod, request, services) => {
+  const { scheme, port } = splitSchemeNamePort(request.id)!;
+  const ip = str(status(pod).podIP);
+  // kube-apiserver proxies only to an address it can name as the pod's.
+  if (!isIP(ip)) throw badRequest('address not allowed');
+  const number = podPort(pod, port, scheme);
+  return proxyTo(request, { dial: dialer(services.podNetwork, pod, number), scheme, backendHost: hostPort(ip, number) });
+});
 
-export const serviceProxy: SubresourceDef = {
-  verbs: proxyVerbs,
-  kind: { group: '', version: 'v1', kind: 'ServiceProxyOptions' },
-  behaviour: {
-    type: 'connect',
-    objectName: objectName('service'),
-    takesPath: true,
-    async connect(service, request, services) {
-      const { scheme, name, port } = splitSchemeNamePort(request.id)!;
-      const endpoint = await pickEndpoint(service, servicePortName(service, name, port), request, services);
-      return proxyTo(request, { dial: dialer(services.podNetwork, endpoint.pod, endpoint.port), scheme, backendHost: hostPort(endpoint.ip, endpoint.port) });
-    },
-  },
-};
+export const serviceProxy = proxy('service', 'ServiceProxyOptions', async (service, request, services) => {
+  const { scheme, name, port } = splitSchemeNamePort(request.id)!;
+  const endpoint = await pickEndpoint(service, servicePortName(service, name, port), request, services);
+  return proxyTo(request, { dial: dialer(services.podNetwork, endpoint.pod, endpoint.port), scheme, backendHost: hostPort(endpoint.ip, endpoint.port) });
+});
 
 /** A port number names the service port that has it; a name (or nothing) is the port's name already. */
 function servicePortName(service: KubeObject, name: string, port: string): string {
