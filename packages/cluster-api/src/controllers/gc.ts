@@ -30,7 +30,8 @@ const admitCreated = mentions('ownerReferences', 'finalizers');
 export const startGarbageCollector = (registry: Registry, opts: ControllerOptions = {}): Controller => {
   const dependents = new Map<string, Tracked>();
   const owners = new Map<string, Tracked>();
-  let stores = managedStores(registry);
+  // Owners are named by any version of their kind (an extensions/v1beta1 Deployment owns apps/v1 ReplicaSets).
+  let stores = managedStores(registry, true);
   const storeOf = (ref: OwnerReference) => stores.find(({ def }) => groupVersion(def) === ref.apiVersion && def.kind === ref.kind);
 
   /** Whether the owner `ref` names still exists (true when its kind is unknown here: never delete on doubt). */
@@ -91,7 +92,7 @@ export const startGarbageCollector = (registry: Registry, opts: ControllerOption
 
   const pass = async (): Promise<void> => {
     watching.sync();
-    stores = managedStores(registry);
+    stores = managedStores(registry, true);
     for (const owner of [...owners.values()]) await settleOwner(owner);
     const seen = new Map<string, boolean>();
     for (const d of [...dependents.values()]) await settleDependent(d, seen);

@@ -78,11 +78,15 @@ export class Loop {
   }
 }
 
-/** The registry's generic stores a controller may act on: not the review kinds, not ComponentStatus. */
-export const managedStores = (registry: Registry): { def: ResourceDefinition; store: ResourceStore }[] =>
+/**
+ * The registry's generic stores a controller may act on: not the review kinds, not ComponentStatus,
+ * and each object set once, through its storage version (`storedAs` marks the other versions of it).
+ * `everyVersion` keeps the other versions too, for looking objects up by the apiVersion they are named with.
+ */
+export const managedStores = (registry: Registry, everyVersion = false): { def: ResourceDefinition; store: ResourceStore }[] =>
   registry
     .definitions()
-    .filter((def) => !def.ephemeral && def.verbs.includes('watch') && def.verbs.includes('delete'))
+    .filter((def) => !def.ephemeral && def.verbs.includes('watch') && def.verbs.includes('delete') && (everyVersion || !def.storedAs))
     .map((def) => ({ def, store: registry.find(def.group, def.version, def.plural)! }))
     .filter((x) => x.store !== undefined);
 

@@ -57,6 +57,33 @@ export interface ResourceDefinition {
   nameRule?(name: string): string[];
   /** A kind whose objects are not stored (ComponentStatus, computed on every read) brings its own store. */
   store?(def: ResourceDefinition, services: Services): ResourceStore;
+  /**
+   * This definition is one more group version of an object set stored as another definition (its
+   * storage version): same keys, same objects, converted on the way in and out. Absent: the
+   * definition is its own storage version. `servedAt()` (registry/versions.ts) builds one.
+   */
+  storedAs?: StoredAs;
+}
+
+/**
+ * Where a served group version keeps its objects: the storage version's resource, whose bytes carry
+ * its apiVersion (Kubernetes' storage version), and how objects convert between the two.
+ */
+export interface StoredAs {
+  group: string;
+  version: string;
+  plural: string;
+  /** Between this version and the storage version; absent: the same fields, only apiVersion differs. */
+  conversion?: Conversion;
+}
+
+/**
+ * Field changes between a served version and its storage version, in place on a decoded object
+ * (apiVersion and kind are the registry's business). Kubernetes' conversion functions, per pair.
+ */
+export interface Conversion {
+  toStorage(obj: KubeObject): void;
+  fromStorage(obj: KubeObject): void;
 }
 
 /**

@@ -38,6 +38,12 @@ const DefaultBookmarkIntervalMs = 60_000;
 
 const lookupKey = (group: string, version: string, plural: string): string => `${group}/${version}/${plural}`;
 
+/** Whether two definitions serve one object set (the same storage version's resource). */
+const sameObjects = (a: ResourceDefinition, b: ResourceDefinition): boolean => {
+  const [x, y] = [a.storedAs ?? a, b.storedAs ?? b];
+  return x.group === y.group && x.plural === y.plural;
+};
+
 /** The registry plus its watch cache (for its statistics: tests and the benchmark). */
 export type LocalRegistry = Registry & { readonly watchCache: WatchCache<CachedEvent> };
 
@@ -57,6 +63,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
     namespaces: new NamespaceLifecycle(storage),
     watch: { cache: watchCache, bookmarkIntervalMs: options.bookmarkIntervalMs ?? DefaultBookmarkIntervalMs },
     services,
+    siblings: (def, apiVersion) => defs.find((d) => groupVersion(d) === apiVersion && d.kind === def.kind && sameObjects(d, def)),
   };
   const registry: LocalRegistry = {
     watchCache,
@@ -87,6 +94,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
 
 export { ensureSystemNamespaces, SystemNamespaces } from './kinds/namespace.js';
 export { groupVersion, Verbs } from './definition.js';
+export { servedAt, type ServedAt, type ServedVersion } from './versions.js';
 export { PatchTypes } from './rest.js';
 export type * from './definition.js';
 export type * from './rest.js';

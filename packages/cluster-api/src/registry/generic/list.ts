@@ -9,7 +9,8 @@ import { isStorageError } from '../../storage/errors.js';
 import { groupVersion, type ResourceDefinition } from '../definition.js';
 import { type ListQuery, type RequestContext } from '../rest.js';
 import { ApiError, ContinueExpiredMessage, badRequest, fromStorageError, gone, tooLargeResourceVersion, tooOldResourceVersion } from '../../api/errors.js';
-import { collectionLink, decode, encodeWithResourceVersion, groupResource, listPrefix } from './meta.js';
+import type { Codec } from './codec.js';
+import { collectionLink, groupResource, listPrefix } from './meta.js';
 import { fieldsOf, parseFieldSelector, parseLabelSelector } from './selectors.js';
 
 const ContinueVersion = 'meta.k8s.io/v1';
@@ -117,10 +118,10 @@ const collect = async <T>(storage: Storage, def: ResourceDefinition, ctx: Reques
   return { items, metadata };
 };
 
-export const listObjects = async (storage: Storage, def: ResourceDefinition, ctx: RequestContext, query: ListQuery): Promise<KubeList> => {
+export const listObjects = async (storage: Storage, codec: Codec, def: ResourceDefinition, ctx: RequestContext, query: ListQuery): Promise<KubeList> => {
   const filter = objectFilter(def, query.labelSelector, query.fieldSelector);
   const { items, metadata } = await collect(storage, def, ctx, query, (kv) => {
-    const obj = decode(kv);
+    const obj = codec.decode(kv);
     return filter(obj) ? obj : undefined;
   });
   return { apiVersion: groupVersion(def), kind: def.listKind, metadata, items };
@@ -131,11 +132,11 @@ export const listObjects = async (storage: Storage, def: ResourceDefinition, ctx
  * the body with their resourceVersion added, so an unfiltered list never parses or re-serializes an
  * object: the cost of a large list is then the storage read.
  */
-export const listEncoded = async (storage: Storage, def: ResourceDefinition, ctx: RequestContext, query: ListQuery): Promise<Uint8Array> => {
+export const listEncoded = async (storage: Storage, codec: Codec, def: ResourceDefinition, ctx: RequestContext, query: ListQuery): Promise<Uint8Array> => {
   const filter = objectFilter(def, query.labelSelector, query.fieldSelector);
   const unfiltered = !query.labelSelector && !query.fieldSelector;
   const { items, metadata } = await collect(storage, def, ctx, query, (kv) =>
-    unfiltered || filter(decode(kv)) ? encodeWithResourceVersion(def, kv) : undefined);
+    unfiltered || filter(codec.decode(kv)) ? codec.spliced(kv) : undefined);
   const head = JSON.stringify({ kind: def.listKind, apiVersion: groupVersion(def), metadata });
   const parts: Uint8Array[] = [Buffer.from(`${head.slice(0, -1)},"items":[`)];
   items.forEach((item, i) => {

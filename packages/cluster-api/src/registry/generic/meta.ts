@@ -9,12 +9,18 @@ import type { KeyValue } from '../../storage/interface.js';
 import * as keys from '../../storage/keys.js';
 import { badRequest, type GroupResource } from '../../api/errors.js';
 import { isStorageError } from '../../storage/errors.js';
-import { groupVersion, type ResourceDefinition } from '../definition.js';
+import { type ResourceDefinition } from '../definition.js';
 
 export const groupResource = (def: ResourceDefinition): GroupResource => ({ group: def.group, resource: def.plural });
 
-/** The key segment of a resource: `pods`, `deployments.apps` (one segment, so groups never collide). */
-const resourceSegment = (def: ResourceDefinition): string => (def.group ? `${def.plural}.${def.group}` : def.plural);
+/**
+ * The key segment of a resource: `pods`, `deployments.apps` (one segment, so groups never collide).
+ * Every group version of one object set has its storage version's.
+ */
+const resourceSegment = (def: ResourceDefinition): string => {
+  const { group, plural } = def.storedAs ?? def;
+  return group ? `${plural}.${group}` : plural;
+};
 
 /** A path segment that cannot be a key segment (`a/b`, `..`, `%`) is a 400, never a 500. */
 const segmentsChecked = <T>(build: () => T): T => {
@@ -45,37 +51,11 @@ export const selfLink = (def: ResourceDefinition, namespace: string | undefined,
 
 /**
  * apiVersion, kind and metadata always come first, so every stored value of a kind starts with the
- * same bytes (see encodeWithResourceVersion).
+ * same bytes (see Codec.spliced); `apiVersion`: the storage version's, when the object is another's.
  */
-export const encode = (obj: KubeObject): Uint8Array => {
-  const { apiVersion, kind, metadata: { resourceVersion: _rv, ...metadata }, ...rest } = obj;
+export const encode = (obj: KubeObject, apiVersion = obj.apiVersion): Uint8Array => {
+  const { apiVersion: _v, kind, metadata: { resourceVersion: _rv, ...metadata }, ...rest } = obj;
   return Buffer.from(JSON.stringify({ apiVersion, kind, metadata, ...rest }));
-};
-
-const headers = new WeakMap<ResourceDefinition, Buffer>();
-/** `{"apiVersion":"v1","kind":"Pod","metadata":{` — the start of every stored value of the kind. */
-const headerOf = (def: ResourceDefinition): Buffer => {
-  let h = headers.get(def);
-  if (!h) {
-    h = Buffer.from(`{"apiVersion":${JSON.stringify(groupVersion(def))},"kind":${JSON.stringify(def.kind)},"metadata":{`);
-    headers.set(def, h);
-  }
-  return h;
-};
-
-/**
- * The stored bytes with `metadata.resourceVersion` spliced in, without parsing them: the pieces to
- * concatenate, so a whole list is copied once.
- */
-export const encodeWithResourceVersion = (def: ResourceDefinition, kv: KeyValue): Uint8Array[] => {
-  const header = headerOf(def);
-  const value = Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength);
-  if (value.length <= header.length || !value.subarray(0, header.length).equals(header)) {
-    return [Buffer.from(JSON.stringify(decode(kv)))];
-  }
-  const empty = value[header.length] === 0x7d;
-  const rv = Buffer.from(`"resourceVersion":"${kv.modRevision}"${empty ? '' : ','}`);
-  return [header, rv, value.subarray(header.length)];
 };
 
 export const decode = (kv: KeyValue, revision = kv.modRevision): KubeObject => {

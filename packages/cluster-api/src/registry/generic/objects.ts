@@ -12,7 +12,8 @@ import type { ResourceDefinition } from '../definition.js';
 import type { RequestContext, Written } from '../rest.js';
 import { checkDeleteOptions, deletePrecondition, planDelete, releasedByUpdate } from './deletion.js';
 import { recordUpdate } from './managed-fields.js';
-import { decode, encode, encodeWithResourceVersion, groupResource, objectKey, sameBytes } from './meta.js';
+import type { Codec } from './codec.js';
+import { groupResource, objectKey, sameBytes } from './meta.js';
 
 /** The manager of writes made inside the server (controllers), which name none. */
 const InternalManager = 'cluster-api';
@@ -33,6 +34,8 @@ export class ObjectStorage {
   constructor(
     private readonly definition: ResourceDefinition,
     readonly storage: Storage,
+    /** Stored bytes ↔ the objects this definition's group version answers. */
+    readonly codec: Codec,
   ) {
     this.gr = groupResource(definition);
   }
@@ -56,7 +59,7 @@ export class ObjectStorage {
   /** The object just stored, as a read would return it, without parsing the bytes back (`bytes`: the storage may not echo them). */
   stored(obj: KubeObject, kv: KeyValue, bytes: Uint8Array): Written {
     obj.metadata.resourceVersion = String(kv.modRevision);
-    return { object: obj, encoded: () => Buffer.concat(encodeWithResourceVersion(this.definition, { ...kv, value: bytes })) };
+    return { object: obj, encoded: () => Buffer.concat(this.codec.spliced({ ...kv, value: bytes })) };
   }
 
   /**
@@ -67,13 +70,13 @@ export class ObjectStorage {
     const key = this.key(ctx, name);
     for (let attempt = 0; attempt < MaxAttempts; attempt++) {
       const kv = await this.read(ctx, name);
-      const old = decode(kv);
+      const old = this.codec.decode(kv);
       if (precondition !== undefined && precondition !== old.metadata.resourceVersion) throw conflict(this.gr, name, OptimisticLockMessage);
       const obj = next(old);
       if (written !== 'applied') recordUpdate(this.definition, old, obj, ctx.fieldManager ?? InternalManager, written);
       if (releasedByUpdate(this.definition, obj, old)) return this.finish(ctx, key, kv, obj);
       const held = await this.definition.allocator?.reallocate?.(obj, old, this.storage);
-      const bytes = encode(obj);
+      const bytes = this.codec.encode(obj);
       if (sameBytes(bytes, kv.value) || ctx.dryRun) {
         await held?.undo();
         if (ctx.dryRun) return { object: { ...obj, metadata: { ...obj.metadata, resourceVersion: old.metadata.resourceVersion } } };
@@ -106,7 +109,7 @@ export class ObjectStorage {
     const key = this.key(ctx, name);
     for (let attempt = 0; attempt < MaxAttempts; attempt++) {
       const kv = await this.read(ctx, name);
-      const old = decode(kv);
+      const old = this.codec.decode(kv);
       deletePrecondition(this.gr, old, options);
       const refused = this.definition.deletion?.undeletable?.(old);
       if (refused) throw forbidden(this.gr, name, refused);
@@ -115,7 +118,7 @@ export class ObjectStorage {
       if (ctx.dryRun) return plan.action === 'mark' ? { object: plan.next, deleted: false } : { object: old, deleted: true };
       try {
         if (plan.action === 'mark') {
-          const bytes = encode(plan.next);
+          const bytes = this.codec.encode(plan.next);
           return { ...this.stored(plan.next, await this.storage.update(key, bytes, kv.modRevision), bytes), deleted: false };
         }
         await this.storage.delete(key, kv.modRevision);

@@ -13,7 +13,8 @@ import { subresourceOf, type ConnectHandler, type ConnectRequest, type ParentSto
 import { checkDeleteOptions } from './deletion.js';
 import { listEncoded, listObjects } from './list.js';
 import { applyConfiguration } from './managed-fields.js';
-import { clone, decode, encode, encodeWithResourceVersion, objectKey } from './meta.js';
+import { Codec, type Siblings } from './codec.js';
+import { clone, objectKey } from './meta.js';
 import type { NamespaceLifecycle } from './namespace-lifecycle.js';
 import { MaxAttempts, ObjectStorage, type Target } from './objects.js';
 import { applyPatch, checkPatchShape } from './patch.js';
@@ -29,17 +30,21 @@ export interface StoreDeps {
   watch: WatchDeps;
   /** What subresource behaviours, hooks and review answers may use. */
   services: Services;
+  /** The other served versions of an object set, for bytes an earlier storage version wrote. */
+  siblings?: Siblings;
 }
 
 export class GenericStore implements ResourceStore {
   private readonly objects: ObjectStorage;
+  private readonly codec: Codec;
   private readonly gr;
   constructor(
     readonly definition: ResourceDefinition,
     private readonly storage: Storage,
     private readonly deps: StoreDeps,
   ) {
-    this.objects = new ObjectStorage(definition, storage);
+    this.codec = new Codec(definition, deps.siblings);
+    this.objects = new ObjectStorage(definition, storage, this.codec);
     this.gr = this.objects.gr;
   }
 
@@ -66,7 +71,7 @@ export class GenericStore implements ResourceStore {
 
   async get(ctx: RequestContext, name: string, subresource?: string): Promise<KubeObject> {
     const view = this.view('get', subresource);
-    const object = decode(await this.objects.read(ctx, name));
+    const object = this.codec.decode(await this.objects.read(ctx, name));
     return view.read ? view.read(object, this.definition) : object;
   }
 
@@ -79,18 +84,18 @@ export class GenericStore implements ResourceStore {
       throw fromStorageError(err, this.gr, name);
     }
     if (now === null) throw notFound(this.gr, name);
-    if (now) return Buffer.concat(encodeWithResourceVersion(this.definition, now));
-    return this.objects.read(ctx, name).then((kv) => Buffer.concat(encodeWithResourceVersion(this.definition, kv)));
+    if (now) return Buffer.concat(this.codec.spliced(now));
+    return this.objects.read(ctx, name).then((kv) => Buffer.concat(this.codec.spliced(kv)));
   }
 
   async list(ctx: RequestContext, query: ListQuery): Promise<KubeList> {
     this.allow('list');
-    return listObjects(this.storage, this.definition, ctx, query);
+    return listObjects(this.storage, this.codec, this.definition, ctx, query);
   }
 
   async listEncoded(ctx: RequestContext, query: ListQuery): Promise<Uint8Array> {
     this.allow('list');
-    return listEncoded(this.storage, this.definition, ctx, query);
+    return listEncoded(this.storage, this.codec, this.definition, ctx, query);
   }
 
   async create(ctx: RequestContext, body: unknown): Promise<Written> {
@@ -107,7 +112,7 @@ export class GenericStore implements ResourceStore {
     }
     let written: Written;
     try {
-      const bytes = encode(obj);
+      const bytes = this.codec.encode(obj);
       written = this.objects.stored(obj, await this.storage.create(objectKey(def, namespace, name), bytes), bytes);
     } catch (err) {
       await undo?.();
@@ -180,7 +185,7 @@ export class GenericStore implements ResourceStore {
     const behaviour = this.behaviour(subresource, 'create');
     if (behaviour.type === 'create') {
       const checked = behaviour.check(body, name);
-      return { object: await behaviour.create(checked, decode(await this.objects.read(ctx, name)), ctx, this.deps.services) };
+      return { object: await behaviour.create(checked, this.codec.decode(await this.objects.read(ctx, name)), ctx, this.deps.services) };
     }
     if (behaviour.type !== 'action') throw methodNotAllowed('create', this.gr);
     const checked = behaviour.check(body, name);
@@ -202,7 +207,7 @@ export class GenericStore implements ResourceStore {
     if (behaviour.type !== 'connect') throw methodNotAllowed('get', this.gr);
     // pods/proxy names `web:8080`: the behaviour says which object that is (and refuses a malformed one).
     const objectName = behaviour.objectName?.(name) ?? name;
-    return behaviour.connect(decode(await this.objects.read(ctx, objectName)), request, this.deps.services);
+    return behaviour.connect(this.codec.decode(await this.objects.read(ctx, objectName)), request, this.deps.services);
   }
 
   async delete(ctx: RequestContext, name: string, options: DeleteOptions): Promise<Written> {
@@ -230,6 +235,6 @@ export class GenericStore implements ResourceStore {
 
   async watch(ctx: RequestContext, query: WatchQuery, sink: WatchSink): Promise<{ close(): void }> {
     this.allow('watch');
-    return watchObjects(this.deps.watch, this.definition, ctx, query, sink);
+    return watchObjects(this.deps.watch, this.codec, this.definition, ctx, query, sink);
   }
 }

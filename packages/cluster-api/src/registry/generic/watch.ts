@@ -13,7 +13,8 @@ import type { Subscription, WatchCache } from '../../storage/watch-cache.js';
 import { groupVersion, type ResourceDefinition } from '../definition.js';
 import { type DeliveredEvent, type RequestContext, type WatchQuery, type WatchSink } from '../rest.js';
 import { fromStorageError, tooOldResourceVersion } from '../../api/errors.js';
-import { decode, groupResource, listPrefix, objectKey } from './meta.js';
+import type { Codec } from './codec.js';
+import { groupResource, listPrefix, objectKey } from './meta.js';
 import { objectFilter, parseResourceVersion, type ObjectFilter } from './list.js';
 
 export interface WatchDeps {
@@ -23,30 +24,53 @@ export interface WatchDeps {
 }
 
 /**
- * One storage change as every watcher of its resource receives it (the watch cache's entry): the
- * objects are decoded once, on first need, and each event made of them (ADDED, MODIFIED, DELETED)
- * exists once, with the frames its watchers' encodings share. Read-only for everyone.
+ * One storage change as every watcher of its resource receives it (the watch cache's entry). Each
+ * group version its watchers ask for gets one view of it (`in`), in which the objects are decoded
+ * once, on first need, and each event made of them (ADDED, MODIFIED, DELETED) exists once, with the
+ * frames its watchers' encodings share. Read-only for everyone.
  */
 export class CachedEvent implements FanOutEvent {
   readonly revision: number;
   readonly kv: KeyValue;
-  private cur?: KubeObject;
-  private prev?: KubeObject | null;
-  private readonly made: Partial<Record<WatchEventType, DeliveredEvent>> = {};
+  /** The view most changes only ever need (one version watched); others, when several are. */
+  private first?: VersionView;
+  private others?: Map<Codec, VersionView>;
 
   constructor(readonly source: StorageEvent) {
     this.revision = source.revision;
     this.kv = source.kv;
   }
 
+  /** The change as the group version of `codec` answers it. */
+  in(codec: Codec): VersionView {
+    if (!this.first) return (this.first = new VersionView(this.source, codec));
+    if (this.first.codec === codec) return this.first;
+    this.others ??= new Map();
+    let view = this.others.get(codec);
+    if (!view) this.others.set(codec, (view = new VersionView(this.source, codec)));
+    return view;
+  }
+}
+
+/** One change in one served version: its objects and its events, shared by every watcher of that version. */
+export class VersionView {
+  private cur?: KubeObject;
+  private prev?: KubeObject | null;
+  private readonly made: Partial<Record<WatchEventType, DeliveredEvent>> = {};
+
+  constructor(
+    private readonly source: StorageEvent,
+    readonly codec: Codec,
+  ) {}
+
   /** The object after a put. */
   current(): KubeObject {
-    return (this.cur ??= decode(this.source.kv));
+    return (this.cur ??= this.codec.decode(this.source.kv));
   }
 
   /** The object before the change (at the change's revision, as Kubernetes reports a deletion). */
   previous(): KubeObject | undefined {
-    if (this.prev === undefined) this.prev = this.source.prevKv ? decode(this.source.prevKv, this.revision) : null;
+    if (this.prev === undefined) this.prev = this.source.prevKv ? this.codec.decode(this.source.prevKv, this.source.revision) : null;
     return this.prev ?? undefined;
   }
 
@@ -59,10 +83,11 @@ export class CachedEvent implements FanOutEvent {
 export const cachedEvent = (ev: StorageEvent): CachedEvent => new CachedEvent(ev);
 
 /** The event (if any) one storage change produces for a watcher with this filter. */
-export const translate = (def: ResourceDefinition, ev: CachedEvent, matches: ObjectFilter): DeliveredEvent | undefined => {
+export const translate = (def: ResourceDefinition, change: CachedEvent, codec: Codec, matches: ObjectFilter): DeliveredEvent | undefined => {
+  const ev = change.in(codec);
   const prev = ev.previous();
-  if (ev.source.type === 'delete') {
-    const gone = prev ?? tombstone(def, ev.kv.key, ev.revision);
+  if (change.source.type === 'delete') {
+    const gone = prev ?? tombstone(def, change.kv.key, change.revision);
     return matches(gone) ? ev.event('DELETED', () => gone) : undefined;
   }
   const cur = ev.current();
@@ -95,6 +120,7 @@ const bookmarks = (deps: WatchDeps, def: ResourceDefinition, sub: Subscription, 
 
 export const watchObjects = async (
   deps: WatchDeps,
+  codec: Codec,
   def: ResourceDefinition,
   ctx: RequestContext,
   query: WatchQuery,
@@ -117,7 +143,7 @@ export const watchObjects = async (
     for (const ev of events) {
       if (!open) return;
       if (!state && sink.admitCreated && ev.source.type === 'put' && !ev.source.prevKv && !sink.admitCreated(ev.kv.value)) continue;
-      const out = translate(def, ev, matches);
+      const out = translate(def, ev, codec, matches);
       // A sink that throws (its client went away) ends this watch only, never the cache's fan-out.
       try {
         if (out) sink.onEvent(out);

@@ -1,0 +1,31 @@
+/**
+ * One object set served at several group versions (Kubernetes' storage version plus conversion):
+ * Deployment at apps/v1, apps/v1beta1 and extensions/v1beta1 is one set of objects stored as apps/v1,
+ * so a Deployment created through one version is read, watched, patched and deleted through every
+ * other. Each served version is a ResourceDefinition of its own (its strategy, defaults, columns,
+ * field selectors apply to objects in its shape); `storedAs` names the storage version and the
+ * conversion to and from it, identity by default (the apiVersion alone is rewritten, as a CRD with
+ * `conversion: None`, or RBAC v1beta1 against v1, needs).
+ *
+ * ```ts
+ * const deploymentV1beta1 = servedAt(deployment, { group: 'apps', version: 'v1beta1' }, { strategy: v1beta1Strategy });
+ * const eventsV1 = servedAt(event, { group: 'events.k8s.io', version: 'v1' }, { conversion: { toStorage, fromStorage }, fields: [...] });
+ * registry.add(deploymentV1beta1);
+ * ```
+ */
+import type { Conversion, ResourceDefinition } from './definition.js';
+
+export interface ServedAt {
+  group: string;
+  version: string;
+}
+
+/** Served-version specifics; anything not given is the storage version's. */
+export type ServedVersion = Partial<Omit<ResourceDefinition, 'group' | 'version' | 'storedAs'>> & { conversion?: Conversion };
+
+/** `storage` (a definition that is its own storage version) served at another group version as the same objects. */
+export const servedAt = (storage: ResourceDefinition, at: ServedAt, { conversion, ...specifics }: ServedVersion = {}): ResourceDefinition => {
+  if (storage.storedAs) throw new Error(`${storage.plural} in ${storage.group}/${storage.version} is not a storage version`);
+  const { group, version, plural } = storage;
+  return { ...storage, ...specifics, ...at, storedAs: { group, version, plural, ...(conversion && { conversion }) } };
+};
