@@ -84,7 +84,7 @@ describe('streaming requests that cannot be served', () => {
     ['SPDY without a stream protocol', spdy({ 'X-Stream-Protocol-Version': undefined }), 400, /^unable to upgrade: X-Stream-Protocol-Version is required$/],
     ['SPDY in a protocol not served', spdy({ 'X-Stream-Protocol-Version': 'v4.channel.k8s.io, v5.portforward.k8s.io' }), 403,
       /^unable to upgrade: unable to negotiate protocol: client supports \[v4\.channel\.k8s\.io v5\.portforward\.k8s\.io\], server accepts \[portforward\.k8s\.io\]$/],
-    ['a WebSocket offering no tunnelled SPDY', websocket({ 'Sec-WebSocket-Protocol': 'v4.channel.k8s.io' }), 400, /^unable to upgrade: no tunneling spdy protocols provided$/],
+    ['a WebSocket in channels no kubelet speaks for port-forward', websocket({ 'Sec-WebSocket-Protocol': 'v5.channel.k8s.io' }), 403, /server accepts \[v4\.channel\.k8s\.io v4\.base64\.channel\.k8s\.io\]$/],
     ['a WebSocket tunnelling another protocol', websocket({ 'Sec-WebSocket-Protocol': 'SPDY/3.1+v2.portforward.k8s.io' }), 403, /unable to negotiate protocol/],
     ['a WebSocket of another version', websocket({ 'Sec-WebSocket-Version': '8' }), 400, /unsupported version/],
     ['a WebSocket with a malformed key', websocket({ 'Sec-WebSocket-Key': 'short' }), 400, /Sec-WebSocket-Key/],

@@ -21,29 +21,32 @@ export function checkWebSocketHandshake(req: IncomingMessage): void {
 }
 
 export interface WebSocketOptions {
-  /** The subprotocol the server chose (the client listed it). */
+  /** The subprotocol the server chose (the client listed it); '' when the client offered none. */
   protocol: string;
   /** Largest message accepted; client-go writes one message per SPDY write (a frame header, ≤ 32 KiB of data). */
   maxPayload: number;
 }
 
-/** Completes the handshake (101 with the chosen subprotocol) on `socket`, taken over with the request's `head` bytes. */
-export function acceptWebSocket(req: IncomingMessage, socket: Duplex, head: Buffer, options: WebSocketOptions): Promise<Duplex> {
+/** Completes the handshake (101 naming the chosen subprotocol, if any) on `socket`, taken over with the request's `head` bytes. */
+export function acceptWebSocket(req: IncomingMessage, socket: Duplex, head: Buffer, options: WebSocketOptions): Promise<WebSocket> {
   const server = new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: options.maxPayload });
   // `ws` parses subprotocols as RFC 7230 tokens, which `SPDY/3.1+…` is not ('/'), and would refuse the
   // handshake: the protocol was negotiated already (upgrade.ts), so `ws` is not shown the offer and the
   // answer names the choice.
   delete req.headers['sec-websocket-protocol'];
-  server.on('headers', (headers: string[]) => headers.push(`Sec-WebSocket-Protocol: ${options.protocol}`));
+  if (options.protocol) server.on('headers', (headers: string[]) => headers.push(`Sec-WebSocket-Protocol: ${options.protocol}`));
   return new Promise((resolve, reject) => {
     const gone = () => reject(new Error('connection closed during the WebSocket handshake'));
     socket.once('close', gone);
     server.handleUpgrade(req, socket, head, (ws) => {
       socket.off('close', gone);
-      resolve(new WebSocketDuplex(ws));
+      resolve(ws);
     });
   });
 }
+
+/** The byte stream of a WebSocket's binary messages (what KEP-4006 tunnels SPDY in). */
+export const webSocketStream = (ws: WebSocket): Duplex => new WebSocketDuplex(ws);
 
 class WebSocketDuplex extends Duplex {
   constructor(private readonly ws: WebSocket) {

@@ -6,12 +6,10 @@
  * a node would stream is 404 for the node, as for a node kube-apiserver cannot find.
  */
 import type { KubeObject } from '../../api/meta.js';
-import type { PodNetwork } from '../definition.js';
 import type { ConnectBehaviour, ConnectHandler, SubresourceDef } from '../subresource.js';
-import { badRequest, isApiError, notFound } from '../../api/errors.js';
-import { PortForwardProtocolV1, servePortForward } from '../../streaming/port-forward.js';
-import { negotiate, switchProtocols, type Negotiated } from '../../streaming/upgrade.js';
+import { badRequest, notFound } from '../../api/errors.js';
 import { arr, obj, spec, str } from '../kinds/common.js';
+import { portForward } from './port-forward.js';
 
 const containerNames = (pod: KubeObject): string[] =>
   ['initContainers', 'containers', 'ephemeralContainers'].flatMap((field) => arr(spec(pod)[field]).map((c) => str(obj(c).name)));
@@ -31,35 +29,12 @@ function validateContainer(pod: KubeObject, container: string): void {
 /** Nothing to stream: kube-apiserver's answer for the logs of a pod no kubelet runs. */
 const noContent: ConnectHandler = (_req, res) => void res.writeHead(204).end();
 
-/** kubectl sends one binary message per SPDY write: a frame header, or up to 32 KiB of data. */
-const MaxTunnelMessage = 1024 * 1024;
-
-/**
- * port-forward on the connection the request came on: the protocol is negotiated while a refusal can
- * still be a Status, then the connection is switched (WebSocket tunnel or raw SPDY) and served.
- */
-const portForward = (pod: KubeObject, network: PodNetwork): ConnectHandler => async (req, res, upgrade) => {
-  let chosen: Negotiated;
-  try {
-    chosen = negotiate(req, [PortForwardProtocolV1]);
-  } catch (err) {
-    if (isApiError(err) && err.code === 403) res.setHeader('X-Accepted-Stream-Protocol-Versions', PortForwardProtocolV1);
-    throw err;
-  }
-  if (!upgrade) throw badRequest('Upgrade request required');
-  const { socket, head } = upgrade.take();
-  const transport = await switchProtocols(req, socket, head, chosen, { maxMessage: MaxTunnelMessage }).catch(() => undefined);
-  if (!transport) return void socket.destroy();
-  const { name = '', uid = '' } = pod.metadata;
-  servePortForward(transport, { dial: (port) => network.dial(pod, port), pod: name, uid });
-};
-
 const podConnect: ConnectBehaviour = {
   type: 'connect',
   connect(pod, { subresource, query }, services) {
     if (subresource !== 'portforward') validateContainer(pod, query.get('container') ?? '');
     const node = str(spec(pod).nodeName);
-    if (node && subresource === 'portforward' && services.podNetwork) return portForward(pod, services.podNetwork);
+    if (node && subresource === 'portforward' && services.podNetwork) return portForward(pod, services.podNetwork, query);
     if (node) throw notFound({ group: '', resource: 'nodes' }, node);
     if (subresource === 'log') return noContent;
     throw badRequest(`pod ${pod.metadata.name ?? ''} does not have a host assigned`);
