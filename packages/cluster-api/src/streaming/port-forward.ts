@@ -110,6 +110,8 @@ async function forward(pair: Required<Pair>, target: PortForwardTarget): Promise
     backend = await target.dial(port);
   } catch (err) {
     pair.error.end(`error forwarding port ${port} to pod ${target.pod}, uid ${target.uid}: ${dialFailure(err)}`);
+    // What the client still sends is dropped, so it cannot fill the stream and stall the connection.
+    pair.data.resume();
     pair.data.end();
     return;
   }
