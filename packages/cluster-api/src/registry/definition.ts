@@ -4,6 +4,7 @@
  * the generic store names no kind and no subresource. (Modelled on Kubernetes' registry/generic
  * registry.Store, one strategy per kind, and its storage map of subresources.)
  */
+import type { Duplex } from 'node:stream';
 import type { DeleteOptions, KubeObject } from '../api/meta.js';
 import type { Storage } from '../storage/interface.js';
 import type { ListRule } from './generic/strategic-merge.js';
@@ -194,6 +195,24 @@ export interface Services {
   reviewToken?(token: string, audiences?: readonly string[]): Promise<{ user: UserInfo; audiences: string[] } | undefined>;
   /** Health of this server's components (ComponentStatus). */
   componentStatuses(): Promise<readonly ComponentHealth[]>;
+  /** How pods' ports are reached (port-forward, pods/proxy, services/proxy); absent: they cannot be. */
+  podNetwork?: PodNetwork;
+}
+
+/**
+ * The API server's way to a pod's ports, provided by the node agent (tunnelled to the node that runs
+ * the pod, so it works across machines). Without one, port-forward answers as kube-apiserver does
+ * for a node it cannot reach and the proxies answer 503.
+ */
+export interface PodNetwork {
+  /**
+   * A TCP connection to `port` of `pod` (the stored object, scheduled: `spec.nodeName` is set).
+   * Reject when it cannot be made; a Node network error `code` (ECONNREFUSED, ETIMEDOUT, EHOSTUNREACH…)
+   * reaches the client worded as Go words it, any other error as "unable to connect" (no message of
+   * the dialer's is shown). The stream should allow half-open connections (`allowHalfOpen: true`):
+   * a port-forward client may finish sending long before the pod finishes answering.
+   */
+  dial(pod: KubeObject, port: number): Promise<Duplex>;
 }
 
 /** One component's health, as ComponentStatus reports it. */

@@ -210,7 +210,9 @@ export class GenericStore implements ResourceStore {
     // The router has matched the method to the entry's verbs; here only the behaviour type is left to check.
     const behaviour = this.behaviour(request.subresource);
     if (behaviour.type !== 'connect') throw methodNotAllowed('get', this.gr);
-    return behaviour.connect(this.codec.decode(await this.objects.read(ctx, name)), request, this.deps.services);
+    // pods/proxy names `web:8080`: the behaviour says which object that is (and refuses a malformed one).
+    const objectName = behaviour.objectName?.(name) ?? name;
+    return behaviour.connect(this.codec.decode(await this.objects.read(ctx, objectName)), request, this.deps.services);
   }
 
   async delete(ctx: RequestContext, name: string, options: DeleteOptions): Promise<Written> {
