@@ -1,6 +1,6 @@
 /** pods/{name}/log, exec, attach, portforward over a real server: Kubernetes' answers for a cluster with no kubelets. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { namespace, startTestServer, type TestServer } from './helpers.js';
+import { grant, namespace, startServerWithUsers, startTestServer, type TestServer } from './helpers.js';
 
 const base = '/api/v1/namespaces/conn/pods';
 
@@ -58,5 +58,31 @@ describe('pod connect subresources', () => {
     expect((await s.request('PUT', `${base}/one/log`, { body: {} })).status).toBe(405);
     expect((await s.request('DELETE', `${base}/one/exec`)).status).toBe(405);
     expect((await s.request('GET', '/api/v1/namespaces/conn/secrets/x/log')).status).toBe(404);
+  });
+});
+
+describe('pod connect subresources and RBAC', () => {
+  let s: TestServer;
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  beforeAll(async () => {
+    s = await startServerWithUsers();
+    expect((await s.request('POST', '/api/v1/namespaces', { body: namespace('conn') })).status).toBe(201);
+    expect((await s.request('POST', base, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'one' }, spec: { containers: [{ name: 'app', image: 'nginx' }] } } })).status).toBe(201);
+    const role = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'exec-get' }, rules: [{ apiGroups: [''], resources: ['pods/exec', 'pods/log'], verbs: ['get'] }] };
+    expect((await s.request('POST', `${rbac}/clusterroles`, { body: role })).status).toBe(201);
+    await grant(s, { name: 'bob-exec-get', role: 'exec-get', namespace: 'conn', subjects: [{ kind: 'User', name: 'bob' }] }, { verb: 'get', resource: 'pods/exec' });
+  });
+  afterAll(() => s.close());
+
+  it('asks `create` too of exec by GET (a WebSocket upgrade), as kube-apiserver does; not of logs', async () => {
+    const exec = await s.request('GET', `${base}/one/exec?command=ls&stdout=true`, { token: 'bob-token' });
+    // kube-apiserver's ensureAuthorizedForVerb: the authorizer's reason alone, which RBAC leaves empty.
+    expect([exec.status, exec.json.message]).toEqual([403, 'pods "one" is forbidden: ']);
+    expect((await s.request('GET', `${base}/one/log`, { token: 'bob-token' })).status).toBe(204);
+    const create = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'exec-create' }, rules: [{ apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] }] };
+    expect((await s.request('POST', `${rbac}/clusterroles`, { body: create })).status).toBe(201);
+    await grant(s, { name: 'bob-exec-create', role: 'exec-create', namespace: 'conn', subjects: [{ kind: 'User', name: 'bob' }] }, { verb: 'create', resource: 'pods/exec' });
+    const allowed = await s.request('GET', `${base}/one/exec?command=ls&stdout=true`, { token: 'bob-token' });
+    expect([allowed.status, allowed.json.message]).toEqual([400, 'pod one does not have a host assigned']);
   });
 });

@@ -1,6 +1,7 @@
 /** The built-in controllers `cluster-api serve` runs beside the API: started together, stopped together. */
 import type { Registry } from '../registry/rest.js';
 import { startClusterRoleAggregation } from './cluster-role-aggregation.js';
+import { startCrdController } from './crd.js';
 import { startGarbageCollector } from './gc.js';
 import type { Controller, ControllerOptions } from './loop.js';
 import { startNamespaceController } from './namespace.js';
@@ -10,6 +11,7 @@ export type { Controller, ControllerOptions } from './loop.js';
 
 export const startControllers = (registry: Registry, opts: ControllerOptions = {}): Controller => {
   const all = [
+    startCrdController(registry, opts),
     startGarbageCollector(registry, opts),
     startNamespaceController(registry, opts),
     startPodReaper(registry, opts),

@@ -1,8 +1,9 @@
 /**
  * Parse a request path into what it addresses, as Kubernetes' RequestInfoFactory does
  * (k8s.io/apiserver/pkg/endpoints/request/requestinfo.go): discovery documents, resource paths
- * (core `/api/v1/...` and grouped `/apis/{g}/{v}/...`), the legacy `/watch/` prefix, and everything
- * else as a non-resource path. Pure: no registry lookups here, the router does those.
+ * (core `/api/v1/...` and grouped `/apis/{g}/{v}/...`, segments after a subresource kept for the
+ * proxies), the legacy `/watch/` prefix, and everything else as a non-resource path. Pure: no
+ * registry lookups here, the router does those.
  */
 
 export const RequestVerbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection', 'proxy'] as const;
@@ -27,7 +28,10 @@ export interface ResourceInfo {
   namespace?: string;
   name?: string;
   subresource?: string;
-  /** Segments after the subresource (`pods/{name}/proxy/{path}`), joined by `/`: only a connect subresource takes them. */
+  /**
+   * The raw path after the subresource segment, when anything follows it (`…/pods/p/proxy/a/b/` →
+   * `/a/b/`), as Kubernetes keeps those parts: only a connect subresource that takes a path serves it.
+   */
   subpath?: string;
 }
 
@@ -75,13 +79,13 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     if (parts.length === 1) return prefix === 'api' ? { type: 'discovery', document: 'apiVersions' } : nonResource(path);
     if (parts.length === 2) return parts[1] === 'v1' ? { type: 'discovery', document: 'resourceList', group: '', version: 'v1' } : nonResource(path);
     // Any version under /api is a resource path, as Kubernetes parses it (an unserved one is 404 at the router).
-    return prefix === 'api' ? resourceInfo(method, '', parts[1]!, parts.slice(2), query, path) : nonResource(path);
+    return prefix === 'api' ? resourceInfo(method, '', parts[1]!, parts.slice(2), query, path, 2) : nonResource(path);
   }
   if (prefix === 'apis') {
     if (parts.length === 1) return { type: 'discovery', document: 'groupList' };
     if (parts.length === 2) return { type: 'discovery', document: 'group', group: parts[1] };
     if (parts.length === 3) return { type: 'discovery', document: 'resourceList', group: parts[1], version: parts[2] };
-    return resourceInfo(method, parts[1]!, parts[2]!, parts.slice(3), query, path);
+    return resourceInfo(method, parts[1]!, parts[2]!, parts.slice(3), query, path, 3);
   }
   return nonResource(path);
 }
@@ -98,6 +102,8 @@ function resourceInfo(
   rest: string[],
   query: URLSearchParams,
   path: string,
+  /** Segments before `rest` (`api/v1`: 2, `apis/{g}/{v}`: 3). */
+  before: number,
 ): RequestInfo {
   let parts = rest;
   const special = specialVerbs.has(parts[0]!) ? (parts[0] as 'watch' | 'proxy') : undefined;
@@ -109,15 +115,29 @@ function resourceInfo(
     if (parts.length > 2 && !namespaceSubresources.has(parts[2]!)) parts = parts.slice(2);
     else namespace = undefined;
   }
-  const [plural, name] = parts;
+  const [plural, name, subresource, ...extra] = parts;
   if (!plural) return nonResource(path);
   // The special verbs are served to GET only (anything else is 405); `?watch` turns a collection GET
   // into a watch, a named GET stays a get (RequestInfoFactory).
   const verb = special ? (method === 'GET' || method === 'HEAD' ? special : undefined) : verbOf(method, name !== undefined, watchParam(query.get('watch')));
   const info: ResourceInfo = { type: 'resource', verb, group, version, plural, namespace, name };
-  if (special !== 'proxy' && parts.length > 2) info.subresource = parts[2];
-  if (special !== 'proxy' && parts.length > 3) info.subpath = parts.slice(3).join('/');
+  // A `/proxy/` path has no subresource: what follows the name is the proxied path.
+  if (special === 'proxy' || subresource === undefined) return info;
+  info.subresource = subresource;
+  const subpath = rawAfter(path, before + rest.length - extra.length);
+  if (subpath) info.subpath = subpath;
   return info;
+}
+
+/** What follows the first `count` non-empty segments of the raw path (slashes and escapes as sent). */
+function rawAfter(path: string, count: number): string {
+  let at = 0;
+  for (let seen = 0; seen < count && at < path.length; seen++) {
+    while (path[at] === '/') at++;
+    const end = path.indexOf('/', at);
+    at = end < 0 ? path.length : end;
+  }
+  return path.slice(at);
 }
 
 /**

@@ -14,10 +14,10 @@ export interface Route {
   namespace?: string;
   name?: string;
   subresource?: string;
+  /** The raw path after the subresource (pods/proxy's backend path); '' when none. */
+  subpath?: string;
   /** The kind's entry for `subresource`: its verbs, the kind it answers with, its behaviour. */
   sub?: SubresourceDef;
-  /** What follows a connect subresource in the path (`pods/{name}/proxy/{subpath}`). */
-  subpath?: string;
 }
 
 export function resolve(registry: Registry, info: ResourceInfo): Route {
@@ -34,9 +34,12 @@ export function resolve(registry: Registry, info: ResourceInfo): Route {
   const gr = { group: def.group, resource: def.plural };
   if (info.subresource !== undefined) {
     const sub = subresourceOf(def, info.subresource);
-    if (!sub || (info.subpath !== undefined && sub.behaviour.type !== 'connect')) throw routeNotFound();
+    if (!sub) throw routeNotFound();
+    // Only a subresource that takes a path (the proxies) serves `…/{subresource}/more`; a trailing slash is no path.
+    const takesPath = sub.behaviour.type === 'connect' && sub.behaviour.takesPath === true;
+    if (info.subpath && info.subpath !== '/' && !takesPath) throw routeNotFound();
     if (!(sub.verbs as readonly string[]).includes(verb)) throw methodNotAllowed(verb, gr);
-    return { store, verb, namespace: info.namespace, name: info.name, subresource: info.subresource, sub, subpath: info.subpath };
+    return { store, verb, namespace: info.namespace, name: info.name, subresource: info.subresource, subpath: info.subpath, sub };
   }
   const named = info.name !== undefined;
   // POST to a name, or PUT / PATCH to a collection, address nothing Kubernetes serves.

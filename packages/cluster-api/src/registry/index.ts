@@ -33,6 +33,8 @@ export interface RegistryOptions {
   rootCa?: string;
   /** The server's authorizer, asked late: it is built over this registry's RBAC stores. */
   authorizer?: () => Authorizer | undefined;
+  /** How pods' ports are reached (the node agent's); absent, port-forward and the proxies cannot reach pods. */
+  podNetwork?: Services['podNetwork'];
 }
 
 const DefaultBookmarkIntervalMs = 60_000;
@@ -60,6 +62,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
     get authorizer() {
       return options.authorizer?.();
     },
+    podNetwork: options.podNetwork,
   };
   const watchCache = new WatchCache(storage, { ...options.watchCache, entry: cachedEvent });
   const deps: StoreDeps = {
@@ -88,6 +91,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
       stores.delete(lookupKey(group, version, plural));
       defs = defs.filter((d) => d !== store.definition);
       (registry as { generation: number }).generation++;
+      store.endWatches?.();
       return true;
     },
   };

@@ -5,8 +5,11 @@
  * cross-kind rules from strategy.ts. Nothing here names a kind or a subresource.
  */
 import type { DeleteOptions, KubeList, KubeObject } from '../../api/meta.js';
-import { conflict, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage, pathNotFound, unsupportedPatchType } from '../../api/errors.js';
+import {
+  conflict, CustomResourcePatchTypes, forbidden, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage, pathNotFound, unsupportedPatchType,
+} from '../../api/errors.js';
 import type { KeyValue, Storage } from '../../storage/interface.js';
+import { resourceAttributes } from '../authorization.js';
 import type { ResourceDefinition, Services, Verb } from '../definition.js';
 import type { ListQuery, PatchType, RequestContext, ResourceStore, WatchQuery, WatchSink, Written } from '../rest.js';
 import { subresourceOf, type ConnectHandler, type ConnectRequest, type ParentStore, type SubresourceBehaviour, type ViewBehaviour } from '../subresource.js';
@@ -38,6 +41,8 @@ export class GenericStore implements ResourceStore {
   private readonly objects: ObjectStorage;
   private readonly codec: Codec;
   private readonly gr;
+  /** Open watches, ended when the definition stops being served. */
+  private readonly watches = new Set<{ close(): void; sink: WatchSink }>();
   constructor(
     readonly definition: ResourceDefinition,
     private readonly storage: Storage,
@@ -133,6 +138,7 @@ export class GenericStore implements ResourceStore {
   async patch(ctx: RequestContext, name: string, type: PatchType, patch: unknown, subresource?: string): Promise<Written> {
     if (type === 'apply') return this.apply(ctx, name, patch, subresource);
     const view = this.view('patch', subresource);
+    if (type === 'strategic' && this.definition.custom) throw unsupportedPatchType('application/strategic-merge-patch+json', CustomResourcePatchTypes);
     checkPatchShape(type, patch);
     const def = this.definition;
     return this.writeView({ ctx, name, written: subresource }, view, undefined, (old) => {
@@ -216,7 +222,23 @@ export class GenericStore implements ResourceStore {
     // The router has matched the method to the entry's verbs; here only the behaviour type is left to check.
     const behaviour = this.behaviour(request.subresource);
     if (behaviour.type !== 'connect') throw methodNotAllowed('get', this.gr);
-    return behaviour.connect(this.codec.decode(await this.objects.read(ctx, name)), request, this.deps.services);
+    if (behaviour.requiresCreate && request.verb !== 'create') this.authorizeCreate(ctx, name, request.subresource);
+    // pods/proxy names `web:8080`: the behaviour says which object that is (and refuses a malformed one).
+    const objectName = behaviour.objectName?.(name) ?? name;
+    return behaviour.connect(this.codec.decode(await this.objects.read(ctx, objectName)), request, this.deps.services);
+  }
+
+  /**
+   * ensureAuthorizedForVerb (kube-apiserver's pod connect REST): the same request asked again with
+   * `create`; refused with the authorizer's reason alone, as Kubernetes words it.
+   */
+  private authorizeCreate(ctx: RequestContext, name: string, subresource: string): void {
+    const { authorizer } = this.deps.services;
+    if (!ctx.user || !authorizer) return;
+    const def = this.definition;
+    const attrs = resourceAttributes(ctx.user, 'create', { apiGroup: def.group, apiVersion: def.version, resource: def.plural, subresource, namespace: ctx.namespace ?? '', name });
+    const found = authorizer.authorize(attrs);
+    if (found.decision !== 'Allow') throw forbidden(this.gr, name, found.reason);
   }
 
   async delete(ctx: RequestContext, name: string, options: DeleteOptions): Promise<Written> {
@@ -244,6 +266,16 @@ export class GenericStore implements ResourceStore {
 
   async watch(ctx: RequestContext, query: WatchQuery, sink: WatchSink): Promise<{ close(): void }> {
     this.allow('watch');
-    return watchObjects(this.deps.watch, this.codec, this.definition, ctx, query, sink);
+    const handle = await watchObjects(this.deps.watch, this.codec, this.definition, ctx, query, sink);
+    const entry = { sink, close: () => (this.watches.delete(entry), handle.close()) };
+    this.watches.add(entry);
+    return { close: entry.close };
+  }
+
+  endWatches(): void {
+    for (const w of [...this.watches]) {
+      w.close();
+      w.sink.onEnd?.();
+    }
   }
 }

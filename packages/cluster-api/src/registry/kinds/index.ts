@@ -3,6 +3,7 @@ import type { ResourceDefinition } from '../definition.js';
 import { servedAt } from '../versions.js';
 import { clusterRole } from './cluster-role.js';
 import { componentStatus } from './component-status.js';
+import { customResourceDefinition } from './custom-resource-definition.js';
 import { groupKinds } from './groups.js';
 import { limitRange } from './limit-range.js';
 import { namespace } from './namespace.js';
@@ -31,7 +32,12 @@ const rbacV1 = [role, clusterRole, roleBinding, clusterRoleBinding];
 export const rbacKinds: readonly ResourceDefinition[] = [...rbacV1, ...rbacV1.map((def) => servedAt(def, { group: def.group, version: 'v1beta1' }))];
 
 /** Every kind served: core first, then the extra groups in the spec's table order. */
-export const allKinds: readonly ResourceDefinition[] = [...coreKinds, ...rbacKinds, ...groupKinds];
+export const allKinds: readonly ResourceDefinition[] = [
+  ...coreKinds,
+  ...rbacKinds,
+  ...groupKinds,
+  customResourceDefinition,
+];
 
 export { componentStatus, namespace };
 export { ExtraGroups } from './groups.js';

@@ -104,7 +104,7 @@ export const bindingColumns = [
   column('ServiceAccounts', (o) => subjects(o, 'ServiceAccount'), { priority: 1, description: 'ServiceAccounts in the roleBinding' }),
 ];
 
-/** `kubectl get roles`: NAME and CREATED AT, no AGE (Kubernetes' role printer). */
+/** `kubectl get roles`: CREATED AT after NAME, with no AGE (the kinds declare `columnLayout: 'declared'`). */
 export const roleColumns = [
   column('Created At', (o) => (o.metadata.creationTimestamp ? new Date(o.metadata.creationTimestamp).toISOString().replace(/\.\d{3}Z$/, 'Z') : ''), {
     type: 'date',

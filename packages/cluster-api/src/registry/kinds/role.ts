@@ -14,5 +14,6 @@ export const role = rbac({
   strategy: { validate: (o) => validateRules(o, true) },
   hooks: { admit: roleEscalationCheck('roles') },
   columns: roleColumns,
-  age: false,
+  // NAME, CREATED AT and no AGE: Kubernetes' role printer.
+  columnLayout: 'declared',
 });
