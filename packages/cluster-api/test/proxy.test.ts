@@ -85,13 +85,16 @@ describe('pods/proxy and services/proxy', () => {
   it('sends method, path, query and body on, and the caller’s credentials nowhere', async () => {
     for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
       const body = method === 'GET' || method === 'DELETE' ? undefined : `{"m":"${method}"}`;
-      const r = await c.api(method, `${base}/web:8080/proxy/a/b%20c/?q=1&q=2`, body, { 'x-custom': 'kept', 'impersonate-user': 'eve' });
+      // Acting as eve in system:masters (the admin may impersonate anyone): the request is served as
+      // hers, and no impersonation header reaches the pod.
+      const r = await c.api(method, `${base}/web:8080/proxy/a/b%20c/?q=1&q=2`, body, { 'x-custom': 'kept', 'impersonate-user': 'eve', 'impersonate-group': 'system:masters' });
       expect(r.status).toBe(200);
       expect(r.json).toMatchObject({ method, url: '/a/b%20c/?q=1&q=2', body: body ?? '' });
       const headers = r.json.headers as Record<string, string>;
       expect(headers['x-custom']).toBe('kept');
       expect(headers.authorization).toBeUndefined();
       expect(headers['impersonate-user']).toBeUndefined();
+      expect(headers['impersonate-group']).toBeUndefined();
       expect(headers['x-forwarded-uri']).toBe(`${base}/web:8080/proxy/a/b%20c/`);
       expect(headers['x-forwarded-for']).toBe('127.0.0.1');
       expect(headers.host).toBe(new URL(c.server.url).host);
