@@ -40,9 +40,10 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       cleanup();
       resolve(chunks.length === 1 ? chunks[0]! : chunks.length === 0 ? EMPTY : Buffer.concat(chunks, size));
     };
-    const onError = (err: Error) => {
+    // The stream's own message names sockets and parser states; the client needs to know what it sent.
+    const onError = () => {
       cleanup();
-      reject(new RuntimeError('invalid_body', `The request body could not be read: ${err.message}.`));
+      reject(new RuntimeError('invalid_body', 'The request body ended before it was complete: the client aborted the upload, or its chunked encoding is malformed.'));
     };
     const cleanup = () => {
       req.off('data', onData);

@@ -1,10 +1,10 @@
 /**
- * CloudEvents in and out. The cheap header check runs on every request; the SDK is loaded only when
- * a request or a return value involves an event, and each event is decoded and validated once.
+ * CloudEvents: the cheap "is it an event?" test every request runs, the attribute rules every
+ * event in or out must meet, and binary-mode encoding. Decoding requests is cloudevent-decode.ts.
+ * The SDK is loaded only when a request or a return value involves an event.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { createRequire } from 'node:module';
-import { isJsonType, mediaType } from './body.js';
 import { RuntimeError } from './errors.js';
 import type { CloudEventLike } from './types.js';
 
@@ -17,8 +17,7 @@ export function cloudEventsSdk(): Sdk {
   return (sdk ??= requireLazy('cloudevents') as Sdk);
 }
 
-const SPEC_VERSIONS = ['1.0', '0.3'] as const;
-const BATCH_TYPE = 'application/cloudevents-batch+json';
+export const SPEC_VERSIONS = ['1.0', '0.3'] as const;
 
 /** A `ce-specversion` header (binary mode) or a cloudevents content type (structured, batch). */
 export function isCloudEventRequest(headers: IncomingHttpHeaders): boolean {
@@ -27,32 +26,14 @@ export function isCloudEventRequest(headers: IncomingHttpHeaders): boolean {
   return ct !== undefined && ct.startsWith('application/cloudevents');
 }
 
-function invalid(reason: string): RuntimeError {
+export function invalidEvent(reason: string): RuntimeError {
   return new RuntimeError('invalid_cloudevent', reason);
 }
 
-function reasonOf(err: unknown): string {
-  const e = err as { message?: string; errors?: unknown[] };
-  const details = Array.isArray(e.errors) && e.errors.length > 0
-    ? `: ${e.errors.map((x) => (typeof x === 'object' && x ? `${(x as { instancePath?: string }).instancePath || '/'} ${(x as { message?: string }).message}` : String(x))).join('; ')}`
-    : '';
-  return `${(e.message ?? String(err)).split('\n')[0]}${details}`;
-}
-
-function checkVersion(version: unknown): void {
-  if (!(SPEC_VERSIONS as readonly unknown[]).includes(version)) {
-    throw invalid(`Unsupported CloudEvents spec version "${String(version)}"; supported: ${SPEC_VERSIONS.join(', ')}.`);
-  }
-}
-
-function validated<T extends CloudEventLike>(event: T & { validate(): boolean }): T {
-  checkVersion(event.specversion);
-  try {
-    event.validate();
-  } catch (err) {
-    throw invalid(`The CloudEvent is invalid: ${reasonOf(err)}.`);
-  }
-  return event;
+/** undefined when `version` is one this runtime reads, else what is wrong with it. `prefix`: `ce-` names binary-mode headers. */
+export function versionProblem(version: unknown, prefix = ''): string | undefined {
+  if (version === undefined || version === null || version === '') return `the required attribute "${prefix}specversion" is missing or empty`;
+  return (SPEC_VERSIONS as readonly unknown[]).includes(version) ? undefined : `${prefix}specversion "${String(version)}" is not supported (supported: ${SPEC_VERSIONS.join(', ')})`;
 }
 
 const ATTRIBUTE_NAME = /^[a-z0-9]+$/;
@@ -62,80 +43,17 @@ const REQUIRED = ['id', 'source', 'type'] as const;
  * The CloudEvents 1.0 rules an event's attributes must meet (required attributes are non-empty
  * strings, names are lower-case alphanumerics, time is a timestamp); undefined when they hold.
  */
-export function attributeProblem(attributes: Record<string, unknown>): string | undefined {
+export function attributeProblem(attributes: Record<string, unknown>, prefix = ''): string | undefined {
   for (const name of REQUIRED) {
     const v = attributes[name];
-    if (typeof v !== 'string' || v.length === 0) return `the required attribute "${name}" is missing or empty`;
+    if (typeof v !== 'string' || v.length === 0) return `the required attribute "${prefix}${name}" is missing or empty`;
   }
   for (const name in attributes) {
-    if (name !== 'data' && name !== 'data_base64' && attributes[name] !== undefined && !ATTRIBUTE_NAME.test(name)) return `attribute name "${name}" is not lower-case alphanumeric`;
+    if (name !== 'data' && name !== 'data_base64' && attributes[name] !== undefined && !ATTRIBUTE_NAME.test(name)) return `attribute name "${prefix}${name}" is not lower-case alphanumeric`;
   }
   const time = attributes.time;
-  if (time !== undefined && (typeof time !== 'string' || Number.isNaN(Date.parse(time)))) return `time "${String(time)}" is not an RFC 3339 timestamp`;
+  if (time !== undefined && (typeof time !== 'string' || Number.isNaN(Date.parse(time)))) return `${prefix}time "${String(time)}" is not an RFC 3339 timestamp`;
   return undefined;
-}
-
-function binaryData(raw: Buffer, type: string): unknown {
-  if (raw.length === 0) return undefined;
-  if (isJsonType(type) || type === 'text/json') {
-    try {
-      return JSON.parse(raw.toString('utf8'));
-    } catch (err) {
-      throw invalid(`The event data is not valid JSON: ${(err as Error).message}.`);
-    }
-  }
-  return type.startsWith('text/') ? raw.toString('utf8') : raw;
-}
-
-/**
- * Binary mode, decoded here rather than by HTTP.toEvent: the SDK copies and re-scans the headers
- * twice and its JSON parser builds two ValidationErrors (stack traces) per call even when nothing
- * is wrong — most of the cost of an event request. The event is the SDK's CloudEvent all the same,
- * checked once against the spec's attribute rules (attributeProblem).
- */
-function decodeBinary(headers: IncomingHttpHeaders, raw: Buffer, type: string): CloudEventLike {
-  for (const h of ['ce-id', 'ce-source', 'ce-type'] as const) {
-    if (!headers[h]) throw invalid(`Binary-mode CloudEvent without the required ${h} header.`);
-  }
-  checkVersion(headers['ce-specversion']);
-  const attributes: Record<string, unknown> = {};
-  for (const name in headers) {
-    // `ce-` prefix, tested by char codes: this loop sees every header of every event request.
-    if (name.charCodeAt(0) === 99 && name.charCodeAt(1) === 101 && name.charCodeAt(2) === 45) attributes[name.slice(3)] = headers[name];
-  }
-  if (attributes.time !== undefined) {
-    const time = Date.parse(String(attributes.time));
-    if (Number.isNaN(time)) throw invalid(`The ce-time header is not an RFC 3339 timestamp: "${String(attributes.time)}".`);
-    attributes.time = new Date(time).toISOString();
-  }
-  if (headers['content-type'] !== undefined) attributes.datacontenttype = headers['content-type'];
-  attributes.data = binaryData(raw, type);
-  const problem = attributeProblem(attributes);
-  if (problem) throw invalid(`The CloudEvent is invalid: ${problem}.`);
-  const { CloudEvent } = cloudEventsSdk();
-  // Checked above; the SDK's strict mode would run its whole JSON schema a second time.
-  return new CloudEvent(attributes as never, false) as unknown as CloudEventLike;
-}
-
-/** Decodes the request into events (one, or several in batch mode); throws invalid_cloudevent. */
-export function decodeCloudEvents(headers: IncomingHttpHeaders, raw: Buffer): CloudEventLike[] {
-  const type = mediaType(headers['content-type']);
-  if (headers['ce-specversion'] !== undefined && !type.startsWith('application/cloudevents')) return [decodeBinary(headers, raw, type)];
-  const { HTTP } = cloudEventsSdk();
-  // JSON and text data are handed over as text so the SDK's parser decides; other data stays bytes.
-  const textual = type === '' || type.startsWith('text/') || type.includes('json');
-  const body = raw.length === 0 ? undefined : textual ? raw.toString('utf8') : raw;
-  let decoded: ReturnType<Sdk['HTTP']['toEvent']>;
-  try {
-    decoded = HTTP.toEvent({ headers, body });
-  } catch (err) {
-    throw invalid(`The CloudEvent could not be decoded: ${reasonOf(err)}.`);
-  }
-  const events = (Array.isArray(decoded) ? decoded : [decoded]) as unknown as (CloudEventLike & { validate(): boolean })[];
-  // Batch members were validated by the SDK's strict constructor already.
-  if (type === BATCH_TYPE) for (const ev of events) checkVersion(ev.specversion);
-  else for (const ev of events) validated(ev);
-  return events;
 }
 
 /** Any CloudEvent: an instance of any copy of the SDK, or an object with the required attributes. */
@@ -155,7 +73,7 @@ const NOT_HEADERS = new Set(['data', 'data_base64', 'datacontenttype']);
  */
 export function encodeBinary(event: CloudEventLike, base: readonly string[]): { headers: string[]; body: string | Uint8Array | undefined } {
   const attributes = event as Record<string, unknown>;
-  const problem = checkVersionOf(event.specversion) ?? attributeProblem(attributes);
+  const problem = versionProblem(event.specversion) ?? attributeProblem(attributes);
   if (problem) throw new Error(problem);
   const headers = base.concat('content-type', typeof event.datacontenttype === 'string' ? event.datacontenttype : DEFAULT_DATA_TYPE);
   for (const name of Object.keys(attributes)) {
@@ -165,10 +83,6 @@ export function encodeBinary(event: CloudEventLike, base: readonly string[]): { 
   const data = event.data;
   const body = data === undefined || data === null ? undefined : typeof data === 'string' || data instanceof Uint8Array ? data : JSON.stringify(data);
   return { headers, body };
-}
-
-function checkVersionOf(version: unknown): string | undefined {
-  return (SPEC_VERSIONS as readonly unknown[]).includes(version) ? undefined : `unsupported spec version "${String(version)}"`;
 }
 
 /** Structured JSON of several events, for the reply to a batch. */
@@ -181,7 +95,7 @@ export function encodeBatch(events: CloudEventLike[]): string {
 export function newCloudEvent(attributes: Record<string, unknown>): CloudEventLike {
   const { CloudEvent } = cloudEventsSdk();
   const event = new CloudEvent(attributes as never, false) as unknown as CloudEventLike;
-  const problem = checkVersionOf(event.specversion) ?? attributeProblem(event);
+  const problem = versionProblem(event.specversion) ?? attributeProblem(event);
   if (problem) throw new TypeError(`Invalid CloudEvent: ${problem}.`);
   return event;
 }

@@ -115,14 +115,13 @@ describe('lifecycle', () => {
     expect(await r.exit()).toBe(0);
   });
 
-  it('the shutdown timeout bounds the wait', async () => {
+  it('the shutdown timeout bounds the wait; a drain cut short exits 1', async () => {
     const r = await launch([fixture('slow'), '--shutdown-timeout', '200']);
     const inflight = fetch(`${r.url}/?ms=5000`).then((x) => x.status).catch(() => 'cut');
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const started = Date.now();
     r.child.kill('SIGTERM');
-    expect(await r.exit()).toBe(0);
-    expect(Date.now() - started).toBeLessThan(4000);
+    expect(await r.exit()).toBe(1);
+    // Cut, not answered after its 5 s: the bound held.
     expect(await inflight).toBe('cut');
     expect(r.stdout()).toMatch(/shutdown timeout reached/);
   });
