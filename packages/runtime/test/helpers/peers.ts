@@ -3,8 +3,8 @@
  * port, and a request's observable answer is compared.
  */
 import type { Server } from 'node:http';
-import { createServer as netServer, type AddressInfo } from 'node:net';
 import faas from 'faas-js-runtime';
+import { freePort } from '../dev-helpers.js';
 import { start as ours } from '../../src/index.js';
 import type { FunctionModule, StartOptions } from '../../src/types.js';
 
@@ -14,13 +14,7 @@ const { start: theirs } = faas as { start: (fn: unknown, options: Record<string,
 export type AnyFn = FunctionModule | ((...args: never[]) => unknown);
 export interface Observation { status: number; type: string | null; body: string; headers: Record<string, string | null> }
 
-export async function freePort(): Promise<number> {
-  const srv = netServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as AddressInfo;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
+export { freePort };
 
 const servers: Server[] = [];
 
