@@ -2,14 +2,14 @@
  * A TypeScript project written for faas-js-runtime 4 (fixtures/faas-project: every type name it
  * exports, typed handle signatures, CloudEvent returns, the Function object, start() with
  * InvokerOptions) with this package installed under the name faas-js-runtime, as
- * `npm install faas-js-runtime@npm:@func/runtime` installs it: a copy of package.json and dist/ in
+ * `npm install faas-js-runtime@npm:@func/runtime` installs it: a copy of package.json, dist/ and bin/ in
  * node_modules/faas-js-runtime, and its `faas-js-runtime` bin linked in node_modules/.bin. The
  * project type-checks with strict tsc, passes its own test, and its start scripts
  * (`faas-js-runtime ./build/src/index.js`) serve it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,13 +30,12 @@ beforeAll(() => {
   const installed = join(dir, 'node_modules', 'faas-js-runtime');
   mkdirSync(installed, { recursive: true });
   cpSync(join(RUNTIME, 'package.json'), join(installed, 'package.json'));
-  cpSync(join(RUNTIME, 'dist'), join(installed, 'dist'), { recursive: true });
+  for (const part of ['dist', 'bin']) cpSync(join(RUNTIME, part), join(installed, part), { recursive: true });
   // The package's own dependencies, and the project's cloudevents and @types/node, as npm would place them.
   symlinkSync(REPO_MODULES, join(installed, 'node_modules'), 'dir');
   for (const dep of ['cloudevents', '@types']) symlinkSync(join(REPO_MODULES, dep), join(dir, 'node_modules', dep), 'dir');
   mkdirSync(join(dir, 'node_modules', '.bin'));
-  symlinkSync('../faas-js-runtime/dist/faas-cli.js', join(dir, 'node_modules', '.bin', 'faas-js-runtime'));
-  chmodSync(join(installed, 'dist', 'faas-cli.js'), 0o755);
+  symlinkSync('../faas-js-runtime/bin/faas-js-runtime.js', join(dir, 'node_modules', '.bin', 'faas-js-runtime'));
 });
 
 afterEach(() => {
@@ -80,7 +79,8 @@ describe('a faas-js-runtime TypeScript project, with faas-js-runtime swapped for
     const started = run('npm', ['start'], { PORT: String(port) });
     const body = await until('the function to answer', () => fetch(`http://127.0.0.1:${port}/?name=ada`).then((r) => r.text(), () => undefined));
     expect(body).toBe('Hello, ada!');
-    expect(started.output()).toMatch(/serving build\/src\/index\.js at http:\/\/localhost:\d+ \(log level warn, faas-js-runtime compatibility mode/);
+    // stderr arrives on its own pipe: wait for the line rather than race the reply.
+    await until('the start-up line', () => (/serving build\/src\/index\.js at http:\/\/localhost:\d+ \(log level warn, faas-js-runtime compatibility mode/.test(started.output()) ? true : undefined));
     process.kill(-started.child.pid!, 'SIGTERM');
     await started.exited;
     expect(await fetch(`http://127.0.0.1:${port}/`).then(() => 'up', () => 'stopped')).toBe('stopped');
