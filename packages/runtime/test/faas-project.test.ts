@@ -35,7 +35,7 @@ beforeAll(() => {
   symlinkSync(REPO_MODULES, join(installed, 'node_modules'), 'dir');
   for (const dep of ['cloudevents', '@types']) symlinkSync(join(REPO_MODULES, dep), join(dir, 'node_modules', dep), 'dir');
   mkdirSync(join(dir, 'node_modules', '.bin'));
-  symlinkSync('../faas-js-runtime/bin/faas-js-runtime.js', join(dir, 'node_modules', '.bin', 'faas-js-runtime'));
+  symlinkSync('../faas-js-runtime/bin/cli.js', join(dir, 'node_modules', '.bin', 'faas-js-runtime'));
 });
 
 afterEach(() => {
@@ -101,6 +101,9 @@ describe('a faas-js-runtime TypeScript project, with faas-js-runtime swapped for
     const version = run(bin, ['--version']);
     expect(await version.exited).toBe(0);
     expect(version.stdout().trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    // Projects' debug scripts run it by faas-js-runtime's own path: node ./node_modules/faas-js-runtime/bin/cli.js.
+    const byPath = run(process.execPath, [join(dir, 'node_modules', 'faas-js-runtime', 'bin', 'cli.js'), '--version']);
+    expect([await byPath.exited, byPath.stdout().trim()]).toEqual([0, version.stdout().trim()]);
     const missing = run(bin, ['--port', '1234']);
     expect(await missing.exited).toBe(2);
     expect(missing.output()).toMatch(/missing required argument 'file'/);
