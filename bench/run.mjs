@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runColdStarts } from './runtime/coldstart.mjs';
 import { withVariants } from './runtime/contention.mjs';
-import { baselineFramework, frameworks, repoRoot, useRuntimeCli } from './runtime/frameworks.mjs';
+import { baselineFramework, frameworks, repoRoot, singleThreadedGcFramework, useRuntimeCli } from './runtime/frameworks.mjs';
 import { bodyFileFor, loaderVersion } from './runtime/load.mjs';
 import { loadAverage, machineInfo, runtimeCommit } from './runtime/machine.mjs';
 import { USAGE, parseOptions, plannedSeconds } from './runtime/options.mjs';
@@ -69,7 +69,8 @@ async function main() {
   installCleanup();
   if (!pinSelf()) say('bench: taskset unavailable; numbers are not pinned to cores');
   armDeadline(opts.maxSeconds);
-  const known = opts.baseline ? [...frameworks, baselineFramework(opts.baseline)] : frameworks;
+  const known = [...frameworks, ...(opts.baseline ? [baselineFramework(opts.baseline)] : [])];
+  if (opts.frameworks.includes('func-runtime-stgc')) known.push(singleThreadedGcFramework());
   const fws = known.filter((f) => opts.frameworks.includes(f.id));
   const scenarios = withVariants(allScenarios.filter((s) => opts.scenarios.includes(s.id)), opts.contended);
   const tmp = mkdtempSync(join(tmpdir(), 'func-bench-'));

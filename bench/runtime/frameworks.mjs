@@ -77,6 +77,16 @@ export function baselineFramework(dir) {
   };
 }
 
+/**
+ * func-runtime again, with V8's garbage collector on the main thread alone (`--single-threaded-gc`,
+ * as NODE_OPTIONS sets it): on a core shared with another process, the parallel scavenger's helper
+ * threads wait for that core, and each pause grows with them.
+ */
+export function singleThreadedGcFramework() {
+  const base = frameworks.find((f) => f.id === 'func-runtime');
+  return { ...base, id: 'func-runtime-stgc', label: 'func-runtime, --single-threaded-gc', nodeFlags: ['--single-threaded-gc'] };
+}
+
 /** The ratio columns divide by this framework; CPU per request divides by the floor. */
 export const REFERENCE = 'faas-js-runtime';
 export const FLOOR = 'node-http';

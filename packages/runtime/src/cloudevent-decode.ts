@@ -7,7 +7,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { isJsonType, mediaType } from './body.js';
-import { attributeProblem, cloudEventsSdk, invalidEvent, versionProblem } from './cloudevents.js';
+import { attributeProblem, sdkCloudEvent, invalidEvent, versionProblem } from './cloudevents.js';
 import type { CloudEventLike } from './types.js';
 
 const BATCH_TYPE = 'application/cloudevents-batch+json';
@@ -39,13 +39,12 @@ function binaryData(raw: Buffer, type: string): unknown {
   return type.startsWith('text/') ? raw.toString('utf8') : raw;
 }
 
-/** The SDK's CloudEvent for attributes that passed the checks; its strict mode would run its JSON schema a second time. */
+/** The SDK's CloudEvent for attributes that pass the checks (the SDK's strict mode would run its JSON schema as well). */
 function toEvent(attributes: Record<string, unknown>, where: string, prefix = ''): CloudEventLike {
   const problem = versionProblem(attributes.specversion, prefix) ?? attributeProblem(attributes, prefix);
   if (problem) throw invalidEvent(`${where} is invalid: ${problem}.`);
   if (attributes.time !== undefined) attributes.time = new Date(Date.parse(String(attributes.time))).toISOString();
-  const { CloudEvent } = cloudEventsSdk();
-  return new CloudEvent(attributes as never, false) as unknown as CloudEventLike;
+  return sdkCloudEvent(attributes);
 }
 
 function decodeBinary(headers: IncomingHttpHeaders, raw: Buffer, type: string): CloudEventLike {

@@ -12,6 +12,7 @@ import { decodeCloudEvents, type DecodedEvents } from './cloudevent-decode.js';
 import { encodeBatch, isCloudEvent, isCloudEventRequest } from './cloudevents.js';
 import { compatBody, sendCompatError, sendCompatResult } from './compat.js';
 import { InvocationContext } from './context.js';
+import { Deadlines, type Timed } from './deadlines.js';
 import { RuntimeError, sendProblem } from './errors.js';
 import { closeAfterResponse } from './lingering-close.js';
 import { sendError, sendResult } from './response.js';
@@ -55,10 +56,12 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
   return v !== null && typeof v === 'object' && typeof (v as { then?: unknown }).then === 'function';
 }
 
-class Invocation {
+class Invocation implements Timed {
   ctx: InvocationContext | undefined = undefined;
-  timer: NodeJS.Timeout | undefined = undefined;
   finished = false;
+  deadline = 0;
+  prevTimed: Invocation | undefined = undefined;
+  nextTimed: Invocation | undefined = undefined;
   /** The arrival, then the call of `handle` once it happens: execution latency runs from there. */
   at: number;
   constructor(readonly req: IncomingMessage, readonly res: ServerResponse, arrived: number) {
@@ -71,11 +74,12 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
   const handle = fn.handle;
   const protocol = rt.compat ? FAAS_JS_RUNTIME : SPEC;
   const timeout = options.timeout;
+  const deadlines = timeout > 0 ? new Deadlines<Invocation>(timeout, onTimeout) : undefined;
 
   function finish(inv: Invocation, failed: boolean): void {
     if (inv.finished) return;
     inv.finished = true;
-    if (inv.timer) clearTimeout(inv.timer);
+    deadlines?.remove(inv);
     inflight.leave();
     metrics.record((performance.now() - inv.at) / 1000, failed);
   }
@@ -96,24 +100,18 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
   }
 
   function onTimeout(inv: Invocation): void {
-    inv.timer = undefined;
     const message = `The function did not answer within ${timeout} ms.`;
-    inv.ctx!.abort(new RuntimeError('timeout', message));
-    inv.ctx!.log.error(`function timed out after ${timeout} ms`);
+    inv.ctx?.abort(new RuntimeError('timeout', message));
+    (inv.ctx?.log ?? rt.logger).error(`function timed out after ${timeout} ms`);
     sendProblem(inv.res, 'timeout', message);
     finish(inv, true);
   }
 
-  async function call(ctx: InvocationContext, data: unknown): Promise<unknown> {
-    const out = handle.call(SCOPE, ctx, data);
-    return isThenable(out) ? await out : out;
-  }
-
-  function reply(inv: Invocation, value: unknown): void {
+  function reply(inv: Invocation, value: unknown, answeringEvent: boolean): void {
     let failed = false;
     if (!inv.res.headersSent) {
       try {
-        protocol.reply(inv.res, value, cors.headers(inv.req), false);
+        protocol.reply(inv.res, value, cors.headers(inv.req), answeringEvent);
       } catch (err) {
         failed = fail(inv, err);
       }
@@ -121,38 +119,61 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
     finish(inv, failed);
   }
 
-  async function runEvents(inv: Invocation, ctx: InvocationContext, raw: Buffer): Promise<void> {
-    const { req, res } = inv;
-    const decoded = decodeCloudEvents(req.headers, raw);
-    ctx.body = protocol.eventBody(decoded, raw, req) as InvocationContext['body'];
+  /**
+   * Calls `handle` once and answers with what it returns. A handle that answers synchronously
+   * allocates no promise at all; an async one costs one `then`. This is the path of nearly every
+   * request, plain or event, so it is written out.
+   */
+  function dispatch(inv: Invocation, ctx: InvocationContext, data: unknown, answeringEvent: boolean): void {
+    inv.at = metrics.invoked(inv.at);
+    let out: unknown;
+    try {
+      out = handle.call(SCOPE, ctx, data);
+    } catch (err) {
+      finish(inv, fail(inv, err));
+      return;
+    }
+    if (!isThenable(out)) reply(inv, out, answeringEvent);
+    else out.then((value) => reply(inv, value, answeringEvent), (err: unknown) => finish(inv, fail(inv, err)));
+  }
+
+  /** A batch: `handle` once per event, in order; the events it returns come back as one batch. */
+  async function runBatch(inv: Invocation, ctx: InvocationContext, events: CloudEventLike[]): Promise<void> {
     inv.at = metrics.invoked(inv.at);
     const replies: CloudEventLike[] = [];
-    let last: unknown;
-    for (const event of decoded.events) {
+    for (const event of events) {
       ctx.setEvent(event);
-      last = await call(ctx, protocol.data(event));
-      if (isCloudEvent(last)) replies.push(last);
+      const out = handle.call(SCOPE, ctx, protocol.data(event));
+      const result = isThenable(out) ? await out : out;
+      if (isCloudEvent(result)) replies.push(result);
     }
+    const { req, res } = inv;
     if (res.headersSent) return;
-    if (!decoded.batch) protocol.reply(res, last, cors.headers(req), true);
-    else if (replies.length === 0) sendResult(res, undefined, cors.headers(req));
+    if (replies.length === 0) sendResult(res, undefined, cors.headers(req));
     else sendResult(res, { statusCode: 200, headers: { 'content-type': BATCH_TYPE }, body: encodeBatch(replies) }, cors.headers(req));
   }
 
-  /** Events, and requests that arrive while `init` is still running: the general, async path. */
-  async function runAsync(inv: Invocation, ctx: InvocationContext, raw: Buffer, event: boolean): Promise<void> {
-    if (rt.ready) await rt.ready;
-    if (event) return runEvents(inv, ctx, raw);
-    inv.at = metrics.invoked(inv.at);
-    const result = await call(ctx, ctx.body);
-    if (!inv.res.headersSent) protocol.reply(inv.res, result, cors.headers(inv.req), false);
+  /** Events: decoded and checked before `handle` sees them; an invalid one is a 400. */
+  function runEvents(inv: Invocation, ctx: InvocationContext, raw: Buffer): void {
+    let decoded: DecodedEvents;
+    try {
+      decoded = decodeCloudEvents(inv.req.headers, raw);
+      ctx.body = protocol.eventBody(decoded, raw, inv.req) as InvocationContext['body'];
+    } catch (err) {
+      finish(inv, fail(inv, err));
+      return;
+    }
+    if (decoded.batch) {
+      runBatch(inv, ctx, decoded.events).then(() => finish(inv, false), (err: unknown) => finish(inv, fail(inv, err)));
+      return;
+    }
+    const event = decoded.events[0]!;
+    ctx.setEvent(event);
+    dispatch(inv, ctx, protocol.data(event), true);
   }
 
-  /**
-   * A plain HTTP request to a handle that answers synchronously allocates no promise at all; an
-   * async handle costs one `then`. This is the path of nearly every request, so it is written out.
-   */
   function run(inv: Invocation, raw: Buffer): void {
+    if (inv.finished) return; // timed out while init ran
     const { req, res } = inv;
     const event = isCloudEventRequest(req.headers);
     let body: unknown;
@@ -167,21 +188,15 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
       }
     }
     const ctx = (inv.ctx = new InvocationContext(req, res, rt, raw, body));
-    if (timeout > 0) inv.timer = setTimeout(onTimeout, timeout, inv);
-    if (event || rt.ready !== undefined) {
-      runAsync(inv, ctx, raw, event).then(() => finish(inv, false), (err: unknown) => finish(inv, fail(inv, err)));
-      return;
-    }
-    inv.at = metrics.invoked(inv.at);
-    let out: unknown;
-    try {
-      out = handle.call(SCOPE, ctx, ctx.body);
-    } catch (err) {
-      finish(inv, fail(inv, err));
-      return;
-    }
-    if (!isThenable(out)) reply(inv, out);
-    else out.then((value) => reply(inv, value), (err: unknown) => finish(inv, fail(inv, err)));
+    if (event) runEvents(inv, ctx, raw);
+    else dispatch(inv, ctx, ctx.body, false);
+  }
+
+  /** The timeout runs from here; requests that arrive while `init` is still running wait for it. */
+  function runWhenReady(inv: Invocation, raw: Buffer): void {
+    deadlines?.add(inv, performance.now());
+    if (rt.ready === undefined) run(inv, raw);
+    else rt.ready.then(() => run(inv, raw), (err: unknown) => finish(inv, fail(inv, err)));
   }
 
   return function invokeHandler(req, res) {
@@ -194,10 +209,10 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
     const inv = new Invocation(req, res, performance.now());
     const consumed = req.readableEnded || (req as { body?: unknown }).body !== undefined;
     if (consumed || !hasBody(req)) {
-      run(inv, EMPTY);
+      runWhenReady(inv, EMPTY);
       return;
     }
-    readBody(req, options.bodyLimit).then((raw) => run(inv, raw), (err: unknown) => {
+    readBody(req, options.bodyLimit).then((raw) => runWhenReady(inv, raw), (err: unknown) => {
       fail(inv, err);
       finish(inv, false);
     });
