@@ -192,7 +192,11 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
     else dispatch(inv, ctx, ctx.body, false);
   }
 
-  /** The timeout runs from here; requests that arrive while `init` is still running wait for it. */
+  /**
+   * The timeout runs from here (once the body is read: a slow upload is not the function's time);
+   * requests that arrive while `init` is still running wait for it. Deadlines are taken from the
+   * clock now, in the order they are added, which is what keeps the deadline list in order.
+   */
   function runWhenReady(inv: Invocation, raw: Buffer): void {
     deadlines?.add(inv, performance.now());
     if (rt.ready === undefined) run(inv, raw);
@@ -212,7 +216,8 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
       runWhenReady(inv, EMPTY);
       return;
     }
-    readBody(req, options.bodyLimit).then((raw) => runWhenReady(inv, raw), (err: unknown) => {
+    readBody(req, options.bodyLimit, (err, raw) => {
+      if (err === undefined) return runWhenReady(inv, raw);
       fail(inv, err);
       finish(inv, false);
     });

@@ -18,17 +18,22 @@ const requireLazy = createRequire(import.meta.url);
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 class Histogram {
-  readonly counts = new Float64Array(BUCKETS.length);
+  /** Observations per bucket, not cumulative: an observation bumps one slot (most land in the first). */
+  readonly counts = new Float64Array(BUCKETS.length + 1);
   sum = 0;
   count = 0;
   observe(seconds: number): void {
     this.sum += seconds;
     this.count++;
-    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]!) this.counts[i]!++;
+    let i = 0;
+    while (i < BUCKETS.length && seconds > BUCKETS[i]!) i++;
+    this.counts[i]!++;
   }
+  /** Prometheus buckets are cumulative: summed here, at scrape time. */
   values(name: string) {
+    let below = 0;
     const out: { metricName: string; labels: Record<string, string | number>; value: number }[] = BUCKETS.map((le, i) => ({
-      metricName: `${name}_bucket`, labels: { le }, value: this.counts[i]!,
+      metricName: `${name}_bucket`, labels: { le }, value: (below += this.counts[i]!),
     }));
     out.push({ metricName: `${name}_bucket`, labels: { le: '+Inf' }, value: this.count });
     out.push({ metricName: `${name}_sum`, labels: {}, value: this.sum });

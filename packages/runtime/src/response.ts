@@ -14,12 +14,21 @@ const OCTET = 'application/octet-stream';
 
 const cache = new WeakMap<readonly string[], Map<string, readonly string[]>>();
 
+let lastBase: readonly string[] | undefined;
+let lastType = '';
+let lastPairs: readonly string[] = [];
+
 /** base pairs + content-type, memoised per (base list, type): both come from small fixed sets. */
 function withType(base: readonly string[], type: string): readonly string[] {
+  // A server answers mostly one way: the last pair answers without a map lookup.
+  if (base === lastBase && type === lastType) return lastPairs;
   let byType = cache.get(base);
   if (!byType) cache.set(base, (byType = new Map()));
   let h = byType.get(type);
   if (!h) byType.set(type, (h = Object.freeze([...base, 'content-type', type])));
+  lastBase = base;
+  lastType = type;
+  lastPairs = h;
   return h;
 }
 
