@@ -43,8 +43,8 @@ export class CloudEventResponseBuilder implements CloudEventResponse {
     this.#attributes.specversion = version;
     return this;
   }
-  response(): CloudEvent {
-    return newCloudEvent(this.#attributes) as unknown as CloudEvent;
+  response<T = unknown>(): CloudEvent<T> {
+    return newCloudEvent(this.#attributes) as unknown as CloudEvent<T>;
   }
 }
 

@@ -43,13 +43,16 @@ export interface CloudEventLike {
   [attribute: string]: unknown;
 }
 
-/** Builds the CloudEvent a function answers with; `response()` returns the event. */
+/**
+ * Builds the CloudEvent a function answers with; `response()` returns the event, typed by its use
+ * (`const e: CloudEvent<Greeting> = ….response()`), as faas-js-runtime's untyped `CloudEvent` is.
+ */
 export interface CloudEventResponse {
   id(id: string): CloudEventResponse;
   source(source: string): CloudEventResponse;
   type(type: string): CloudEventResponse;
   version(version: string): CloudEventResponse;
-  response(): CloudEvent;
+  response<T = unknown>(): CloudEvent<T>;
 }
 
 /**
