@@ -83,7 +83,8 @@ describe('a faas-js-runtime TypeScript project, with faas-js-runtime swapped for
     await until('the start-up line', () => (/serving build\/src\/index\.js at http:\/\/localhost:\d+ \(log level warn, faas-js-runtime compatibility mode/.test(started.output()) ? true : undefined));
     process.kill(-started.child.pid!, 'SIGTERM');
     await started.exited;
-    expect(await fetch(`http://127.0.0.1:${port}/`).then(() => 'up', () => 'stopped')).toBe('stopped');
+    // npm may exit before the server it started has finished its drain: wait for the port to close.
+    expect(await until('the server to stop', () => fetch(`http://127.0.0.1:${port}/`).then(() => undefined, () => 'stopped'))).toBe('stopped');
   });
 
   it('a CloudEventFunction receives the whole event from `faas-js-runtime ./build/src/events.js`', async () => {
