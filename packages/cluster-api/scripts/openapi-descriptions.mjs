@@ -28,6 +28,9 @@ export const outputFile = fileURLToPath(new URL('../src/http/openapi-description
 const modules = {
   'k8s.io.api.core.v1': 'core/v1',
   'k8s.io.api.batch.v1': 'batch/v1',
+  'k8s.io.api.apps.v1': 'apps/v1',
+  'k8s.io.api.coordination.v1': 'coordination/v1',
+  'k8s.io.api.policy.v1': 'policy/v1',
   'k8s.io.api.authorization.v1': 'authorization/v1',
   'k8s.io.api.authentication.v1': 'authentication/v1',
   'k8s.io.apimachinery.pkg.apis.meta.v1': 'meta/v1',

@@ -20,7 +20,7 @@ import type { TlsMaterial } from './auth/tls.js';
 import { ensureTls, loadTls, servingHosts } from './auth/tls.js';
 import { ServiceAccountTokens, ephemeralSigningKey, loadOrCreateSigningKey, withServiceAccountTokens } from './auth/service-account-tokens.js';
 import type { Registry } from './registry/rest.js';
-import { createRegistry, ensureSystemNamespaces } from './registry/index.js';
+import { createRegistry, ensureSystemNamespaces, ensureSystemPriorityClasses } from './registry/index.js';
 import { startControllers } from './controllers/index.js';
 import { openStorage } from './storage/factory.js';
 import type { Storage } from './storage/interface.js';
@@ -69,6 +69,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
     });
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);
   await ensureSystemNamespaces(registry);
+  await ensureSystemPriorityClasses(registry);
   const watches = new Set<ServerResponse>();
   const handler = createApp({
     registry,

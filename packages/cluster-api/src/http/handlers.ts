@@ -92,7 +92,7 @@ function readEncoded(route: Route, ex: Exchange, ctx: RequestContext): Uint8Arra
 /** A connect subresource (log, exec, …): checked by the store, then its handler takes the exchange over. */
 async function connect(route: Route, ex: Exchange, ctx: RequestContext): Promise<void> {
   if (!route.store.connect) throw pathNotFound();
-  const handler = await route.store.connect(ctx, route.name!, { subresource: route.subresource!, query: ex.query });
+  const handler = await route.store.connect(ctx, route.name!, { subresource: route.subresource!, query: ex.query, path: route.path ?? '' });
   await handler(ex.req, ex.res);
 }
 

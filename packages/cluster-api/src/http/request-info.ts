@@ -27,6 +27,8 @@ export interface ResourceInfo {
   namespace?: string;
   name?: string;
   subresource?: string;
+  /** After a `proxy` subresource: the rest of the path, as Kubernetes keeps it (`nodes/n1/proxy/metrics`). */
+  path?: string;
 }
 
 export interface NonResourceInfo {
@@ -106,9 +108,12 @@ function resourceInfo(
     else namespace = undefined;
   }
   const [plural, name, subresource, ...extra] = parts;
-  if (!plural || extra.length > 0) return nonResource(path);
+  // Only a proxy subresource addresses something below itself (Kubernetes' RequestInfo keeps the rest as its path).
+  if (!plural || (extra.length > 0 && subresource !== 'proxy')) return nonResource(path);
   const verb = verbOf(method, name !== undefined, watchPath || truthy(query.get('watch')));
-  return { type: 'resource', verb, group, version, plural, namespace, name, subresource };
+  const info: ResourceInfo = { type: 'resource', verb, group, version, plural, namespace, name, subresource };
+  if (subresource === 'proxy') info.path = extra.join('/');
+  return info;
 }
 
 /** Method + shape → verb; `undefined` for a method no resource path accepts (the router answers 405). */

@@ -16,6 +16,8 @@ export interface Route {
   subresource?: string;
   /** The kind's entry for `subresource`: its verbs, the kind it answers with, its behaviour. */
   sub?: SubresourceDef;
+  /** Below a proxy subresource: the rest of the path. */
+  path?: string;
 }
 
 export function resolve(registry: Registry, info: ResourceInfo, method: string): Route {
@@ -32,7 +34,7 @@ export function resolve(registry: Registry, info: ResourceInfo, method: string):
     const sub = subresourceOf(def, info.subresource);
     if (!sub) throw pathNotFound();
     if (!(sub.verbs as readonly string[]).includes(verb)) throw methodNotAllowed(verb, gr);
-    return { store, verb, namespace: info.namespace, name: info.name, subresource: info.subresource, sub };
+    return { store, verb, namespace: info.namespace, name: info.name, subresource: info.subresource, sub, ...(info.path !== undefined && { path: info.path }) };
   }
   const named = info.name !== undefined;
   // POST to a name, or PUT / PATCH to a collection, address nothing Kubernetes serves.

@@ -8,6 +8,9 @@
 import type { KubeList, KubeObject, ListMeta } from '../api/meta.js';
 import type { ResourceDefinition, TableColumn } from '../registry/definition.js';
 import { badRequest } from '../api/errors.js';
+import { ageColumn, nameColumn } from '../registry/kinds/columns.js';
+
+export { humanDuration } from '../registry/kinds/columns.js';
 
 export const IncludeObjectPolicies = ['None', 'Metadata', 'Object'] as const;
 export type IncludeObjectPolicy = (typeof IncludeObjectPolicies)[number];
@@ -26,24 +29,10 @@ export function includeObjectOf(value: string | null): IncludeObjectPolicy {
   throw badRequest(`includeObject: Unsupported value: "${value.slice(0, 50)}": supported values: "Metadata", "None", "Object"`);
 }
 
-const nameColumn: TableColumn = {
-  name: 'Name',
-  type: 'string',
-  format: 'name',
-  description: 'Name must be unique within a namespace.',
-  cell: (o) => o.metadata.name ?? '',
-};
-
-const ageColumn: TableColumn = {
-  name: 'Age',
-  type: 'string',
-  description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
-  cell: (o) => humanAge(o.metadata.creationTimestamp),
-};
-
 /** Name, the standard columns, Age, then the `-o wide` ones (priority > 0), as kube-apiserver's printers order them. */
-const columnsOf = (def: ResourceDefinition): TableColumn[] => {
+const columnsOf = (def: ResourceDefinition): readonly TableColumn[] => {
   const columns = def.columns ?? [];
+  if (def.ownColumns) return columns;
   return [nameColumn, ...columns.filter((c) => !c.priority), ageColumn, ...columns.filter((c) => c.priority)];
 };
 
@@ -74,7 +63,7 @@ export function toTable(
   };
 }
 
-function row(columns: TableColumn[], obj: KubeObject, include: IncludeObjectPolicy, version: string): Table['rows'][number] {
+function row(columns: readonly TableColumn[], obj: KubeObject, include: IncludeObjectPolicy, version: string): Table['rows'][number] {
   const cells = columns.map((c) => safeCell(c, obj));
   if (include === 'None') return { cells };
   if (include === 'Object') return { cells, object: obj };
@@ -93,29 +82,3 @@ function safeCell(column: TableColumn, obj: KubeObject): unknown {
     return '<unknown>';
   }
 }
-
-/** k8s.io/apimachinery/pkg/util/duration.HumanDuration: the AGE kubectl users read. */
-export function humanDuration(ms: number): string {
-  const seconds = Math.floor(ms / 1000);
-  if (seconds < -1) return '<invalid>';
-  if (seconds < 0) return '0s';
-  if (seconds < 120) return `${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
-  if (minutes < 180) return `${minutes}m`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
-  if (hours < 48) return `${hours}h`;
-  if (hours < 24 * 8) return hours % 24 === 0 ? `${Math.floor(hours / 24)}d` : `${Math.floor(hours / 24)}d${hours % 24}h`;
-  const days = Math.floor(hours / 24);
-  if (hours < 24 * 365 * 2) return `${days}d`;
-  const years = Math.floor(days / 365);
-  if (hours < 24 * 365 * 8) return days % 365 === 0 ? `${years}y` : `${years}y${days % 365}d`;
-  return `${years}y`;
-}
-
-const humanAge = (timestamp: string | undefined): string => {
-  if (!timestamp) return '<unknown>';
-  const t = Date.parse(timestamp);
-  return Number.isNaN(t) ? '<unknown>' : humanDuration(Date.now() - t);
-};

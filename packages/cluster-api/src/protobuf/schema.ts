@@ -18,6 +18,9 @@ export const protoFiles = [
   'k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto',
   'k8s.io/api/core/v1/generated.proto',
   'k8s.io/api/batch/v1/generated.proto',
+  'k8s.io/api/apps/v1/generated.proto',
+  'k8s.io/api/coordination/v1/generated.proto',
+  'k8s.io/api/policy/v1/generated.proto',
   'k8s.io/api/authorization/v1/generated.proto',
   'k8s.io/api/authentication/v1/generated.proto',
   'github.com/openshift/api/security/v1/generated.proto',
@@ -36,8 +39,10 @@ const packagesByApiVersion: Record<string, readonly string[]> = {
   v1: [Core, Security, Meta],
   'meta.k8s.io/v1': [Meta],
   'security.openshift.io/v1': [Security],
-  // Schemaless here, so never answered in protobuf; read because `kubectl create job` posts protobuf.
   'batch/v1': ['k8s.io.api.batch.v1'],
+  'apps/v1': ['k8s.io.api.apps.v1'],
+  'coordination.k8s.io/v1': ['k8s.io.api.coordination.v1'],
+  'policy/v1': ['k8s.io.api.policy.v1'],
   'authorization.k8s.io/v1': ['k8s.io.api.authorization.v1'],
   // TokenRequest (serviceaccounts/token) and SelfSubjectReview; TokenReview has no message here (JSON only).
   'authentication.k8s.io/v1': ['k8s.io.api.authentication.v1'],

@@ -29,3 +29,19 @@ export const servedAt = (storage: ResourceDefinition, at: ServedAt, { conversion
   const { group, version, plural } = storage;
   return { ...storage, ...specifics, ...at, storedAs: { group, version, plural, ...(conversion && { conversion }) } };
 };
+
+/**
+ * Kubernetes' version priority (k8s.io/apimachinery/pkg/version.CompareKubeAwareVersionStrings):
+ * GA before beta before alpha, higher numbers first. The preferred version is the first.
+ */
+export function compareVersions(a: string, b: string): number {
+  const rank = (v: string): [number, number, number] => {
+    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+    if (!m) return [-1, 0, 0];
+    const stability = m[2] === undefined ? 3 : m[2] === 'beta' ? 2 : 1;
+    return [stability, Number(m[1]), Number(m[3] ?? 0)];
+  };
+  const [ra, rb] = [rank(a), rank(b)];
+  for (let i = 0; i < 3; i++) if (ra[i] !== rb[i]) return rb[i]! - ra[i]!;
+  return a.localeCompare(b);
+}

@@ -10,6 +10,7 @@ export const FieldErrorTypes = [
   'FieldValueDuplicate',
   'FieldValueForbidden',
   'FieldValueTooLong',
+  'FieldValueTooMany',
   'FieldValueTypeInvalid',
 ] as const;
 export type FieldErrorType = (typeof FieldErrorTypes)[number];
@@ -62,6 +63,12 @@ export const tooLong = (field: string, max: number): FieldError => ({
   type: 'FieldValueTooLong',
   field,
   message: `Too long: must have at most ${max} bytes`,
+});
+
+export const tooMany = (field: string, actual: number, max: number): FieldError => ({
+  type: 'FieldValueTooMany',
+  field,
+  message: `Too many: ${actual}: must have at most ${max} items`,
 });
 
 export const FieldImmutable = 'field is immutable';

@@ -12,6 +12,14 @@ type CoreInput = Omit<ResourceDefinition, 'group' | 'version' | 'listKind'> & Pa
 /** A core-group (`v1`) definition. */
 export const core = (def: CoreInput): ResourceDefinition => ({ group: '', version: 'v1', listKind: `${def.kind}List`, ...def });
 
+/** A definition in a named group version (`apps/v1`). */
+export const inGroup = (group: string, version: string) => (def: CoreInput): ResourceDefinition => ({ group, version, listKind: `${def.kind}List`, ...def });
+
+/** A non-negative integer field, or absent (ValidateNonnegativeField). */
+export const nonNegative = (v: unknown): boolean => v === undefined || v === null || (Number.isInteger(v) && (v as number) >= 0);
+
+export const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
+
 export type Obj = Record<string, unknown>;
 
 /** The object at `field`, created when absent (for defaulting). */

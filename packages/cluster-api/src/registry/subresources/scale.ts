@@ -19,21 +19,34 @@ export const selectorString = (set: unknown): string =>
     .map(([k, v]) => `${k}=${String(v)}`)
     .join(',');
 
-/** The Scale of `o`: its identity, spec.replicas, and the observed count with the selector that counts it. */
-function toScale(o: KubeObject, selector: (o: KubeObject) => string): KubeObject {
+/** Where a Scale kind lives: autoscaling/v1, or the beta groups' own (apps/v1beta1, extensions/v1beta1). */
+export interface ScaleKind {
+  group: string;
+  version: string;
+}
+
+const AutoscalingV1: ScaleKind = { group: 'autoscaling', version: 'v1' };
+
+/**
+ * The Scale of `o`: its identity, spec.replicas, and the observed count with the selector that counts
+ * it. The beta groups' Scale has the selector as a map (matchLabels) and as a string (targetSelector).
+ */
+function toScale(o: KubeObject, selector: (o: KubeObject) => string, as: ScaleKind): KubeObject {
   const { name, namespace, uid, resourceVersion, creationTimestamp } = o.metadata;
   const spec = obj(o.spec);
+  const replicas = count(obj(o.status).replicas);
+  const legacy = as.group !== 'autoscaling';
   return {
     kind: 'Scale',
-    apiVersion: 'autoscaling/v1',
+    apiVersion: `${as.group}/${as.version}`,
     metadata: { name, namespace, uid, resourceVersion, creationTimestamp },
     spec: { replicas: count(spec.replicas) },
-    status: { replicas: count(obj(o.status).replicas), selector: selector(o) },
+    status: legacy ? { replicas, selector: obj(obj(spec.selector).matchLabels), targetSelector: selector(o) } : { replicas, selector: selector(o) },
   };
 }
 
 /** ValidateScale: the replica count a Scale body asks for, or 422 / 400 naming what is wrong. */
-function requestedReplicas(body: unknown, name: string): { replicas: number; resourceVersion?: string } {
+function requestedReplicas(body: unknown, name: string, as: ScaleKind): { replicas: number; resourceVersion?: string } {
   if (!isObject(body)) throw badRequest('the body must be an autoscaling/v1 Scale object');
   const meta = obj(body.metadata);
   if (meta.name !== undefined && meta.name !== name)
@@ -41,21 +54,21 @@ function requestedReplicas(body: unknown, name: string): { replicas: number; res
   const replicas = obj(body.spec).replicas;
   if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
     const message = typeof replicas === 'number' ? 'must be greater than or equal to 0' : 'must be an integer';
-    throw invalid('Scale', 'autoscaling', name, [{ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(replicas ?? null)}: ${message}`, field: 'spec.replicas' }]);
+    throw invalid('Scale', as.group, name, [{ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(replicas ?? null)}: ${message}`, field: 'spec.replicas' }]);
   }
   const resourceVersion = typeof meta.resourceVersion === 'string' && meta.resourceVersion ? meta.resourceVersion : undefined;
   return { replicas, ...(resourceVersion && { resourceVersion }) };
 }
 
 /** `scale` of a kind whose replica count is spec.replicas; `selector`: the label selector string of what it counts. */
-export const scale = (selector: (o: KubeObject) => string): SubresourceDef => ({
+export const scale = (selector: (o: KubeObject) => string, as: ScaleKind = AutoscalingV1): SubresourceDef => ({
   verbs: ['get', 'patch', 'update'],
-  kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+  kind: { ...as, kind: 'Scale' },
   behaviour: {
     type: 'view',
-    read: (o) => toScale(o, selector),
+    read: (o) => toScale(o, selector, as),
     decode(body, { name }) {
-      const { replicas, resourceVersion } = requestedReplicas(body, name);
+      const { replicas, resourceVersion } = requestedReplicas(body, name, as);
       return { view: replicas, resourceVersion };
     },
     merge(replicas: number, old) {
