@@ -55,6 +55,11 @@ describe('parseRequestInfo', () => {
     expect(parseRequestInfo('GET', '/apis/batch/v1/watch/jobs', q())).toMatchObject({ verb: 'watch', group: 'batch', plural: 'jobs' });
   });
 
+  it('keeps the path below a proxy subresource, as Kubernetes does for nodes/proxy and pods/proxy', () => {
+    expect(parseRequestInfo('GET', '/api/v1/nodes/n1/proxy/metrics/cadvisor', q())).toMatchObject({ type: 'resource', plural: 'nodes', name: 'n1', subresource: 'proxy', path: 'metrics/cadvisor' });
+    expect(parseRequestInfo('GET', '/api/v1/nodes/n1/proxy', q())).toMatchObject({ subresource: 'proxy', path: '' });
+  });
+
   it.each(['/', '/healthz', '/version', '/oapi', '/api/v2', '/api/v1/namespaces/ns/pods/p/status/extra', '/api/v1/watch', '/oapi/v1/pods', '/x/api/v1'])(
     '%s is not a resource path',
     (path) => {

@@ -71,7 +71,9 @@ export const deploymentExtensions = servedAt(deployment, extensions, {
   conversion: rollbackTo,
   strategy: deploymentStrategy({ surge: 1, unavailable: 1, revisionHistoryLimit: MaxInt32, progressDeadlineSeconds: MaxInt32 }, selectorFromTemplate, false),
   subresources: { status: statusOf(deployment), scale: betaScale('extensions') },
+  // kubectl 1.32 warns when a short name matches a resource of another group; Kubernetes 1.7's extensions had none in `all` either.
   categories: undefined,
+  shortNames: undefined,
 });
 
 export const statefulSetAppsV1beta1 = servedAt(statefulSet, appsV1beta1, {
@@ -92,12 +94,14 @@ export const daemonSetExtensions = servedAt(daemonSet, extensions, {
     defaultDaemonSet(o);
   }, false),
   categories: undefined,
+  shortNames: undefined,
 });
 
 export const replicaSetExtensions = servedAt(replicaSet, extensions, {
   strategy: replicaSetStrategy(selectorFromTemplate, false),
   subresources: { status: statusOf(replicaSet), scale: betaScale('extensions') },
   categories: undefined,
+  shortNames: undefined,
 });
 
 export const appsServedVersions: readonly ResourceDefinition[] = [

@@ -163,4 +163,6 @@ export const eventsV1: ResourceDefinition = servedAt(event, { group: 'events.k8s
     fieldsOf: fieldsOfV1,
   },
   columns: event.columns!.map((c) => ({ ...c, cell: asStored(c.cell) })),
+  // `ev` stays core/v1's: kubectl 1.32 warns when a short name matches in two groups.
+  shortNames: undefined,
 });

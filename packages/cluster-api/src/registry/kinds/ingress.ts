@@ -114,6 +114,7 @@ const extensionsConversion: Conversion = {
 /** extensions/v1beta1 checks the same rules on the v1 form; a path's type defaults to ImplementationSpecific there. */
 export const ingressExtensions = servedAt(ingress, { group: 'extensions', version: 'v1beta1' }, {
   conversion: extensionsConversion,
+  shortNames: undefined,
   strategy: {
     prepareForCreate(o) {
       defaultPathTypes(o);

@@ -66,4 +66,4 @@ export const networkPolicy = inGroup('networking.k8s.io', 'v1')({
   columns: [column('Pod-Selector', (o) => formatLabelSelector(spec(o).podSelector), { description: 'Selects the pods to which this NetworkPolicy object applies.' })],
 });
 
-export const networkPolicyExtensions = servedAt(networkPolicy, { group: 'extensions', version: 'v1beta1' });
+export const networkPolicyExtensions = servedAt(networkPolicy, { group: 'extensions', version: 'v1beta1' }, { shortNames: undefined });

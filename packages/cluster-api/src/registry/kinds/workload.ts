@@ -13,9 +13,19 @@ import { defaultPodSpec, validatePodSpec } from './pod-spec.js';
 export const templateOf = (o: KubeObject): Obj => obj(spec(o).template);
 export const templateLabels = (template: Obj): Record<string, string> => obj(obj(template.metadata).labels) as Record<string, string>;
 
-/** The template's pod spec defaults (SetDefaults_PodSpec and friends), under `spec.template`. */
+/**
+ * The template's pod spec defaults (SetDefaults_PodSpec and friends), under `spec.template`. The
+ * service account is the ServiceAccount admission's business, for pods only: a template keeps none.
+ */
 export const defaultTemplate = (s: Obj): void => {
-  if (s.template !== undefined) defaultPodSpec(child(child(s, 'template'), 'spec'));
+  if (s.template === undefined) return;
+  const pod = child(child(s, 'template'), 'spec');
+  const asked = [pod.serviceAccountName, pod.serviceAccount];
+  defaultPodSpec(pod);
+  if (asked[0] === undefined && asked[1] === undefined) {
+    delete pod.serviceAccountName;
+    delete pod.serviceAccount;
+  }
 };
 
 /** v1beta1 defaulting: no selector means the template's labels, and so do the object's own labels when it has none. */
@@ -47,8 +57,11 @@ export const validateSelectedTemplate = (s: Obj, at: string, rules: TemplateRule
   const selector = s.selector;
   if (selector === undefined || selector === null) errs.push(required(`${at}.selector`));
   else {
-    errs.push(...validateLabelSelector(selector, `${at}.selector`));
+    const selectorErrors = validateLabelSelector(selector, `${at}.selector`);
+    errs.push(...selectorErrors);
     if (isEmptySelector(selector)) errs.push(invalidValue(`${at}.selector`, selector, `empty selector is invalid for ${rules.noun}`));
+    // LabelSelectorAsSelector fails: Kubernetes then checks no template against it.
+    if (selectorErrors.some((e) => e.field.includes('.matchExpressions['))) return [...errs, invalidValue(`${at}.selector`, selector, 'invalid label selector')];
   }
   if (s.template === undefined || s.template === null) return [...errs, required(`${at}.template`)];
   const template = obj(s.template);
