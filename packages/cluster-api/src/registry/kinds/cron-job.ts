@@ -85,7 +85,7 @@ export const cronJob = inGroup('batch', 'v1')({
   columns: [
     column('Schedule', (o) => str(spec(o).schedule), { description: 'The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.' }),
     column('Timezone', (o) => str(spec(o).timeZone) || '<none>', { description: 'The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones.' }),
-    column('Suspend', (o) => spec(o).suspend === true, { type: 'boolean', description: 'This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false.' }),
+    column('Suspend', (o) => (spec(o).suspend === true ? 'True' : 'False'), { type: 'boolean', description: 'This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false.' }),
     column('Active', (o) => arr(status(o).active).length, { type: 'integer', description: 'A list of pointers to currently running jobs.' }),
     column('Last Schedule', (o) => (status(o).lastScheduleTime ? humanAge(status(o).lastScheduleTime) : '<none>'), { description: 'Information when was the last time the job was successfully scheduled.' }),
     ...templateColumns((o) => jobTemplate(o).template, (o) => jobTemplate(o).selector),
