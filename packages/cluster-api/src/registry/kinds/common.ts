@@ -53,3 +53,23 @@ export const accessModes = (modes: unknown): string =>
   arr(modes).map((m) => ({ ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' })[str(m)] ?? str(m)).join(',');
 
 export const AccessModes = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'] as const;
+
+const TimeWithZone = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * metav1.MicroTime as Kubernetes writes it (RFC 3339 in UTC with six fractional digits), from any
+ * RFC 3339 time a client sends; anything else is returned as it is, for validation to refuse.
+ */
+export const microTime = (v: unknown): unknown => {
+  if (typeof v !== 'string') return v;
+  const m = TimeWithZone.exec(v);
+  if (!m) return v;
+  const seconds = Date.parse(`${m[1]}${m[3]}`);
+  if (Number.isNaN(seconds)) return v;
+  return `${new Date(seconds).toISOString().slice(0, 19)}.${(m[2] ?? '').padEnd(6, '0').slice(0, 6)}Z`;
+};
+
+/** The MicroTime fields of `o` named by `fields`, in Kubernetes' form. */
+export const normalizeMicroTimes = (o: Obj, fields: readonly string[]): void => {
+  for (const f of fields) if (o[f] !== undefined && o[f] !== null) o[f] = microTime(o[f]);
+};

@@ -11,7 +11,7 @@ import type { KubeObject } from '../../api/meta.js';
 import type { Conversion, ResourceDefinition } from '../definition.js';
 import { check, invalidValue, isDNS1123Subdomain, isQualifiedName, required, type FieldError } from '../generic/validation.js';
 import { servedAt } from '../versions.js';
-import { AllVerbs, column, core, num, obj, str } from './common.js';
+import { AllVerbs, column, core, normalizeMicroTimes, num, obj, str } from './common.js';
 import { humanAge, nameColumn } from './columns.js';
 
 const ReportingInstanceLengthLimit = 128;
@@ -65,6 +65,12 @@ const validateV1 = (o: KubeObject): FieldError[] => {
   return errs;
 };
 
+/** eventTime and series.lastObservedTime are MicroTimes: stored as Kubernetes writes them. */
+const canonicalizeTimes = (o: KubeObject): void => {
+  normalizeMicroTimes(o as Record<string, unknown>, ['eventTime']);
+  if (o.series && typeof o.series === 'object') normalizeMicroTimes(o.series as Record<string, unknown>, ['lastObservedTime']);
+};
+
 /** `kind/name` of the involved object, as printEvent's Object column. */
 const target = (involved: Record<string, unknown>): string =>
   str(involved.name) ? `${str(involved.kind).toLowerCase()}/${str(involved.name)}` : str(involved.kind).toLowerCase();
@@ -103,6 +109,7 @@ export const event = core({
     'series', 'action', 'related', 'reportingComponent', 'reportingInstance'],
   strategy: {
     validate: (o) => validateLegacy(o, 'reportingComponent'),
+    canonicalize: canonicalizeTimes,
     generationChanged: () => false,
     fieldsOf,
   },
@@ -159,6 +166,7 @@ export const eventsV1: ResourceDefinition = servedAt(event, { group: 'events.k8s
     'deprecatedSource', 'deprecatedFirstTimestamp', 'deprecatedLastTimestamp', 'deprecatedCount'],
   strategy: {
     validate: asStored(validateV1),
+    canonicalize: canonicalizeTimes,
     generationChanged: () => false,
     fieldsOf: fieldsOfV1,
   },

@@ -5,7 +5,7 @@
  */
 import type { KubeObject } from '../../api/meta.js';
 import { invalidValue, notSupported, type FieldError } from '../generic/validation.js';
-import { AllVerbs, column, inGroup, spec, str } from './common.js';
+import { AllVerbs, child, column, inGroup, normalizeMicroTimes, spec, str } from './common.js';
 
 const Strategies = ['OldestEmulationVersion'] as const;
 const MicroTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
@@ -35,6 +35,6 @@ export const lease = inGroup('coordination.k8s.io', 'v1')({
   namespaced: true,
   verbs: AllVerbs,
   fields: ['spec'],
-  strategy: { validate },
+  strategy: { validate, canonicalize: (o) => normalizeMicroTimes(child(o, 'spec'), ['acquireTime', 'renewTime']) },
   columns: [column('Holder', (o) => str(spec(o).holderIdentity), { description: 'holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.' })],
 });
