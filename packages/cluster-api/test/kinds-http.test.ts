@@ -112,11 +112,13 @@ describe.each(['sqlite', 'etcd'] as const)('the new kinds on %s', (backend) => {
   });
 
   it('serves core and events.k8s.io Events as one set, selected by the involved object as kubectl describe asks', async () => {
+    // Recent: Events older than the TTL (1 h) are removed.
+    const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const web = (await call('GET', at('apps/v1', 'deployments', 'web'))).json;
     const involved = { kind: 'Deployment', namespace: ns, name: 'web', uid: web.metadata.uid, apiVersion: 'apps/v1' };
-    const core = await call('POST', at('v1', 'events'), { apiVersion: 'v1', kind: 'Event', metadata: { name: 'web.1' }, involvedObject: involved, reason: 'ScalingReplicaSet', message: 'Scaled up replica set web-1 to 3', type: 'Normal', source: { component: 'deployment-controller' }, firstTimestamp: '2026-01-01T00:00:00Z', lastTimestamp: '2026-01-01T00:00:00Z', count: 1 });
+    const core = await call('POST', at('v1', 'events'), { apiVersion: 'v1', kind: 'Event', metadata: { name: 'web.1' }, involvedObject: involved, reason: 'ScalingReplicaSet', message: 'Scaled up replica set web-1 to 3', type: 'Normal', source: { component: 'deployment-controller' }, firstTimestamp: now(), lastTimestamp: now(), count: 1 });
     expect(core.status).toBe(201);
-    const strict = await call('POST', at('events.k8s.io/v1', 'events'), { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'web.2' }, regarding: involved, reason: 'Rolled', note: 'rolled out', type: 'Normal', action: 'Rollout', eventTime: '2026-01-01T00:00:01.000000Z', reportingController: 'example.com/rollouts', reportingInstance: 'r-1' });
+    const strict = await call('POST', at('events.k8s.io/v1', 'events'), { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'web.2' }, regarding: involved, reason: 'Rolled', note: 'rolled out', type: 'Normal', action: 'Rollout', eventTime: new Date().toISOString(), reportingController: 'example.com/rollouts', reportingInstance: 'r-1' });
     expect(strict.status).toBe(201);
     const loose = await call('POST', at('events.k8s.io/v1', 'events'), { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'web.3' }, regarding: involved, reason: 'X', type: 'Normal' });
     expect([loose.status, causes(loose)]).toEqual([422, ['eventTime']]);

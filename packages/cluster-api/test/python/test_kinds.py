@@ -118,7 +118,7 @@ def test_events_listed_by_involved_object(core, namespace):
     # An event recorded with eventTime (the events.k8s.io model requires one to deserialize).
     core.create_namespaced_event(namespace, client.CoreV1Event(
         metadata=client.V1ObjectMeta(name="other.0"), involved_object=client.V1ObjectReference(kind="Pod", name="other", namespace=namespace), reason="Scheduled", type="Normal",
-        event_time=datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc), reporting_component="example.com/py", reporting_instance="py-1", action="Schedule", message="placed"))
+        event_time=datetime.datetime.now(datetime.timezone.utc), reporting_component="example.com/py", reporting_instance="py-1", action="Schedule", message="placed"))
     found = core.list_namespaced_event(namespace, field_selector="involvedObject.kind=Pod,involvedObject.name=web")
     assert [e.reason for e in found.items] == ["Scheduled", "Pulled"]
     events = client.EventsV1Api(core.api_client).list_namespaced_event(namespace, field_selector="regarding.name=other")
