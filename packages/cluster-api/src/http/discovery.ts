@@ -6,7 +6,7 @@
 import type { ResourceDefinition, Verb } from '../registry/definition.js';
 import { groupVersion } from '../registry/definition.js';
 import type { GroupVersionKind } from '../registry/subresource.js';
-import { compareVersions } from '../registry/versions.js';
+import { compareVersions, groupPriority } from '../registry/versions.js';
 
 interface APIResource {
   name: string;
@@ -94,8 +94,10 @@ export class Discovery {
     };
   }
 
+  /** Highest priority first (kube-apiserver's order, see groupPriority); otherwise as registered. */
   groupList(): object {
-    return { kind: 'APIGroupList', apiVersion: 'v1', groups: [...this.groups.values()] };
+    const groups = [...this.groups.values()].sort((a, b) => groupPriority(b.name) - groupPriority(a.name));
+    return { kind: 'APIGroupList', apiVersion: 'v1', groups };
   }
 
   group(name: string): APIGroup | undefined {

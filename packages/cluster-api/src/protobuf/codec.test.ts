@@ -201,10 +201,10 @@ function varint(n: number): Buffer {
 describe('servesProtobuf', () => {
   it('answers in protobuf only for typed kinds, never for schemaless ones (even when a message exists)', () => {
     const served = [...new Set(allKinds.filter(servesProtobuf).map((d) => d.kind))];
-    expect(served.sort()).toEqual(['ComponentStatus', 'ConfigMap', 'ControllerRevision', 'CronJob', 'DaemonSet', 'Deployment', 'Endpoints', 'Event', 'Job', 'Lease', 'LimitRange',
-      'LocalSubjectAccessReview', 'Namespace', 'Node', 'PersistentVolume', 'PersistentVolumeClaim', 'Pod', 'PodDisruptionBudget', 'PodTemplate', 'ReplicaSet',
-      'ReplicationController', 'ResourceQuota', 'Secret', 'SecurityContextConstraints', 'SelfSubjectAccessReview', 'SelfSubjectReview', 'Service', 'ServiceAccount',
-      'StatefulSet', 'SubjectAccessReview']);
+    expect(served.sort()).toEqual(['ComponentStatus', 'ConfigMap', 'ControllerRevision', 'CronJob', 'DaemonSet', 'Deployment', 'EndpointSlice', 'Endpoints', 'Event', 'Ingress',
+      'IngressClass', 'Job', 'Lease', 'LimitRange', 'LocalSubjectAccessReview', 'Namespace', 'NetworkPolicy', 'Node', 'PersistentVolume', 'PersistentVolumeClaim', 'Pod',
+      'PodDisruptionBudget', 'PodTemplate', 'PriorityClass', 'ReplicaSet', 'ReplicationController', 'ResourceQuota', 'Secret', 'SecurityContextConstraints',
+      'SelfSubjectAccessReview', 'SelfSubjectReview', 'Service', 'ServiceAccount', 'StatefulSet', 'StorageClass', 'SubjectAccessReview']);
     expect(allKinds.some((d) => d.kind === 'DeploymentConfig' && d.schemaless)).toBe(true);
   });
 });

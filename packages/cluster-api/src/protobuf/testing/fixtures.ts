@@ -300,6 +300,41 @@ export const fixtures: Record<string, Json[]> = {
       status: { observedGeneration: 1, disruptionsAllowed: 1, currentHealthy: 3, desiredHealthy: 2, expectedPods: 3, disruptedPods: { 'web-0': '2026-11-20T23:00:00Z' }, conditions: [{ type: 'DisruptionAllowed', status: 'True', reason: 'SufficientPods', message: '', lastTransitionTime: '2026-11-20T23:00:00Z', observedGeneration: 1 }] },
     },
   ],
+  Ingress: [
+    {
+      apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: meta('web', 'shop'),
+      spec: {
+        ingressClassName: 'nginx', defaultBackend: { resource: { apiGroup: 'k8s.example.com', kind: 'Bucket', name: 'static' } }, tls: [{ hosts: ['shop.example.com'], secretName: 'tls' }],
+        rules: [{ host: 'shop.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }, { path: '/api', pathType: 'Exact', backend: { service: { name: 'api', port: { name: 'http' } } } }] } }, { host: '*.example.com' }],
+      },
+      status: { loadBalancer: { ingress: [{ ip: '192.0.2.10', ports: [{ port: 443, protocol: 'TCP', error: 'Pending' }] }, { hostname: 'lb.example.com' }] } },
+    },
+  ],
+  IngressClass: [{ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: meta('nginx'), spec: { controller: 'example.com/ingress', parameters: { apiGroup: 'example.com', kind: 'Params', name: 'p', scope: 'Namespace', namespace: 'shop' } } }],
+  NetworkPolicy: [
+    {
+      apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: meta('deny', 'shop'),
+      spec: {
+        podSelector: { matchLabels: { app: 'db' } }, policyTypes: ['Ingress', 'Egress'],
+        ingress: [{ from: [{ podSelector: { matchLabels: { app: 'web' } }, namespaceSelector: {} }, { ipBlock: { cidr: '10.0.0.0/8', except: ['10.1.0.0/16'] } }], ports: [{ protocol: 'TCP', port: 5432 }, { port: 'metrics' }] }],
+        egress: [{ to: [{ ipBlock: { cidr: '0.0.0.0/0' } }], ports: [{ protocol: 'UDP', port: 53, endPort: 54 }] }],
+      },
+    },
+  ],
+  EndpointSlice: [
+    {
+      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: meta('web-abc', 'shop'), addressType: 'IPv4',
+      endpoints: [{ addresses: ['10.244.0.5'], conditions: { ready: true, serving: true, terminating: false }, hostname: 'web-0', targetRef: { kind: 'Pod', name: 'web-0', namespace: 'shop' }, nodeName: 'node-1', zone: 'a', hints: { forZones: [{ name: 'a' }] } }],
+      ports: [{ name: 'http', protocol: 'TCP', port: 80, appProtocol: 'http' }],
+    },
+  ],
+  PriorityClass: [{ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: meta('high'), value: 1000, globalDefault: false, description: 'important', preemptionPolicy: 'Never' }],
+  StorageClass: [
+    {
+      apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: meta('fast'), provisioner: 'example.com/disk', parameters: { type: 'ssd' }, reclaimPolicy: 'Retain', mountOptions: ['noatime'],
+      allowVolumeExpansion: true, volumeBindingMode: 'WaitForFirstConsumer', allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['a', 'b'] }] }],
+    },
+  ],
   Status: [
     { apiVersion: 'v1', kind: 'Status', metadata: {}, status: 'Success', details: { name: 'web', kind: 'pods', uid: 'u1' }, code: 200 },
     {

@@ -2,26 +2,16 @@
  * APIService (apiregistration.k8s.io/v1): one per group version this server serves, all `Local`
  * (served here, no aggregated server behind them) and Available, as kube-aggregator lists them for a
  * kube-apiserver's own groups. Read-only and computed from the registry on every read, so a kind
- * added at run time (a CRD's group) appears at once. Priorities follow kube-apiserver's table for the
- * groups it knows; other groups rank below them.
+ * added at run time (a CRD's group) appears at once. Priorities: registry/versions.ts.
  */
 import type { KubeObject } from '../../api/meta.js';
 import type { ResourceDefinition, Services } from '../definition.js';
-import { compareVersions } from '../versions.js';
+import { compareVersions, groupPriority } from '../versions.js';
 import { timestamp } from '../generic/meta.js';
 import type { ResourceStore } from '../rest.js';
 import { arr, column, inGroup, obj, spec, str } from './common.js';
 import { computedStore } from './component-store.js';
 
-/** kube-apiserver's apiGroupPriorities: group → groupPriorityMinimum. */
-const GroupPriority: Readonly<Record<string, number>> = {
-  '': 18000, apps: 17800, events: 17750, 'events.k8s.io': 17750, 'authentication.k8s.io': 17700, 'authorization.k8s.io': 17600,
-  autoscaling: 17500, batch: 17400, 'certificates.k8s.io': 17300, 'networking.k8s.io': 17200, policy: 17100,
-  'rbac.authorization.k8s.io': 17000, 'storage.k8s.io': 16800, 'apiextensions.k8s.io': 16700, 'admissionregistration.k8s.io': 16700,
-  'scheduling.k8s.io': 16600, 'coordination.k8s.io': 16500, 'node.k8s.io': 16300, 'discovery.k8s.io': 16200,
-  'flowcontrol.apiserver.k8s.io': 16100, extensions: 17900, 'apiregistration.k8s.io': 18000,
-};
-const OtherGroupPriority = 1000;
 const VersionPriorities = [15, 9, 1];
 
 const startedAt = timestamp();
@@ -35,7 +25,7 @@ const apiServices = (defs: readonly ResourceDefinition[], def: ResourceDefinitio
       apiVersion: 'apiregistration.k8s.io/v1',
       kind: def.kind,
       metadata: { name: `${version}.${group}`, creationTimestamp: startedAt, labels: { 'kube-aggregator.kubernetes.io/automanaged': 'onstart' } },
-      spec: { group, version, groupPriorityMinimum: GroupPriority[group] ?? OtherGroupPriority, versionPriority: VersionPriorities[Math.min(i, 2)] },
+      spec: { group, version, groupPriorityMinimum: groupPriority(group), versionPriority: VersionPriorities[Math.min(i, 2)] },
       status: { conditions: [{ type: 'Available', status: 'True', lastTransitionTime: startedAt, reason: 'Local', message: 'Local APIServices are always available' }] },
     }));
   }
