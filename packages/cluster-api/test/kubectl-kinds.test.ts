@@ -111,6 +111,10 @@ describe.runIf(existsSync(kubectlBin)).each(['sqlite', 'etcd'] as const)('kubect
     const cm = await kubectl('explain', 'configmap.immutable');
     expect(cm.stdout).toContain('Immutable, if set to true, ensures that data stored in the ConfigMap cannot');
     expect((await kubectl('explain', 'lease.spec.holderIdentity')).stdout).toContain('holderIdentity contains the identity of the holder of a current lease.');
+    // A bare `ingress` is networking.k8s.io/v1's (extensions/v1beta1 is still served, for clients that name it).
+    expect((await kubectl('create', 'ingress', 'shop', '--rule=shop.example.com/=web:80', '-n', 'shop')).stdout).toBe('ingress.networking.k8s.io/shop created\n');
+    expect((await kubectl('get', 'ingress', 'shop', '-n', 'shop', '-o', 'jsonpath={.apiVersion} {.spec.rules[0].http.paths[0].backend.service.port.number}')).stdout).toBe('networking.k8s.io/v1 80');
+    expect((await kubectl('explain', 'ingress.spec.rules.http.paths.pathType')).stdout).toMatch(/GROUP:\s+networking\.k8s\.io[\s\S]*FIELD: pathType <string>/);
   });
 
   it('times out `rollout status` cleanly while nothing makes the Deployment available', async () => {
