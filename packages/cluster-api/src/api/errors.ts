@@ -128,7 +128,7 @@ export const tooOldResourceVersion = (requested: number, compacted: number): Api
 
 /** 504 for `resourceVersion=N` newer than anything stored (clients retry after the hint). */
 export const tooLargeResourceVersion = (requested: number, current: number): ApiError =>
-  new ApiError(504, 'Timeout', `Too large resource version: ${requested}, current: ${current}`, {
+  new ApiError(504, 'Timeout', `Timeout: Too large resource version: ${requested}, current: ${current}`, {
     causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
     retryAfterSeconds: 1,
   });
@@ -162,7 +162,11 @@ export const fromStorageError = (err: unknown, gr: GroupResource, name: string):
 
 const acceptedMedia = 'application/json, application/yaml';
 
+/** 404 from kube-apiserver's not-found handler: a path no group it serves claims (no details). */
 export const pathNotFound = (): ApiError => new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+
+/** 404 from the go-restful container that serves `/api` and each served group: the same message with empty details. */
+export const routeNotFound = (): ApiError => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 
 export const unauthorized = (): ApiError => new ApiError(401, 'Unauthorized', 'Unauthorized');
 
@@ -190,5 +194,6 @@ export const notAcceptable = (): ApiError =>
 export const malformedBody = (why: string): ApiError =>
   new ApiError(400, 'BadRequest', `the object provided is unrecognized or malformed: ${why.slice(0, 200)}`);
 
-export const methodNotSupported = (method: string): ApiError =>
-  new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource (${method.slice(0, 16)})`);
+/** 405 from the go-restful container (a method no route of the path takes): empty details, as NewGenericServerResponse writes them. */
+export const methodNotSupported = (): ApiError =>
+  new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});

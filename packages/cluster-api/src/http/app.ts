@@ -17,7 +17,7 @@ import { OpenApiV3 } from './openapi.js';
 import type { DiscoveryInfo } from './request-info.js';
 import { parseRequestInfo } from './request-info.js';
 import { send, sendError } from './respond.js';
-import { resolve } from './router.js';
+import { notFoundAt, resolve } from './router.js';
 import { isPretty } from './query.js';
 import { isApiError, methodNotSupported, pathNotFound, unauthorized } from '../api/errors.js';
 import { serverErrorReporter, type ReportServerError } from './status.js';
@@ -66,7 +66,8 @@ export function createApp(options: AppOptions): RequestHandler {
   return (req, res) => {
     const fail = (err: unknown): void => {
       if (isApiError(err) && err.code === 413) res.setHeader('Connection', 'close');
-      sendError(res, err, errorFormat(req, err), report(err, req));
+      const { format, pretty } = errorOutput(req, err);
+      sendError(res, err, format, report(err, req), pretty);
     };
     try {
       handle(req, res, app)?.catch(fail);
@@ -80,12 +81,16 @@ export function createApp(options: AppOptions): RequestHandler {
  * A Status has a protobuf form, so an error answers in protobuf whenever the client prefers it; a 406
  * is JSON, as kube-apiserver writes it when no representation the client listed can be produced.
  */
-const errorFormat = (req: IncomingMessage, err: unknown): OutputFormat => {
-  if (isApiError(err) && err.code === 406) return 'json';
+const errorOutput = (req: IncomingMessage, err: unknown): { format: OutputFormat; pretty: boolean } => {
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  const pretty = isPretty(new URLSearchParams(q < 0 ? '' : url.slice(q + 1)), req.headers['user-agent']);
+  if (isApiError(err) && err.code === 406) return { format: 'json', pretty };
   try {
-    return negotiateOutput(req.headers.accept, true).format;
+    const output = negotiateOutput(req.headers.accept, true);
+    return { format: output.format, pretty: pretty || output.pretty === true };
   } catch {
-    return 'json';
+    return { format: 'json', pretty };
   }
 };
 
@@ -117,13 +122,16 @@ function route({ req, res, path, query, method }: Incoming, user: UserInfo | und
   const { options } = app;
   const info = parseRequestInfo(method, path, query);
   if (info.type === 'resource') {
-    return serveResource(resolve(options.registry, info, method), { req, res, query, user, watches: options.watches, report: app.report });
+    return serveResource(resolve(options.registry, info), { req, res, query, user, watches: options.watches, report: app.report });
   }
-  if (method !== 'GET' && method !== 'HEAD') throw info.type === 'discovery' ? methodNotSupported(method) : pathNotFound();
+  // Under /api and /apis/{group} nothing but resources and discovery documents is served.
+  if (info.type === 'nonResource' && /^\/apis?(\/|$)/.test(path)) throw notFoundAt(options.registry, path);
+  if (method !== 'GET' && method !== 'HEAD') throw info.type === 'discovery' ? methodNotSupported() : pathNotFound();
   if (info.type === 'nonResource') return serveNonResource(req, res, path, { ...options, openApiV3: app.openApiV3() });
   const doc = discoveryDocument(app.discovery(), info, req);
+  if (!doc) throw notFoundAt(options.registry, path);
   const output = negotiateOutput(req.headers.accept);
-  send(res, 200, doc, output.format === 'yaml' ? 'yaml' : 'json', isPretty(query));
+  send(res, 200, doc, output.format === 'yaml' ? 'yaml' : 'json', isPretty(query, req.headers['user-agent']) || output.pretty);
 }
 
 /** Synchronous for the token file's users (the common case, no promise made); a service account token is looked up. */
@@ -139,15 +147,12 @@ function admitted(user: UserInfo | undefined, path: string): UserInfo | undefine
   return user;
 }
 
-function discoveryDocument(discovery: Discovery, info: DiscoveryInfo, req: IncomingMessage): object {
-  const doc =
-    info.document === 'apiVersions'
-      ? discovery.apiVersions(`${req.socket.localAddress ?? '127.0.0.1'}:${req.socket.localPort ?? 0}`)
-      : info.document === 'groupList'
-        ? discovery.groupList()
-        : info.document === 'group'
-          ? discovery.group(info.group!)
-          : discovery.resourceList(info.group!, info.version!);
-  if (!doc) throw pathNotFound();
-  return doc;
+function discoveryDocument(discovery: Discovery, info: DiscoveryInfo, req: IncomingMessage): object | undefined {
+  return info.document === 'apiVersions'
+    ? discovery.apiVersions(`${req.socket.localAddress ?? '127.0.0.1'}:${req.socket.localPort ?? 0}`)
+    : info.document === 'groupList'
+      ? discovery.groupList()
+      : info.document === 'group'
+        ? discovery.group(info.group!)
+        : discovery.resourceList(info.group!, info.version!);
 }

@@ -41,7 +41,8 @@ export type RequestInfo = DiscoveryInfo | ResourceInfo | NonResourceInfo;
 /** Subresources of a namespace object itself, so `/namespaces/x/status` is not "resource status in x". */
 const namespaceSubresources = new Set(['status', 'finalize']);
 
-const truthy = (v: string | null): boolean => v === 'true' || v === '1';
+/** `?watch=` as kube-apiserver decodes booleans: "false" and "0" (any case) are false, any other value true. */
+const watchParam = (v: string | null): boolean => v !== null && v !== '0' && v.toLowerCase() !== 'false';
 
 /** Split a path into non-empty segments; trailing slashes (`/api/v1/`) address the same thing. */
 function segments(path: string): string[] {
@@ -110,7 +111,8 @@ function resourceInfo(
   const [plural, name, subresource, ...extra] = parts;
   // Only a proxy subresource addresses something below itself (Kubernetes' RequestInfo keeps the rest as its path).
   if (!plural || (extra.length > 0 && subresource !== 'proxy')) return nonResource(path);
-  const verb = verbOf(method, name !== undefined, watchPath || truthy(query.get('watch')));
+  // As RequestInfoFactory: `?watch` turns a collection GET into a watch; a named GET stays a get.
+  const verb = verbOf(method, name !== undefined, watchPath || (name === undefined && watchParam(query.get('watch'))));
   const info: ResourceInfo = { type: 'resource', verb, group, version, plural, namespace, name, subresource };
   if (subresource === 'proxy') info.path = extra.join('/');
   return info;
