@@ -8,10 +8,12 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import type { ServeConfig } from './config.js';
 import { createApp } from './http/app.js';
+import { upgradeListener } from './http/upgrade.js';
 import type { Authenticator } from './auth/authenticator.js';
 import { loadTokenFile, tokenAuthenticator } from './auth/authenticator.js';
 import { AdminUser, ensureAdminToken, firstToken, writeKubeconfig } from './auth/credentials.js';
@@ -20,6 +22,7 @@ import type { TlsMaterial } from './auth/tls.js';
 import { ensureTls, loadTls, servingHosts } from './auth/tls.js';
 import { ServiceAccountTokens, ephemeralSigningKey, loadOrCreateSigningKey, withServiceAccountTokens } from './auth/service-account-tokens.js';
 import type { Registry } from './registry/rest.js';
+import type { PodNetwork } from './registry/definition.js';
 import { createRegistry, ensureSystemNamespaces, ensureSystemPriorityClasses } from './registry/index.js';
 import { startControllers } from './controllers/index.js';
 import { openStorage } from './storage/factory.js';
@@ -41,6 +44,8 @@ export interface StartOptions {
   log?: (entry: Record<string, unknown>) => void;
   /** Run the garbage collector, namespace controller and pod reaper (default true). */
   controllers?: boolean;
+  /** How pods' ports are reached (the node agent provides it); absent: port-forward and the proxies cannot reach pods. */
+  podNetwork?: PodNetwork;
 }
 
 export interface ClusterApiServer {
@@ -66,6 +71,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
       tokenIssuer: tokens,
       rootCa: options.tls?.ca,
       reviewToken: async (token, audiences) => authenticator?.review(token, audiences),
+      podNetwork: options.podNetwork,
     });
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);
   await ensureSystemNamespaces(registry);
@@ -81,6 +87,8 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   });
   const server: Server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) : createHttpServer(handler);
   server.keepAliveTimeout = 65_000;
+  const taken = new Set<Duplex>();
+  server.on('upgrade', upgradeListener(handler, taken));
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -94,14 +102,16 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   return {
     url: `${options.tls ? 'https' : 'http'}://${urlHost}:${port}`,
     port,
-    close: () => (closing ??= (controllers?.stop() ?? Promise.resolve()).then(() => shutdown(server, watches, storage))),
+    close: () => (closing ??= (controllers?.stop() ?? Promise.resolve()).then(() => shutdown(server, watches, taken, storage))),
   };
 }
 
-async function shutdown(server: Server, watches: Set<ServerResponse>, storage: Storage): Promise<void> {
+async function shutdown(server: Server, watches: Set<ServerResponse>, taken: Set<Duplex>, storage: Storage): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   // Watches never finish on their own: end them so clients re-watch, as kube-apiserver does on shutdown.
   for (const res of [...watches]) res.end();
+  // Nor do port-forwards and proxied upgrades; they would hold server.close() open.
+  for (const socket of [...taken]) socket.destroy();
   // Keep-alive sockets turn idle as their last response ends: close them as they do, cut the rest later.
   const idle = setInterval(() => server.closeIdleConnections(), 50);
   const cut = setTimeout(() => server.closeAllConnections(), drainMs);
@@ -118,8 +128,8 @@ export interface Served {
   kubeconfig?: string;
 }
 
-/** Everything `cluster-api serve` does before it waits for a signal. */
-export async function serve(config: ServeConfig, log?: StartOptions['log']): Promise<Served> {
+/** Everything `cluster-api serve` does before it waits for a signal; `parts` are what an embedding process brings (the node agent's pod network). */
+export async function serve(config: ServeConfig, log?: StartOptions['log'], parts: Pick<StartOptions, 'podNetwork'> = {}): Promise<Served> {
   const { authenticator, token } = credentials(config);
   const tls = config.insecureHttp ? undefined : tlsMaterial(config);
   // Kept in the data dir, as the CA is: service account tokens outlive a restart.
@@ -127,7 +137,7 @@ export async function serve(config: ServeConfig, log?: StartOptions['log']): Pro
   const storage = await openStorage(config.storage, { etcd: { caFile: config.etcdCafile, certFile: config.etcdCertfile, keyFile: config.etcdKeyfile } });
   let server: ClusterApiServer;
   try {
-    server = await startServer({ storage, authenticator, tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey });
+    server = await startServer({ storage, authenticator, tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey, ...parts });
   } catch (err) {
     await storage.close();
     throw err;

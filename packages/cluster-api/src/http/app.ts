@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ResourceDefinition } from '../registry/definition.js';
 import type { Registry, UserInfo } from '../registry/rest.js';
+import type { Upgrade } from '../registry/subresource.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { UnauthenticatedPaths } from '../auth/authenticator.js';
 import { Discovery } from './discovery.js';
@@ -34,7 +35,8 @@ export interface AppOptions {
   watches?: Set<ServerResponse>;
 }
 
-export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+/** `upgrade`: the connection of a request that asked to switch protocols (upgrade.ts); the same pipeline serves it. */
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse, upgrade?: Upgrade) => void;
 
 /** What the pipeline holds, built once; the documents derived from the definitions follow the registry. */
 interface App {
@@ -63,14 +65,14 @@ export function createApp(options: AppOptions): RequestHandler {
     report: serverErrorReporter(log),
   };
   const { report } = app;
-  return (req, res) => {
+  return (req, res, upgrade) => {
     const fail = (err: unknown): void => {
       if (isApiError(err) && err.code === 413) res.setHeader('Connection', 'close');
       const { format, pretty } = errorOutput(req, err);
       sendError(res, err, format, report(err, req), pretty);
     };
     try {
-      handle(req, res, app)?.catch(fail);
+      handle(req, res, app, upgrade)?.catch(fail);
     } catch (err) {
       fail(err);
     }
@@ -98,14 +100,14 @@ const errorOutput = (req: IncomingMessage, err: unknown): { format: OutputFormat
  * Synchronous until something has to wait (a JWT lookup, a request body, a storage read not at hand):
  * every promise an answer does not need costs a turn of the microtask queue.
  */
-function handle(req: IncomingMessage, res: ServerResponse, app: App): void | Promise<void> {
+function handle(req: IncomingMessage, res: ServerResponse, app: App, upgrade: Upgrade | undefined): void | Promise<void> {
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
   const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
   const method = req.method ?? 'GET';
   const found = authenticate(req, path, app.options.authenticator);
-  const exchange = { req, res, path, query, method };
+  const exchange = { req, res, path, query, method, upgrade };
   if (found instanceof Promise) return found.then((user) => route(exchange, user, app));
   return route(exchange, found, app);
 }
@@ -116,13 +118,20 @@ interface Incoming {
   path: string;
   query: URLSearchParams;
   method: string;
+  upgrade?: Upgrade;
 }
 
-function route({ req, res, path, query, method }: Incoming, user: UserInfo | undefined, app: App): void | Promise<void> {
+/**
+ * Every request, upgrades included, is routed here. Authorization belongs between parsing the path
+ * and serving it: `info` names verb, group, resource, subresource (`portforward`, `proxy`), namespace
+ * and name (`web:8080` for a proxy, as kube-apiserver authorizes it), so one check covers the
+ * streaming paths too.
+ */
+function route({ req, res, path, query, method, upgrade }: Incoming, user: UserInfo | undefined, app: App): void | Promise<void> {
   const { options } = app;
   const info = parseRequestInfo(method, path, query);
   if (info.type === 'resource') {
-    return serveResource(resolve(options.registry, info), { req, res, query, user, watches: options.watches, report: app.report });
+    return serveResource(resolve(options.registry, info), { req, res, query, user, watches: options.watches, report: app.report, upgrade });
   }
   // Under /api and /apis/{group} nothing but resources and discovery documents is served.
   if (info.type === 'nonResource' && /^\/apis?(\/|$)/.test(path)) throw notFoundAt(options.registry, path);

@@ -6,16 +6,17 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeList, KubeObject } from '../api/meta.js';
-import { supportsProtobuf } from '../protobuf/codec.js';
+import { ProtobufMediaType, supportsProtobuf } from '../protobuf/codec.js';
 import { servesProtobuf } from '../protobuf/negotiation.js';
 import type { RequestContext, UserInfo, Written } from '../registry/rest.js';
+import type { Upgrade } from '../registry/subresource.js';
 import { readBody, hasBody } from './body.js';
 import { decodeBody, negotiateOutput, negotiateWatch, patchTypeOf, type Output } from './negotiate.js';
 import { deleteOptionsOf, dryRunOf, intParam, isPretty, listQueryOf, watchQueryOf, writeOptionsOf } from './query.js';
 import { send, sendStoredJson } from './respond.js';
 import { toPartial } from './partial.js';
 import type { Route } from './router.js';
-import { malformedBody, pathNotFound, unsupportedPatchType } from '../api/errors.js';
+import { malformedBody, pathNotFound, unsupportedMediaType, unsupportedPatchType } from '../api/errors.js';
 import { deletedStatus, type ReportServerError } from './status.js';
 import { includeObjectOf, toTable } from './table.js';
 import { serveWatch } from './watch.js';
@@ -29,6 +30,8 @@ export interface Exchange {
   watches?: Set<ServerResponse>;
   /** Logs a server error a watch stream ends with; answers its request id. */
   report?: ReportServerError;
+  /** The connection, for a request that asked to switch protocols (only a connect subresource takes it). */
+  upgrade?: Upgrade;
 }
 
 /** A promise only when the answer has to wait: a read the storage holds at hand is answered in this tick. */
@@ -98,11 +101,16 @@ function readEncoded(route: Route, ex: Exchange, ctx: RequestContext): Uint8Arra
   return store.listEncoded?.(ctx, listQueryOf(ex.query));
 }
 
-/** A connect subresource (log, exec, …): checked by the store, then its handler takes the exchange over. */
+/**
+ * A connect subresource (log, exec, portforward, proxy): checked by the store, then its handler takes
+ * the exchange over, an upgraded connection included. Reached only through the whole pipeline
+ * (authentication, and authorization of the route's verb and subresource, in app.ts).
+ */
 async function connect(route: Route, ex: Exchange, ctx: RequestContext): Promise<void> {
   if (!route.store.connect) throw pathNotFound();
-  const handler = await route.store.connect(ctx, route.name!, { subresource: route.subresource!, query: ex.query, path: route.path ?? '' });
-  await handler(ex.req, ex.res);
+  const request = { subresource: route.subresource!, query: ex.query, id: route.name!, namespace: route.namespace, subpath: route.subpath ?? '' };
+  const handler = await route.store.connect(ctx, route.name!, request);
+  await handler(ex.req, ex.res, ex.upgrade);
 }
 
 async function watch(route: Route, ex: Exchange, ctx: RequestContext): Promise<void> {
@@ -142,6 +150,8 @@ async function write(route: Route, ex: Exchange, ctx: RequestContext): Promise<A
   const patchType = route.verb === 'patch' ? patchTypeOf(contentType) : undefined;
   if (route.verb === 'create' || route.verb === 'update' || route.verb === 'patch')
     Object.assign(ctx, writeOptionsOf(ex.query, route.verb, patchType, ex.req.headers['user-agent']));
+  // Custom resources are JSON (and YAML) only, as kube-apiserver serves them: a protobuf body is refused.
+  if (store.definition.custom && contentType?.startsWith(ProtobufMediaType)) throw unsupportedMediaType(contentType);
   const bytes = await readBody(ex.req);
   const body = hasBody(bytes) ? decodeBody(contentType, bytes) : undefined;
   checkBodyShape(route, body);

@@ -14,6 +14,8 @@ export interface Route {
   namespace?: string;
   name?: string;
   subresource?: string;
+  /** The raw path after the subresource (pods/proxy's backend path); '' when none. */
+  subpath?: string;
   /** The kind's entry for `subresource`: its verbs, the kind it answers with, its behaviour. */
   sub?: SubresourceDef;
   /** Below a proxy subresource: the rest of the path. */
@@ -33,8 +35,11 @@ export function resolve(registry: Registry, info: ResourceInfo): Route {
   if (info.subresource !== undefined) {
     const sub = subresourceOf(def, info.subresource);
     if (!sub) throw routeNotFound();
+    // Only a subresource that takes a path (the proxies) serves `…/{subresource}/more`; a trailing slash is no path.
+    const takesPath = sub.behaviour.type === 'connect' && sub.behaviour.takesPath === true;
+    if (info.subpath && info.subpath !== '/' && !takesPath) throw routeNotFound();
     if (!(sub.verbs as readonly string[]).includes(verb)) throw methodNotAllowed(verb, gr);
-    return { store, verb, namespace: info.namespace, name: info.name, subresource: info.subresource, sub, ...(info.path !== undefined && { path: info.path }) };
+    return { store, verb, namespace: info.namespace, name: info.name, subresource: info.subresource, subpath: info.subpath, sub };
   }
   const named = info.name !== undefined;
   // POST to a name, or PUT / PATCH to a collection, address nothing Kubernetes serves.

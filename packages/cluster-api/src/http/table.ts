@@ -10,7 +10,7 @@ import type { ResourceDefinition, TableColumn } from '../registry/definition.js'
 import { badRequest } from '../api/errors.js';
 import { ageColumn, nameColumn } from '../registry/kinds/columns.js';
 
-export { humanDuration } from '../registry/kinds/columns.js';
+export { humanDuration } from '../registry/generic/meta.js';
 
 export const IncludeObjectPolicies = ['None', 'Metadata', 'Object'] as const;
 export type IncludeObjectPolicy = (typeof IncludeObjectPolicies)[number];
@@ -32,7 +32,8 @@ export function includeObjectOf(value: string | null): IncludeObjectPolicy {
 /** Name, the standard columns, Age, then the `-o wide` ones (priority > 0), as kube-apiserver's printers order them. */
 const columnsOf = (def: ResourceDefinition): readonly TableColumn[] => {
   const columns = def.columns ?? [];
-  if (def.ownColumns) return columns;
+  if (def.columnLayout === 'own') return columns;
+  if (def.columnLayout === 'declared') return [nameColumn, ...columns];
   return [nameColumn, ...columns.filter((c) => !c.priority), ageColumn, ...columns.filter((c) => c.priority)];
 };
 
@@ -77,8 +78,10 @@ function row(columns: readonly TableColumn[], obj: KubeObject, include: IncludeO
 function safeCell(column: TableColumn, obj: KubeObject): unknown {
   try {
     const v = column.cell(obj);
-    return v === undefined || v === null ? '' : v;
+    // null is a cell with no value (kubectl prints <none>), as kube-apiserver sends for custom resources.
+    return v === undefined ? '' : v;
   } catch {
     return '<unknown>';
   }
 }
+

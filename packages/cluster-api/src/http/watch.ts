@@ -86,6 +86,7 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: W
       write(shared ?? frame(render(w, event)), shared && event);
     },
     onError: (err) => (write(frame({ type: 'ERROR', object: statusOf(err, w.report?.(err)) })), finish()),
+    onEnd: finish,
   });
   // The client may have gone, or the store ended the watch, while it was being set up.
   if (finished) return void handle.close();

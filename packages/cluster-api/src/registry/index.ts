@@ -30,6 +30,8 @@ export interface RegistryOptions {
   tokenIssuer?: TokenIssuer;
   /** PEM of the CA clients verify this server with: service-account-token Secrets carry it as `ca.crt`. */
   rootCa?: string;
+  /** How pods' ports are reached (the node agent's); absent, port-forward and the proxies cannot reach pods. */
+  podNetwork?: Services['podNetwork'];
 }
 
 const DefaultBookmarkIntervalMs = 60_000;
@@ -55,6 +57,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
     rootCa: options.rootCa,
     reviewToken: options.reviewToken,
     componentStatuses: options.componentStatuses ?? storageHealth(storage),
+    podNetwork: options.podNetwork,
   };
   const watchCache = new WatchCache(storage, { ...options.watchCache, entry: cachedEvent });
   const deps: StoreDeps = {
@@ -83,6 +86,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
       stores.delete(lookupKey(group, version, plural));
       defs = defs.filter((d) => d !== store.definition);
       (registry as { generation: number }).generation++;
+      store.endWatches?.();
       return true;
     },
   };

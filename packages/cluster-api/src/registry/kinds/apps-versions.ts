@@ -54,7 +54,7 @@ const templateGeneration = viaAnnotation('deprecated.daemonset.template.generati
   else child(o, 'spec').templateGeneration = v;
 });
 
-const betaScale = (group: string) => scale(replicasSelector, { group, version: 'v1beta1' });
+const betaScale = (group: string) => scale(replicasSelector, undefined, { group, version: 'v1beta1' });
 const statusOf = (def: ResourceDefinition) => def.subresources!.status!;
 
 const appsV1beta1 = { group: 'apps', version: 'v1beta1' };
@@ -78,7 +78,7 @@ export const deploymentExtensions = servedAt(deployment, extensions, {
 
 export const statefulSetAppsV1beta1 = servedAt(statefulSet, appsV1beta1, {
   strategy: statefulSetStrategy(selectorFromTemplate),
-  subresources: { status: statusOf(statefulSet), scale: scale((o) => replicasSelector(o), appsV1beta1) },
+  subresources: { status: statusOf(statefulSet), scale: scale(replicasSelector, undefined, appsV1beta1) },
 });
 
 export const controllerRevisionAppsV1beta1 = servedAt(controllerRevision, appsV1beta1);

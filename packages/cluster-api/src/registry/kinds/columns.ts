@@ -6,7 +6,10 @@
 import type { KubeObject } from '../../api/meta.js';
 import type { TableColumn } from '../definition.js';
 import { arr, obj, str } from './common.js';
+import { humanAge as age } from '../generic/meta.js';
 import { formatLabelSelector } from './label-selector.js';
+
+export { humanDuration } from '../generic/meta.js';
 
 export const nameColumn: TableColumn = {
   name: 'Name',
@@ -23,32 +26,8 @@ export const ageColumn: TableColumn = {
   cell: (o) => humanAge(o.metadata.creationTimestamp),
 };
 
-/** k8s.io/apimachinery/pkg/util/duration.HumanDuration: the AGE kubectl users read. */
-export function humanDuration(ms: number): string {
-  const seconds = Math.floor(ms / 1000);
-  if (seconds < -1) return '<invalid>';
-  if (seconds < 0) return '0s';
-  if (seconds < 120) return `${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
-  if (minutes < 180) return `${minutes}m`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
-  if (hours < 48) return `${hours}h`;
-  if (hours < 24 * 8) return hours % 24 === 0 ? `${Math.floor(hours / 24)}d` : `${Math.floor(hours / 24)}d${hours % 24}h`;
-  const days = Math.floor(hours / 24);
-  if (hours < 24 * 365 * 2) return `${days}d`;
-  const years = Math.floor(days / 365);
-  if (hours < 24 * 365 * 8) return days % 365 === 0 ? `${years}y` : `${years}y${days % 365}d`;
-  return `${years}y`;
-}
-
-/** translateTimestampSince: `<unknown>` for an absent or unreadable time. */
-export const humanAge = (timestamp: unknown): string => {
-  if (typeof timestamp !== 'string' || !timestamp) return '<unknown>';
-  const t = Date.parse(timestamp);
-  return Number.isNaN(t) ? '<unknown>' : humanDuration(Date.now() - t);
-};
+/** translateTimestampSince for any field value: `<unknown>` for an absent or unreadable time. */
+export const humanAge = (timestamp: unknown): string => age(typeof timestamp === 'string' ? timestamp : undefined);
 
 /** The pod template's containers (`spec.template.spec.containers`, or under `at`). */
 const containersOf = (template: unknown): Record<string, unknown>[] => arr(obj(obj(template).spec).containers).map(obj);

@@ -113,7 +113,7 @@ export const event = core({
     generationChanged: () => false,
     fieldsOf,
   },
-  ownColumns: true,
+  columnLayout: 'own',
   columns: [
     column('Last Seen', lastSeen, { description: 'The time at which the most recent occurrence of this event was recorded.' }),
     column('Type', (o) => str(o.type), { description: 'Type of this event (Normal, Warning), new types could be added in the future' }),

@@ -23,6 +23,7 @@ import { replicaSet } from './replica-set.js';
 import { statefulSet } from './stateful-set.js';
 import { storageClass, storageClassV1beta1 } from './storage-class.js';
 import { servedAt } from '../versions.js';
+import { customResourceDefinition } from './custom-resource-definition.js';
 import { groupKinds } from './groups.js';
 import { limitRange } from './limit-range.js';
 import { namespace } from './namespace.js';
@@ -64,8 +65,14 @@ export const typedGroupKinds: readonly ResourceDefinition[] = [
   apiService,
 ];
 
-/** Every kind served: core first, then the typed groups, then the schemaless extra groups in the spec's table order. */
-export const allKinds: readonly ResourceDefinition[] = [...coreKinds, ...moreCoreKinds, ...typedGroupKinds, ...groupKinds];
+/** Every kind served: core first, then the typed groups, then the schemaless extra groups in the spec's table order, then CRDs. */
+export const allKinds: readonly ResourceDefinition[] = [
+  ...coreKinds,
+  ...moreCoreKinds,
+  ...typedGroupKinds,
+  ...groupKinds,
+  customResourceDefinition,
+];
 
 export { componentStatus, namespace };
 export { ExtraGroups } from './groups.js';

@@ -99,7 +99,7 @@ export const node = core({
     validateUpdate,
     fieldsOf: (o) => ({ 'spec.unschedulable': String(spec(o).unschedulable === true) }),
   },
-  ownColumns: true,
+  columnLayout: 'own',
   columns: [
     nameColumn,
     column('Status', conditionStatus, { description: 'The status of the node' }),

@@ -6,6 +6,7 @@ import { AllVerbs, arr, child, column, core, obj, spec, status, str, type Obj } 
 import { binding } from '../subresources/binding.js';
 import { eviction } from '../subresources/eviction.js';
 import { podAttach, podExec, podLog, podPortForward } from '../subresources/pod-connect.js';
+import { podProxy } from '../subresources/proxy.js';
 import { statusSubresource } from '../subresources/status.js';
 import { defaultPodSpec, validatePodSpec } from './pod-spec.js';
 
@@ -57,7 +58,7 @@ export const pod = core({
   verbs: AllVerbs,
   shortNames: ['po'],
   categories: ['all'],
-  subresources: { status: statusSubresource(), binding, eviction, log: podLog, exec: podExec, attach: podAttach, portforward: podPortForward },
+  subresources: { status: statusSubresource(), binding, eviction, log: podLog, exec: podExec, attach: podAttach, portforward: podPortForward, proxy: podProxy },
   strategy: {
     prepareForCreate(o) {
       defaultPodSpec(child(o, 'spec'));

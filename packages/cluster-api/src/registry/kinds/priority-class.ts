@@ -52,7 +52,7 @@ export const priorityClass = inGroup('scheduling.k8s.io', 'v1')({
   shortNames: ['pc'],
   fields: ['value', 'globalDefault', 'description', 'preemptionPolicy'],
   strategy: { prepareForCreate: defaults, prepareForUpdate: defaults, validate, validateUpdate, generationChanged: () => false },
-  ownColumns: true,
+  columnLayout: 'own',
   columns: [
     nameColumn,
     column('Value', (o) => (typeof o.value === 'number' ? o.value : 0), { type: 'integer', description: 'value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.' }),

@@ -52,7 +52,7 @@ export const storageClass = inGroup('storage.k8s.io', 'v1')({
   shortNames: ['sc'],
   fields: ['provisioner', 'parameters', 'reclaimPolicy', 'mountOptions', 'allowVolumeExpansion', 'volumeBindingMode', 'allowedTopologies'],
   strategy: { prepareForCreate: defaults, prepareForUpdate: defaults, validate, validateUpdate, generationChanged: () => false },
-  ownColumns: true,
+  columnLayout: 'own',
   columns: [
     { ...nameColumn, cell: (o) => `${o.metadata.name ?? ''}${isDefault(o) ? ' (default)' : ''}` },
     column('Provisioner', (o) => str(o.provisioner), { description: 'provisioner indicates the type of the provisioner.' }),

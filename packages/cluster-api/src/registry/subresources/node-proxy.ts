@@ -31,6 +31,7 @@ export const nodeProxy: SubresourceDef = {
   kind: { group: '', version: 'v1', kind: 'NodeProxyOptions' },
   behaviour: {
     type: 'connect',
+    takesPath: true,
     connect(node) {
       const host = addressOf(node);
       if (!host) throw new ApiError(500, 'InternalError', `Internal error occurred: no preferred addresses found; known addresses: ${known(node)}`);

@@ -1,5 +1,5 @@
 /**
- * The scale subresource: an autoscaling/v1 Scale view of an object's replica count, as Kubernetes'
+ * The scale subresource: an autoscaling/v1 Scale (or a beta group's own) view of an object's replica count, as Kubernetes'
  * ScaleREST serves it for ReplicationControllers. `kubectl scale` and autoscalers read and write it
  * without touching (or even knowing) the rest of the object. A write sets spec.replicas through the
  * kind's own update rules (generation, validation, resourceVersion precondition).
@@ -19,6 +19,30 @@ export const selectorString = (set: unknown): string =>
     .map(([k, v]) => `${k}=${String(v)}`)
     .join(',');
 
+/**
+ * Where a kind keeps its replica counts, as a CRD's scale subresource names them (`.spec.replicas`):
+ * the desired count (read and written through the Scale) and the observed one.
+ */
+export interface ReplicaPaths {
+  spec: string;
+  status: string;
+}
+
+const DefaultPaths: ReplicaPaths = { spec: '.spec.replicas', status: '.status.replicas' };
+
+const segments = (path: string): string[] => path.replace(/^\./, '').split('.');
+const valueAt = (o: unknown, path: string): unknown => segments(path).reduce<unknown>((v, k) => obj(v)[k], o);
+
+/** `o` with `value` at `path`, the objects on the way created (unstructured.SetNestedField). */
+const withValueAt = (o: KubeObject, path: string, value: unknown): KubeObject => {
+  const next = clone(o);
+  const keys = segments(path);
+  let at: Record<string, unknown> = next;
+  for (const k of keys.slice(0, -1)) at = (at[k] = { ...obj(at[k]) }) as Record<string, unknown>;
+  at[keys[keys.length - 1]!] = value;
+  return next;
+};
+
 /** Where a Scale kind lives: autoscaling/v1, or the beta groups' own (apps/v1beta1, extensions/v1beta1). */
 export interface ScaleKind {
   group: string;
@@ -28,20 +52,19 @@ export interface ScaleKind {
 const AutoscalingV1: ScaleKind = { group: 'autoscaling', version: 'v1' };
 
 /**
- * The Scale of `o`: its identity, spec.replicas, and the observed count with the selector that counts
- * it. The beta groups' Scale has the selector as a map (matchLabels) and as a string (targetSelector).
+ * The Scale of `o`: its identity, the desired count, and the observed count with the selector that
+ * counts it. The beta groups' Scale has the selector as a map (matchLabels) and as a string (targetSelector).
  */
-function toScale(o: KubeObject, selector: (o: KubeObject) => string, as: ScaleKind): KubeObject {
+function toScale(o: KubeObject, selector: (o: KubeObject) => string, paths: ReplicaPaths, as: ScaleKind): KubeObject {
   const { name, namespace, uid, resourceVersion, creationTimestamp } = o.metadata;
-  const spec = obj(o.spec);
-  const replicas = count(obj(o.status).replicas);
+  const replicas = count(valueAt(o, paths.status));
   const legacy = as.group !== 'autoscaling';
   return {
     kind: 'Scale',
     apiVersion: `${as.group}/${as.version}`,
     metadata: { name, namespace, uid, resourceVersion, creationTimestamp },
-    spec: { replicas: count(spec.replicas) },
-    status: legacy ? { replicas, selector: obj(obj(spec.selector).matchLabels), targetSelector: selector(o) } : { replicas, selector: selector(o) },
+    spec: { replicas: count(valueAt(o, paths.spec)) },
+    status: legacy ? { replicas, selector: obj(obj(obj(o.spec).selector).matchLabels), targetSelector: selector(o) } : { replicas, selector: selector(o) },
   };
 }
 
@@ -60,21 +83,20 @@ function requestedReplicas(body: unknown, name: string, as: ScaleKind): { replic
   return { replicas, ...(resourceVersion && { resourceVersion }) };
 }
 
-/** `scale` of a kind whose replica count is spec.replicas; `selector`: the label selector string of what it counts. */
-export const scale = (selector: (o: KubeObject) => string, as: ScaleKind = AutoscalingV1): SubresourceDef => ({
+/**
+ * `scale` of a kind whose replica counts are at `paths`; `selector`: the label selector string of what
+ * it counts; `as`: the Scale kind it answers with.
+ */
+export const scale = (selector: (o: KubeObject) => string, paths: ReplicaPaths = DefaultPaths, as: ScaleKind = AutoscalingV1): SubresourceDef => ({
   verbs: ['get', 'patch', 'update'],
   kind: { ...as, kind: 'Scale' },
   behaviour: {
     type: 'view',
-    read: (o) => toScale(o, selector, as),
+    read: (o) => toScale(o, selector, paths, as),
     decode(body, { name }) {
       const { replicas, resourceVersion } = requestedReplicas(body, name, as);
       return { view: replicas, resourceVersion };
     },
-    merge(replicas: number, old) {
-      const next = clone(old);
-      next.spec = { ...obj(next.spec), replicas };
-      return next;
-    },
+    merge: (replicas: number, old) => withValueAt(old, paths.spec, replicas),
   },
 });
