@@ -23,7 +23,7 @@ import { ensureTls, loadTls, servingHosts } from './auth/tls.js';
 import { ServiceAccountTokens, ephemeralSigningKey, loadOrCreateSigningKey, withServiceAccountTokens } from './auth/service-account-tokens.js';
 import type { Registry } from './registry/rest.js';
 import type { PodNetwork } from './registry/definition.js';
-import { createRegistry, ensureSystemNamespaces } from './registry/index.js';
+import { createRegistry, ensureSystemNamespaces, ensureSystemPriorityClasses } from './registry/index.js';
 import { startControllers } from './controllers/index.js';
 import { settleAggregation } from './controllers/cluster-role-aggregation.js';
 import { buildAuthorizer, type AuthorizationMode, type AuthorizerChain } from './auth/authorizers.js';
@@ -83,6 +83,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
     });
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);
   const policy = await authorizationReady(registry, options.log);
+  await ensureSystemPriorityClasses(registry);
   authorizer = buildAuthorizer(options.authorization ?? ['RBAC'], { policy });
   const watches = new Set<ServerResponse>();
   const handler = createApp({
