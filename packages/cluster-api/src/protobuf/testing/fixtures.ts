@@ -239,6 +239,7 @@ export const fixtures: Record<string, Json[]> = {
   ],
   ClusterRoleBinding: [
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: meta('admins'), subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'alice' }], roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' } },
+  ],
   ConfigMap: [
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta('empty', 'shop') },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: richMeta('settings', 'shop'), data: { 'app.yaml': 'a: 1\n', empty: '' }, binaryData: { blob: 'AAEC/w==' }, immutable: true },
