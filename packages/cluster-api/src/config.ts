@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
+import { unknownControllers } from './controllers/names.js';
 import { parseStorageUrl } from './storage/factory.js';
 
 export interface ServeConfig {
@@ -25,6 +26,8 @@ export interface ServeConfig {
   /** Where the generated kubeconfig goes; default `<dataDir>/kubeconfig.yaml`. */
   kubeconfigOut: string;
   insecureHttp: boolean;
+  /** kube-controller-manager's --controllers: `*` (every controller on by default), `name`, `-name`. */
+  controllers: string[];
 }
 
 export class ConfigError extends Error {
@@ -69,6 +72,12 @@ const storageUrl = (raw: unknown): string => {
   }
   return String(raw);
 };
+const controllerList = (raw: unknown): string[] => {
+  const words = String(raw).split(',').map((w) => w.trim()).filter(Boolean);
+  const unknown = unknownControllers(words);
+  if (unknown.length > 0) throw new ConfigError(`--controllers: ${JSON.stringify(unknown[0])} is not in the list of known controllers`);
+  return words;
+};
 const inDataDir = (file: string) => ({ config }: Resolving): string => join(config.dataDir!, file);
 
 /** A row of any option. */
@@ -90,6 +99,7 @@ export const serveOptions: readonly AnyRow[] = [
   row({ key: 'etcdCertfile', flag: 'etcd-certfile', env: 'CLUSTER_API_ETCD_CERTFILE', type: 'string', default: undefined, parse: path, describe: 'client certificate for etcd (PEM)' }),
   row({ key: 'etcdKeyfile', flag: 'etcd-keyfile', env: 'CLUSTER_API_ETCD_KEYFILE', type: 'string', default: undefined, parse: path, describe: 'private key of --etcd-certfile (PEM)' }),
   row({ key: 'insecureHttp', flag: 'insecure-http', env: 'CLUSTER_API_INSECURE_HTTP', type: 'boolean', default: false, parse: bool, describe: 'serve plain HTTP (loopback bind addresses only)' }),
+  row({ key: 'controllers', flag: 'controllers', env: 'CLUSTER_API_CONTROLLERS', type: 'string', default: ['*'], parse: controllerList, describe: 'controllers to run, as kube-controller-manager\'s flag: * (all on by default), name, -name (e.g. *,-job)' }),
 ];
 
 const isLoopback = (address: string): boolean =>

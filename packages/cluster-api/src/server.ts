@@ -42,8 +42,8 @@ export interface StartOptions {
   /** 0 picks a free port. */
   port?: number;
   log?: (entry: Record<string, unknown>) => void;
-  /** Run the garbage collector, namespace controller and pod reaper (default true). */
-  controllers?: boolean;
+  /** Run the built-in controllers (default true); a list: kube-controller-manager's --controllers words. */
+  controllers?: boolean | readonly string[];
   /** How pods' ports are reached (the node agent provides it); absent: port-forward and the proxies cannot reach pods. */
   podNetwork?: PodNetwork;
 }
@@ -96,7 +96,8 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   });
   const port = (server.address() as AddressInfo).port;
   // Only once listening: a port in use leaves no controllers running against a store the caller will close.
-  const controllers = options.controllers === false ? undefined : startControllers(registry, { log: options.log });
+  const words = Array.isArray(options.controllers) ? options.controllers : undefined;
+  const controllers = options.controllers === false ? undefined : startControllers(registry, { log: options.log, controllers: words });
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   let closing: Promise<void> | undefined;
   return {
@@ -137,7 +138,9 @@ export async function serve(config: ServeConfig, log?: StartOptions['log'], part
   const storage = await openStorage(config.storage, { etcd: { caFile: config.etcdCafile, certFile: config.etcdCertfile, keyFile: config.etcdKeyfile } });
   let server: ClusterApiServer;
   try {
-    server = await startServer({ storage, authenticator, tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey, ...parts });
+    server = await startServer({
+      storage, authenticator, tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey, controllers: config.controllers, ...parts,
+    });
   } catch (err) {
     await storage.close();
     throw err;
