@@ -3,7 +3,14 @@
  * through their status subresource as a node agent (or kwok) would drive them — Running and Ready
  * with a pod IP, a readiness that fails, a container that exits.
  */
-import type { Reply } from './helpers.js';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tokenAuthenticator } from '../src/auth/authenticator.js';
+import { AdminUser } from '../src/auth/credentials.js';
+import { startServer } from '../src/server.js';
+import { openStorage } from '../src/storage/factory.js';
+import { startEtcd } from '../src/storage/testing/etcd-cluster.js';
+import { request, tempDir, TestToken, type Reply } from './helpers.js';
 
 export type Call = (method: string, path: string, init?: { body?: unknown; headers?: Record<string, string> }) => Promise<Reply>;
 
@@ -77,3 +84,39 @@ export const deployment = (name: string, replicas: number, image = 'nginx:1.25',
 });
 
 export const conditionOf = (o: any, type: string): any => (o?.status?.conditions ?? []).find((c: any) => c.type === type);
+
+/** A server with every controller, on a real SQLite file or a real etcd, and a caller with the test token. */
+export async function startWorkloadServer(backend: 'sqlite' | 'etcd', controllers?: readonly string[]): Promise<{ url: string; call: Call; close(): Promise<void> }> {
+  const dir = tempDir();
+  const etcd = backend === 'etcd' ? await startEtcd({ members: 1, dataRoot: '/dev/shm' }) : undefined;
+  const storage = await openStorage(etcd ? etcd.url : `sqlite:${join(dir, 'state.db')}`);
+  const server = await startServer({ storage, authenticator: tokenAuthenticator(new Map([[TestToken, AdminUser]])), log: () => {}, ...(controllers && { controllers }) });
+  const call: Call = (method, path, init = {}) => request(server.url, method, path, { ...init, token: TestToken });
+  return {
+    url: server.url,
+    call,
+    async close() {
+      await server.close();
+      await etcd?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A namespace of its own for a test. */
+export async function freshNamespace(call: Call, prefix: string): Promise<string> {
+  const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
+  const r = await call('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+  if (r.status !== 201) throw new Error(`namespace ${name}: ${r.status} ${r.text}`);
+  return name;
+}
+
+export const merge = (call: Call, path: string, body: unknown): Promise<Reply> =>
+  call('PATCH', path, { body, headers: { 'content-type': 'application/merge-patch+json' } });
+
+/** The events of an object, oldest first, as `reason: message`. */
+export async function eventsOf(call: Call, ns: string, kind: string, name: string): Promise<string[]> {
+  const selector = encodeURIComponent(`involvedObject.kind=${kind},involvedObject.name=${name}`);
+  const items = (await call('GET', `/api/v1/namespaces/${ns}/events?fieldSelector=${selector}`)).json?.items ?? [];
+  return items.map((e: any) => `${e.reason}: ${e.message}`);
+}

@@ -58,13 +58,14 @@ export const omitEmpty = <T extends Record<string, unknown>>(status: T, always: 
 /**
  * Writes `status` through the /status subresource when it differs from what `o` holds, with `o`'s
  * resourceVersion; on a conflict once more over a fresh read (kube-controller-manager's
- * updateStatus retry). The cache sees the answer at once.
+ * updateStatus retry). `meta` changes metadata the status strategy lets through (a Deployment's
+ * revision annotation), applied to whichever version is written. The cache sees the answer at once.
  */
-export const writeStatus = async (s: Served, o: KubeObject, status: Record<string, unknown>, extra: Partial<KubeObject['metadata']> = {}): Promise<KubeObject> => {
-  const sameMeta = Object.entries(extra).every(([k, v]) => isDeepStrictEqual(o.metadata[k], v));
+export const writeStatus = async (s: Served, o: KubeObject, status: Record<string, unknown>, meta?: (m: KubeObject['metadata']) => KubeObject['metadata']): Promise<KubeObject> => {
+  const sameMeta = !meta || isDeepStrictEqual(meta(structuredClone(o.metadata)), o.metadata);
   if (isDeepStrictEqual(o.status ?? {}, status) && sameMeta) return o;
   const ctx = inNamespace(o.metadata.namespace);
-  const write = (base: KubeObject) => s.store.update(ctx, base.metadata.name!, { ...base, metadata: { ...base.metadata, ...extra }, status }, 'status');
+  const write = (base: KubeObject) => s.store.update(ctx, base.metadata.name!, { ...base, metadata: meta ? meta(structuredClone(base.metadata)) : base.metadata, status }, 'status');
   const written = await write(o).catch(async (err: unknown) => {
     if (!isApiError(err) || err.code !== 409) throw err;
     return write(await s.store.get(ctx, o.metadata.name!));

@@ -10,7 +10,7 @@ import { num, spec, status } from '../../registry/kinds/common.js';
 import { isTerminal } from '../pods.js';
 import type { DeploymentRun } from './run.js';
 import { rolloutStatus } from './status.js';
-import { active, availableReplicas, byCreation, isComplete, maxSurge, maxUnavailable, replicas, specReplicas } from './util.js';
+import { active, byCreation, countedAvailable, isComplete, maxSurge, maxUnavailable, replicas, specReplicas } from './util.js';
 
 /** syncRolloutStatus: write the status; answers when to look again. */
 export const syncRolloutStatus = async (run: DeploymentRun, all: KubeObject[], newRS: KubeObject | undefined): Promise<number | undefined> => {
@@ -49,7 +49,7 @@ const cleanupUnhealthy = async (run: DeploymentRun, old: KubeObject[], max: numb
 
 const scaleDownAvailable = async (run: DeploymentRun, all: KubeObject[], old: KubeObject[]): Promise<number> => {
   const minAvailable = replicas(run.d) - maxUnavailable(run.d);
-  const available = availableReplicas(all);
+  const available = countedAvailable(all);
   if (available <= minAvailable) return 0;
   const want = available - minAvailable;
   let done = 0;

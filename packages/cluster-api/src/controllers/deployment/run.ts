@@ -47,8 +47,9 @@ export class DeploymentRun {
   }
 
   /** Writes the Deployment's status (and its revision annotation, which travels through /status as in Kubernetes). */
-  async writeStatus(next: Obj, annotations = this.d.metadata.annotations): Promise<void> {
-    this.d = await writeStatus(this.env.deployments, this.d, next, annotations ? { annotations } : {});
+  async writeStatus(next: Obj, revisionNow?: string): Promise<void> {
+    const meta = revisionNow === undefined ? undefined : (m: KubeObject['metadata']) => ({ ...m, annotations: { ...m.annotations, [RevisionAnnotation]: revisionNow } });
+    this.d = await writeStatus(this.env.deployments, this.d, next, meta);
   }
 
   /** getAllReplicaSetsAndSyncRevision: the new ReplicaSet (created when asked) and all the others. */
@@ -69,14 +70,12 @@ export class DeploymentRun {
     }
     const st = structuredClone(status(this.d));
     const revisionNow = rs.metadata.annotations?.[RevisionAnnotation];
-    const annotationsNow = { ...this.d.metadata.annotations };
-    let needs = false;
-    if (revisionNow !== undefined && annotationsNow[RevisionAnnotation] !== revisionNow) (annotationsNow[RevisionAnnotation] = revisionNow), (needs = true);
+    let needs = revisionNow !== undefined && this.d.metadata.annotations?.[RevisionAnnotation] !== revisionNow;
     if (hasProgressDeadline(this.d) && !condition(st, 'Progressing')) {
       setCondition(st, newCondition('Progressing', 'True', Reasons.FoundNewRS, `Found new replica set "${rs.metadata.name}"`));
       needs = true;
     }
-    if (needs) await this.writeStatus(st, annotationsNow);
+    if (needs) await this.writeStatus(st, revisionNow);
     return rs;
   }
 
@@ -108,7 +107,7 @@ export class DeploymentRun {
     if (size > 0) this.env.recorder.event(d, 'Normal', 'ScalingReplicaSet', `Scaled up replica set ${created.metadata.name} to ${size}`);
     const st = structuredClone(status(d));
     if (hasProgressDeadline(d)) setCondition(st, newCondition('Progressing', 'True', Reasons.NewReplicaSet, `Created new replica set "${created.metadata.name}"`));
-    await this.writeStatus(st, { ...d.metadata.annotations, [RevisionAnnotation]: String(next) });
+    await this.writeStatus(st, String(next));
     return created;
   }
 

@@ -65,6 +65,11 @@ const statusSum = (field: string) => (sets: KubeObject[]): number => sets.reduce
 export const actualReplicas = statusSum('replicas');
 export const readyReplicas = statusSum('readyReplicas');
 export const availableReplicas = statusSum('availableReplicas');
+/**
+ * Available replicas a rolling update may count on before scaling down: never more than the
+ * ReplicaSet is now sized for, since its status may not yet show the pods a smaller size just removed.
+ */
+export const countedAvailable = (sets: KubeObject[]): number => sets.reduce((n, rs) => n + Math.min(num(status(rs).availableReplicas), replicas(rs)), 0);
 export const active = (sets: KubeObject[]): KubeObject[] => sets.filter((rs) => replicas(rs) > 0);
 
 export const withoutHash = (template: unknown): Obj => {
