@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
+import { unknownControllers } from './controllers/names.js';
 import { parseStorageUrl } from './storage/factory.js';
 import { AuthorizationModes, modeFactories, type AuthorizationMode } from './auth/authorizers.js';
 
@@ -28,6 +29,8 @@ export interface ServeConfig {
   insecureHttp: boolean;
   /** kube-apiserver's `--authorization-mode`: the authorizers asked, in order (default RBAC). */
   authorizationMode: AuthorizationMode[];
+  /** kube-controller-manager's --controllers: `*` (every controller on by default), `name`, `-name`. */
+  controllers: string[];
 }
 
 export class ConfigError extends Error {
@@ -83,6 +86,12 @@ const authorizationModes = (raw: unknown): AuthorizationMode[] => {
   }
   return modes as AuthorizationMode[];
 };
+const controllerList = (raw: unknown): string[] => {
+  const words = String(raw).split(',').map((w) => w.trim()).filter(Boolean);
+  const unknown = unknownControllers(words);
+  if (unknown.length > 0) throw new ConfigError(`--controllers: ${JSON.stringify(unknown[0])} is not in the list of known controllers`);
+  return words;
+};
 const inDataDir = (file: string) => ({ config }: Resolving): string => join(config.dataDir!, file);
 
 /** A row of any option. */
@@ -105,6 +114,7 @@ export const serveOptions: readonly AnyRow[] = [
   row({ key: 'etcdKeyfile', flag: 'etcd-keyfile', env: 'CLUSTER_API_ETCD_KEYFILE', type: 'string', default: undefined, parse: path, describe: 'private key of --etcd-certfile (PEM)' }),
   row({ key: 'authorizationMode', flag: 'authorization-mode', env: 'CLUSTER_API_AUTHORIZATION_MODE', type: 'string', default: ['RBAC'], parse: authorizationModes, describe: 'authorizers in order: RBAC (default), AlwaysAllow (every authenticated request; a warning at start), AlwaysDeny; system:masters is always allowed' }),
   row({ key: 'insecureHttp', flag: 'insecure-http', env: 'CLUSTER_API_INSECURE_HTTP', type: 'boolean', default: false, parse: bool, describe: 'serve plain HTTP (loopback bind addresses only)' }),
+  row({ key: 'controllers', flag: 'controllers', env: 'CLUSTER_API_CONTROLLERS', type: 'string', default: ['*'], parse: controllerList, describe: 'controllers to run, as kube-controller-manager\'s flag: * (all on by default), name, -name (e.g. *,-job)' }),
 ];
 
 const isLoopback = (address: string): boolean =>

@@ -46,8 +46,8 @@ export interface StartOptions {
   /** 0 picks a free port. */
   port?: number;
   log?: (entry: Record<string, unknown>) => void;
-  /** Run the garbage collector, namespace controller, pod reaper and ClusterRole aggregation (default true). */
-  controllers?: boolean;
+  /** Run the built-in controllers (default true); a list: kube-controller-manager's --controllers words. */
+  controllers?: boolean | readonly string[];
   /** kube-apiserver's `--authorization-mode`, in order (default RBAC); system:masters is always allowed. */
   authorization?: readonly AuthorizationMode[];
   /** How pods' ports are reached (the node agent provides it); absent: port-forward and the proxies cannot reach pods. */
@@ -109,7 +109,8 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   });
   const port = (server.address() as AddressInfo).port;
   // Only once listening: a port in use leaves no controllers running against a store the caller will close.
-  const controllers = options.controllers === false ? undefined : startControllers(registry, { log: options.log });
+  const words = Array.isArray(options.controllers) ? options.controllers : undefined;
+  const controllers = options.controllers === false ? undefined : startControllers(registry, { log: options.log, controllers: words });
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   let closing: Promise<void> | undefined;
   return {
@@ -165,8 +166,9 @@ export async function serve(config: ServeConfig, log?: StartOptions['log'], part
     log?.({ level: 'warn', msg: '--authorization-mode AlwaysAllow: every authenticated user may do anything; RBAC objects are kept but not enforced' });
   let server: ClusterApiServer;
   try {
-    const authorization = config.authorizationMode;
-    server = await startServer({ storage, authenticator, tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey, authorization, ...parts });
+    server = await startServer({
+      storage, authenticator, tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey, controllers: config.controllers, authorization: config.authorizationMode, ...parts,
+    });
   } catch (err) {
     await storage.close();
     throw err;

@@ -32,7 +32,9 @@ describe.each(['sqlite', 'etcd'] as const)('the new kinds on %s', (backend) => {
   beforeAll(async () => {
     if (backend === 'etcd') etcd = await startEtcd({ members: 1, dataRoot: '/dev/shm' });
     const storage = await openStorage(etcd ? etcd.url : `sqlite:${join(dir, 'state.db')}`);
-    server = await startServer({ storage, authenticator: tokenAuthenticator(new Map([[TestToken, AdminUser]])), log: () => {} });
+    // The kinds themselves, as stored and served: no deployment controller writes status or Events
+    // here (its behaviour is pinned in test/deployment.test.ts).
+    server = await startServer({ storage, authenticator: tokenAuthenticator(new Map([[TestToken, AdminUser]])), log: () => {}, controllers: ['*', '-deployment'] });
     expect((await call('POST', '/api/v1/namespaces', namespace(ns))).status).toBe(201);
   }, 60_000);
   afterAll(async () => {

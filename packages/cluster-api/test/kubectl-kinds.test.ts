@@ -65,10 +65,11 @@ describe.runIf(existsSync(kubectlBin)).each(['sqlite', 'etcd'] as const)('kubect
     }
     expect((await kubectl('apply', '-f', join(dir, 'app.yaml'))).stdout).toBe('deployment.apps/api created\nconfigmap/settings created\n');
     const deploy = await kubectl('get', 'deployments', '-n', 'shop', '-o', 'wide');
-    expect(table(deploy.stdout).map((r) => [r[0], r[1], r[2], r[3], r[5], r[6], r[7]])).toEqual([
-      ['NAME', 'READY', 'UP-TO-DATE', 'AVAILABLE', 'CONTAINERS', 'IMAGES', 'SELECTOR'],
-      ['api', '0/2', '0', '0', 'api', 'example.com/api:1', 'app=api'],
-      ['web', '0/3', '0', '0', 'nginx', 'nginx:1.25', 'app=web'],
+    // UP-TO-DATE follows the deployment controller; nothing makes the pods available without a node.
+    expect(table(deploy.stdout).map((r) => [r[0], r[1], r[3], r[5], r[6], r[7]])).toEqual([
+      ['NAME', 'READY', 'AVAILABLE', 'CONTAINERS', 'IMAGES', 'SELECTOR'],
+      ['api', '0/2', '0', 'api', 'example.com/api:1', 'app=api'],
+      ['web', '0/3', '0', 'nginx', 'nginx:1.25', 'app=web'],
     ]);
     expect(table((await kubectl('get', 'cm', '-n', 'shop')).stdout).map((r) => r.slice(0, 2))).toEqual([['NAME', 'DATA'], ['c1', '2'], ['settings', '1']]);
     expect(table((await kubectl('get', 'cronjobs', '-n', 'shop')).stdout)[1]!.slice(0, 6)).toEqual(['tick', '*/5 * * * *', '<none>', 'False', '0', '<none>']);
@@ -78,12 +79,22 @@ describe.runIf(existsSync(kubectlBin)).each(['sqlite', 'etcd'] as const)('kubect
     expect(job[1]!.at(-1)).toMatch(/^batch\.kubernetes\.io\/controller-uid=[0-9a-f-]{36}$/);
   });
 
-  it('lists the workload kinds in `get all`, once each', async () => {
-    const all = await kubectl('get', 'all', '-n', 'shop');
-    expect(all.code).toBe(0);
-    const names = all.stdout.split('\n').map((l) => l.split(/\s+/)[0]).filter((n) => n && n !== 'NAME');
-    expect(names.sort()).toEqual(['cronjob.batch/tick', 'deployment.apps/api', 'deployment.apps/web', 'job.batch/once']);
-    expect(all.stderr).toBe('');
+  it('lists the workload kinds in `get all`, once each, with what their controllers made', async () => {
+    const names = async () => {
+      const all = await kubectl('get', 'all', '-n', 'shop');
+      expect([all.code, all.stderr]).toEqual([0, '']);
+      return all.stdout.split('\n').map((l) => l.split(/\s+/)[0]!).filter((n) => n && n !== 'NAME');
+    };
+    let seen: string[] = [];
+    for (const started = Date.now(); Date.now() - started < 15_000; await new Promise((r) => setTimeout(r, 200))) {
+      seen = await names();
+      if (seen.filter((n) => n.startsWith('pod/')).length === 6) break;
+    }
+    expect(seen.filter((n) => !/^(pod|replicaset\.apps)\//.test(n)).sort()).toEqual(['cronjob.batch/tick', 'deployment.apps/api', 'deployment.apps/web', 'job.batch/once']);
+    expect(seen.filter((n) => n.startsWith('replicaset.apps/')).map((n) => n.replace(/-\w+$/, '')).sort()).toEqual(['replicaset.apps/api', 'replicaset.apps/web']);
+    // Two of api, three of web, one of the Job.
+    expect(seen.filter((n) => n.startsWith('pod/')).map((n) => n.split('-')[0]).sort()).toEqual(['pod/api', 'pod/api', 'pod/once', 'pod/web', 'pod/web', 'pod/web']);
+    expect(new Set(seen).size).toBe(seen.length);
   });
 
   it('describes a Deployment with the Events recorded about it', async () => {
@@ -96,12 +107,16 @@ describe.runIf(existsSync(kubectlBin)).each(['sqlite', 'etcd'] as const)('kubect
     const described = await kubectl('describe', 'deployment', 'web', '-n', 'shop');
     expect(described.code).toBe(0);
     expect(described.stdout).toMatch(/Selector:\s+app=web/);
-    expect(described.stdout).toMatch(/Replicas:\s+3 desired \| 0 updated \| 0 total \| 0 available \| 0 unavailable/);
+    // The deployment controller's: three pods made, none available without a node to run them.
+    expect(described.stdout).toMatch(/Replicas:\s+3 desired \| 3 updated \| 3 total \| 0 available \| 3 unavailable/);
     expect(described.stdout).toMatch(/StrategyType:\s+RollingUpdate/);
+    expect(described.stdout).toMatch(/Available\s+False\s+MinimumReplicasUnavailable/);
+    expect(described.stdout).toMatch(/NewReplicaSet:\s+web-\w+ \(3\/3 replicas created\)/);
+    expect(described.stdout).toMatch(/Normal\s+ScalingReplicaSet\s+\S+\s+deployment-controller\s+Scaled up replica set web-\w+ to 3\n/);
     expect(described.stdout).toMatch(/Normal\s+ScalingReplicaSet\s+\S+\s+deployment-controller\s+Scaled up replica set web-7d9f to 3/);
-    const events = table((await kubectl('get', 'events', '-n', 'shop')).stdout);
+    const events = table((await kubectl('get', 'events', '-n', 'shop', '--field-selector', 'involvedObject.kind=Deployment,involvedObject.name=web')).stdout);
     expect(events[0]).toEqual(['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE']);
-    expect(events[1]!.slice(1)).toEqual(['Normal', 'ScalingReplicaSet', 'deployment/web', 'Scaled up replica set web-7d9f to 3']);
+    expect(events.slice(1).map((e) => e.slice(1))).toContainEqual(['Normal', 'ScalingReplicaSet', 'deployment/web', 'Scaled up replica set web-7d9f to 3']);
   });
 
   it('explains the new kinds with Kubernetes\' descriptions', async () => {
@@ -120,8 +135,8 @@ describe.runIf(existsSync(kubectlBin)).each(['sqlite', 'etcd'] as const)('kubect
   it('times out `rollout status` cleanly while nothing makes the Deployment available', async () => {
     const r = await kubectl('rollout', 'status', 'deployment/web', '-n', 'shop', '--timeout=2s');
     expect(r.code).toBe(1);
-    // No deployment controller has observed the spec (status.observedGeneration), so kubectl waits for that first.
-    expect(r.stdout).toContain('Waiting for deployment spec update to be observed...');
+    // The deployment controller made the pods; no node runs them, so none becomes available.
+    expect(r.stdout).toContain('Waiting for deployment "web" rollout to finish: 0 of 3 updated replicas are available...');
     expect(r.stderr).toBe('error: timed out waiting for the condition\n');
   });
 

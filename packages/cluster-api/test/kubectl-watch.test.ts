@@ -75,7 +75,10 @@ describe.runIf(existsSync(kubectlBin))('kubectl watch, apply and delete namespac
   });
 
   it('delete namespace waits until the namespace and its contents are gone', async () => {
-    expect((await kubectl('get', 'pods,rc', '-n', 'kw', '-o', 'name')).stdout.split('\n').filter(Boolean)).toHaveLength(2);
+    // The pod run above, the ReplicationController and the three pods its manager made.
+    const names = async () => (await kubectl('get', 'pods,rc', '-n', 'kw', '-o', 'name')).stdout.split('\n').filter(Boolean);
+    for (let i = 0; i < 200 && (await names()).length < 5; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await names()).toHaveLength(5);
     const r = await kubectl('delete', 'namespace', 'kw', '--timeout=20s');
     expect([r.code, r.stdout.trim()]).toEqual([0, 'namespace "kw" deleted']);
     const after = await kubectl('get', 'namespace', 'kw');

@@ -1,24 +1,76 @@
-/** The built-in controllers `cluster-api serve` runs beside the API: started together, stopped together. */
+/**
+ * The built-in controllers `cluster-api serve` runs beside the API, as kube-controller-manager runs
+ * them beside kube-apiserver: started together, stopped together, each on or off by `--controllers`
+ * (names.ts). The CRD controller, the pod reaper and the Event TTL are the API server's own and
+ * always run.
+ */
 import type { Registry } from '../registry/rest.js';
+import { Caches } from './cache.js';
 import { startClusterRoleAggregation } from './cluster-role-aggregation.js';
+import type { ControllerContext } from './context.js';
 import { startCrdController } from './crd.js';
+import { startDeploymentController } from './deployment/controller.js';
+import { EventSink } from './events.js';
+import { startEventTtl } from './event-ttl.js';
 import { startGarbageCollector } from './gc.js';
 import type { Controller, ControllerOptions } from './loop.js';
+import { isEnabled } from './names.js';
 import { startNamespaceController } from './namespace.js';
 import { startPodReaper } from './pod-reaper.js';
-import { startEventTtl } from './event-ttl.js';
+import { ReplicaSets, ReplicationControllers, startReplicaController } from './replica-set.js';
+import { startStatefulSetController } from './stateful-set.js';
+import { startDaemonSetController } from './daemon-set.js';
+import { startJobController } from './job.js';
+import { startCronJobController } from './cron-job.js';
+import { startTtlAfterFinished } from './ttl-after-finished.js';
+import { startEndpointsController } from './endpoints.js';
+import { startEndpointSliceController } from './endpoint-slices.js';
 
 export type { Controller, ControllerOptions } from './loop.js';
+export { ControllerNames, isEnabled, unknownControllers } from './names.js';
 
-/** `eventTtlMs`: how long an Event lives after its last occurrence (kube-apiserver's --event-ttl; default 1 h). */
-export const startControllers = (registry: Registry, opts: ControllerOptions & { eventTtlMs?: number } = {}): Controller => {
+export interface ControllersOptions extends ControllerOptions {
+  /** How long an Event lives after its last occurrence (kube-apiserver's --event-ttl; default 1 h). */
+  eventTtlMs?: number;
+  /** `--controllers` words (default `['*']`). */
+  controllers?: readonly string[];
+}
+
+type Start = (ctx: ControllerContext, opts: ControllerOptions) => Controller;
+
+/** Each controller's start, by its kube-controller-manager name. */
+const Starts: Record<string, Start> = {
+  'garbage-collector-controller': (ctx, opts) => startGarbageCollector(ctx.registry, opts),
+  'namespace-controller': (ctx, opts) => startNamespaceController(ctx.registry, opts),
+  'clusterrole-aggregation-controller': (ctx, opts) => startClusterRoleAggregation(ctx.registry, opts),
+  'deployment-controller': (ctx) => startDeploymentController(ctx),
+  'replicaset-controller': (ctx) => startReplicaController(ctx, ReplicaSets),
+  'replicationcontroller-controller': (ctx) => startReplicaController(ctx, ReplicationControllers),
+  'statefulset-controller': (ctx) => startStatefulSetController(ctx),
+  'daemonset-controller': (ctx) => startDaemonSetController(ctx),
+  'job-controller': (ctx) => startJobController(ctx),
+  'cronjob-controller': (ctx) => startCronJobController(ctx),
+  'ttl-after-finished-controller': (ctx, opts) => startTtlAfterFinished(ctx.registry, opts),
+  'endpoints-controller': (ctx) => startEndpointsController(ctx),
+  'endpointslice-controller': (ctx) => startEndpointSliceController(ctx),
+};
+
+export const startControllers = (registry: Registry, opts: ControllersOptions = {}): Controller => {
+  const { controllers: words = ['*'], eventTtlMs, ...common } = opts;
+  const caches = new Caches(common.log);
+  const events = new EventSink(registry, common.log);
+  const ctx: ControllerContext = { registry, caches, events, log: common.log };
   const all = [
-    startCrdController(registry, opts),
-    startGarbageCollector(registry, opts),
-    startNamespaceController(registry, opts),
-    startPodReaper(registry, opts),
-    startClusterRoleAggregation(registry, opts),
-    startEventTtl(registry, opts),
+    startCrdController(registry, common),
+    startPodReaper(registry, common),
+    startEventTtl(registry, { ...common, eventTtlMs }),
+    ...Object.entries(Starts).filter(([name]) => isEnabled(name, words)).map(([, start]) => start(ctx, common)),
   ];
-  return { stop: async () => void (await Promise.all(all.map((c) => c.stop()))) };
+  return {
+    stop: async () => {
+      await Promise.all(all.map((c) => c.stop()));
+      caches.stop();
+      await events.close();
+    },
+  };
 };

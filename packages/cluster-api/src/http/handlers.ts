@@ -159,7 +159,10 @@ async function write(route: Route, ex: Exchange, ctx: RequestContext): Promise<A
     case 'create':
       if (subresource) {
         if (!store.post) throw pathNotFound();
-        return answer(201, await store.post(ctx, name!, subresource, body));
+        // kube-apiserver's createHandler: a Status answer carries its own code (a rollback's is 200).
+        const posted = await store.post(ctx, name!, subresource, body);
+        const code = posted.object.kind === 'Status' && typeof posted.object.code === 'number' ? posted.object.code : 201;
+        return answer(code, posted);
       }
       return answer(201, await store.create(ctx, body));
     case 'update':

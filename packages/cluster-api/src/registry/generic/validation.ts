@@ -12,6 +12,7 @@ export const FieldErrorTypes = [
   'FieldValueTooLong',
   'FieldValueTooMany',
   'FieldValueTypeInvalid',
+  'FieldValueNotFound',
 ] as const;
 export type FieldErrorType = (typeof FieldErrorTypes)[number];
 
@@ -45,6 +46,12 @@ export const notSupported = (field: string, value: unknown, supported: readonly 
   type: 'FieldValueNotSupported',
   field,
   message: `Unsupported value: ${show(value)}: supported values: ${supported.map((s) => JSON.stringify(s)).join(', ')}`,
+});
+
+export const notFoundValue = (field: string, value: unknown): FieldError => ({
+  type: 'FieldValueNotFound',
+  field,
+  message: `Not found: ${show(value)}`,
 });
 
 export const duplicate = (field: string, value: unknown): FieldError => ({

@@ -9,6 +9,7 @@
 import type { KubeObject } from '../../api/meta.js';
 import type { Conversion, ResourceDefinition } from '../definition.js';
 import { servedAt } from '../versions.js';
+import { deploymentRollback } from '../subresources/rollback.js';
 import { scale } from '../subresources/scale.js';
 import { child, obj, spec } from './common.js';
 import { controllerRevision } from './controller-revision.js';
@@ -63,14 +64,14 @@ const extensions = { group: 'extensions', version: 'v1beta1' };
 export const deploymentAppsV1beta1 = servedAt(deployment, appsV1beta1, {
   conversion: rollbackTo,
   strategy: deploymentStrategy({ surge: '25%', unavailable: '25%', revisionHistoryLimit: 2, progressDeadlineSeconds: 600 }, selectorFromTemplate, false),
-  subresources: { status: statusOf(deployment), scale: betaScale('apps') },
+  subresources: { status: statusOf(deployment), scale: betaScale('apps'), rollback: deploymentRollback('apps') },
 });
 
-/** Also /rollback in Kubernetes 1.7's extensions; here the spec.rollbackTo field asks for one. */
+/** A rollback is asked by spec.rollbackTo or by POST …/rollback (a DeploymentRollback), as in Kubernetes 1.7's extensions. */
 export const deploymentExtensions = servedAt(deployment, extensions, {
   conversion: rollbackTo,
   strategy: deploymentStrategy({ surge: 1, unavailable: 1, revisionHistoryLimit: MaxInt32, progressDeadlineSeconds: MaxInt32 }, selectorFromTemplate, false),
-  subresources: { status: statusOf(deployment), scale: betaScale('extensions') },
+  subresources: { status: statusOf(deployment), scale: betaScale('extensions'), rollback: deploymentRollback('extensions') },
   // kubectl 1.32 warns when a short name matches a resource of another group; Kubernetes 1.7's extensions had none in `all` either.
   categories: undefined,
   shortNames: undefined,

@@ -124,7 +124,7 @@ export const deployment = inGroup('apps', 'v1')({
   verbs: AllVerbs,
   shortNames: ['deploy'],
   categories: ['all'],
-  subresources: { status: statusSubresource({ validate: validateStatus }), scale: scale(replicasSelector) },
+  subresources: { status: statusSubresource({ validate: validateStatus }, { metadata: ['annotations'] }), scale: scale(replicasSelector) },
   strategy: deploymentStrategy(AppsV1Defaults),
   columns: deploymentColumns,
 });

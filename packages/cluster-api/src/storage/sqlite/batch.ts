@@ -56,7 +56,16 @@ export class GroupCommit {
    */
   async run<T>(step: (batch: BatchWrites) => T): Promise<T> {
     const batch = this.open ?? this.begin();
-    const result = step(batch);
+    let result: T;
+    try {
+      result = step(batch);
+    } catch (err) {
+      // Refused against the batch's own writes (a Conflict with a pending update): answer once they
+      // are committed, so a caller that reads and retries reads them, rather than retrying at once
+      // against the committed past until its attempts run out.
+      if (batch.rows.length > 0) await batch.done.catch(() => undefined);
+      throw err;
+    }
     await batch.done;
     return result;
   }

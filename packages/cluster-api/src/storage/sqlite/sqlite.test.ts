@@ -251,4 +251,17 @@ describe('sqlite group commit', () => {
     await s.close();
     expect(rowCount(file)).toBe(2);
   });
+
+  it('a write refused against a pending one is answered after it commits, so a read-and-retry loop reads it', async () => {
+    const s = SqliteStorage.open(fresh());
+    const seed = await s.create('/registry/p/x', enc('1'));
+    const first = s.update('/registry/p/x', enc('2'), seed.modRevision);
+    // A second writer that read the committed row: refused, but only once the first write is committed.
+    const second = await s.update('/registry/p/x', enc('3'), seed.modRevision).then(() => 'stored', (e: unknown) => e);
+    expect(isStorageError(second, 'Conflict')).toBe(true);
+    const now = (await s.get('/registry/p/x'))!;
+    expect([dec(now.value), now.modRevision]).toEqual(['2', (await first).modRevision]);
+    expect(dec((await s.update('/registry/p/x', enc('3'), now.modRevision)).value)).toBe('3');
+    await s.close();
+  });
 });

@@ -1,0 +1,98 @@
+/**
+ * What a workload controller is given (kube-controller-manager's ControllerContext): the registry to
+ * write through, the shared caches to read from, the event sink, the log. And the shape they share:
+ * a keyed queue whose workers start once the caches they read are filled.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { KubeObject } from '../api/meta.js';
+import { isApiError } from '../api/errors.js';
+import type { Registry, ResourceStore } from '../registry/rest.js';
+import type { Caches, ObjectCache } from './cache.js';
+import type { EventSink } from './events.js';
+import { inNamespace, type Controller } from './loop.js';
+import type { WorkQueue } from './queue.js';
+
+export interface ControllerContext {
+  registry: Registry;
+  caches: Caches;
+  events: EventSink;
+  log?: (entry: Record<string, unknown>) => void;
+}
+
+export interface Served {
+  store: ResourceStore;
+  cache: ObjectCache;
+}
+
+/** The store and cache of a resource, or undefined when it is not served. */
+export const served = (ctx: ControllerContext, group: string, version: string, plural: string): Served | undefined => {
+  const store = ctx.registry.find(group, version, plural);
+  return store && { store, cache: ctx.caches.of(store) };
+};
+
+export const objectKey = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
+
+export const splitKey = (key: string): { namespace: string; name: string } => {
+  const at = key.indexOf('/');
+  return { namespace: key.slice(0, at), name: key.slice(at + 1) };
+};
+
+/** The queue runs once every cache it reads has its first list; stop ends both. */
+export const keyed = (queue: WorkQueue, reads: readonly ObjectCache[], ...more: { stop(): unknown }[]): Controller => {
+  let stopped = false;
+  void Promise.all(reads.map((c) => c.synced)).then(() => stopped || queue.start());
+  return {
+    stop: async () => {
+      stopped = true;
+      for (const m of more) await m.stop();
+      await queue.stop();
+    },
+  };
+};
+
+/** Go's omitempty for a status written by a controller: zero counters and empty lists are left out. */
+export const omitEmpty = <T extends Record<string, unknown>>(status: T, always: readonly string[] = []): T =>
+  Object.fromEntries(Object.entries(status).filter(([k, v]) =>
+    always.includes(k) ? v !== undefined : v !== undefined && v !== null && v !== 0 && v !== '' && !(Array.isArray(v) && v.length === 0))) as T;
+
+/**
+ * Writes `status` through the /status subresource when it differs from what `o` holds, with `o`'s
+ * resourceVersion; on a conflict once more over a fresh read (kube-controller-manager's
+ * updateStatus retry). `meta` changes metadata the status strategy lets through (a Deployment's
+ * revision annotation), applied to whichever version is written. The cache sees the answer at once.
+ */
+export const writeStatus = async (s: Served, o: KubeObject, status: Record<string, unknown>, meta?: (m: KubeObject['metadata']) => KubeObject['metadata']): Promise<KubeObject> => {
+  const sameMeta = !meta || isDeepStrictEqual(meta(structuredClone(o.metadata)), o.metadata);
+  if (isDeepStrictEqual(o.status ?? {}, status) && sameMeta) return o;
+  const ctx = inNamespace(o.metadata.namespace);
+  const write = (base: KubeObject) => s.store.update(ctx, base.metadata.name!, { ...base, metadata: meta ? meta(structuredClone(base.metadata)) : base.metadata, status }, 'status');
+  const written = await write(o).catch(async (err: unknown) => {
+    if (!isApiError(err) || err.code !== 409) throw err;
+    return write(await s.store.get(ctx, o.metadata.name!));
+  });
+  s.cache.observe(written.object);
+  return written.object;
+};
+
+/** A create refused because the namespace is going away: nothing to report, the namespace controller is cleaning up. */
+export const namespaceTerminating = (err: unknown): boolean =>
+  isApiError(err) && (err.details?.causes ?? []).some((c) => c.reason === 'NamespaceTerminating');
+
+/** The message of an error as an Event quotes it. */
+export const errorText = (err: unknown): string => String((err as Error)?.message ?? err);
+
+/**
+ * kube-controller-manager's slowStartBatch: `count` calls of `fn` in batches of 1, 2, 4…, stopping
+ * after the first batch with a failure, so a controller whose every create fails makes one call, not
+ * hundreds. Answers how many succeeded and the first failure.
+ */
+export const slowStartBatch = async (count: number, fn: () => Promise<unknown>): Promise<{ done: number; error?: unknown }> => {
+  let done = 0;
+  for (let batch = Math.min(count, 1); done < count; batch = Math.min(2 * batch, count - done)) {
+    const results = await Promise.allSettled(Array.from({ length: batch }, () => fn()));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    done += results.filter((r) => r.status === 'fulfilled').length;
+    if (failed) return { done, error: failed.reason };
+  }
+  return { done };
+};
