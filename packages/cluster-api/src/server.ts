@@ -13,15 +13,17 @@ import { createRequire } from 'node:module';
 import type { ServeConfig } from './config.js';
 import { createApp } from './http/app.js';
 import type { Authenticator } from './auth/authenticator.js';
-import { loadTokenFile, tokenAuthenticator } from './auth/authenticator.js';
+import { loadTokenFile, tokenAuthenticator, withUsers } from './auth/authenticator.js';
 import { AdminUser, ensureAdminToken, firstToken, writeKubeconfig } from './auth/credentials.js';
 import { versionInfo } from './http/nonresource.js';
 import type { TlsMaterial } from './auth/tls.js';
-import { ensureTls, loadTls, servingHosts } from './auth/tls.js';
+import { ensureCa, ensureTls, loadTls, servingHosts } from './auth/tls.js';
+import { components } from './components.js';
 import { ServiceAccountTokens, ephemeralSigningKey, loadOrCreateSigningKey, withServiceAccountTokens } from './auth/service-account-tokens.js';
 import type { Registry } from './registry/rest.js';
 import { createRegistry, ensureSystemNamespaces } from './registry/index.js';
-import { startControllers } from './controllers/index.js';
+import { startControllers, type ControllersOptions } from './controllers/index.js';
+import { KubeletClient, type KubeletClientTls } from './node/kubelet-client.js';
 import { openStorage } from './storage/factory.js';
 import type { Storage } from './storage/interface.js';
 
@@ -39,8 +41,14 @@ export interface StartOptions {
   /** 0 picks a free port. */
   port?: number;
   log?: (entry: Record<string, unknown>) => void;
-  /** Run the garbage collector, namespace controller and pod reaper (default true). */
+  /** Run the garbage collector, namespace controller, pod reaper and node controllers (default true). */
   controllers?: boolean;
+  /** Node IPAM and node lifecycle settings (pod CIDRs, grace period). */
+  nodeControllers?: ControllersOptions['nodes'];
+  /** PEM of the CA whose client certificates authenticate (x509: CN user, O groups); absent: none do. */
+  clientCa?: string;
+  /** The API server's own certificate for node agents, and the CA their certificates chain to. */
+  kubeletClient?: KubeletClientTls;
 }
 
 export interface ClusterApiServer {
@@ -66,6 +74,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
       tokenIssuer: tokens,
       rootCa: options.tls?.ca,
       reviewToken: async (token, audiences) => authenticator?.review(token, audiences),
+      kubelet: options.kubeletClient && new KubeletClient(options.kubeletClient),
     });
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);
   await ensureSystemNamespaces(registry);
@@ -78,7 +87,9 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
     log: options.log,
     watches,
   });
-  const server: Server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) : createHttpServer(handler);
+  // A client certificate is asked for, never required: token users connect as before.
+  const clientAuth = options.clientCa ? { ca: options.clientCa, requestCert: true, rejectUnauthorized: false } : {};
+  const server: Server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key, ...clientAuth }, handler) : createHttpServer(handler);
   server.keepAliveTimeout = 65_000;
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
@@ -87,7 +98,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   });
   const port = (server.address() as AddressInfo).port;
   // Only once listening: a port in use leaves no controllers running against a store the caller will close.
-  const controllers = options.controllers === false ? undefined : startControllers(registry, { log: options.log });
+  const controllers = options.controllers === false ? undefined : startControllers(registry, { log: options.log, nodes: options.nodeControllers });
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   let closing: Promise<void> | undefined;
   return {
@@ -121,19 +132,36 @@ export interface Served {
 export async function serve(config: ServeConfig, log?: StartOptions['log']): Promise<Served> {
   const { authenticator, token } = credentials(config);
   const tls = config.insecureHttp ? undefined : tlsMaterial(config);
+  // The CA that signs node and component certificates; with a brought-in serving certificate too.
+  const ca = ensureCa(join(config.dataDir, 'tls'));
+  const parts = components(config, ca);
   // Kept in the data dir, as the CA is: service account tokens outlive a restart.
   const serviceAccountKey = loadOrCreateSigningKey(join(config.dataDir, 'service-account.key'));
   const storage = await openStorage(config.storage, { etcd: { caFile: config.etcdCafile, certFile: config.etcdCertfile, keyFile: config.etcdKeyfile } });
   let server: ClusterApiServer;
   try {
-    server = await startServer({ storage, authenticator, tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey });
+    server = await startServer({
+      storage, authenticator: withUsers(authenticator, parts.users), tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey,
+      clientCa: tls ? ca.cert : undefined, kubeletClient: parts.kubeletClient,
+      nodeControllers: { clusterCidr: config.clusterCidr, nodeCidrMaskSize: config.nodeCidrMaskSize, gracePeriodMs: config.nodeMonitorGracePeriod * 1000 },
+    });
   } catch (err) {
     await storage.close();
     throw err;
   }
-  if (!token) return { server };
-  writeKubeconfig(config.kubeconfigOut, { server: server.url, token, ca: tls?.ca });
-  return { server, kubeconfig: config.kubeconfigOut };
+  try {
+    await parts.start(server.url, tls?.ca, log);
+  } catch (err) {
+    await parts.stop();
+    await server.close();
+    throw err;
+  }
+  const api = server;
+  let closing: Promise<void> | undefined;
+  const whole: ClusterApiServer = { url: api.url, port: api.port, close: () => (closing ??= parts.stop().then(() => api.close())) };
+  if (!token) return { server: whole };
+  writeKubeconfig(config.kubeconfigOut, { server: api.url, token, ca: tls?.ca });
+  return { server: whole, kubeconfig: config.kubeconfigOut };
 }
 
 function credentials(config: ServeConfig): { authenticator: Authenticator; token?: string } {

@@ -3,11 +3,25 @@ import type { Registry } from '../registry/rest.js';
 import { startGarbageCollector } from './gc.js';
 import type { Controller, ControllerOptions } from './loop.js';
 import { startNamespaceController } from './namespace.js';
+import { startNodeIpam, type IpamOptions } from './node-ipam.js';
+import { startNodeLifecycle, type NodeLifecycleOptions } from './node-lifecycle.js';
 import { startPodReaper } from './pod-reaper.js';
 
 export type { Controller, ControllerOptions } from './loop.js';
 
-export const startControllers = (registry: Registry, opts: ControllerOptions = {}): Controller => {
-  const all = [startGarbageCollector(registry, opts), startNamespaceController(registry, opts), startPodReaper(registry, opts)];
+export interface ControllersOptions extends ControllerOptions {
+  /** Node IPAM (pod CIDRs) and node lifecycle (health, taints, evictions). */
+  nodes?: IpamOptions & NodeLifecycleOptions;
+}
+
+export const startControllers = (registry: Registry, opts: ControllersOptions = {}): Controller => {
+  const { nodes, ...common } = opts;
+  const all = [
+    startGarbageCollector(registry, common),
+    startNamespaceController(registry, common),
+    startPodReaper(registry, common),
+    startNodeIpam(registry, { ...common, ...nodes }),
+    startNodeLifecycle(registry, { ...common, ...nodes }),
+  ];
   return { stop: async () => void (await Promise.all(all.map((c) => c.stop()))) };
 };

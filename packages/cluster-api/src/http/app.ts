@@ -8,6 +8,7 @@ import type { ResourceDefinition } from '../registry/definition.js';
 import type { Registry, UserInfo } from '../registry/rest.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { UnauthenticatedPaths } from '../auth/authenticator.js';
+import { clientCertificateUser } from '../auth/x509.js';
 import { Discovery } from './discovery.js';
 import { serveResource } from './handlers.js';
 import { negotiateOutput, type OutputFormat } from './negotiate.js';
@@ -126,9 +127,15 @@ function route({ req, res, path, query, method }: Incoming, user: UserInfo | und
   send(res, 200, doc, output.format === 'yaml' ? 'yaml' : 'json', isPretty(query));
 }
 
-/** Synchronous for the token file's users (the common case, no promise made); a service account token is looked up. */
+/**
+ * A verified client certificate first (kube-apiserver's x509 authenticator comes before tokens), then
+ * the token: synchronous for the token file's users (the common case, no promise made); a service
+ * account token is looked up.
+ */
 function authenticate(req: IncomingMessage, path: string, authenticator: Authenticator | undefined): UserInfo | undefined | Promise<UserInfo | undefined> {
   if (!authenticator) return undefined;
+  const certified = clientCertificateUser(req.socket);
+  if (certified) return certified;
   const found = authenticator.authenticate(req.headers.authorization);
   return found instanceof Promise ? found.then((user) => admitted(user, path)) : admitted(found, path);
 }

@@ -8,7 +8,7 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Informer, type KubeClient, Resources } from '@func/kube-client';
 import { Backoff } from './backoff.js';
-import { EventRecorder } from './events.js';
+import { clientEvents, EventRecorder } from './events.js';
 import { DefaultHeartbeat, NodeHeartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { ImageStore } from './images.js';
 import { DefaultLogLimits, type LogLimits } from './logs.js';
@@ -26,8 +26,10 @@ import type { Node, Pod, Taint } from './types.js';
 export interface NodeAgentOptions {
   kube: KubeClient;
   name: string;
-  /** Pods, logs, images and unpacked images live here. */
+  /** Pods, logs and unpacked images live here. */
   dataDir: string;
+  /** The node's OCI image layout (default `<dataDir>/images`). */
+  images?: string;
   /** Run images that are not function images simulated, as kwok does (default), or refuse them. */
   simulate?: boolean;
   /** The node's InternalIP (default 127.0.0.1). */
@@ -83,8 +85,8 @@ export class NodeAgent {
     this.name = opts.name;
     this.log = opts.log ?? quiet;
     this.network = new PodNetwork(opts.networkMode ?? defaultNetworkMode(), opts.hostIP ?? '127.0.0.1');
-    this.images = new ImageStore({ layout: join(opts.dataDir, 'images'), rootfs: join(opts.dataDir, 'rootfs') });
-    this.events = new EventRecorder(opts.kube, { component: 'kubelet', host: opts.name, instance: opts.name }, this.log);
+    this.images = new ImageStore({ layout: opts.images ?? join(opts.dataDir, 'images'), rootfs: join(opts.dataDir, 'rootfs') });
+    this.events = new EventRecorder(clientEvents(opts.kube), { component: 'kubelet', host: opts.name, instance: opts.name }, this.log);
     this.sources = apiSources(opts.kube, opts.rootCa ?? opts.kube.connection.ca?.toString());
   }
 

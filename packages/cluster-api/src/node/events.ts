@@ -9,6 +9,17 @@ import type { KubeClient } from '@func/kube-client';
 import { Resources } from '@func/kube-client';
 import { rfc3339 } from './types.js';
 
+/** Where events go: the API through a client, or (in-process controllers) the registry. */
+export interface EventWriter {
+  create(namespace: string, event: Record<string, unknown>): Promise<unknown>;
+  patch(namespace: string, name: string, patch: Record<string, unknown>): Promise<unknown>;
+}
+
+export const clientEvents = (kube: KubeClient): EventWriter => ({
+  create: (namespace, event) => kube.create(Resources.events, event, { namespace }),
+  patch: (namespace, name, patch) => kube.patch(Resources.events, name, patch, { namespace, type: 'merge' }),
+});
+
 export interface InvolvedObject {
   kind: string;
   apiVersion: string;
@@ -44,7 +55,7 @@ export class EventRecorder {
   private running = false;
   private closed = false;
 
-  constructor(private readonly kube: KubeClient, private readonly source: EventSource, private readonly log?: (e: Record<string, unknown>) => void) {}
+  constructor(private readonly writer: EventWriter, private readonly source: EventSource, private readonly log?: (e: Record<string, unknown>) => void) {}
 
   record(involved: InvolvedObject, type: 'Normal' | 'Warning', reason: string, message: string): void {
     if (this.closed || this.queue.length >= MaxQueue) return;
@@ -56,7 +67,7 @@ export class EventRecorder {
       seen.count++;
       seen.at = now;
       const patch = { count: seen.count, lastTimestamp: rfc3339(now) };
-      this.enqueue(() => this.kube.patch(Resources.events, seen.name, patch, { namespace: seen.namespace, type: 'merge' }));
+      this.enqueue(() => this.writer.patch(seen.namespace, seen.name, patch));
       return;
     }
     const name = `${involved.name}.${(BigInt(now) * 1_000_000n + BigInt(Math.floor(Math.random() * 1e6))).toString(16)}`;
@@ -75,7 +86,7 @@ export class EventRecorder {
       reportingComponent: this.source.component,
       reportingInstance: this.source.instance,
     };
-    this.enqueue(() => this.kube.create(Resources.events, event, { namespace }));
+    this.enqueue(() => this.writer.create(namespace, event));
   }
 
   private remember(key: string, seen: Seen): void {

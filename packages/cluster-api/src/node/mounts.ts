@@ -23,7 +23,8 @@ export const serviceAccountVolume = (): Volume => ({
     defaultMode: 0o644,
     sources: [
       { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
-      { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+      // Optional here: a server without TLS has no CA to publish.
+      { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }], optional: true } },
       { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
     ],
   },

@@ -41,6 +41,8 @@ export class PodWorker {
   /** Every container ended for good (Succeeded / Failed). */
   private completed = false;
   private done = false;
+  /** The agent is stopping: nothing more is written to the API. */
+  private silent = false;
 
   constructor(private pod: Pod, private readonly deps: WorkerDeps) {
     this.ctx = deps.context(() => this.pod, this, () => this.sandbox);
@@ -76,7 +78,7 @@ export class PodWorker {
   }
 
   changed(): void {
-    if (!this.done) void this.deps.status.write(this.status(false));
+    if (!this.done && !this.silent) void this.deps.status.write(this.status(false));
   }
 
   private run(): void {
@@ -151,16 +153,27 @@ export class PodWorker {
   private terminate(): Promise<void> {
     return (this.ending ??= (async () => {
       const grace = this.pod.metadata.deletionGracePeriodSeconds ?? this.pod.spec.terminationGracePeriodSeconds ?? 30;
-      const simulatedOnly = [...this.main, ...this.init].every((r) => r.simulated);
-      await Promise.all([...this.main, ...this.init].map((r) => r.stop(grace)));
       // kwok deletes a simulated pod at once; a real one reports its final status first, as the kubelet does.
+      const simulatedOnly = [...this.main, ...this.init].every((r) => r.simulated);
+      if (simulatedOnly) this.silent = true;
+      await Promise.all([...this.main, ...this.init].map((r) => r.stop(grace)));
       if (!simulatedOnly) await this.deps.status.write(this.status(true));
-      const { name = '', namespace, uid } = this.pod.metadata;
-      await this.deps.kube.delete(Resources.pods, name, { namespace, gracePeriodSeconds: 0, preconditions: { uid } }).catch((err: unknown) => {
-        if (!isNotFound(err) && !String((err as Error).message).includes('Precondition failed')) throw err;
-      });
+      await this.deps.status.flushed();
+      await this.deleteForGood();
       this.release(true);
-    })());
+    })().catch((err: unknown) => {
+      // Tried again at the next sync (the kubelet's status manager retries its delete the same way).
+      this.ending = undefined;
+      this.kick(1000);
+      throw err;
+    }));
+  }
+
+  private async deleteForGood(): Promise<void> {
+    const { name = '', namespace, uid } = this.pod.metadata;
+    await this.deps.kube.delete(Resources.pods, name, { namespace, gracePeriodSeconds: 0, preconditions: { uid } }).catch((err: unknown) => {
+      if (!isNotFound(err) && !String((err as Error).message).includes('Precondition failed')) throw err;
+    });
   }
 
   /** The pod left the API (deleted at once, or bound elsewhere): stop at once and clean up. */
@@ -189,6 +202,7 @@ export class PodWorker {
 
   /** The agent stops: containers are stopped without a report; their files stay for the next start. */
   async shutdown(): Promise<void> {
+    this.silent = true;
     await this.terminateNoReport(false);
   }
 }

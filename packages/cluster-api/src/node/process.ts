@@ -2,11 +2,12 @@
  * One container as a child process: spawned in a process group of its own (so a signal reaches
  * everything it started), stdout and stderr written to its CRI log, and its end reported as the
  * container runtime reports it (exit code, or 128 + the signal number). The child carries an IPC
- * channel and a guard that ends it when the agent goes away (child-guard.cts).
+ * channel and a guard, preloaded before the program, that ends it when the channel closes: when the
+ * agent ends, even by SIGKILL, no container outlives it. The channel is unref'd, so it never keeps a
+ * finished program alive.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import type { ContainerLog } from './logs.js';
 
 export interface LaunchSpec {
@@ -25,7 +26,7 @@ export interface Exit {
   startError?: string;
 }
 
-const guard = fileURLToPath(new URL('./child-guard.cjs', import.meta.url));
+const guard = 'data:text/javascript,process.on("disconnect",()=>process.kill(process.pid,"SIGKILL"));process.channel?.unref();';
 
 /** How long stdout/stderr may stay open after the process exits (a grandchild holding them). */
 const StdioGraceMs = 2000;
@@ -36,7 +37,7 @@ export class ContainerProcess {
   private readonly child: ChildProcess;
 
   constructor(spec: LaunchSpec, log: ContainerLog) {
-    this.child = spawn(process.execPath, ['--require', guard, ...spec.args], {
+    this.child = spawn(process.execPath, ['--import', guard, ...spec.args], {
       env: spec.env,
       cwd: spec.cwd,
       detached: true,

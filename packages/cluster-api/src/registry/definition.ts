@@ -4,6 +4,8 @@
  * the generic store names no kind and no subresource. (Modelled on Kubernetes' registry/generic
  * registry.Store, one strategy per kind, and its storage map of subresources.)
  */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { DeleteOptions, KubeObject } from '../api/meta.js';
 import type { Storage } from '../storage/interface.js';
 import type { FieldError } from './generic/validation.js';
@@ -173,6 +175,16 @@ export interface Services {
   reviewToken?(token: string, audiences?: readonly string[]): Promise<{ user: UserInfo; audiences: string[] } | undefined>;
   /** Health of this server's components (ComponentStatus). */
   componentStatuses(): Promise<readonly ComponentHealth[]>;
+  /** The node agents' servers (pods/log and the tunnels to pods go through them); absent: no node is reached. */
+  kubelet?: KubeletConnection;
+}
+
+/** How the API server reaches a node's agent (src/node/kubelet-client.ts), as kube-apiserver reaches kubelets. */
+export interface KubeletConnection {
+  /** An HTTPS request to the node's agent, answered whatever its status; rejects when the agent cannot be reached. */
+  request(node: KubeObject, method: string, path: string): Promise<IncomingMessage>;
+  /** A byte stream to `port` of a pod on the node, through its agent. */
+  tunnel(node: KubeObject, namespace: string, pod: string, port: number): Promise<Duplex>;
 }
 
 /** One component's health, as ComponentStatus reports it. */

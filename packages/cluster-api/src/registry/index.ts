@@ -30,6 +30,8 @@ export interface RegistryOptions {
   tokenIssuer?: TokenIssuer;
   /** PEM of the CA clients verify this server with: service-account-token Secrets carry it as `ca.crt`. */
   rootCa?: string;
+  /** How node agents are reached (pods/log, tunnels to pods). */
+  kubelet?: Services['kubelet'];
 }
 
 const DefaultBookmarkIntervalMs = 60_000;
@@ -53,6 +55,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
     tokens: options.tokenIssuer,
     rootCa: options.rootCa,
     reviewToken: options.reviewToken,
+    kubelet: options.kubelet,
     componentStatuses: options.componentStatuses ?? storageHealth(storage),
   };
   const watchCache = new WatchCache(storage, { ...options.watchCache, entry: cachedEvent });

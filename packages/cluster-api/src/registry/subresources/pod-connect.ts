@@ -1,13 +1,14 @@
 /**
  * pods/{name}/log, exec, attach and portforward as kube-apiserver answers them before it reaches the
  * node: the container is checked (validateContainer), then a pod no node runs has no logs (204, no
- * body) and nothing to exec into or forward to (400 "does not have a host assigned"). A pod bound to a
- * node would be streamed from that node's kubelet; this server has no nodes, so that is 404 for the node.
+ * body) and nothing to exec into or forward to (400 "does not have a host assigned"). The logs of a
+ * pod bound to a node come from that node's agent (pod-logs.ts); without the node, 404 for it.
  */
 import type { KubeObject } from '../../api/meta.js';
 import type { ConnectBehaviour, ConnectHandler, SubresourceDef } from '../subresource.js';
 import { badRequest, notFound } from '../../api/errors.js';
 import { arr, obj, spec, str } from '../kinds/common.js';
+import { nodeLogs } from './pod-logs.js';
 
 const containerNames = (pod: KubeObject): string[] =>
   ['initContainers', 'containers', 'ephemeralContainers'].flatMap((field) => arr(spec(pod)[field]).map((c) => str(obj(c).name)));
@@ -29,9 +30,10 @@ const noContent: ConnectHandler = (_req, res) => void res.writeHead(204).end();
 
 const podConnect: ConnectBehaviour = {
   type: 'connect',
-  connect(pod, { subresource, query }) {
+  connect(pod, { subresource, query }, services) {
     if (subresource !== 'portforward') validateContainer(pod, query.get('container') ?? '');
     const node = str(spec(pod).nodeName);
+    if (node && subresource === 'log') return nodeLogs(pod, query.get('container') ?? '', query, services);
     if (node) throw notFound({ group: '', resource: 'nodes' }, node);
     if (subresource === 'log') return noContent;
     throw badRequest(`pod ${pod.metadata.name ?? ''} does not have a host assigned`);
