@@ -12,6 +12,7 @@ import { KubeClient } from '@func/kube-client';
 import type { ServeConfig } from './config.js';
 import type { UserInfo } from './registry/rest.js';
 import { ensureIssued, type CertificateAuthority } from './auth/tls.js';
+import { nodeCertificateRequest } from './auth/node-credentials.js';
 import { NodeAgent } from './node/agent.js';
 import type { KubeletClientTls } from './node/kubelet-client.js';
 import { Scheduler } from './scheduler/scheduler.js';
@@ -27,10 +28,6 @@ export interface Components {
 
 const client = (server: string, ca: string | undefined, token: string) =>
   new KubeClient({ server, ca: ca ? Buffer.from(ca) : undefined, insecureSkipTlsVerify: false, credentials: { token }, namespace: 'default', context: 'embedded', files: [] });
-
-/** The node's certificate: its client identity and its kubelet server's serving certificate at once. */
-export const nodeCertificateRequest = (name: string, hosts: readonly string[]) =>
-  ({ commonName: `system:node:${name}`, organizations: ['system:nodes'], hosts: [...new Set([name, ...hosts])], usages: ['client', 'server'] as const });
 
 export function components(config: ServeConfig, ca: CertificateAuthority): Components {
   const tlsDir = join(config.dataDir, 'tls');

@@ -61,6 +61,7 @@ const repositoryOf = (ref: string): string => {
 
 export class ImageStore {
   private layoutOpened?: Promise<ImageLayout>;
+  private cachedIndex?: { mtimeMs: number; size: number; index: Awaited<ReturnType<ImageLayout['readIndex']>> };
   private readonly unpacking = new Map<string, Promise<string>>();
 
   constructor(private readonly options: ImageStoreOptions) {}
@@ -69,10 +70,25 @@ export class ImageStore {
     return (this.layoutOpened ??= ImageLayout.open(this.options.layout));
   }
 
+  /** index.json, read again only when it changed (a node resolves an image per container start). */
+  private async index() {
+    const layout = await this.layout();
+    const { mtimeMs, size } = await stat(join(layout.dir, 'index.json'));
+    if (this.cachedIndex?.mtimeMs !== mtimeMs || this.cachedIndex.size !== size) this.cachedIndex = { mtimeMs, size, index: await layout.readIndex() };
+    return this.cachedIndex.index;
+  }
+
+  /** Whether a reference is a function image without pulling anything: `unknown` when only a pull can tell. */
+  async classify(ref: string): Promise<'function' | 'other' | 'unknown'> {
+    const descriptor = await this.local(ref);
+    if (!descriptor) return hasRegistryHost(ref) ? 'unknown' : 'other';
+    const { config } = await resolveImage(await this.layout(), descriptor);
+    return config.config?.Labels?.[FUNCTION_IMAGE_LABEL] === FUNCTION_IMAGE_KIND ? 'function' : 'other';
+  }
+
   /** The layout's manifest for a reference, by the rules above (1). */
   private async local(ref: string): Promise<Descriptor | undefined> {
-    const layout = await this.layout();
-    const index = await layout.readIndex();
+    const index = await this.index();
     const names = [ref];
     const last = ref.slice(ref.lastIndexOf('/') + 1);
     if (!ref.includes('@') && !last.includes(':')) names.push(`${ref}:latest`);

@@ -6,7 +6,7 @@
  * its kubelet server, and nodeInfo.
  */
 import { readFileSync, statfsSync } from 'node:fs';
-import { arch, availableParallelism, hostname, platform, release, totalmem } from 'node:os';
+import { arch, availableParallelism, platform, release, totalmem } from 'node:os';
 import { kibibytes } from '../api/quantity.js';
 import type { Condition, Node, Taint } from './types.js';
 import { rfc3339 } from './types.js';
@@ -110,6 +110,3 @@ export function nodeObject(facts: NodeFacts): Node {
     status: nodeStatus(facts),
   };
 }
-
-/** The machine's host name, the kubelet's default node name (lower-cased, as --hostname-override would be). */
-export const defaultNodeName = (): string => hostname().toLowerCase();

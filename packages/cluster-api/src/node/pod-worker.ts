@@ -125,9 +125,21 @@ export class PodWorker {
     if (this.main.every((r) => r.exited && !restart(r.exited))) await this.finish();
   }
 
+  /** Every container will run simulated (kwok's pods have no volumes, tokens or directories). */
+  private async simulatedOnly(): Promise<boolean> {
+    if (!this.ctx.simulate) return false;
+    const all = [...(this.pod.spec.initContainers ?? []), ...this.pod.spec.containers];
+    const kinds = await Promise.all(all.map((c) => this.ctx.images.classify(c.image ?? '').catch(() => 'unknown' as const)));
+    return kinds.every((k) => k === 'other');
+  }
+
   private async openSandbox(): Promise<boolean> {
     await this.ctx.network.ready;
     this.ctx.place.podIP = this.ctx.network.allocate(this.uid);
+    if (await this.simulatedOnly()) {
+      this.sandbox = { volumes: new Map(), mounts: () => [], close: () => undefined };
+      return true;
+    }
     this.changed();
     const opened = await openSandbox(() => this.pod, this.ctx.podDir, this.ctx.sources, this.ctx.place);
     if (!opened.ok) {
