@@ -10,8 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { KubeClient, type KubeObject } from '@func/kube-client';
+import { rmSync } from 'node:fs';
+import { KubeClient, Resources, type KubeObject } from '@func/kube-client';
 import { buildFunctionImage, ImageLayout, nodePackageEntries, type RuntimeLayer } from '@func/oci';
+import { ensureCa, issueCertificate } from '../src/auth/tls.js';
+import { nodeCertificateRequest } from '../src/auth/node-credentials.js';
+import { startServer, type ClusterApiServer } from '../src/server.js';
+import { MemoryStorage } from '../src/storage/memory/memory.js';
+import { NodeAgent, type NodeAgentOptions } from '../src/node/agent.js';
+import { Scheduler } from '../src/scheduler/scheduler.js';
 
 const run = promisify(execFile);
 export const repo = fileURLToPath(new URL('../../../', import.meta.url));
@@ -67,3 +74,77 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined 
 }
 
 export type Obj = KubeObject & { spec?: any; status?: any };
+
+export const probeFunction = join(repo, 'packages/cluster-api/test/fixtures/probe-fn');
+
+export interface NodeCluster {
+  server: ClusterApiServer;
+  kube: KubeClient;
+  agents: Map<string, NodeAgent>;
+  dir: string;
+  /** The shared image layout every agent of this cluster runs from. */
+  images: string;
+  /** Log lines of the agents and the scheduler. */
+  logs: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+export interface ClusterOptions {
+  nodes?: { name: string; options?: Partial<NodeAgentOptions> }[];
+  scheduler?: boolean;
+  /** Node controller settings (grace period etc.). */
+  nodeControllers?: Parameters<typeof startServer>[0]['nodeControllers'];
+}
+
+/**
+ * An in-process cluster API (memory storage, plain HTTP, its controllers) with node agents whose
+ * kubelet servers use certificates from a test CA (as serve's), the API server reaching them with
+ * its kubelet client certificate, and optionally the scheduler.
+ */
+export async function startNodeCluster(opts: ClusterOptions = {}): Promise<NodeCluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'node-cluster-'));
+  const ca = ensureCa(join(dir, 'tls'));
+  const kubeletClient = { ...issueCertificate(ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'], usages: ['client'] }), ca: ca.cert };
+  const server = await startServer({ storage: new MemoryStorage(), kubeletClient, nodeControllers: opts.nodeControllers, log: () => undefined });
+  const kube = plainClient(server.url);
+  const logs: Record<string, unknown>[] = [];
+  const log = (e: Record<string, unknown>) => void logs.push(e);
+  const images = join(dir, 'images');
+  const agents = new Map<string, NodeAgent>();
+  const scheduler = opts.scheduler === false ? undefined : new Scheduler({ kube: plainClient(server.url), log });
+  await scheduler?.start();
+  for (const { name, options } of opts.nodes ?? [{ name: 'node-a' }]) {
+    const tls = issueCertificate(ca, nodeCertificateRequest(name, ['127.0.0.1']));
+    const agent = new NodeAgent({ kube: plainClient(server.url), name, dataDir: join(dir, name), images, retryMs: 1000, log, server: { ...tls, ca: ca.cert }, ...options });
+    await agent.start();
+    agents.set(name, agent);
+  }
+  return {
+    server, kube, agents, dir, images, logs,
+    async close() {
+      await Promise.all([...agents.values()].map((a) => a.stop()));
+      await scheduler?.stop();
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const podOf = (kube: KubeClient, name: string, namespace = 'default') => kube.get<Obj>(Resources.pods, name, { namespace });
+
+export const condition = (pod: Obj, type: string) => (pod.status?.conditions ?? []).find((c: Obj) => c.type === type);
+
+/** The pod once `test` holds for it. */
+export const podUntil = (kube: KubeClient, name: string, what: string, test: (p: Obj) => unknown, timeoutMs = 30_000, namespace = 'default') =>
+  until(`${name}: ${what}`, async () => {
+    const p = await podOf(kube, name, namespace);
+    return test(p) ? p : undefined;
+  }, timeoutMs);
+
+export const isReady = (p: Obj) => p.status?.phase === 'Running' && condition(p, 'Ready')?.status === 'True';
+
+/** Events about an object (involvedObject.name), oldest first. */
+export async function eventsOf(kube: KubeClient, name: string, namespace = 'default'): Promise<Obj[]> {
+  const list = await kube.list<Obj>(Resources.events, { namespace, fieldSelector: `involvedObject.name=${name}` });
+  return list.items;
+}

@@ -210,6 +210,14 @@ export class ContainerRunner {
       imageID: this.imageID,
       ...(this.phase === 'running' ? { containerID: this.proc!.containerID } : this.phase === 'exited' && this.last?.containerID ? { containerID: this.last.containerID } : {}),
       started,
+      ...this.mountStatus(),
     };
+  }
+
+  /** The kubelet's volumeMounts status of a container that ran (absent when it mounts nothing). */
+  private mountStatus(): Pick<ContainerStatus, 'volumeMounts'> {
+    const mounts = this.proc ? this.ctx.mounts(this.spec) : [];
+    if (mounts.length === 0) return {};
+    return { volumeMounts: mounts.map((m) => ({ name: m.name, mountPath: m.mountPath, ...(m.readOnly ? { readOnly: true } : {}), recursiveReadOnly: 'Disabled' })) };
   }
 }

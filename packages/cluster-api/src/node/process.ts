@@ -1,10 +1,10 @@
 /**
  * One container as a child process: spawned in a process group of its own (so a signal reaches
  * everything it started), stdout and stderr written to its CRI log, and its end reported as the
- * container runtime reports it (exit code, or 128 + the signal number). The child carries an IPC
- * channel and a guard, preloaded before the program, that ends it when the channel closes: when the
- * agent ends, even by SIGKILL, no container outlives it. The channel is unref'd, so it never keeps a
- * finished program alive.
+ * container runtime reports it (exit code, or 128 + the signal number). A guard preloaded before
+ * the program ends it once its parent is gone (it was adopted by another process): when the agent
+ * ends, even by SIGKILL, no container outlives it by more than a second. The guard's timer is
+ * unref'd, so it never keeps a finished program alive.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
@@ -26,7 +26,7 @@ export interface Exit {
   startError?: string;
 }
 
-const guard = 'data:text/javascript,process.on("disconnect",()=>process.kill(process.pid,"SIGKILL"));process.channel?.unref();';
+const guard = 'data:text/javascript,const p=process.ppid;setInterval(()=>{if(process.ppid!==p)process.kill(process.pid,"SIGKILL")},1000).unref();';
 
 /** How long stdout/stderr may stay open after the process exits (a grandchild holding them). */
 const StdioGraceMs = 2000;
@@ -41,7 +41,7 @@ export class ContainerProcess {
       env: spec.env,
       cwd: spec.cwd,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child.stdout!.on('data', (b: Buffer) => log.write('stdout', b));
     this.child.stderr!.on('data', (b: Buffer) => log.write('stderr', b));
