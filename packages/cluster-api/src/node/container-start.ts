@@ -59,7 +59,8 @@ async function image(ctx: PodContext, c: Container, init: boolean): Promise<Imag
     ctx.event('Warning', 'Failed', e.reason === 'ErrImageNeverPull' ? e.message : `Failed to pull image "${ref}": ${e.message}`, at);
     ctx.event('Warning', 'Failed', `Error: ${e.reason}`, at);
     ctx.pullBackoff.next(key, Date.now(), `${e.reason}: ${e.message}`);
-    return { reason: e.reason, message: e.message, retryAt: ctx.pullBackoff.readyAfterUpdate(key) };
+    // Synced again soon, as the kubelet's pod worker requeues a failed sync: it then shows ImagePullBackOff.
+    return { reason: e.reason, message: e.message, retryAt: Date.now() + 1000 };
   }
 }
 

@@ -110,7 +110,7 @@ export class ContainerRunner {
     } catch (err) {
       started = { kind: 'waiting', reason: 'CreateContainerError', message: (err as Error).message, retryAt: Date.now() + this.ctx.retryMs };
     }
-    if (started.kind === 'waiting') return this.setWaiting(started, started.retryAt);
+    if (started.kind === 'waiting') return this.setWaiting({ reason: started.reason, message: started.message }, started.retryAt);
     this.restartCount = instance;
     if (started.kind === 'simulated') {
       this.phase = 'simulated';
