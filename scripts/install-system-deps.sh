@@ -2,7 +2,8 @@
 # Debian packages the test suite uses as real peers: kubectl (a real client of the cluster API),
 # etcd (a real store for the cluster API's etcd backend), docker-registry (a real OCI registry for
 # @func/oci), skopeo and umoci (real readers that check the images and layouts @func/oci writes),
-# python3-kubernetes and python3-pytest (the Python client, another real client of the cluster API).
+# python3-kubernetes and python3-pytest (the Python client, another real client of the cluster API),
+# nats-server (the broker's distributed event log, NATS JetStream).
 # Idempotent; needs root or sudo.
 #
 # Any kubectl already on PATH is kept: some machine images ship one from another package that owns
@@ -18,6 +19,7 @@ command -v umoci >/dev/null 2>&1 || need+=(umoci)
 # python3 comes first on PATH.
 /usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1 || need+=(python3-kubernetes)
 /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || need+=(python3-pytest)
+command -v nats-server >/dev/null 2>&1 || need+=(nats-server)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
@@ -28,3 +30,4 @@ fi
 kubectl version --client 2>/dev/null | sed -n 1p || true
 etcd --version | sed -n 1p
 skopeo --version
+nats-server --version

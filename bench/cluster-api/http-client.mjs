@@ -97,8 +97,8 @@ class Connection {
 }
 
 /**
- * `call(method, path, body?, contentType?)` → `{ status, body }` over up to `connections` keep-alive
- * connections to `url`; `close()` ends them.
+ * `call(method, path, body?, contentType?, headers?)` → `{ status, body }` over up to `connections`
+ * keep-alive connections to `url`; `headers` is an object of extra request headers; `close()` ends them.
  */
 export function httpClient(url, { token, connections = 50 } = {}) {
   const { hostname, port } = new URL(url);
@@ -126,9 +126,10 @@ export function httpClient(url, { token, connections = 50 } = {}) {
     if (next) next(c);
     else idle.push(c);
   };
-  const call = async (method, path, body, contentType = 'application/json') => {
+  const call = async (method, path, body, contentType = 'application/json', headers = undefined) => {
     const c = await take();
-    const extra = body === undefined ? '' : `Content-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`;
+    let extra = body === undefined ? '' : `Content-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`;
+    if (headers) for (const [k, v] of Object.entries(headers)) extra += `${k}: ${v}\r\n`;
     try {
       return await c.send(`${method} ${path} HTTP/1.1\r\n${fixed}${extra}\r\n${body ?? ''}`);
     } finally {

@@ -8,10 +8,12 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import type { ServeConfig } from './config.js';
 import { createApp } from './http/app.js';
+import { upgradeListener } from './http/upgrade.js';
 import type { Authenticator } from './auth/authenticator.js';
 import { loadTokenFile, tokenAuthenticator, withUsers } from './auth/authenticator.js';
 import { AdminUser, ensureAdminToken, firstToken, writeKubeconfig } from './auth/credentials.js';
@@ -21,9 +23,10 @@ import { ensureCa, ensureTls, loadTls, servingHosts } from './auth/tls.js';
 import { components } from './components.js';
 import { ServiceAccountTokens, ephemeralSigningKey, loadOrCreateSigningKey, withServiceAccountTokens } from './auth/service-account-tokens.js';
 import type { Registry } from './registry/rest.js';
+import type { PodNetwork } from './registry/definition.js';
 import { createRegistry, ensureSystemNamespaces } from './registry/index.js';
 import { startControllers, type ControllersOptions } from './controllers/index.js';
-import { KubeletClient, type KubeletClientTls } from './node/kubelet-client.js';
+import { KubeletClient, kubeletPodNetwork, type KubeletClientTls } from './node/kubelet-client.js';
 import { openStorage } from './storage/factory.js';
 import type { Storage } from './storage/interface.js';
 
@@ -49,6 +52,8 @@ export interface StartOptions {
   clientCa?: string;
   /** The API server's own certificate for node agents, and the CA their certificates chain to. */
   kubeletClient?: KubeletClientTls;
+  /** How pods' ports are reached (the node agent provides it); absent: port-forward and the proxies cannot reach pods. */
+  podNetwork?: PodNetwork;
 }
 
 export interface ClusterApiServer {
@@ -68,14 +73,19 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   const { storage } = options;
   const tokens = new ServiceAccountTokens(options.serviceAccountKey ?? ephemeralSigningKey);
   let authenticator: Authenticator | undefined;
+  const kubeletClient = options.kubeletClient && new KubeletClient(options.kubeletClient);
+  // The pod network dials through the node agents, which it finds through the registry made here.
+  let created: Registry | undefined;
+  const nodes = () => created?.find('', 'v1', 'nodes');
   const registry =
     options.registry ??
-    createRegistry(storage, {
+    (created = createRegistry(storage, {
       tokenIssuer: tokens,
       rootCa: options.tls?.ca,
       reviewToken: async (token, audiences) => authenticator?.review(token, audiences),
-      kubelet: options.kubeletClient && new KubeletClient(options.kubeletClient),
-    });
+      kubelet: kubeletClient,
+      podNetwork: options.podNetwork ?? (kubeletClient && kubeletPodNetwork(kubeletClient, async (name) => nodes()?.get({}, name))),
+    }));
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);
   await ensureSystemNamespaces(registry);
   const watches = new Set<ServerResponse>();
@@ -91,6 +101,8 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   const clientAuth = options.clientCa ? { ca: options.clientCa, requestCert: true, rejectUnauthorized: false } : {};
   const server: Server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key, ...clientAuth }, handler) : createHttpServer(handler);
   server.keepAliveTimeout = 65_000;
+  const taken = new Set<Duplex>();
+  server.on('upgrade', upgradeListener(handler, taken));
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -104,14 +116,16 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   return {
     url: `${options.tls ? 'https' : 'http'}://${urlHost}:${port}`,
     port,
-    close: () => (closing ??= (controllers?.stop() ?? Promise.resolve()).then(() => shutdown(server, watches, storage))),
+    close: () => (closing ??= (controllers?.stop() ?? Promise.resolve()).then(() => shutdown(server, watches, taken, storage))),
   };
 }
 
-async function shutdown(server: Server, watches: Set<ServerResponse>, storage: Storage): Promise<void> {
+async function shutdown(server: Server, watches: Set<ServerResponse>, taken: Set<Duplex>, storage: Storage): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   // Watches never finish on their own: end them so clients re-watch, as kube-apiserver does on shutdown.
   for (const res of [...watches]) res.end();
+  // Nor do port-forwards and proxied upgrades; they would hold server.close() open.
+  for (const socket of [...taken]) socket.destroy();
   // Keep-alive sockets turn idle as their last response ends: close them as they do, cut the rest later.
   const idle = setInterval(() => server.closeIdleConnections(), 50);
   const cut = setTimeout(() => server.closeAllConnections(), drainMs);
@@ -128,37 +142,38 @@ export interface Served {
   kubeconfig?: string;
 }
 
-/** Everything `cluster-api serve` does before it waits for a signal. */
-export async function serve(config: ServeConfig, log?: StartOptions['log']): Promise<Served> {
+/** Everything `cluster-api serve` does before it waits for a signal; `parts` are what an embedding process brings (the node agent's pod network). */
+export async function serve(config: ServeConfig, log?: StartOptions['log'], parts: Pick<StartOptions, 'podNetwork'> = {}): Promise<Served> {
   const { authenticator, token } = credentials(config);
   const tls = config.insecureHttp ? undefined : tlsMaterial(config);
   // The CA that signs node and component certificates; with a brought-in serving certificate too.
   const ca = ensureCa(join(config.dataDir, 'tls'));
-  const parts = components(config, ca);
+  const embedded = components(config, ca);
   // Kept in the data dir, as the CA is: service account tokens outlive a restart.
   const serviceAccountKey = loadOrCreateSigningKey(join(config.dataDir, 'service-account.key'));
   const storage = await openStorage(config.storage, { etcd: { caFile: config.etcdCafile, certFile: config.etcdCertfile, keyFile: config.etcdKeyfile } });
   let server: ClusterApiServer;
   try {
     server = await startServer({
-      storage, authenticator: withUsers(authenticator, parts.users), tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey,
-      clientCa: tls ? ca.cert : undefined, kubeletClient: parts.kubeletClient,
+      storage, authenticator: withUsers(authenticator, embedded.users), tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey,
+      clientCa: tls ? ca.cert : undefined, kubeletClient: embedded.kubeletClient,
       nodeControllers: { clusterCidr: config.clusterCidr, nodeCidrMaskSize: config.nodeCidrMaskSize, gracePeriodMs: config.nodeMonitorGracePeriod * 1000 },
+      ...parts,
     });
   } catch (err) {
     await storage.close();
     throw err;
   }
   try {
-    await parts.start(server.url, tls?.ca, log);
+    await embedded.start(server.url, tls?.ca, log);
   } catch (err) {
-    await parts.stop();
+    await embedded.stop();
     await server.close();
     throw err;
   }
   const api = server;
   let closing: Promise<void> | undefined;
-  const whole: ClusterApiServer = { url: api.url, port: api.port, close: () => (closing ??= parts.stop().then(() => api.close())) };
+  const whole: ClusterApiServer = { url: api.url, port: api.port, close: () => (closing ??= embedded.stop().then(() => api.close())) };
   if (!token) return { server: whole };
   writeKubeconfig(config.kubeconfigOut, { server: api.url, token, ca: tls?.ca });
   return { server: whole, kubeconfig: config.kubeconfigOut };

@@ -126,7 +126,6 @@ describe('malformed apply requests', () => {
     ['no fieldManager', '', service({}), 422, 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch'],
     ['a fieldManager over 128 bytes', `fieldManager=${'m'.repeat(129)}`, service({}), 422, 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes'],
     ['a control character in fieldManager', 'fieldManager=a%0Ab', service({}), 422, 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Invalid value: "a\\nb": invalid character U+000A (at position 1)'],
-    ['a bad force value', 'fieldManager=a&force=maybe', service({}), 400, 'force: Invalid value: "maybe": must be true or false'],
     ['a list body', 'fieldManager=a', [service({})], 400, 'the applied configuration must be an object'],
     ['another name', 'fieldManager=a', service({}, { name: 'other' }), 400, 'the name of the object (other) does not match the name on the URL (web)'],
     ['another kind', 'fieldManager=a', { ...service({}), kind: 'Pod' }, 400, 'the object provided is unrecognized (must be of type Service): kind "Pod"'],

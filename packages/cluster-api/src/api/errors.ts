@@ -118,6 +118,16 @@ export const internalError = (cause?: unknown): ApiError =>
 export const serviceUnavailable = (message: string, cause?: unknown, retryAfterSeconds = 1): ApiError =>
   new ApiError(503, 'ServiceUnavailable', message, { retryAfterSeconds }, cause);
 
+/** 403 for an upgrade in protocols this server does not speak (the kubelet's httpstream.Handshake answer). */
+export const upgradeRefused = (message: string): ApiError => new ApiError(403, 'Forbidden', message);
+
+/**
+ * 503 for a pod or service a proxy or port-forward cannot reach, as kube-apiserver's proxy answers:
+ * no retry hint (client-go would retry a dead backend for ten seconds). `cause` goes to the log.
+ */
+export const backendUnavailable = (message: string, cause?: unknown): ApiError =>
+  new ApiError(503, 'ServiceUnavailable', message, undefined, cause);
+
 /** 410 Expired for a list continue token whose snapshot revision was compacted away. */
 export const ContinueExpiredMessage =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.';
@@ -128,7 +138,7 @@ export const tooOldResourceVersion = (requested: number, compacted: number): Api
 
 /** 504 for `resourceVersion=N` newer than anything stored (clients retry after the hint). */
 export const tooLargeResourceVersion = (requested: number, current: number): ApiError =>
-  new ApiError(504, 'Timeout', `Too large resource version: ${requested}, current: ${current}`, {
+  new ApiError(504, 'Timeout', `Timeout: Too large resource version: ${requested}, current: ${current}`, {
     causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
     retryAfterSeconds: 1,
   });
@@ -162,7 +172,11 @@ export const fromStorageError = (err: unknown, gr: GroupResource, name: string):
 
 const acceptedMedia = 'application/json, application/yaml';
 
+/** 404 from kube-apiserver's not-found handler: a path no group it serves claims (no details). */
 export const pathNotFound = (): ApiError => new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+
+/** 404 from the go-restful container that serves `/api` and each served group: the same message with empty details. */
+export const routeNotFound = (): ApiError => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 
 export const unauthorized = (): ApiError => new ApiError(401, 'Unauthorized', 'Unauthorized');
 
@@ -177,11 +191,15 @@ export const unsupportedMediaType = (contentType: string): ApiError =>
       (contentType ? ` (got ${contentType.slice(0, 100)})` : ''),
   );
 
-export const unsupportedPatchType = (contentType: string): ApiError =>
+const AllPatchTypes = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml'];
+/** What kube-apiserver accepts for custom resources: no strategic merge (there are no patch strategies without Go types). */
+export const CustomResourcePatchTypes = AllPatchTypes.filter((t) => t !== 'application/strategic-merge-patch+json');
+
+export const unsupportedPatchType = (contentType: string, accepted: readonly string[] = AllPatchTypes): ApiError =>
   new ApiError(
     415,
     'UnsupportedMediaType',
-    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (got ${contentType.slice(0, 100)})`,
+    `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')} (got ${contentType.slice(0, 100)})`,
   );
 
 export const notAcceptable = (): ApiError =>
@@ -190,5 +208,6 @@ export const notAcceptable = (): ApiError =>
 export const malformedBody = (why: string): ApiError =>
   new ApiError(400, 'BadRequest', `the object provided is unrecognized or malformed: ${why.slice(0, 200)}`);
 
-export const methodNotSupported = (method: string): ApiError =>
-  new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource (${method.slice(0, 16)})`);
+/** 405 from the go-restful container (a method no route of the path takes): empty details, as NewGenericServerResponse writes them. */
+export const methodNotSupported = (): ApiError =>
+  new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});

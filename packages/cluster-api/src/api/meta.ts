@@ -77,7 +77,8 @@ export interface Status {
   message?: string;
   reason?: string;
   details?: StatusDetails;
-  code: number;
+  /** Go's omitempty: a DELETE's Success Status carries none. */
+  code?: number;
 }
 
 export const PropagationPolicies = ['Orphan', 'Background', 'Foreground'] as const;

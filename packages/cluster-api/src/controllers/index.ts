@@ -1,5 +1,6 @@
 /** The built-in controllers `cluster-api serve` runs beside the API: started together, stopped together. */
 import type { Registry } from '../registry/rest.js';
+import { startCrdController } from './crd.js';
 import { startGarbageCollector } from './gc.js';
 import type { Controller, ControllerOptions } from './loop.js';
 import { startNamespaceController } from './namespace.js';
@@ -17,6 +18,7 @@ export interface ControllersOptions extends ControllerOptions {
 export const startControllers = (registry: Registry, opts: ControllersOptions = {}): Controller => {
   const { nodes, ...common } = opts;
   const all = [
+    startCrdController(registry, common),
     startGarbageCollector(registry, common),
     startNamespaceController(registry, common),
     startPodReaper(registry, common),

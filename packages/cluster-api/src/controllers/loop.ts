@@ -120,6 +120,8 @@ export const follow = (store: ResourceStore, loop: Loop, observe: Observe, admit
           if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED') observe(e.type, e.object, store);
         },
         onError: () => retry(),
+        // The store's definition was removed: nothing is left to follow.
+        onEnd: () => undefined,
         ...(admitCreated && { admitCreated }),
       })
       .then((h) => (closed ? h.close() : (handle = h)), retry);

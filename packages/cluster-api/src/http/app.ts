@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ResourceDefinition } from '../registry/definition.js';
 import type { Registry, UserInfo } from '../registry/rest.js';
+import type { Upgrade } from '../registry/subresource.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { UnauthenticatedPaths } from '../auth/authenticator.js';
 import { clientCertificateUser } from '../auth/x509.js';
@@ -18,7 +19,7 @@ import { OpenApiV3 } from './openapi.js';
 import type { DiscoveryInfo } from './request-info.js';
 import { parseRequestInfo } from './request-info.js';
 import { send, sendError } from './respond.js';
-import { resolve } from './router.js';
+import { notFoundAt, resolve } from './router.js';
 import { isPretty } from './query.js';
 import { isApiError, methodNotSupported, pathNotFound, unauthorized } from '../api/errors.js';
 import { serverErrorReporter, type ReportServerError } from './status.js';
@@ -35,7 +36,8 @@ export interface AppOptions {
   watches?: Set<ServerResponse>;
 }
 
-export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+/** `upgrade`: the connection of a request that asked to switch protocols (upgrade.ts); the same pipeline serves it. */
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse, upgrade?: Upgrade) => void;
 
 /** What the pipeline holds, built once; the documents derived from the definitions follow the registry. */
 interface App {
@@ -64,13 +66,14 @@ export function createApp(options: AppOptions): RequestHandler {
     report: serverErrorReporter(log),
   };
   const { report } = app;
-  return (req, res) => {
+  return (req, res, upgrade) => {
     const fail = (err: unknown): void => {
       if (isApiError(err) && err.code === 413) res.setHeader('Connection', 'close');
-      sendError(res, err, errorFormat(req, err), report(err, req));
+      const { format, pretty } = errorOutput(req, err);
+      sendError(res, err, format, report(err, req), pretty);
     };
     try {
-      handle(req, res, app)?.catch(fail);
+      handle(req, res, app, upgrade)?.catch(fail);
     } catch (err) {
       fail(err);
     }
@@ -81,12 +84,16 @@ export function createApp(options: AppOptions): RequestHandler {
  * A Status has a protobuf form, so an error answers in protobuf whenever the client prefers it; a 406
  * is JSON, as kube-apiserver writes it when no representation the client listed can be produced.
  */
-const errorFormat = (req: IncomingMessage, err: unknown): OutputFormat => {
-  if (isApiError(err) && err.code === 406) return 'json';
+const errorOutput = (req: IncomingMessage, err: unknown): { format: OutputFormat; pretty: boolean } => {
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  const pretty = isPretty(new URLSearchParams(q < 0 ? '' : url.slice(q + 1)), req.headers['user-agent']);
+  if (isApiError(err) && err.code === 406) return { format: 'json', pretty };
   try {
-    return negotiateOutput(req.headers.accept, true).format;
+    const output = negotiateOutput(req.headers.accept, true);
+    return { format: output.format, pretty: pretty || output.pretty === true };
   } catch {
-    return 'json';
+    return { format: 'json', pretty };
   }
 };
 
@@ -94,14 +101,14 @@ const errorFormat = (req: IncomingMessage, err: unknown): OutputFormat => {
  * Synchronous until something has to wait (a JWT lookup, a request body, a storage read not at hand):
  * every promise an answer does not need costs a turn of the microtask queue.
  */
-function handle(req: IncomingMessage, res: ServerResponse, app: App): void | Promise<void> {
+function handle(req: IncomingMessage, res: ServerResponse, app: App, upgrade: Upgrade | undefined): void | Promise<void> {
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
   const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
   const method = req.method ?? 'GET';
   const found = authenticate(req, path, app.options.authenticator);
-  const exchange = { req, res, path, query, method };
+  const exchange = { req, res, path, query, method, upgrade };
   if (found instanceof Promise) return found.then((user) => route(exchange, user, app));
   return route(exchange, found, app);
 }
@@ -112,19 +119,29 @@ interface Incoming {
   path: string;
   query: URLSearchParams;
   method: string;
+  upgrade?: Upgrade;
 }
 
-function route({ req, res, path, query, method }: Incoming, user: UserInfo | undefined, app: App): void | Promise<void> {
+/**
+ * Every request, upgrades included, is routed here. Authorization belongs between parsing the path
+ * and serving it: `info` names verb, group, resource, subresource (`portforward`, `proxy`), namespace
+ * and name (`web:8080` for a proxy, as kube-apiserver authorizes it), so one check covers the
+ * streaming paths too.
+ */
+function route({ req, res, path, query, method, upgrade }: Incoming, user: UserInfo | undefined, app: App): void | Promise<void> {
   const { options } = app;
   const info = parseRequestInfo(method, path, query);
   if (info.type === 'resource') {
-    return serveResource(resolve(options.registry, info, method), { req, res, query, user, watches: options.watches, report: app.report });
+    return serveResource(resolve(options.registry, info), { req, res, query, user, watches: options.watches, report: app.report, upgrade });
   }
-  if (method !== 'GET' && method !== 'HEAD') throw info.type === 'discovery' ? methodNotSupported(method) : pathNotFound();
+  // Under /api and /apis/{group} nothing but resources and discovery documents is served.
+  if (info.type === 'nonResource' && /^\/apis?(\/|$)/.test(path)) throw notFoundAt(options.registry, path);
+  if (method !== 'GET' && method !== 'HEAD') throw info.type === 'discovery' ? methodNotSupported() : pathNotFound();
   if (info.type === 'nonResource') return serveNonResource(req, res, path, { ...options, openApiV3: app.openApiV3() });
   const doc = discoveryDocument(app.discovery(), info, req);
+  if (!doc) throw notFoundAt(options.registry, path);
   const output = negotiateOutput(req.headers.accept);
-  send(res, 200, doc, output.format === 'yaml' ? 'yaml' : 'json', isPretty(query));
+  send(res, 200, doc, output.format === 'yaml' ? 'yaml' : 'json', isPretty(query, req.headers['user-agent']) || output.pretty);
 }
 
 /**
@@ -146,15 +163,12 @@ function admitted(user: UserInfo | undefined, path: string): UserInfo | undefine
   return user;
 }
 
-function discoveryDocument(discovery: Discovery, info: DiscoveryInfo, req: IncomingMessage): object {
-  const doc =
-    info.document === 'apiVersions'
-      ? discovery.apiVersions(`${req.socket.localAddress ?? '127.0.0.1'}:${req.socket.localPort ?? 0}`)
-      : info.document === 'groupList'
-        ? discovery.groupList()
-        : info.document === 'group'
-          ? discovery.group(info.group!)
-          : discovery.resourceList(info.group!, info.version!);
-  if (!doc) throw pathNotFound();
-  return doc;
+function discoveryDocument(discovery: Discovery, info: DiscoveryInfo, req: IncomingMessage): object | undefined {
+  return info.document === 'apiVersions'
+    ? discovery.apiVersions(`${req.socket.localAddress ?? '127.0.0.1'}:${req.socket.localPort ?? 0}`)
+    : info.document === 'groupList'
+      ? discovery.groupList()
+      : info.document === 'group'
+        ? discovery.group(info.group!)
+        : discovery.resourceList(info.group!, info.version!);
 }

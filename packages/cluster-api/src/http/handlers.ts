@@ -6,15 +6,17 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeList, KubeObject } from '../api/meta.js';
-import { supportsProtobuf } from '../protobuf/codec.js';
+import { ProtobufMediaType, supportsProtobuf } from '../protobuf/codec.js';
 import { servesProtobuf } from '../protobuf/negotiation.js';
 import type { RequestContext, UserInfo, Written } from '../registry/rest.js';
+import type { Upgrade } from '../registry/subresource.js';
 import { readBody, hasBody } from './body.js';
 import { decodeBody, negotiateOutput, negotiateWatch, patchTypeOf, type Output } from './negotiate.js';
 import { deleteOptionsOf, dryRunOf, intParam, isPretty, listQueryOf, watchQueryOf, writeOptionsOf } from './query.js';
-import { send, sendBytes } from './respond.js';
+import { send, sendStoredJson } from './respond.js';
+import { toPartial } from './partial.js';
 import type { Route } from './router.js';
-import { malformedBody, pathNotFound, unsupportedPatchType } from '../api/errors.js';
+import { malformedBody, pathNotFound, unsupportedMediaType, unsupportedPatchType } from '../api/errors.js';
 import { deletedStatus, type ReportServerError } from './status.js';
 import { includeObjectOf, toTable } from './table.js';
 import { serveWatch } from './watch.js';
@@ -28,6 +30,8 @@ export interface Exchange {
   watches?: Set<ServerResponse>;
   /** Logs a server error a watch stream ends with; answers its request id. */
   report?: ReportServerError;
+  /** The connection, for a request that asked to switch protocols (only a connect subresource takes it). */
+  upgrade?: Upgrade;
 }
 
 /** A promise only when the answer has to wait: a read the storage holds at hand is answered in this tick. */
@@ -36,18 +40,25 @@ export function serveResource(route: Route, ex: Exchange): void | Promise<void> 
   if (dryRunOf(ex.query)) ctx.dryRun = true;
   if (route.verb === 'watch') return watch(route, ex, ctx);
   if (route.sub?.behaviour.type === 'connect') return connect(route, ex, ctx);
-  const pretty = isPretty(ex.query);
-  if (route.verb === 'get' || route.verb === 'list') return read(route, ex, ctx, pretty);
-  return writeAndAnswer(route, ex, ctx, pretty);
+  if (route.verb === 'get' || route.verb === 'list') return read(route, ex, ctx);
+  return writeAndAnswer(route, ex, ctx);
 }
 
-async function writeAndAnswer(route: Route, ex: Exchange, ctx: RequestContext, pretty: boolean): Promise<void> {
+/** `pretty` from the query or the User-Agent (query.ts), or `pretty=1` in the Accept range chosen. */
+const prettyFor = (ex: Exchange, output: Output): boolean => output.pretty === true || isPretty(ex.query, ex.req.headers['user-agent']);
+
+/** The object, list or Status as answered: the metadata alone when the client asked for it. */
+const shaped = (route: Route, output: Output, value: unknown): unknown =>
+  output.partial ? toPartial(value, output.partial, route.store.definition) : value;
+
+async function writeAndAnswer(route: Route, ex: Exchange, ctx: RequestContext): Promise<void> {
   // Writes answer the object in JSON, YAML or protobuf; a Table Accept on a write still reads a JSON object.
   const output = negotiateOutput(ex.req.headers.accept, answersProtobuf(route));
   const format = output.format === 'table' ? 'json' : output.format;
+  const pretty = prettyFor(ex, output);
   const { code, value, encoded } = await write(route, ex, ctx);
-  if (encoded && format === 'json' && !pretty) return sendBytes(ex.res, code, encoded(), 'application/json');
-  send(ex.res, code, value, format, pretty);
+  if (encoded && format === 'json' && !pretty && !output.partial) return sendStoredJson(ex.res, code, encoded());
+  send(ex.res, code, shaped(route, output, value), format, pretty);
 }
 
 /** Protobuf when the kind answered has a message: the object's own, or the subresource's (Scale has none here). */
@@ -57,12 +68,13 @@ const answersProtobuf = (route: Route): boolean => {
   return supportsProtobuf(other.group ? `${other.group}/${other.version}` : other.version, other.kind);
 };
 
-function read(route: Route, ex: Exchange, ctx: RequestContext, pretty: boolean): void | Promise<void> {
+function read(route: Route, ex: Exchange, ctx: RequestContext): void | Promise<void> {
   const output = negotiateOutput(ex.req.headers.accept, answersProtobuf(route));
-  if (output.format === 'json' && !pretty && readsStored(route)) {
+  const pretty = prettyFor(ex, output);
+  if (output.format === 'json' && !pretty && !output.partial && readsStored(route)) {
     const bytes = readEncoded(route, ex, ctx);
-    if (bytes instanceof Uint8Array) return sendBytes(ex.res, 200, bytes, 'application/json');
-    if (bytes) return bytes.then((b) => sendBytes(ex.res, 200, b, 'application/json'));
+    if (bytes instanceof Uint8Array) return sendStoredJson(ex.res, 200, bytes);
+    if (bytes) return bytes.then((b) => sendStoredJson(ex.res, 200, b));
   }
   return readObjects(route, ex, ctx, output, pretty);
 }
@@ -76,7 +88,7 @@ async function readObjects(route: Route, ex: Exchange, ctx: RequestContext, outp
     route.verb === 'get' ? await route.store.get(ctx, route.name!, route.subresource) : await route.store.list(ctx, listQueryOf(ex.query));
   if (output.format === 'table')
     return send(ex.res, 200, toTable(route.store.definition, value, include!, output.tableVersion), 'json', pretty);
-  send(ex.res, 200, value, output.format, pretty);
+  send(ex.res, 200, shaped(route, output, value), output.format, pretty);
 }
 
 /**
@@ -89,11 +101,16 @@ function readEncoded(route: Route, ex: Exchange, ctx: RequestContext): Uint8Arra
   return store.listEncoded?.(ctx, listQueryOf(ex.query));
 }
 
-/** A connect subresource (log, exec, …): checked by the store, then its handler takes the exchange over. */
+/**
+ * A connect subresource (log, exec, portforward, proxy): checked by the store, then its handler takes
+ * the exchange over, an upgraded connection included. Reached only through the whole pipeline
+ * (authentication, and authorization of the route's verb and subresource, in app.ts).
+ */
 async function connect(route: Route, ex: Exchange, ctx: RequestContext): Promise<void> {
   if (!route.store.connect) throw pathNotFound();
-  const handler = await route.store.connect(ctx, route.name!, { subresource: route.subresource!, query: ex.query });
-  await handler(ex.req, ex.res);
+  const request = { subresource: route.subresource!, query: ex.query, id: route.name!, namespace: route.namespace, subpath: route.subpath ?? '' };
+  const handler = await route.store.connect(ctx, route.name!, request);
+  await handler(ex.req, ex.res, ex.upgrade);
 }
 
 async function watch(route: Route, ex: Exchange, ctx: RequestContext): Promise<void> {
@@ -109,8 +126,9 @@ async function watch(route: Route, ex: Exchange, ctx: RequestContext): Promise<v
     query: watchQueryOf(ex.query, route.name),
     timeoutSeconds: timeout === 0 ? undefined : timeout,
     table,
+    // A watch of PartialObjectMetadataList sends whole objects, as kube-apiserver's failed per-event transform does.
+    partial: output.partial?.kind === 'PartialObjectMetadata' ? output.partial.version : undefined,
     protobuf: output.format === 'protobuf',
-    pretty: isPretty(ex.query),
     openWatches: ex.watches,
     report: ex.report && ((err: unknown) => ex.report!(err, ex.req)),
   });
@@ -132,6 +150,8 @@ async function write(route: Route, ex: Exchange, ctx: RequestContext): Promise<A
   const patchType = route.verb === 'patch' ? patchTypeOf(contentType) : undefined;
   if (route.verb === 'create' || route.verb === 'update' || route.verb === 'patch')
     Object.assign(ctx, writeOptionsOf(ex.query, route.verb, patchType, ex.req.headers['user-agent']));
+  // Custom resources are JSON (and YAML) only, as kube-apiserver serves them: a protobuf body is refused.
+  if (store.definition.custom && contentType?.startsWith(ProtobufMediaType)) throw unsupportedMediaType(contentType);
   const bytes = await readBody(ex.req);
   const body = hasBody(bytes) ? decodeBody(contentType, bytes) : undefined;
   checkBodyShape(route, body);

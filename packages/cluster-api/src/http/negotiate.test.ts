@@ -14,7 +14,11 @@ describe('negotiateOutput', () => {
     ['application/json;as=Table;v=v1beta1;g=meta.k8s.io', { format: 'table', tableVersion: 'v1beta1' }],
     ['application/vnd.kubernetes.protobuf, application/json', { format: 'json' }],
     ['application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, application/json', { format: 'json' }],
-    ['application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io, application/json', { format: 'json' }],
+    ['application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io, application/json', { format: 'json', partial: { kind: 'PartialObjectMetadataList', version: 'v1' } }],
+    ['application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json', { format: 'protobuf', partial: { kind: 'PartialObjectMetadata', version: 'v1' } }],
+    ['application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1, application/yaml;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1', { format: 'yaml', partial: { kind: 'PartialObjectMetadataList', version: 'v1beta1' } }],
+    ['application/json;as=PartialObjectMetadata;g=example.com;v=v1, application/json', { format: 'json' }],
+    ['application/json;pretty=1', { format: 'json', pretty: true }],
     ['application/yaml;q=0.5, application/json', { format: 'json' }],
   ])('Accept %s', (accept, want) => {
     expect(negotiateOutput(accept)).toEqual(want);
@@ -64,8 +68,8 @@ describe('bodies', () => {
   });
 
   it('encodes JSON, pretty JSON and YAML', () => {
-    expect(encode({ a: 1 }, 'json', false)).toEqual({ contentType: 'application/json', body: '{"a":1}' });
-    expect(encode({ a: 1 }, 'json', true).body).toBe('{\n  "a": 1\n}\n');
+    expect(encode({ a: '<&>' }, 'json', false)).toEqual({ contentType: 'application/json', body: '{"a":"\\u003c\\u0026\\u003e"}\n' });
+    expect(encode({ a: 1 }, 'json', true).body).toBe('{\n  "a": 1\n}');
     expect(encode({ a: 1 }, 'yaml', false)).toEqual({ contentType: 'application/yaml', body: 'a: 1\n' });
   });
 });

@@ -8,6 +8,8 @@
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { PatchType } from '../registry/rest.js';
 import { decodeProtobuf, encodeProtobuf, ProtobufMediaType } from '../protobuf/codec.js';
+import { goJson } from './json.js';
+import { checkDepth, MaxNestingDepth, MaxYamlDepthBound, nestsDeeperThan, tooDeep, yamlDepthBound } from '../registry/generic/depth.js';
 import { malformedBody, notAcceptable, unsupportedMediaType, unsupportedPatchType } from '../api/errors.js';
 
 export const OutputFormats = ['json', 'yaml', 'table', 'protobuf'] as const;
@@ -17,7 +19,17 @@ export interface Output {
   format: OutputFormat;
   /** For `table`: the meta.k8s.io version the client asked for (v1 or v1beta1, same shape). */
   tableVersion?: string;
+  /**
+   * `as=PartialObjectMetadata` / `as=PartialObjectMetadataList` (client-go's and controller-runtime's
+   * metadata-only clients): the answer is the objects' metadata alone, in `format` (JSON, YAML or protobuf).
+   */
+  partial?: { kind: PartialKind; version: string };
+  /** `pretty=1` among the media type's parameters. */
+  pretty?: boolean;
 }
+
+export const PartialKinds = ['PartialObjectMetadata', 'PartialObjectMetadataList'] as const;
+export type PartialKind = (typeof PartialKinds)[number];
 
 interface MediaRange {
   type: string;
@@ -62,20 +74,29 @@ function negotiate(accept: string, protobuf: boolean): Output {
     .sort((a, b) => b.q - a.q);
   for (const range of ranges) {
     const output: Output | undefined = protobuf && isProtobuf(range) ? { format: 'protobuf' } : outputFor(range);
-    if (output) return output;
+    if (output) return range.params.get('pretty') === '1' ? { ...output, pretty: true } : output;
   }
   throw notAcceptable();
 }
 
+const isMetaVersion = (g: string | undefined, v: string | undefined): boolean => g === 'meta.k8s.io' && (v === 'v1' || v === 'v1beta1');
+
+/** The representation a range asks for; `as=` transforms are kube-apiserver's: Table in JSON, metadata in any format. */
 function outputFor(range: MediaRange): Output | undefined {
   const as = range.params.get('as');
-  if (as !== undefined) {
-    const g = range.params.get('g');
-    const v = range.params.get('v');
-    const isTable = as === 'Table' && g === 'meta.k8s.io' && (v === 'v1' || v === 'v1beta1');
-    return isTable && (range.type === 'application/json' || range.type === '*/*') ? { format: 'table', tableVersion: v } : undefined;
-  }
-  switch (range.type) {
+  const g = range.params.get('g');
+  const v = range.params.get('v');
+  if (as === undefined) return plainFormat(range.type);
+  if (!isMetaVersion(g, v)) return undefined;
+  if (as === 'Table') return range.type === 'application/json' || range.type === '*/*' ? { format: 'table', tableVersion: v } : undefined;
+  if (!(PartialKinds as readonly string[]).includes(as)) return undefined;
+  // meta.k8s.io/v1beta1 has its own PartialObjectMetadataList message, not served here: JSON and YAML only.
+  const format = range.type === ProtobufMediaType ? (v === 'v1' ? 'protobuf' : undefined) : plainFormat(range.type)?.format;
+  return format && { format, partial: { kind: as as PartialKind, version: v! } };
+}
+
+function plainFormat(type: string): Output | undefined {
+  switch (type) {
     case 'application/json':
     case 'application/*':
     case '*/*':
@@ -96,8 +117,8 @@ export function negotiateWatch(accept: string | undefined, protobuf = false): Ou
 
 export function encode(value: unknown, format: OutputFormat, pretty: boolean): { contentType: string; body: string | Buffer } {
   if (format === 'protobuf') return { contentType: ProtobufMediaType, body: encodeProtobuf(value) };
-  if (format === 'yaml') return { contentType: 'application/yaml', body: stringifyYaml(value) };
-  return { contentType: 'application/json', body: pretty ? `${JSON.stringify(value, null, 2)}\n` : JSON.stringify(value) };
+  if (format === 'yaml') return { contentType: 'application/yaml', body: yamlOf(value) };
+  return { contentType: 'application/json', body: goJson(value, pretty) };
 }
 
 const patchTypes: Record<string, PatchType> = {
@@ -119,15 +140,19 @@ export function patchTypeOf(contentType: string | undefined): PatchType {
 
 /**
  * Decode a create/update/delete/patch body. A missing Content-Type is read as JSON: the spec lets
- * these operations consume any type and curl-style clients often omit it.
+ * these operations consume any type and curl-style clients often omit it. Nesting is bounded before
+ * anything recursive sees the body (depth.ts): JSON.parse and the protobuf decoder of a bounded schema
+ * do not recurse on the input, the YAML parser does and is given only text whose bound passes.
  */
 export function decodeBody(contentType: string | undefined, bytes: Buffer): unknown {
   const type = mediaType(contentType);
-  const text = bytes.toString('utf8');
-  if (type === '' || type === 'application/json' || type.endsWith('+json')) return parseJson(text);
-  if (type === 'application/yaml' || type === 'application/apply-patch+yaml') return parseYamlBody(text);
-  if (type === ProtobufMediaType) return decodeProtobuf(bytes);
-  throw unsupportedMediaType(type);
+  let body: unknown;
+  if (type === '' || type === 'application/json' || type.endsWith('+json')) body = parseJson(bytes.toString('utf8'));
+  else if (type === 'application/yaml' || type === 'application/apply-patch+yaml') body = parseYamlBody(bytes.toString('utf8'));
+  else if (type === ProtobufMediaType) body = decodeProtobuf(bytes);
+  else throw unsupportedMediaType(type);
+  checkDepth(body);
+  return body;
 }
 
 function parseJson(text: string): unknown {
@@ -139,9 +164,18 @@ function parseJson(text: string): unknown {
 }
 
 function parseYamlBody(text: string): unknown {
+  if (yamlDepthBound(text) > MaxYamlDepthBound) throw tooDeep();
   try {
     return parseYaml(text, { maxAliasCount: 100 });
   } catch (err) {
     throw malformedBody(`yaml parse error: ${(err as Error).message.split('\n')[0]}`);
   }
+}
+
+/**
+ * YAML of an object stored before nesting was bounded (or written to storage by other means) may be
+ * too deep for the YAML encoder: such a document is answered as JSON, which is YAML too.
+ */
+function yamlOf(value: unknown): string {
+  return nestsDeeperThan(value, MaxNestingDepth) ? goJson(value) : stringifyYaml(value);
 }

@@ -139,6 +139,14 @@ function openKind(schemas: Record<string, Schema>): Schema {
   };
 }
 
+/** A custom resource: its CRD's schema as written, with ObjectMeta for metadata, as kube-apiserver publishes it. */
+function customKind(schema: object, schemas: Record<string, Schema>): Schema {
+  const copy = structuredClone(schema) as Schema;
+  const properties = (copy.properties ??= {}) as Record<string, Schema>;
+  properties.metadata = { allOf: [ref(describe(metaMessage('ObjectMeta'), schemas))] };
+  return copy;
+}
+
 interface GroupVersionDocument {
   /** `api/v1` or `apis/{group}/{version}`. */
   path: string;
@@ -162,7 +170,7 @@ function groupVersionDocument(path: string, defs: readonly ResourceDefinition[],
   for (const def of defs) {
     const message = messageOf(groupVersion(def), def.kind);
     const name = message ? describe(message, schemas) : schemaName(`${def.group || 'core'}.${def.version}.${def.kind}`);
-    if (!message) schemas[name] = openKind(schemas);
+    if (!message) schemas[name] = def.custom?.schema ? customKind(def.custom.schema, schemas) : openKind(schemas);
     asKind(schemas[name]!, def, name);
     readPaths(path, def, name, paths);
   }

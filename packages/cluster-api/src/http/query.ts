@@ -8,6 +8,7 @@ import { PropagationPolicies } from '../api/meta.js';
 import type { ListQuery, PatchType, WatchQuery } from '../registry/rest.js';
 import { badRequest, invalid } from '../api/errors.js';
 import { managerFromUserAgent } from '../registry/generic/managed-fields.js';
+import { parseGoBool } from './json.js';
 
 const unsupported = (param: string, value: string, supported: string): Error =>
   badRequest(`${param}: Unsupported value: "${value.slice(0, 50)}": supported values: ${supported}`);
@@ -20,15 +21,27 @@ export function intParam(query: URLSearchParams, name: string): number | undefin
   return Number(raw);
 }
 
+/**
+ * A boolean option as kube-apiserver decodes query parameters (runtime.Convert_Slice_string_To_bool):
+ * absent is undefined, "false" and "0" in any case are false, and every other value, "" included, is
+ * true. The Python client sends `True`/`False`, Go clients `true`/`false`: all of them mean what they say.
+ */
 export function boolParam(query: URLSearchParams, name: string): boolean | undefined {
   const raw = query.get(name);
   if (raw === null) return undefined;
-  if (raw === '' || raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw badRequest(`${name}: Invalid value: "${raw.slice(0, 50)}": must be true or false`);
+  const lower = raw.toLowerCase();
+  return lower !== 'false' && lower !== '0';
 }
 
-export const isPretty = (query: URLSearchParams): boolean => query.get('pretty') === 'true' || query.get('pretty') === '1';
+/** Clients for people, whom kube-apiserver answers in indented JSON unless `pretty` says otherwise. */
+const humanAgents = /^(curl|Wget|Mozilla\/5\.0)/;
+
+/** `pretty` by strconv.ParseBool (an invalid value is false); when absent or empty, a curl, Wget or browser User-Agent. */
+export function isPretty(query: URLSearchParams, userAgent: string | undefined): boolean {
+  const pretty = query.get('pretty');
+  if (pretty) return parseGoBool(pretty) === true;
+  return userAgent !== undefined && humanAgents.test(userAgent);
+}
 
 /** `dryRun=All` (the only value Kubernetes accepts); repeated parameters allowed as client-go sends them. */
 export function dryRunOf(query: URLSearchParams): boolean {

@@ -55,12 +55,30 @@ describe('parseRequestInfo', () => {
     expect(parseRequestInfo('GET', '/apis/batch/v1/watch/jobs', q())).toMatchObject({ verb: 'watch', group: 'batch', plural: 'jobs' });
   });
 
-  it.each(['/', '/healthz', '/version', '/oapi', '/api/v2', '/api/v1/namespaces/ns/pods/p/status/extra', '/api/v1/watch', '/oapi/v1/pods', '/x/api/v1'])(
+  it.each(['/', '/healthz', '/version', '/oapi', '/api/v2', '/api/v1/watch', '/oapi/v1/pods', '/x/api/v1'])(
     '%s is not a resource path',
     (path) => {
       expect(parseRequestInfo('GET', path, q())).toEqual({ type: 'nonResource', path });
     },
   );
+
+  it.each([
+    ['/api/v1/namespaces/ns/pods/p/status/extra', { name: 'p', subresource: 'status', subpath: '/extra' }],
+    ['/api/v1/namespaces/ns/pods/p:8080/proxy', { name: 'p:8080', subresource: 'proxy' }],
+    ['/api/v1/namespaces/ns/pods/p:8080/proxy/', { name: 'p:8080', subresource: 'proxy', subpath: '/' }],
+    ['/api/v1/namespaces/ns/pods/https:p:443/proxy/a//b%2Fc/', { name: 'https:p:443', subresource: 'proxy', subpath: '/a//b%2Fc/' }],
+    ['/api/v1/namespaces/ns/services/s:http/proxy/x', { plural: 'services', name: 's:http', subresource: 'proxy', subpath: '/x' }],
+    ['//api/v1/namespaces//ns/pods/p/proxy/x', { name: 'p', subresource: 'proxy', subpath: '/x' }],
+    ['/api/v1/watch/namespaces/ns/pods/p/proxy/x', { verb: 'watch', name: 'p', subresource: 'proxy', subpath: '/x' }],
+  ])('%s keeps what follows the subresource, raw, as Kubernetes keeps those parts', (path, want) => {
+    expect(parseRequestInfo('GET', path, q())).toMatchObject({ type: 'resource', namespace: 'ns', verb: 'get', plural: 'pods', ...want });
+  });
+
+  it('verbs a proxy path by its method, as any named resource', () => {
+    for (const [method, verb] of [['GET', 'get'], ['HEAD', 'get'], ['POST', 'create'], ['PUT', 'update'], ['PATCH', 'patch'], ['DELETE', 'delete']])
+      expect(parseRequestInfo(method!, '/api/v1/namespaces/ns/pods/p/proxy/a/b', q())).toMatchObject({ verb, subpath: '/a/b' });
+    expect(parseRequestInfo('GET', '/apis/example.com/v1/namespaces/ns/widgets/w/proxy/a', q())).toMatchObject({ group: 'example.com', subresource: 'proxy', subpath: '/a' });
+  });
 
   it('keeps a malformed escape as sent instead of throwing', () => {
     expect(parseRequestInfo('GET', '/api/v1/namespaces/%E0%A4%A', q())).toMatchObject({ name: '%E0%A4%A' });

@@ -1,8 +1,9 @@
 /**
  * Parse a request path into what it addresses, as Kubernetes' RequestInfoFactory does
  * (k8s.io/apiserver/pkg/endpoints/request/requestinfo.go): discovery documents, resource paths
- * (core `/api/v1/...` and grouped `/apis/{g}/{v}/...`), the legacy `/watch/` prefix, and everything
- * else as a non-resource path. Pure: no registry lookups here, the router does those.
+ * (core `/api/v1/...` and grouped `/apis/{g}/{v}/...`, segments after a subresource kept for the
+ * proxies), the legacy `/watch/` prefix, and everything else as a non-resource path. Pure: no
+ * registry lookups here, the router does those.
  */
 
 export const RequestVerbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'] as const;
@@ -27,6 +28,11 @@ export interface ResourceInfo {
   namespace?: string;
   name?: string;
   subresource?: string;
+  /**
+   * The raw path after the subresource segment, when anything follows it (`…/pods/p/proxy/a/b/` →
+   * `/a/b/`), as Kubernetes keeps those parts: only a connect subresource that takes a path serves it.
+   */
+  subpath?: string;
 }
 
 export interface NonResourceInfo {
@@ -39,7 +45,8 @@ export type RequestInfo = DiscoveryInfo | ResourceInfo | NonResourceInfo;
 /** Subresources of a namespace object itself, so `/namespaces/x/status` is not "resource status in x". */
 const namespaceSubresources = new Set(['status', 'finalize']);
 
-const truthy = (v: string | null): boolean => v === 'true' || v === '1';
+/** `?watch=` as kube-apiserver decodes booleans: "false" and "0" (any case) are false, any other value true. */
+const watchParam = (v: string | null): boolean => v !== null && v !== '0' && v.toLowerCase() !== 'false';
 
 /** Split a path into non-empty segments; trailing slashes (`/api/v1/`) address the same thing. */
 function segments(path: string): string[] {
@@ -74,14 +81,14 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     return parts.length === 2
       ? { type: 'discovery', document: 'resourceList', group: '', version: 'v1' }
       : prefix === 'api'
-        ? resourceInfo(method, '', 'v1', parts.slice(2), query, path)
+        ? resourceInfo(method, '', 'v1', parts.slice(2), query, path, 2)
         : nonResource(path);
   }
   if (prefix === 'apis') {
     if (parts.length === 1) return { type: 'discovery', document: 'groupList' };
     if (parts.length === 2) return { type: 'discovery', document: 'group', group: parts[1] };
     if (parts.length === 3) return { type: 'discovery', document: 'resourceList', group: parts[1], version: parts[2] };
-    return resourceInfo(method, parts[1]!, parts[2]!, parts.slice(3), query, path);
+    return resourceInfo(method, parts[1]!, parts[2]!, parts.slice(3), query, path, 3);
   }
   return nonResource(path);
 }
@@ -95,6 +102,8 @@ function resourceInfo(
   rest: string[],
   query: URLSearchParams,
   path: string,
+  /** Segments before `rest` (`api/v1`: 2, `apis/{g}/{v}`: 3). */
+  before: number,
 ): RequestInfo {
   let parts = rest;
   const watchPath = parts[0] === 'watch';
@@ -106,9 +115,26 @@ function resourceInfo(
     else namespace = undefined;
   }
   const [plural, name, subresource, ...extra] = parts;
-  if (!plural || extra.length > 0) return nonResource(path);
-  const verb = verbOf(method, name !== undefined, watchPath || truthy(query.get('watch')));
-  return { type: 'resource', verb, group, version, plural, namespace, name, subresource };
+  if (!plural) return nonResource(path);
+  // As RequestInfoFactory: `?watch` turns a collection GET into a watch; a named GET stays a get.
+  const verb = verbOf(method, name !== undefined, watchPath || (name === undefined && watchParam(query.get('watch'))));
+  const info: ResourceInfo = { type: 'resource', verb, group, version, plural, namespace, name, subresource };
+  if (subresource !== undefined) {
+    const subpath = rawAfter(path, before + rest.length - extra.length);
+    if (subpath) info.subpath = subpath;
+  }
+  return info;
+}
+
+/** What follows the first `count` non-empty segments of the raw path (slashes and escapes as sent). */
+function rawAfter(path: string, count: number): string {
+  let at = 0;
+  for (let seen = 0; seen < count && at < path.length; seen++) {
+    while (path[at] === '/') at++;
+    const end = path.indexOf('/', at);
+    at = end < 0 ? path.length : end;
+  }
+  return path.slice(at);
 }
 
 /** Method + shape → verb; `undefined` for a method no resource path accepts (the router answers 405). */

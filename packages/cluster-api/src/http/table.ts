@@ -8,6 +8,9 @@
 import type { KubeList, KubeObject, ListMeta } from '../api/meta.js';
 import type { ResourceDefinition, TableColumn } from '../registry/definition.js';
 import { badRequest } from '../api/errors.js';
+import { humanAge } from '../registry/generic/meta.js';
+
+export { humanDuration } from '../registry/generic/meta.js';
 
 export const IncludeObjectPolicies = ['None', 'Metadata', 'Object'] as const;
 export type IncludeObjectPolicy = (typeof IncludeObjectPolicies)[number];
@@ -44,6 +47,7 @@ const ageColumn: TableColumn = {
 /** Name, the standard columns, Age, then the `-o wide` ones (priority > 0), as kube-apiserver's printers order them. */
 const columnsOf = (def: ResourceDefinition): TableColumn[] => {
   const columns = def.columns ?? [];
+  if (def.columnLayout === 'declared') return [nameColumn, ...columns];
   return [nameColumn, ...columns.filter((c) => !c.priority), ageColumn, ...columns.filter((c) => c.priority)];
 };
 
@@ -88,34 +92,10 @@ function row(columns: TableColumn[], obj: KubeObject, include: IncludeObjectPoli
 function safeCell(column: TableColumn, obj: KubeObject): unknown {
   try {
     const v = column.cell(obj);
-    return v === undefined || v === null ? '' : v;
+    // null is a cell with no value (kubectl prints <none>), as kube-apiserver sends for custom resources.
+    return v === undefined ? '' : v;
   } catch {
     return '<unknown>';
   }
 }
 
-/** k8s.io/apimachinery/pkg/util/duration.HumanDuration: the AGE kubectl users read. */
-export function humanDuration(ms: number): string {
-  const seconds = Math.floor(ms / 1000);
-  if (seconds < -1) return '<invalid>';
-  if (seconds < 0) return '0s';
-  if (seconds < 120) return `${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
-  if (minutes < 180) return `${minutes}m`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
-  if (hours < 48) return `${hours}h`;
-  if (hours < 24 * 8) return hours % 24 === 0 ? `${Math.floor(hours / 24)}d` : `${Math.floor(hours / 24)}d${hours % 24}h`;
-  const days = Math.floor(hours / 24);
-  if (hours < 24 * 365 * 2) return `${days}d`;
-  const years = Math.floor(days / 365);
-  if (hours < 24 * 365 * 8) return days % 365 === 0 ? `${years}y` : `${years}y${days % 365}d`;
-  return `${years}y`;
-}
-
-const humanAge = (timestamp: string | undefined): string => {
-  if (!timestamp) return '<unknown>';
-  const t = Date.parse(timestamp);
-  return Number.isNaN(t) ? '<unknown>' : humanDuration(Date.now() - t);
-};

@@ -11,6 +11,8 @@ import { encodeWatchFrame, ProtobufWatchMediaType } from '../protobuf/codec.js';
 import { statusOf } from './status.js';
 import type { IncludeObjectPolicy } from './table.js';
 import { toTable } from './table.js';
+import { goJson } from './json.js';
+import { partialObject } from './partial.js';
 
 /** A watcher whose socket stops draining is cut off past this many buffered bytes (bounded memory). */
 export const MaxWatchBufferBytes = 16 * 1024 * 1024;
@@ -27,7 +29,8 @@ export interface WatchRequest {
   table?: { include: IncludeObjectPolicy; version: string };
   /** Frames in Kubernetes' protobuf stream format instead of JSON lines. */
   protobuf?: boolean;
-  pretty: boolean;
+  /** meta.k8s.io version of PartialObjectMetadata events (metadata-only watchers); undefined for whole objects. */
+  partial?: string;
   /** Holds the response while the stream is open (server shutdown ends what it finds there). */
   openWatches?: Set<ServerResponse>;
   /** Logs a server error the stream ends with; answers the request id its ERROR event names. */
@@ -73,8 +76,8 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: W
     else res.write(line);
     if (res.writableLength > MaxWatchBufferBytes) (finish(), res.destroy());
   };
-  const frame = (event: WatchEvent<unknown>): string | Buffer =>
-    w.protobuf ? encodeWatchFrame(event) : `${JSON.stringify(event, null, w.pretty ? 2 : undefined)}\n`;
+  // Never pretty: kube-apiserver's stream serializer is the compact one whatever `pretty` says.
+  const frame = (event: WatchEvent<unknown>): string | Buffer => (w.protobuf ? encodeWatchFrame(event) : goJson(event));
 
   res.once('close', finish);
   handle = await w.store.watch(w.ctx, w.query, {
@@ -83,6 +86,7 @@ export async function serveWatch(req: IncomingMessage, res: ServerResponse, w: W
       write(shared ?? frame(render(w, event)), shared && event);
     },
     onError: (err) => (write(frame({ type: 'ERROR', object: statusOf(err, w.report?.(err)) })), finish()),
+    onEnd: finish,
   });
   // The client may have gone, or the store ended the watch, while it was being set up.
   if (finished) return void handle.close();
@@ -100,7 +104,9 @@ const CRLF = Buffer.from('\r\n');
 const chunkOf = (frame: Uint8Array): Buffer => Buffer.concat([Buffer.from(`${frame.length.toString(16)}\r\n`), frame, CRLF]);
 
 function render(w: WatchRequest, event: WatchEvent<KubeObject>): WatchEvent<unknown> {
-  if (!w.table || event.type === 'BOOKMARK' || event.type === 'ERROR') return { type: event.type, object: event.object };
+  if (event.type === 'ERROR') return { type: event.type, object: event.object };
+  if (w.partial) return { type: event.type, object: partialObject(event.object, w.partial) };
+  if (!w.table || event.type === 'BOOKMARK') return { type: event.type, object: event.object };
   return { type: event.type, object: toTable(w.store.definition, event.object, w.table.include, w.table.version) };
 }
 
@@ -110,12 +116,12 @@ function render(w: WatchRequest, event: WatchEvent<KubeObject>): WatchEvent<unkn
  * watchers costs one serialisation per event, not one per watcher.
  */
 function sharedFrame(w: WatchRequest, event: DeliveredEvent): Uint8Array | undefined {
-  if (w.table || w.pretty || !event.frames) return undefined;
+  if (w.table || w.partial || !event.frames) return undefined;
   const format = w.protobuf ? 'protobuf' : 'json';
   let frame = event.frames.get(format);
   if (frame === undefined) {
     const plain = { type: event.type, object: event.object };
-    event.frames.set(format, (frame = w.protobuf ? encodeWatchFrame(plain) : Buffer.from(`${JSON.stringify(plain)}\n`)));
+    event.frames.set(format, (frame = w.protobuf ? encodeWatchFrame(plain) : Buffer.from(goJson(plain))));
   }
   return frame;
 }

@@ -27,7 +27,12 @@ interface NodeLike {
 
 export class KubeletUnreachable extends Error {
   override readonly name = 'KubeletUnreachable';
+  /** The network error the agent met dialling the pod (ECONNREFUSED…), for the client's message. */
+  code?: string;
 }
+
+/** The header in which the agent's /tunnel names the network error it met dialling the pod. */
+export const DialErrorHeader = 'x-dial-error';
 
 const Preferred = ['InternalIP', 'ExternalIP', 'Hostname'];
 
@@ -60,6 +65,8 @@ export class KubeletClient {
       key: this.tls.key,
       ca: this.tls.ca,
       agent: false as const,
+      // A tunnel's client may finish sending long before the pod finishes answering.
+      allowHalfOpen: true,
       servername: isIP(target.host) ? undefined : target.host,
       // The node's own certificate: CN system:node:<name>, whatever address it is reached at.
       checkServerIdentity: (host: string, cert: PeerCertificate) =>
@@ -98,10 +105,36 @@ export class KubeletClient {
       });
       req.once('response', (res: IncomingMessage) => {
         let body = '';
-        res.setEncoding('utf8').on('data', (c: string) => (body += c.slice(0, 4096))).once('end', () => reject(new KubeletUnreachable(body.trim() || `status ${res.statusCode}`)));
+        const code = res.headers[DialErrorHeader];
+        res.setEncoding('utf8').on('data', (c: string) => (body += c.slice(0, 4096))).once('end', () => {
+          const err = new KubeletUnreachable(body.trim() || `status ${res.statusCode}`);
+          if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) err.code = code;
+          reject(err);
+        });
       });
       req.once('error', (err) => reject(new KubeletUnreachable(err.message)));
       req.end();
     });
   }
+}
+
+interface PodLike {
+  metadata: { name?: string; namespace?: string };
+  spec?: unknown;
+}
+
+/**
+ * The API server's pod network (registry/definition.ts PodNetwork): a connection to a pod's port is
+ * a tunnel through the agent of the node that runs it, so it works wherever that node is. A node
+ * that does not exist, or announces no kubelet endpoint, is unreachable (EHOSTUNREACH).
+ */
+export function kubeletPodNetwork(client: KubeletClient, node: (name: string) => Promise<NodeLike | undefined>) {
+  return {
+    async dial(pod: PodLike, port: number): Promise<Duplex> {
+      const nodeName = String((pod.spec as { nodeName?: string } | undefined)?.nodeName ?? '');
+      const found = await node(nodeName).catch(() => undefined);
+      if (!found || !kubeletAddress(found)) throw Object.assign(new KubeletUnreachable(`node ${nodeName} cannot be reached`), { code: 'EHOSTUNREACH' });
+      return client.tunnel(found, pod.metadata.namespace ?? '', pod.metadata.name ?? '', port);
+    },
+  };
 }

@@ -16,6 +16,7 @@ import type { Duplex } from 'node:stream';
 import { readContainerLog, type LogReadOptions } from './log-reader.js';
 import type { PodNetwork } from './pod-network.js';
 import type { PodWorker } from './pod-worker.js';
+import { DialErrorHeader } from './kubelet-client.js';
 import { KubeletAuth, type KubeletUser } from './server-auth.js';
 import type { Pod } from './types.js';
 
@@ -74,7 +75,8 @@ export class KubeletServer {
   private readonly sockets = new Set<Duplex>();
 
   constructor(private readonly host: KubeletHost, private readonly auth: KubeletAuth, private readonly opts: KubeletServerOptions) {
-    this.server = createServer({ cert: opts.cert, key: opts.key, ca: opts.ca, requestCert: true, rejectUnauthorized: false }, (req, res) => void this.handle(req, res));
+    // Half-open tunnels: the API server's side may end its writing while the pod still answers.
+    this.server = createServer({ cert: opts.cert, key: opts.key, ca: opts.ca, requestCert: true, rejectUnauthorized: false, allowHalfOpen: true }, (req, res) => void this.handle(req, res));
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => void this.upgrade(req, socket, head));
     this.server.on('connection', (s: Socket) => (this.sockets.add(s), s.once('close', () => this.sockets.delete(s))));
   }
@@ -128,7 +130,7 @@ export class KubeletServer {
 
   /** `/tunnel/{namespace}/{pod}/{port}`: authorized as create on nodes/proxy, then raw bytes both ways. */
   private async upgrade(req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
-    const refuse = (code: number, message: string) => void socket.end(`HTTP/1.1 ${code} ${code === 404 ? 'Not Found' : code === 403 ? 'Forbidden' : code === 401 ? 'Unauthorized' : 'Bad Gateway'}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(message)}\r\nConnection: close\r\n\r\n${message}`);
+    const refuse = (code: number, message: string, errno?: string) => void socket.end(`HTTP/1.1 ${code} ${code === 404 ? 'Not Found' : code === 403 ? 'Forbidden' : code === 401 ? 'Unauthorized' : 'Bad Gateway'}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(message)}\r\n${errno ? `${DialErrorHeader}: ${errno}\r\n` : ''}Connection: close\r\n\r\n${message}`);
     socket.on('error', () => undefined);
     try {
       const url = new URL(req.url ?? '/', 'https://kubelet');
@@ -138,8 +140,8 @@ export class KubeletServer {
       const worker = this.host.worker(namespace!, name!);
       const target = worker && this.host.network.target(worker.uid, Number(portText));
       if (!worker || !target) return refuse(404, `pod "${name}" does not exist`);
-      const upstream = connect(target);
-      upstream.once('error', (err: NodeJS.ErrnoException) => refuse(502, `dial tcp ${target.host}:${target.port}: ${err.code === 'ECONNREFUSED' ? 'connect: connection refused' : err.message}`));
+      const upstream = connect({ ...target, allowHalfOpen: true });
+      upstream.once('error', (err: NodeJS.ErrnoException) => refuse(502, `dial tcp ${target.host}:${target.port}: ${err.code === 'ECONNREFUSED' ? 'connect: connection refused' : err.message}`, err.code));
       upstream.once('connect', () => {
         upstream.removeAllListeners('error');
         socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n');

@@ -8,6 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { DeleteOptions, KubeObject } from '../api/meta.js';
 import type { Storage } from '../storage/interface.js';
+import type { ListRule } from './generic/strategic-merge.js';
 import type { FieldError } from './generic/validation.js';
 import type { RequestContext, ResourceStore, UserInfo, Written } from './rest.js';
 import type { SubresourceDef } from './subresource.js';
@@ -36,6 +37,10 @@ export interface ResourceDefinition {
   hooks?: Hooks;
   /** Extra `kubectl get` columns after NAME (and before AGE, which is always last). */
   columns?: readonly TableColumn[];
+  /** `declared`: the columns follow NAME as declared, with no AGE added (a CRD's additionalPrinterColumns). */
+  columnLayout?: 'declared';
+  /** A custom resource (a CRD's served version): what it adds to, or changes in, the generic behaviour. */
+  custom?: CustomResource;
   /** Schemaless kinds (the extra discovery groups) keep any fields, like a CRD without a schema. */
   schemaless?: boolean;
   /**
@@ -85,6 +90,20 @@ export interface StoredAs {
 export interface Conversion {
   toStorage(obj: KubeObject): void;
   fromStorage(obj: KubeObject): void;
+}
+
+/**
+ * What a custom resource brings (registry/crd/): its schema (for OpenAPI), how server-side apply merges
+ * its lists, and the defaults applied to objects read from storage. Custom resources are JSON only
+ * (no protobuf) and take json, merge and apply patches, never strategic merge, as kube-apiserver serves them.
+ */
+export interface CustomResource {
+  /** The version's openAPIV3Schema. */
+  schema?: object;
+  /** x-kubernetes-list-type / -list-map-keys of the list at `path` (field names from the root); `default`: the built-in rules (metadata). */
+  listRule(path: readonly string[]): ListRule | { type: 'default' };
+  /** Applied to every object read from storage (defaults added to the schema after the object was stored). */
+  onRead?(obj: KubeObject): void;
 }
 
 /**
@@ -138,6 +157,8 @@ export interface DeletionRules {
   defaultPropagation?: 'Orphan' | 'Background';
   /** Finalizers held outside metadata (Namespace spec.finalizers): the object stays while this is true. */
   heldBy?(obj: KubeObject): boolean;
+  /** Finalizers added when deletion starts (CustomResourceDefinition: customresourcecleanup.apiextensions.k8s.io). */
+  finalizers?: readonly string[];
   /** Applied when deletion starts (Namespace: status.phase Terminating). */
   onDeleting?(obj: KubeObject): void;
   /** Why this object may never be deleted (403 Forbidden), e.g. the namespaces the server itself needs. */
@@ -175,16 +196,32 @@ export interface Services {
   reviewToken?(token: string, audiences?: readonly string[]): Promise<{ user: UserInfo; audiences: string[] } | undefined>;
   /** Health of this server's components (ComponentStatus). */
   componentStatuses(): Promise<readonly ComponentHealth[]>;
-  /** The node agents' servers (pods/log and the tunnels to pods go through them); absent: no node is reached. */
+  /** The node agents' servers (pods/log asks them); absent: no node is reached. */
   kubelet?: KubeletConnection;
+  /** How pods' ports are reached (port-forward, pods/proxy, services/proxy); absent: they cannot be. */
+  podNetwork?: PodNetwork;
 }
 
 /** How the API server reaches a node's agent (src/node/kubelet-client.ts), as kube-apiserver reaches kubelets. */
 export interface KubeletConnection {
   /** An HTTPS request to the node's agent, answered whatever its status; rejects when the agent cannot be reached. */
   request(node: KubeObject, method: string, path: string): Promise<IncomingMessage>;
-  /** A byte stream to `port` of a pod on the node, through its agent. */
-  tunnel(node: KubeObject, namespace: string, pod: string, port: number): Promise<Duplex>;
+}
+
+/**
+ * The API server's way to a pod's ports, provided by the node agent (tunnelled to the node that runs
+ * the pod, so it works across machines). Without one, port-forward answers as kube-apiserver does
+ * for a node it cannot reach and the proxies answer 503.
+ */
+export interface PodNetwork {
+  /**
+   * A TCP connection to `port` of `pod` (the stored object, scheduled: `spec.nodeName` is set).
+   * Reject when it cannot be made; a Node network error `code` (ECONNREFUSED, ETIMEDOUT, EHOSTUNREACH…)
+   * reaches the client worded as Go words it, any other error as "unable to connect" (no message of
+   * the dialer's is shown). The stream should allow half-open connections (`allowHalfOpen: true`):
+   * a port-forward client may finish sending long before the pod finishes answering.
+   */
+  dial(pod: KubeObject, port: number): Promise<Duplex>;
 }
 
 /** One component's health, as ComponentStatus reports it. */

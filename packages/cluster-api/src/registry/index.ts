@@ -32,6 +32,8 @@ export interface RegistryOptions {
   rootCa?: string;
   /** How node agents are reached (pods/log, tunnels to pods). */
   kubelet?: Services['kubelet'];
+  /** How pods' ports are reached (the node agent's); absent, port-forward and the proxies cannot reach pods. */
+  podNetwork?: Services['podNetwork'];
 }
 
 const DefaultBookmarkIntervalMs = 60_000;
@@ -57,6 +59,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
     reviewToken: options.reviewToken,
     kubelet: options.kubelet,
     componentStatuses: options.componentStatuses ?? storageHealth(storage),
+    podNetwork: options.podNetwork,
   };
   const watchCache = new WatchCache(storage, { ...options.watchCache, entry: cachedEvent });
   const deps: StoreDeps = {
@@ -85,6 +88,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
       stores.delete(lookupKey(group, version, plural));
       defs = defs.filter((d) => d !== store.definition);
       (registry as { generation: number }).generation++;
+      store.endWatches?.();
       return true;
     },
   };

@@ -71,6 +71,8 @@ export interface WatchSink {
   admitCreated?(stored: Uint8Array): boolean;
   /** Terminal; e.g. a 410 Expired ApiError when the revision was compacted. */
   onError(err: Error): void;
+  /** Terminal: the server ended the watch without an error (its resource is no longer served); the stream ends as at its timeout. */
+  onEnd?(): void;
 }
 
 /** What a write stored and answers. */
@@ -119,6 +121,8 @@ export interface ResourceStore {
   post?(ctx: RequestContext, name: string, subresource: string, body: unknown): Promise<Written>;
   /** A connect subresource: the request checked against the object, then what takes the exchange over. */
   connect?(ctx: RequestContext, name: string, request: ConnectRequest): Promise<ConnectHandler>;
+  /** Ends every open watch (`onEnd`): the registry no longer serves this store's definition. */
+  endWatches?(): void;
 }
 
 /**
@@ -133,6 +137,6 @@ export interface Registry {
   readonly generation: number;
   /** Serves `def` from now on, over the same storage and watch cache as every other kind; 409-style error if its resource is taken. */
   add(def: ResourceDefinition): ResourceStore;
-  /** Stops serving a resource (its stored objects stay); false if it was not served. */
+  /** Stops serving a resource (its stored objects stay) and ends its open watches; false if it was not served. */
   remove(group: string, version: string, plural: string): boolean;
 }

@@ -9,9 +9,10 @@
  * - action: POST that acts on the parent through its store (binding; eviction would delete).
  * - create: POST answered with an object made from the parent, stored nowhere (TokenRequest).
  * - connect: the request is checked against the parent, then a handler takes the exchange over
- *   (log, exec, attach, portforward; proxy).
+ *   (log, exec, attach, portforward, proxy), an upgraded connection included.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { DeleteOptions, KubeObject } from '../api/meta.js';
 import type { ResourceDefinition, Services, Strategy, Verb } from './definition.js';
 import type { RequestContext, Written } from './rest.js';
@@ -89,13 +90,40 @@ export interface CreateBehaviour<T = unknown> {
 export interface ConnectRequest {
   subresource: string;
   query: URLSearchParams;
+  /** The name segment as the path gave it: `web:8080` for pods/proxy (see ConnectBehaviour.objectName). */
+  id: string;
+  /** The namespace from the path. */
+  namespace?: string;
+  /** The raw path after the subresource segment (`…/proxy/a/b/` → `/a/b/`); '' when nothing follows. */
+  subpath: string;
 }
 
-/** Takes the exchange over once the request is admitted: writes the answer, streams, or upgrades. */
-export type ConnectHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+/**
+ * An HTTP/1.1 request that asked to switch protocols (`Connection: Upgrade`): its connection can be
+ * taken over. Until `take()`, the handler may still answer through `res` (a refusal is a Status like
+ * any other); after it, the connection and the bytes already read past the request head are the
+ * handler's, which writes the 101 itself.
+ */
+export interface Upgrade {
+  take(): { socket: Duplex; head: Buffer };
+}
+
+/**
+ * Takes the exchange over once the request is admitted: writes the answer, streams, or upgrades
+ * (`upgrade` is there only for a request that asked to switch protocols). A rejection before anything
+ * was written is answered as a Status.
+ */
+export type ConnectHandler = (req: IncomingMessage, res: ServerResponse, upgrade?: Upgrade) => void | Promise<void>;
 
 export interface ConnectBehaviour {
   type: 'connect';
+  /**
+   * The stored object a path's name segment addresses, when the segment says more than the name
+   * (pods/proxy and services/proxy take `[scheme:]name[:port]`); throws the 400 for a malformed one.
+   */
+  objectName?(id: string): string;
+  /** Segments may follow the subresource (`…/proxy/{path}`); otherwise such a path is 404. */
+  takesPath?: boolean;
   /** Checks the request against the parent (throwing the ApiError kube-apiserver gives), then hands back what serves it. */
   connect(parent: KubeObject, request: ConnectRequest, services: Services): ConnectHandler | Promise<ConnectHandler>;
 }

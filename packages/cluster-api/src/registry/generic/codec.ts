@@ -39,13 +39,15 @@ export class Codec {
     this.storedHeader = this.stored === this.served ? this.servedHeader : header(this.stored, def.kind);
   }
 
-  /** The stored object as the served version has it, with `revision` as its resourceVersion. */
+  /** The stored object as the served version has it, with `revision` as its resourceVersion (and a custom resource's read defaults). */
   decode(kv: KeyValue, revision = kv.modRevision): KubeObject {
     const obj = decode(kv, revision);
-    if (obj.apiVersion === this.served) return obj;
-    if (obj.apiVersion !== this.stored) this.toStorageFrom(obj);
-    this.conversion?.fromStorage(obj);
-    obj.apiVersion = this.served;
+    if (obj.apiVersion !== this.served) {
+      if (obj.apiVersion !== this.stored) this.toStorageFrom(obj);
+      this.conversion?.fromStorage(obj);
+      obj.apiVersion = this.served;
+    }
+    this.def.custom?.onRead?.(obj);
     return obj;
   }
 
@@ -71,7 +73,8 @@ export class Codec {
    */
   spliced(kv: KeyValue): Uint8Array[] {
     const value = Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength);
-    const from = this.conversion ? undefined : startsWith(value, this.storedHeader) ? this.storedHeader : startsWith(value, this.servedHeader) ? this.servedHeader : undefined;
+    // Read defaults make the answer differ from the stored bytes: those objects are decoded.
+    const from = this.conversion || this.def.custom?.onRead ? undefined : startsWith(value, this.storedHeader) ? this.storedHeader : startsWith(value, this.servedHeader) ? this.servedHeader : undefined;
     if (!from) return [Buffer.from(JSON.stringify(this.decode(kv)))];
     const empty = value[from.length] === 0x7d;
     const rv = Buffer.from(`"resourceVersion":"${kv.modRevision}"${empty ? '' : ','}`);

@@ -107,6 +107,7 @@ export const planDelete = (def: ResourceDefinition, old: KubeObject, options: De
     }
   }
   const finalizers = gcFinalizers(def, next, options);
+  if (!old.metadata.deletionTimestamp) for (const f of def.deletion?.finalizers ?? []) if (!finalizers.includes(f)) finalizers.push(f);
   if (finalizers.length > 0) meta.finalizers = finalizers;
   else delete meta.finalizers;
   const held = finalizers.length > 0 || def.deletion?.heldBy?.(next) === true;

@@ -124,7 +124,7 @@ export const listObjects = async (storage: Storage, codec: Codec, def: ResourceD
     const obj = codec.decode(kv);
     return filter(obj) ? obj : undefined;
   });
-  return { apiVersion: groupVersion(def), kind: def.listKind, metadata, items };
+  return { kind: def.listKind, apiVersion: groupVersion(def), metadata, items };
 };
 
 /**

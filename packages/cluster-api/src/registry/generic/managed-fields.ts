@@ -22,7 +22,7 @@ import type { ResourceDefinition } from '../definition.js';
 import { fieldsOwnedBy, subresourceFields } from './fields.js';
 import { ApiError, badRequest } from '../../api/errors.js';
 import { clone, isObject, timestamp } from './meta.js';
-import { listRule, type MergeMode } from './strategic-merge.js';
+import { listRule, type ListRule } from './strategic-merge.js';
 
 export interface ManagedFieldsEntry {
   manager: string;
@@ -51,7 +51,13 @@ const SystemMeta = new Set([
   'deletionTimestamp', 'deletionGracePeriodSeconds',
 ]);
 
-const modeOf = (def: ResourceDefinition): MergeMode => (def.schemaless ? 'none' : 'kubernetes');
+type Rules = (names: readonly string[]) => ListRule;
+
+/** How the lists of `def`'s objects merge: a custom resource's schema says; otherwise strategic merge's table. */
+const rulesOf = (def: ResourceDefinition): Rules => (names) => {
+  const custom = def.custom?.listRule(names);
+  return custom && custom.type !== 'default' ? custom : listRule(names, def.schemaless ? 'none' : 'kubernetes');
+};
 
 /** The top-level fields a write on `subresource` can set: a view that owns fields (status) those, the object the rest. */
 const inScope = (def: ResourceDefinition, field: string, subresource?: string): boolean => {
@@ -60,13 +66,19 @@ const inScope = (def: ResourceDefinition, field: string, subresource?: string): 
   return owned ? owned.includes(field) : !subresourceFields(def).includes(field);
 };
 
-const itemKey = (key: string, item: unknown): string | undefined =>
-  isObject(item) && item[key] !== undefined && item[key] !== null ? `k:${JSON.stringify({ [key]: item[key] })}` : undefined;
+/** `k:{"name":"app"}`: a keyed list item by its key fields (sorted, as structured-merge-diff writes them). */
+const itemKey = (keys: readonly string[], item: unknown): string | undefined => {
+  if (!isObject(item) || keys.some((k) => item[k] === undefined || item[k] === null)) return undefined;
+  return `k:${JSON.stringify(Object.fromEntries([...keys].sort().map((k) => [k, item[k]])))}`;
+};
+
+const sameKeys = (keys: readonly string[], a: unknown, b: unknown): boolean =>
+  isObject(a) && isObject(b) && keys.every((k) => isDeepStrictEqual(a[k], b[k]));
 
 /** The members of `value`: its leaves, the items of keyed lists, the members of sets. */
 export function fieldsOf(def: ResourceDefinition, value: KubeObject, subresource?: string): Fields {
   const out: Fields = new Set();
-  const mode = modeOf(def);
+  const rules = rulesOf(def);
   const walk = (v: unknown, path: string[], names: string[]): void => {
     if (v === null || v === undefined) return;
     if (isObject(v)) {
@@ -80,12 +92,12 @@ export function fieldsOf(def: ResourceDefinition, value: KubeObject, subresource
       return;
     }
     if (!Array.isArray(v)) return void out.add(join(path));
-    const rule = listRule(names, mode);
+    const rule = rules(names);
     if (rule.type === 'set' && v.every((x) => !isObject(x) && !Array.isArray(x))) {
       for (const x of v) out.add(join([...path, `v:${JSON.stringify(x)}`]));
       return;
     }
-    const keys = rule.type === 'map' ? v.map((item) => itemKey(rule.key, item)) : [];
+    const keys = rule.type === 'map' ? v.map((item) => itemKey(rule.keys, item)) : [];
     if (rule.type !== 'map' || keys.some((k) => k === undefined)) return void out.add(join(path));
     v.forEach((item, i) => {
       const at = [...path, keys[i]!];
@@ -146,11 +158,10 @@ const sameOwner = (e: ManagedFieldsEntry, manager: string, operation: string, su
 
 /* ---- navigating values by path ---- */
 
-const parseItemKey = (el: string): [string, unknown] | undefined => {
+const parseItemKey = (el: string): [string, unknown][] | undefined => {
   try {
-    const parsed = JSON.parse(el.slice(2)) as Record<string, unknown>;
-    const [entry] = Object.entries(parsed);
-    return entry;
+    const parsed = JSON.parse(el.slice(2)) as unknown;
+    return isObject(parsed) ? Object.entries(parsed) : undefined;
   } catch {
     return undefined;
   }
@@ -159,7 +170,7 @@ const parseItemKey = (el: string): [string, unknown] | undefined => {
 const matches = (el: string, item: unknown): boolean => {
   if (el.startsWith('k:')) {
     const key = parseItemKey(el);
-    return !!key && isObject(item) && isDeepStrictEqual(item[key[0]], key[1]);
+    return !!key && isObject(item) && key.every(([k, v]) => isDeepStrictEqual(item[k], v));
   }
   return el.startsWith('v:') && JSON.stringify(item) === el.slice(2);
 };
@@ -193,24 +204,24 @@ const removeAt = (root: unknown, path: Path): void => {
 
 /* ---- merging an applied configuration ---- */
 
-function mergeValue(live: unknown, applied: unknown, names: string[], mode: MergeMode): unknown {
+function mergeValue(live: unknown, applied: unknown, names: string[], rules: Rules): unknown {
   if (isObject(applied)) {
     const out: Record<string, unknown> = isObject(live) ? live : {};
     for (const [k, v] of Object.entries(applied)) {
       if (v === null) delete out[k];
-      else out[k] = mergeValue(out[k], v, [...names, k], mode);
+      else out[k] = mergeValue(out[k], v, [...names, k], rules);
     }
     return out;
   }
   if (!Array.isArray(applied)) return applied;
-  const rule = listRule(names, mode);
+  const rule = rules(names);
   const base = Array.isArray(live) ? live : [];
   if (rule.type === 'set') return [...base, ...applied.filter((x) => !base.some((b) => isDeepStrictEqual(b, x)))];
-  if (rule.type !== 'map' || applied.some((x) => itemKey(rule.key, x) === undefined)) return clone(applied);
+  if (rule.type !== 'map' || applied.some((x) => itemKey(rule.keys, x) === undefined)) return clone(applied);
   const out = [...base];
   for (const item of applied) {
-    const at = out.findIndex((o) => isObject(o) && isObject(item) && isDeepStrictEqual(o[rule.key], item[rule.key]));
-    if (at >= 0) out[at] = mergeValue(out[at], item, names, mode);
+    const at = out.findIndex((o) => sameKeys(rule.keys, o, item));
+    if (at >= 0) out[at] = mergeValue(out[at], item, names, rules);
     else out.push(clone(item));
   }
   return out;
@@ -225,7 +236,7 @@ export function pathString(encoded: string): string {
       if (el.startsWith('i:')) return `[${body}]`;
       if (el.startsWith('v:')) return `[=${body}]`;
       const key = parseItemKey(el);
-      return key ? `[${key[0]}=${JSON.stringify(key[1])}]` : `[${body}]`;
+      return key ? `[${key.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}]` : `[${body}]`;
     })
     .join('');
 }
@@ -285,7 +296,7 @@ export function applyConfiguration(def: ResourceDefinition, live: KubeObject | u
   if (config.metadata.managedFields !== undefined && config.metadata.managedFields !== null) {
     throw badRequest('metadata.managedFields must be nil');
   }
-  const mode = modeOf(def);
+  const rules = rulesOf(def);
   const applied = fieldsOf(def, config, req.subresource);
   const entries = entriesOf(live).map((e) => ({ entry: e, fields: fromTree(e.fieldsV1) }));
   const mine = entries.find((x) => sameOwner(x.entry, req.manager, 'Apply', req.subresource));
@@ -311,8 +322,8 @@ export function applyConfiguration(def: ResourceDefinition, live: KubeObject | u
     if (k === 'apiVersion' || k === 'kind' || v === null || v === undefined) continue;
     if (k === 'metadata') {
       const { managedFields: _m, ...meta } = v as Record<string, unknown>;
-      next.metadata = mergeValue(next.metadata, meta, ['metadata'], mode) as KubeObject['metadata'];
-    } else next[k] = mergeValue(next[k], v, [k], mode);
+      next.metadata = mergeValue(next.metadata, meta, ['metadata'], rules) as KubeObject['metadata'];
+    } else next[k] = mergeValue(next[k], v, [k], rules);
   }
 
   const record: ManagedFieldsEntry = {

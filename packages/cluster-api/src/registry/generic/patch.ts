@@ -10,6 +10,7 @@ import type { PatchType } from '../rest.js';
 import { ApiError, badRequest } from '../../api/errors.js';
 import { clone, isObject } from './meta.js';
 import { strategicMerge } from './strategic-merge.js';
+import { checkDepth, MaxNestingDepth, nestsDeeperThan, tooDeep } from './depth.js';
 
 export const checkPatchShape = (type: PatchType, patch: unknown): void => {
   if (type === 'json') {
@@ -28,6 +29,8 @@ export const applyPatch = (type: PatchType, original: KubeObject, patch: unknown
   else if (type === 'merge') out = mergePatch(base, patch);
   else out = strategicMerge(base, patch, def.schemaless ? 'none' : 'kubernetes');
   if (!isObject(out)) throw patchFailed('the patched object is not a JSON object');
+  // A JSON patch can nest what it adds or copies below any path: the result is bounded as a body is.
+  checkDepth(out);
   return out as KubeObject;
 };
 
@@ -106,17 +109,36 @@ const addAt = (doc: unknown, path: string, value: unknown, replace: boolean): un
   return doc;
 };
 
+/** kube-apiserver's bound on the operations of one JSON patch (413 beyond it). */
+export const MaxJsonPatchOperations = 10_000;
+
+/** What copies may add to a document in one patch: the request body limit, as kube-apiserver sets jsonpatch.AccumulatedCopySizeLimit. */
+const MaxCopiedBytes = 3 * 1024 * 1024;
+
+const tooLargePatch = (message: string): ApiError => new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: ${message}`);
+
 export const jsonPatch = (doc: unknown, ops: unknown[]): unknown => {
+  if (ops.length > MaxJsonPatchOperations)
+    throw tooLargePatch(`The allowed maximum operations in a JSON patch is ${MaxJsonPatchOperations}, got ${ops.length}`);
   let cur = doc;
+  let copied = 0;
   for (const raw of ops) {
     if (!isObject(raw)) throw badRequest('a JSON patch operation must be an object');
     const { op, path, from, value } = raw;
     switch (op) {
-      case 'add': cur = addAt(cur, String(path), value, false); break;
-      case 'replace': cur = addAt(cur, String(path), value, true); break;
+      case 'add': cur = addAt(cur, String(path), bounded(path, value), false); break;
+      case 'replace': cur = addAt(cur, String(path), bounded(path, value), true); break;
       case 'remove': removeAt(cur, String(path)); break;
-      case 'move': cur = addAt(cur, String(path), removeAt(cur, String(from)), false); break;
-      case 'copy': cur = addAt(cur, String(path), getAt(cur, String(from)), false); break;
+      case 'move': cur = addAt(cur, String(path), bounded(path, removeAt(cur, String(from))), false); break;
+      case 'copy': {
+        const value = bounded(path, getAt(cur, String(from)));
+        // Repeated copies of a subtree into itself double the document each time.
+        copied += JSON.stringify(value ?? null).length;
+        if (copied > MaxCopiedBytes)
+          throw tooLargePatch(`Unable to complete the copy, the accumulated size increase of copy is ${copied}, exceeding the limit ${MaxCopiedBytes}`);
+        cur = addAt(cur, String(path), value, false);
+        break;
+      }
       case 'test':
         if (JSON.stringify(getAt(cur, String(path))) !== JSON.stringify(value) && !deepEqual(getAt(cur, String(path)), value)) {
           throw patchFailed(`testing value ${String(path)} failed: test failed`);
@@ -127,6 +149,13 @@ export const jsonPatch = (doc: unknown, ops: unknown[]): unknown => {
     }
   }
   return cur;
+};
+
+/** A value placed at `path` keeps the document within MaxNestingDepth: checked per operation, so no step builds a deeper one. */
+const bounded = (path: unknown, value: unknown): unknown => {
+  const levels = String(path).split('/').length - 1;
+  if (nestsDeeperThan(value, MaxNestingDepth - levels)) throw tooDeep();
+  return value;
 };
 
 const deepEqual = (a: unknown, b: unknown): boolean => {

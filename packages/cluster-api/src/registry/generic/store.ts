@@ -5,7 +5,9 @@
  * cross-kind rules from strategy.ts. Nothing here names a kind or a subresource.
  */
 import type { DeleteOptions, KubeList, KubeObject } from '../../api/meta.js';
-import { conflict, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage, pathNotFound, unsupportedPatchType } from '../../api/errors.js';
+import {
+  conflict, CustomResourcePatchTypes, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage, pathNotFound, unsupportedPatchType,
+} from '../../api/errors.js';
 import type { KeyValue, Storage } from '../../storage/interface.js';
 import type { ResourceDefinition, Services, Verb } from '../definition.js';
 import type { ListQuery, PatchType, RequestContext, ResourceStore, WatchQuery, WatchSink, Written } from '../rest.js';
@@ -38,6 +40,8 @@ export class GenericStore implements ResourceStore {
   private readonly objects: ObjectStorage;
   private readonly codec: Codec;
   private readonly gr;
+  /** Open watches, ended when the definition stops being served. */
+  private readonly watches = new Set<{ close(): void; sink: WatchSink }>();
   constructor(
     readonly definition: ResourceDefinition,
     private readonly storage: Storage,
@@ -133,6 +137,7 @@ export class GenericStore implements ResourceStore {
   async patch(ctx: RequestContext, name: string, type: PatchType, patch: unknown, subresource?: string): Promise<Written> {
     if (type === 'apply') return this.apply(ctx, name, patch, subresource);
     const view = this.view('patch', subresource);
+    if (type === 'strategic' && this.definition.custom) throw unsupportedPatchType('application/strategic-merge-patch+json', CustomResourcePatchTypes);
     checkPatchShape(type, patch);
     const def = this.definition;
     return this.writeView({ ctx, name, written: subresource }, view, undefined, (old) => {
@@ -205,7 +210,9 @@ export class GenericStore implements ResourceStore {
     // The router has matched the method to the entry's verbs; here only the behaviour type is left to check.
     const behaviour = this.behaviour(request.subresource);
     if (behaviour.type !== 'connect') throw methodNotAllowed('get', this.gr);
-    return behaviour.connect(this.codec.decode(await this.objects.read(ctx, name)), request, this.deps.services);
+    // pods/proxy names `web:8080`: the behaviour says which object that is (and refuses a malformed one).
+    const objectName = behaviour.objectName?.(name) ?? name;
+    return behaviour.connect(this.codec.decode(await this.objects.read(ctx, objectName)), request, this.deps.services);
   }
 
   async delete(ctx: RequestContext, name: string, options: DeleteOptions): Promise<Written> {
@@ -233,6 +240,16 @@ export class GenericStore implements ResourceStore {
 
   async watch(ctx: RequestContext, query: WatchQuery, sink: WatchSink): Promise<{ close(): void }> {
     this.allow('watch');
-    return watchObjects(this.deps.watch, this.codec, this.definition, ctx, query, sink);
+    const handle = await watchObjects(this.deps.watch, this.codec, this.definition, ctx, query, sink);
+    const entry = { sink, close: () => (this.watches.delete(entry), handle.close()) };
+    this.watches.add(entry);
+    return { close: entry.close };
+  }
+
+  endWatches(): void {
+    for (const w of [...this.watches]) {
+      w.close();
+      w.sink.onEnd?.();
+    }
   }
 }

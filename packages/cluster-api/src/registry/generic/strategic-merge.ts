@@ -36,7 +36,7 @@ export type MergeMode = 'kubernetes' | 'none';
  * field (`map`), as a set of scalars (`set`), or as one value (`atomic`). Server-side apply
  * (managed-fields.ts) reads the same table. `none`: a kind without a schema, whose lists are atomic.
  */
-export type ListRule = { type: 'map'; key: string } | { type: 'set' } | { type: 'atomic' };
+export type ListRule = { type: 'map'; keys: readonly string[] } | { type: 'set' } | { type: 'atomic' };
 
 export const listRule = (path: readonly string[], mode: MergeMode): ListRule => {
   const joined = path.join('.');
@@ -44,7 +44,7 @@ export const listRule = (path: readonly string[], mode: MergeMode): ListRule => 
   // ObjectMeta is typed even for schemaless kinds.
   if (mode === 'none' && path[0] !== 'metadata') return { type: 'atomic' };
   const key = PathMergeKeys[joined] ?? MergeKeys[path[path.length - 1]!];
-  return key ? { type: 'map', key } : { type: 'atomic' };
+  return key ? { type: 'map', keys: [key] } : { type: 'atomic' };
 };
 
 type Json = unknown;
@@ -95,7 +95,7 @@ class Merger {
     const base = Array.isArray(orig) ? orig : [];
     if (rule.type === 'set') return [...base, ...patch.filter((x) => !base.includes(x))];
     if (rule.type === 'atomic') return stripDirectives(patch);
-    const { key } = rule;
+    const key = rule.keys[0]!;
     const out = base.map((e) => clone(e));
     for (const el of patch) {
       if (!isObject(el)) throw badRequest(`the list ${path.join('.')} holds objects merged by "${key}"`);

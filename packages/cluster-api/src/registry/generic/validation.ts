@@ -10,6 +10,7 @@ export const FieldErrorTypes = [
   'FieldValueDuplicate',
   'FieldValueForbidden',
   'FieldValueTooLong',
+  'FieldValueTooMany',
   'FieldValueTypeInvalid',
 ] as const;
 export type FieldErrorType = (typeof FieldErrorTypes)[number];
@@ -62,6 +63,27 @@ export const tooLong = (field: string, max: number): FieldError => ({
   type: 'FieldValueTooLong',
   field,
   message: `Too long: must have at most ${max} bytes`,
+});
+
+/** field.TooMany: a list or map with more entries than allowed. */
+export const tooMany = (field: string, actual: number, max: number): FieldError => ({
+  type: 'FieldValueTooMany',
+  field,
+  message: `Too many: ${actual}: must have at most ${max} items`,
+});
+
+/** field.TooLongMaxLength: the value itself is not repeated. */
+export const tooLongMaxLength = (field: string, max: number): FieldError => ({
+  type: 'FieldValueTooLong',
+  field,
+  message: `Too long: may not be longer than ${max}`,
+});
+
+/** field.TypeInvalid: `Invalid value: "string": spec.x in body must be of type integer: "string"`. */
+export const typeInvalid = (field: string, value: unknown, detail: string): FieldError => ({
+  type: 'FieldValueTypeInvalid',
+  field,
+  message: `Invalid value: ${show(value)}: ${detail}`,
 });
 
 export const FieldImmutable = 'field is immutable';

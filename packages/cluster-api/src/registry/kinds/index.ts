@@ -1,6 +1,7 @@
 /** The only list of kinds this server serves: the spec's 13 core kinds, then the extra groups. */
 import type { ResourceDefinition } from '../definition.js';
 import { componentStatus } from './component-status.js';
+import { customResourceDefinition } from './custom-resource-definition.js';
 import { groupKinds } from './groups.js';
 import { limitRange } from './limit-range.js';
 import { namespace } from './namespace.js';
@@ -22,7 +23,11 @@ export const coreKinds: readonly ResourceDefinition[] = [
 ];
 
 /** Every kind served: core first, then the extra groups in the spec's table order. */
-export const allKinds: readonly ResourceDefinition[] = [...coreKinds, ...groupKinds];
+export const allKinds: readonly ResourceDefinition[] = [
+  ...coreKinds,
+  ...groupKinds,
+  customResourceDefinition,
+];
 
 export { componentStatus, namespace };
 export { ExtraGroups } from './groups.js';

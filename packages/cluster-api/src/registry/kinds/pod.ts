@@ -5,6 +5,7 @@ import { forbiddenField, type FieldError } from '../generic/validation.js';
 import { AllVerbs, arr, child, column, core, obj, spec, status, str, type Obj } from './common.js';
 import { binding } from '../subresources/binding.js';
 import { podAttach, podExec, podLog, podPortForward } from '../subresources/pod-connect.js';
+import { podProxy } from '../subresources/proxy.js';
 import { statusSubresource } from '../subresources/status.js';
 import { defaultPodSpec, validatePodSpec } from './pod-spec.js';
 
@@ -56,7 +57,7 @@ export const pod = core({
   verbs: AllVerbs,
   shortNames: ['po'],
   categories: ['all'],
-  subresources: { status: statusSubresource(), binding, log: podLog, exec: podExec, attach: podAttach, portforward: podPortForward },
+  subresources: { status: statusSubresource(), binding, log: podLog, exec: podExec, attach: podAttach, portforward: podPortForward, proxy: podProxy },
   strategy: {
     prepareForCreate(o) {
       defaultPodSpec(child(o, 'spec'));

@@ -3,6 +3,7 @@ import type { KubeObject } from '../../api/meta.js';
 import { immutable, isDNS1035Label } from '../generic/validation.js';
 import { AllButDeleteCollection, arr, child, column, core, obj, setDefault, spec, status, str } from './common.js';
 import { statusSubresource } from '../subresources/status.js';
+import { serviceProxy } from '../subresources/proxy.js';
 import { serviceAllocator, wantsIP, wantsNodePorts } from './service-allocator.js';
 import { validateService } from './service-spec.js';
 
@@ -25,7 +26,7 @@ export const service = core({
   verbs: AllButDeleteCollection,
   shortNames: ['svc'],
   categories: ['all'],
-  subresources: { status: statusSubresource() },
+  subresources: { status: statusSubresource(), proxy: serviceProxy },
   nameRule: isDNS1035Label,
   allocator: serviceAllocator,
   strategy: {

@@ -1,14 +1,17 @@
 /**
  * pods/{name}/log, exec, attach and portforward as kube-apiserver answers them before it reaches the
  * node: the container is checked (validateContainer), then a pod no node runs has no logs (204, no
- * body) and nothing to exec into or forward to (400 "does not have a host assigned"). The logs of a
- * pod bound to a node come from that node's agent (pod-logs.ts); without the node, 404 for it.
+ * body) and nothing to exec into or forward to (400 "does not have a host assigned"). A scheduled
+ * pod's logs come from its node's agent (pod-logs.ts) and its ports are forwarded through the pod
+ * network (the node agent's) when there is one; what else a node would stream is 404 for the node,
+ * as for a node kube-apiserver cannot find.
  */
 import type { KubeObject } from '../../api/meta.js';
 import type { ConnectBehaviour, ConnectHandler, SubresourceDef } from '../subresource.js';
 import { badRequest, notFound } from '../../api/errors.js';
 import { arr, obj, spec, str } from '../kinds/common.js';
 import { nodeLogs } from './pod-logs.js';
+import { portForward } from './port-forward.js';
 
 const containerNames = (pod: KubeObject): string[] =>
   ['initContainers', 'containers', 'ephemeralContainers'].flatMap((field) => arr(spec(pod)[field]).map((c) => str(obj(c).name)));
@@ -34,6 +37,7 @@ const podConnect: ConnectBehaviour = {
     if (subresource !== 'portforward') validateContainer(pod, query.get('container') ?? '');
     const node = str(spec(pod).nodeName);
     if (node && subresource === 'log') return nodeLogs(pod, query.get('container') ?? '', query, services);
+    if (node && subresource === 'portforward' && services.podNetwork) return portForward(pod, services.podNetwork, query);
     if (node) throw notFound({ group: '', resource: 'nodes' }, node);
     if (subresource === 'log') return noContent;
     throw badRequest(`pod ${pod.metadata.name ?? ''} does not have a host assigned`);

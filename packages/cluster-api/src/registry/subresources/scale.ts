@@ -19,16 +19,39 @@ export const selectorString = (set: unknown): string =>
     .map(([k, v]) => `${k}=${String(v)}`)
     .join(',');
 
-/** The Scale of `o`: its identity, spec.replicas, and the observed count with the selector that counts it. */
-function toScale(o: KubeObject, selector: (o: KubeObject) => string): KubeObject {
+/**
+ * Where a kind keeps its replica counts, as a CRD's scale subresource names them (`.spec.replicas`):
+ * the desired count (read and written through the Scale) and the observed one.
+ */
+export interface ReplicaPaths {
+  spec: string;
+  status: string;
+}
+
+const DefaultPaths: ReplicaPaths = { spec: '.spec.replicas', status: '.status.replicas' };
+
+const segments = (path: string): string[] => path.replace(/^\./, '').split('.');
+const valueAt = (o: unknown, path: string): unknown => segments(path).reduce<unknown>((v, k) => obj(v)[k], o);
+
+/** `o` with `value` at `path`, the objects on the way created (unstructured.SetNestedField). */
+const withValueAt = (o: KubeObject, path: string, value: unknown): KubeObject => {
+  const next = clone(o);
+  const keys = segments(path);
+  let at: Record<string, unknown> = next;
+  for (const k of keys.slice(0, -1)) at = (at[k] = { ...obj(at[k]) }) as Record<string, unknown>;
+  at[keys[keys.length - 1]!] = value;
+  return next;
+};
+
+/** The Scale of `o`: its identity, the desired count, and the observed count with the selector that counts it. */
+function toScale(o: KubeObject, selector: (o: KubeObject) => string, paths: ReplicaPaths): KubeObject {
   const { name, namespace, uid, resourceVersion, creationTimestamp } = o.metadata;
-  const spec = obj(o.spec);
   return {
     kind: 'Scale',
     apiVersion: 'autoscaling/v1',
     metadata: { name, namespace, uid, resourceVersion, creationTimestamp },
-    spec: { replicas: count(spec.replicas) },
-    status: { replicas: count(obj(o.status).replicas), selector: selector(o) },
+    spec: { replicas: count(valueAt(o, paths.spec)) },
+    status: { replicas: count(valueAt(o, paths.status)), selector: selector(o) },
   };
 }
 
@@ -47,21 +70,17 @@ function requestedReplicas(body: unknown, name: string): { replicas: number; res
   return { replicas, ...(resourceVersion && { resourceVersion }) };
 }
 
-/** `scale` of a kind whose replica count is spec.replicas; `selector`: the label selector string of what it counts. */
-export const scale = (selector: (o: KubeObject) => string): SubresourceDef => ({
+/** `scale` of a kind whose replica counts are at `paths`; `selector`: the label selector string of what it counts. */
+export const scale = (selector: (o: KubeObject) => string, paths: ReplicaPaths = DefaultPaths): SubresourceDef => ({
   verbs: ['get', 'patch', 'update'],
   kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
   behaviour: {
     type: 'view',
-    read: (o) => toScale(o, selector),
+    read: (o) => toScale(o, selector, paths),
     decode(body, { name }) {
       const { replicas, resourceVersion } = requestedReplicas(body, name);
       return { view: replicas, resourceVersion };
     },
-    merge(replicas: number, old) {
-      const next = clone(old);
-      next.spec = { ...obj(next.spec), replicas };
-      return next;
-    },
+    merge: (replicas: number, old) => withValueAt(old, paths.spec, replicas),
   },
 });

@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import { circuitBreaker, ConsecutiveBreaker, handleWhen, noop } from 'cockatiel';
-import { Etcd3, type IOptions, isRecoverableError } from 'etcd3';
+import { Etcd3, GRPCCancelledError, type IOptions, isRecoverableError } from 'etcd3';
 import { isStorageError, StorageError } from '../errors.js';
 
 /** TLS files for the etcd client connection (`--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`). */
@@ -76,6 +76,9 @@ const requireLeader: Interceptor = (options, nextCall) =>
     },
   });
 
+/** A failure that says something about the member; a call this process cancelled says nothing. */
+const isMemberFailure = (err: Error): boolean => isRecoverableError(err) && !(err instanceof GRPCCancelledError);
+
 /** Opens the client (lazily connecting); throws InvalidArgument for bad endpoints or TLS files. */
 export function connectEtcd(location: string, opts: EtcdClientOptions = {}): Etcd3 {
   const endpoints = parseEtcdEndpoints(location);
@@ -89,7 +92,7 @@ export function connectEtcd(location: string, opts: EtcdClientOptions = {}): Etc
     // write that reached etcd is never applied twice.
     faultHandling: {
       global: noop,
-      host: () => circuitBreaker(handleWhen(isRecoverableError), { halfOpenAfter: 1_000, breaker: new ConsecutiveBreaker(2) }),
+      host: () => circuitBreaker(handleWhen(isMemberFailure), { halfOpenAfter: 1_000, breaker: new ConsecutiveBreaker(2) }),
     },
     defaultCallOptions: (ctx) =>
       ctx.isStream ? { interceptors: [requireLeader] } : { deadline: Date.now() + timeout, interceptors: [requireLeader] },

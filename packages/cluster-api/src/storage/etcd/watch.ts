@@ -160,6 +160,10 @@ export class EtcdWatch implements Watch {
     this.stream = undefined;
     if (!stream) return;
     try {
+      // Half-closed first: etcd3 counts an error on a still-writable watch stream as a failure of
+      // its member (it resets the member's connections and feeds its circuit breaker), and the
+      // CANCELLED a cancel produces is ours, not etcd's.
+      stream.end();
       stream.cancel();
     } catch {
       // Already gone.

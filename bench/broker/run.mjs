@@ -1,0 +1,199 @@
+// `npm run bench:broker`: the event broker (packages/cluster-api/src/broker) in a process of its own,
+// on SQLite and on NATS JetStream (one local nats-server), measured three ways per round:
+//
+// - ingress: events/s answered 202 (durably stored) by a Broker with no Trigger, 64 connections;
+// - end to end: events/s delivered through one Trigger to a local HTTP subscriber (202), from the
+//   first send to the last delivery, and the same to a real function (func-runtime, replying with an
+//   event the broker stores and evaluates too);
+// - latency: ingress→subscriber p50/p99 with events sent at a steady 1,000/s.
+//
+// Rounds interleave the engines; the table shows medians. Prints markdown; never asserts.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { httpClient } from '../cluster-api/http-client.mjs';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const dist = join(root, 'packages/cluster-api/dist/broker');
+const { values: opts } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '5' },
+    engines: { type: 'string', default: 'sqlite,nats' },
+    connections: { type: 'string', default: '64' },
+  },
+});
+const ROUNDS = Number(opts.rounds);
+const SECONDS = Number(opts.seconds);
+const CONNS = Number(opts.connections);
+const say = (m) => process.stderr.write(`${m}\n`);
+const children = new Set();
+process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
+for (const sig of ['SIGINT', 'SIGTERM']) process.once(sig, () => process.exit(130));
+const dir = mkdtempSync(join(tmpdir(), 'bench-broker-'));
+
+function child(args, ready) {
+  const c = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(c);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (d) => {
+      out += d.toString();
+      const v = ready(out);
+      if (v) resolve({ proc: c, value: v, stop: () => (c.kill('SIGKILL'), children.delete(c)) });
+    };
+    c.stdout.on('data', onData);
+    c.stderr.on('data', onData);
+    c.once('exit', (code) => reject(new Error(`exited ${code}: ${out.slice(-2000)}`)));
+  });
+}
+
+/** A broker process: standalone.js with one Broker and, given a subscriber, one Trigger to it. */
+async function startBroker(store, subscriberUrl) {
+  const ns = 'bench';
+  const config = join(dir, `config-${performance.now()}.json`);
+  const meta = (kind, name) => ({ apiVersion: 'eventing.knative.dev/v1', kind, metadata: { namespace: ns, name } });
+  const triggers = subscriberUrl ? [{ ...meta('Trigger', 'sink'), spec: { broker: 'default', filter: { attributes: { type: 'bench' } }, subscriber: { uri: subscriberUrl } } }] : [];
+  writeFileSync(config, JSON.stringify({ brokers: [{ ...meta('Broker', 'default'), spec: {} }], triggers, options: { maxInFlightPerTrigger: 128 } }));
+  const script = `import(${JSON.stringify(pathToFileURL(join(dist, 'standalone.js')).href)}).then((m) => m.main(process.argv.slice(1)))`;
+  const b = await child(['--input-type=module', '-e', script, store, config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
+  return { ...b, ingress: `/${ns}/default`, url: b.value };
+}
+
+/** The subscriber process (subscriber.mjs). */
+async function subscriber() {
+  const c = await child([fileURLToPath(new URL('./subscriber.mjs', import.meta.url))], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
+  const url = c.value;
+  return { url, stats: async () => (await fetch(`${url}stats`)).json(), reset: () => fetch(`${url}reset`, { method: 'POST' }), close: c.stop };
+}
+
+const epochNow = () => performance.timeOrigin + performance.now();
+
+let seq = 0;
+const event = (extra = {}) => ({ 'ce-specversion': '1.0', 'ce-id': `b${seq++}`, 'ce-source': '/bench', 'ce-type': 'bench', ...extra });
+/** The raw-socket keep-alive client of bench/cluster-api: cheaper per request than Node's http client. */
+function rawClient(url, connections) {
+  const call = httpClient(url, { connections });
+  return { post: async (path, headers, body) => (await call('POST', path, body, 'application/json', headers)).status, close: () => call.close() };
+}
+const BODY = JSON.stringify({ customerId: '42', name: 'Ada' });
+
+/** Closed loop: every connection posts back to back for `seconds`. Returns 202s per second. */
+async function flood(url, path, seconds) {
+  const client = rawClient(url, CONNS);
+  let ok = 0;
+  const end = performance.now() + seconds * 1000;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: CONNS }, async () => {
+    while (performance.now() < end) if ((await client.post(path, event(), BODY)) === 202) ok++;
+  }));
+  const rate = ok / ((performance.now() - t0) / 1000);
+  client.close();
+  return { ok, rate };
+}
+
+const until = async (check, ms) => {
+  const deadline = performance.now() + ms;
+  while (!check() && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+};
+
+async function metric(url, name) {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return [...text.matchAll(new RegExp(`^${name}\\{[^}]*trigger[^}]*\\} (\\d+)`, 'gm'))].reduce((a, m) => a + Number(m[1]), 0);
+}
+
+/** Open loop at `perSecond` for `seconds`: p50 and p99 of ingress→subscriber, ms. */
+async function latency(url, path, sub, perSecond, seconds) {
+  const client = rawClient(url, 32);
+  await sub.reset();
+  const total = perSecond * seconds;
+  const t0 = performance.now();
+  const sends = [];
+  for (let i = 0; i < total; i++) {
+    const at = t0 + (i * 1000) / perSecond;
+    const wait = at - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    sends.push(client.post(path, event({ 'ce-sentat': String(epochNow()) }), BODY));
+  }
+  await Promise.all(sends);
+  let stats = await sub.stats();
+  const deadline = performance.now() + 30_000;
+  while (stats.latencies < total && performance.now() < deadline) stats = await sub.stats();
+  client.close();
+  return { p50: stats.p50, p99: stats.p99 };
+}
+
+async function round(engine, store, natsUrl) {
+  const out = {};
+  const s = () => (engine === 'sqlite' ? `sqlite:${join(dir, `r${performance.now()}.db`)}` : natsUrl);
+  let b = await startBroker(s());
+  out.ingress = (await flood(b.url, b.ingress, SECONDS)).rate;
+  b.stop();
+  const sub = await subscriber();
+  b = await startBroker(s(), sub.url);
+  const t0 = epochNow();
+  const sent = await flood(b.url, b.ingress, SECONDS);
+  let st = await sub.stats();
+  while (st.count < sent.ok && epochNow() - t0 < 120_000) st = await (await new Promise((r) => setTimeout(r, 50)), sub.stats());
+  out.e2e = st.count / ((st.last - t0) / 1000);
+  Object.assign(out, await latency(b.url, b.ingress, sub, 1000, SECONDS));
+  b.stop();
+  sub.close();
+  const runtime = join(root, 'packages/runtime/dist/cli.js');
+  if (existsSync(runtime)) {
+    const fnPort = 20_000 + Math.floor(Math.random() * 20_000);
+    const fnProc = spawn(process.execPath, [runtime, join(root, 'bench/runtime/functions/func-runtime/cloudevent.mjs'), '--port', String(fnPort)], { stdio: 'ignore' });
+    children.add(fnProc);
+    let up = false;
+    while (!up) up = await fetch(`http://127.0.0.1:${fnPort}/health/readiness`).then((r) => r.ok, () => false);
+    const fn = { stop: () => fnProc.kill('SIGKILL') };
+    b = await startBroker(s(), `http://127.0.0.1:${fnPort}/`);
+    const f0 = performance.now();
+    const fsent = await flood(b.url, b.ingress, SECONDS);
+    let delivered = 0;
+    while (delivered < fsent.ok && performance.now() - f0 < 120_000) {
+      delivered = await metric(b.url, 'broker_events_delivered_total');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    out.fn = delivered / ((performance.now() - f0) / 1000);
+    b.stop();
+    fn.stop();
+  }
+  return out;
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const engines = opts.engines.split(',');
+let nats;
+if (engines.includes('nats')) {
+  const { startNats } = await import(pathToFileURL(join(dist, 'log/testing/nats-server.js')).href);
+  nats = await startNats(1);
+}
+const load0 = loadavg().map((x) => x.toFixed(2)).join(' ');
+const results = Object.fromEntries(engines.map((e) => [e, []]));
+for (let r = 0; r < ROUNDS; r++) {
+  for (const e of engines) {
+    say(`round ${r + 1}/${ROUNDS}: ${e}`);
+    results[e].push(await round(e, undefined, nats?.url));
+  }
+}
+await nats?.stop();
+rmSync(dir, { recursive: true, force: true });
+
+const fmt = (v, d = 0) => (v === undefined || Number.isNaN(v) ? 'n/a' : v.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }));
+const row = (label, key, d, target) => `| ${label} | ${engines.map((e) => fmt(median(results[e].map((x) => x[key])), d)).join(' | ')} | ${target} |`;
+console.log(`Run of ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: ${cpus()[0]?.model}, ${cpus().length} cores, Node ${process.version}; load average ${load0} before, ${loadavg().map((x) => x.toFixed(2)).join(' ')} after.`);
+console.log(`${ROUNDS} interleaved rounds of ${SECONDS} s per measurement, ${CONNS} keep-alive connections, medians. Broker, subscriber and load generator share the machine (not pinned).\n`);
+console.log(`| | ${engines.join(' | ')} | target |`);
+console.log(`|---|${engines.map(() => '--:').join('|')}|---|`);
+console.log(row('ingress, events/s answered 202 (stored)', 'ingress', 0, '≥ 5,000 (SQLite)'));
+console.log(row('end to end, events/s through one Trigger to a local subscriber', 'e2e', 0, '≥ 2,000 (SQLite)'));
+console.log(row('end to end, events/s to a func-runtime function (its replies stored too)', 'fn', 0, ''));
+console.log(row('ingress→subscriber p50 at 1,000 events/s, ms', 'p50', 1, ''));
+console.log(row('ingress→subscriber p99 at 1,000 events/s, ms', 'p99', 1, '≤ 50 (SQLite)'));
+process.exit(0);

@@ -1,0 +1,209 @@
+/**
+ * One Trigger's delivery loop over its durable consumer. Every event of the Broker's stream is
+ * evaluated once against the Trigger's filter (a non-match is acked at once); a match is POSTed to
+ * the subscriber. Per attempt (a documented pipeline, so longer than most functions here):
+ *
+ * 1. done → ack.
+ * 2. reply → append the reply to the same stream (its TTL one lower; at 0 it is dropped and logged),
+ *    then ack. An append that fails fails the attempt, which is retried like any other.
+ * 3. retriable failure and attempts left → nak with the backoff of that retry number.
+ * 4. otherwise → the dead-letter sink with the knativeerror* extensions (retried in place with the
+ *    same policy), else dropped: counted and logged with the reason.
+ *
+ * A Trigger without a program (filter invalid, subscriber unresolved, Broker not ready) is paused:
+ * its consumer stays where it is and its events wait.
+ */
+import { backoffMs, type DeliveryPolicy } from '../delivery/policy.js';
+import { type CloudEvent, decodeRecord, encodeRecord, type LogRecord, TTL_EXTENSION } from '../event/event.js';
+import type { Predicate } from '../filter/filters.js';
+import type { Consumer, EventLog, LogMessage } from '../log/interface.js';
+import type { BrokerMetrics, Labels, Logger } from '../metrics.js';
+import { deadLetterEvent } from './dead-letter.js';
+import { type Outcome, send } from './sender.js';
+
+type Failure = Extract<Outcome, { kind: 'retry' | 'fail' }>;
+
+export interface Program {
+  readonly predicate: Predicate;
+  readonly subscriber: string;
+  readonly policy: DeliveryPolicy;
+  /** Resolved dead-letter sink URL, if the policy has one. */
+  readonly deadLetterSink?: string;
+}
+
+export interface WorkerDeps {
+  readonly log: EventLog;
+  readonly metrics: BrokerMetrics;
+  readonly logger: Logger;
+  readonly maxInFlight: number;
+  readonly ackWaitMs: number;
+  readonly maxEventBytes: number;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
+
+export class TriggerWorker {
+  private program: Program | undefined;
+  private consumer: Consumer | undefined;
+  private created = false;
+  private markCreated!: () => void;
+  /** Resolves once the durable consumer exists: from then on no event of the stream is missed. */
+  readonly consumerCreated = new Promise<void>((resolve) => (this.markCreated = resolve));
+  private stopped = false;
+  private readonly stopping = new AbortController();
+  private pause = new AbortController();
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly loop: Promise<void>;
+
+  constructor(
+    private readonly stream: string,
+    private readonly name: string,
+    private readonly labels: Labels,
+    private readonly deps: WorkerDeps,
+  ) {
+    this.loop = this.run();
+  }
+
+  /** Starts, changes or (undefined) pauses the deliveries. */
+  setProgram(program: Program | undefined): void {
+    const wasRunning = this.program !== undefined;
+    this.program = program;
+    if (wasRunning !== (program !== undefined)) this.pause.abort();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      const signal = this.pause.signal;
+      try {
+        if (!this.program) {
+          await this.idle(signal);
+        } else {
+          this.consumer ??= await this.deps.log.consumer(this.stream, this.name, { maxInFlight: this.deps.maxInFlight, ackWaitMs: this.deps.ackWaitMs });
+          this.created = true;
+          this.markCreated();
+          for (const m of await this.consumer.fetch(this.deps.maxInFlight, signal)) this.track(this.handle(m));
+        }
+      } catch (err) {
+        this.deps.logger('warn', 'trigger consumer unavailable, retrying', { ...this.labels, error: (err as Error).message });
+        await this.closeConsumer();
+        await sleep(1000, signal);
+      }
+      if (signal.aborted && !this.stopped) this.pause = new AbortController();
+    }
+  }
+
+  /** Paused: the consumer exists (so events wait for this Trigger) but hands nothing out. */
+  private async idle(signal: AbortSignal): Promise<void> {
+    await this.closeConsumer();
+    if (!this.created) {
+      await this.deps.log.ensureConsumer(this.stream, this.name, { maxInFlight: this.deps.maxInFlight, ackWaitMs: this.deps.ackWaitMs });
+      this.created = true;
+      this.markCreated();
+    }
+    await sleep(2 ** 31 - 1, signal);
+  }
+
+  private async closeConsumer(): Promise<void> {
+    const c = this.consumer;
+    this.consumer = undefined;
+    await c?.close().catch(() => undefined);
+  }
+
+  private track(p: Promise<void>): void {
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p));
+  }
+
+  private dropped(record: LogRecord | undefined, reason: string): void {
+    this.deps.metrics.inc('dropped', this.labels);
+    const a = record?.event.attributes;
+    this.deps.logger('warn', 'event dropped', { ...this.labels, id: a?.id, source: a?.source, type: a?.type, reason });
+  }
+
+  private async handle(m: LogMessage): Promise<void> {
+    let record: LogRecord;
+    try {
+      record = decodeRecord(m.data);
+    } catch {
+      this.dropped(undefined, 'the stored record is corrupt');
+      return m.ack().catch(() => undefined);
+    }
+    const program = this.program;
+    if (!program) return m.nak(0).catch(() => undefined);
+    if (!program.predicate(record.event.attributes)) return m.ack().catch(() => undefined);
+    const keepAlive = setInterval(() => m.working(), Math.max(100, this.deps.ackWaitMs / 3));
+    try {
+      const outcome = await this.attempt(program, record);
+      if (outcome.kind === 'done') {
+        this.deps.metrics.inc('delivered', this.labels);
+        return await m.ack();
+      }
+      if (outcome.kind === 'retry' && m.attempt <= program.policy.retry) {
+        this.deps.metrics.inc('retried', this.labels);
+        return await m.nak(backoffMs(program.policy, m.attempt));
+      }
+      await this.deadLetter(program, record, outcome);
+      await m.ack();
+    } catch (err) {
+      // The log failed under us (ack or nak lost): the message comes back after the ack wait.
+      this.deps.logger('warn', 'delivery state not stored; the event will be delivered again', { ...this.labels, error: (err as Error).message });
+    } finally {
+      clearInterval(keepAlive);
+    }
+  }
+
+  /** One POST, and for a reply the durable re-enqueue the attempt's success depends on. */
+  private async attempt(program: Program, record: LogRecord): Promise<{ kind: 'done' } | Failure> {
+    const outcome = await send(program.subscriber, record.event, {
+      timeoutMs: program.policy.timeoutMs,
+      preferReply: true,
+      traceparent: record.traceparent,
+      tracestate: record.tracestate,
+      maxReplyBytes: this.deps.maxEventBytes,
+    });
+    if (outcome.kind !== 'reply') return outcome;
+    this.deps.metrics.inc('replies', this.labels);
+    const ttl = record.ttl - 1;
+    if (ttl <= 0) {
+      this.dropped({ ...record, event: outcome.event }, `reply dropped: the ${TTL_EXTENSION} hop limit is exhausted (an event loop?)`);
+      return { kind: 'done' };
+    }
+    const { [TTL_EXTENSION]: _ttl, ...attributes } = outcome.event.attributes;
+    const reply: CloudEvent = outcome.event.data ? { attributes, data: outcome.event.data } : { attributes };
+    try {
+      const traceparent = outcome.traceparent ?? record.traceparent;
+      await this.deps.log.append(this.stream, [encodeRecord({ event: reply, ttl, ...(traceparent ? { traceparent } : {}) })]);
+    } catch (err) {
+      return { kind: 'retry', code: 500, body: Buffer.from('reply not stored'), why: `the reply could not be stored: ${(err as Error).message}` };
+    }
+    return { kind: 'done' };
+  }
+
+  private async deadLetter(program: Program, record: LogRecord, failure: Failure): Promise<void> {
+    const sink = program.deadLetterSink;
+    if (!sink) return this.dropped(record, `delivery failed (${failure.why}) and no dead-letter sink is configured`);
+    const event = deadLetterEvent(record.event, program.subscriber, failure.code, failure.body);
+    for (let n = 0; ; n++) {
+      const r = await send(sink, event, { timeoutMs: program.policy.timeoutMs, preferReply: false, traceparent: record.traceparent, maxReplyBytes: this.deps.maxEventBytes });
+      if (r.kind === 'done' || r.kind === 'reply') return this.deps.metrics.inc('deadLettered', this.labels);
+      if (r.kind === 'fail' || n >= program.policy.retry || this.stopped)
+        return this.dropped(record, `delivery failed (${failure.why}) and so did the dead-letter sink (${r.why})`);
+      await sleep(backoffMs(program.policy, n + 1), this.stopping.signal);
+    }
+  }
+
+  /** Stops fetching; waits for deliveries in flight (each bounded by its timeout). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.stopping.abort();
+    this.pause.abort();
+    await this.loop;
+    await Promise.allSettled([...this.inFlight]);
+    await this.closeConsumer();
+  }
+}

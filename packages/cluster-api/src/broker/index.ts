@@ -1,0 +1,9 @@
+/** The broker's public API: start one, feed it Brokers and Triggers, resolve references. */
+export { startBroker, type BrokerOptions, type RunningBroker } from './broker.js';
+export { StaticTriggerSource, type BrokerConfig, type TriggerSource } from './source.js';
+export { functionResolver, noResolver, resolveDestination, type ResolvedRef, type SubscriberResolver } from './resolver.js';
+export { brokerStatus, triggerStatus, type BrokerObservation, type Resolution, type TriggerObservation } from './status/status.js';
+export { openEventLog } from './log/factory.js';
+export type { Consumer, ConsumerOptions, EventLog, LogMessage } from './log/interface.js';
+export { BrokerMetrics, jsonLogger, type Logger } from './metrics.js';
+export type * from './types.js';

@@ -1,0 +1,179 @@
+/**
+ * The distributed event log: NATS JetStream (`nats://host:port[,host:port…][?replicas=3]`). One
+ * stream per Broker with interest retention (a message lives until every Trigger's consumer acked
+ * it), file storage, `replicas` copies; one durable pull consumer per Trigger, explicit acks.
+ * Several broker processes open the same consumers and so share the deliveries.
+ *
+ * JetStream names cannot hold `/` or `.`, so streams and consumers are named by a hash of the
+ * broker's and trigger's keys, which their descriptions keep readable.
+ */
+import { createHash } from 'node:crypto';
+import {
+  AckPolicy,
+  connect,
+  DeliverPolicy,
+  type JetStreamClient,
+  type JetStreamManager,
+  nanos,
+  type NatsConnection,
+  RetentionPolicy,
+  StorageType,
+} from 'nats';
+import { type Consumer, type ConsumerOptions, type EventLog, LogUnavailableError } from './interface.js';
+import { NatsConsumer } from './nats-consumer.js';
+
+export interface NatsLogOptions {
+  /** Copies of each stream (1 on one server, 3 on a three-node cluster). */
+  readonly replicas?: number;
+}
+
+const hash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 24);
+const streamName = (stream: string) => `KB_${hash(stream)}`;
+const subject = (stream: string) => `kbroker.${hash(stream)}`;
+const consumerName = (name: string) => `KT_${hash(name)}`;
+
+function unavailable(err: unknown, what: string): LogUnavailableError {
+  const e = err as { code?: string; message?: string };
+  return new LogUnavailableError(`${what}: nats ${e.code ?? 'error'}${e.message ? ` (${e.message})` : ''}`);
+}
+
+const isNotFound = (err: unknown) => /not found/i.test((err as Error).message ?? '') || (err as { code?: string }).code === '404';
+
+/** `nats://a:4222,b:4222?replicas=3` → servers and options. */
+export function parseNatsUrl(url: string): { servers: string[]; replicas: number } {
+  const [hosts = '', query = ''] = url.replace(/^nats:\/\//, '').split('?');
+  const servers = hosts.split(',').filter(Boolean).map((h) => `nats://${h}`);
+  if (servers.length === 0) throw new LogUnavailableError(`no NATS server in ${url}`);
+  const replicas = Number(new URLSearchParams(query).get('replicas') ?? '1');
+  if (!Number.isInteger(replicas) || replicas < 1 || replicas > 5) throw new LogUnavailableError(`replicas must be 1 to 5 in ${url}`);
+  return { servers, replicas };
+}
+
+export class NatsLog implements EventLog {
+  readonly engine = 'nats';
+  private readonly open = new Set<NatsConsumer>();
+
+  static async connect(url: string): Promise<NatsLog> {
+    const { servers, replicas } = parseNatsUrl(url);
+    try {
+      const nc = await connect({ servers, name: 'func-broker', maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+      return new NatsLog(nc, await nc.jetstreamManager(), nc.jetstream(), { replicas });
+    } catch (err) {
+      throw unavailable(err, `cannot reach NATS at ${servers.join(',')}`);
+    }
+  }
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly jsm: JetStreamManager,
+    private readonly js: JetStreamClient,
+    private readonly opts: NatsLogOptions,
+  ) {}
+
+  async ensureStream(stream: string): Promise<void> {
+    const name = streamName(stream);
+    try {
+      await this.jsm.streams.info(name);
+      return;
+    } catch (err) {
+      if (!isNotFound(err)) throw unavailable(err, `cannot look up the stream of ${stream}`);
+    }
+    try {
+      await this.jsm.streams.add({
+        name,
+        description: `broker ${stream}`,
+        subjects: [subject(stream)],
+        retention: RetentionPolicy.Interest,
+        storage: StorageType.File,
+        num_replicas: this.opts.replicas ?? 1,
+      });
+    } catch (err) {
+      // Another broker process created it in the meantime: fine if it is there now.
+      await this.jsm.streams.info(name).catch(() => Promise.reject(unavailable(err, `cannot create the stream of ${stream}`)));
+    }
+  }
+
+  async deleteStream(stream: string): Promise<void> {
+    try {
+      await this.jsm.streams.delete(streamName(stream));
+    } catch (err) {
+      if (!isNotFound(err)) throw unavailable(err, `cannot delete the stream of ${stream}`);
+    }
+  }
+
+  async append(stream: string, records: readonly Uint8Array[]): Promise<void> {
+    const subj = subject(stream);
+    const expect = { streamName: streamName(stream) };
+    try {
+      await Promise.all(records.map((r) => this.js.publish(subj, r, { expect })));
+    } catch (err) {
+      throw unavailable(err, `events not stored in ${stream}`);
+    }
+  }
+
+  async ensureConsumer(stream: string, name: string, opts: ConsumerOptions): Promise<void> {
+    const sname = streamName(stream);
+    const durable = consumerName(name);
+    const config = {
+      durable_name: durable,
+      description: name,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.New,
+      ack_wait: nanos(opts.ackWaitMs),
+      max_ack_pending: opts.maxInFlight * 8,
+      max_deliver: -1,
+    };
+    try {
+      await this.jsm.consumers.info(sname, durable).catch(async (err) => {
+        if (!isNotFound(err)) throw err;
+        // Another process may create it at the same time: then it is there when we look again.
+        await this.jsm.consumers.add(sname, config).catch(() => this.jsm.consumers.info(sname, durable));
+      });
+    } catch (err) {
+      throw unavailable(err, `cannot create consumer ${name} of ${stream}`);
+    }
+  }
+
+  /**
+   * Opens the consumer for pulling. Closing it leaves the server's open pull request behind for up
+   * to its expiry; messages sent to it come back after the ack wait, so consumers are opened for
+   * long stretches (a Trigger's life), not per fetch.
+   */
+  async consumer(stream: string, name: string, opts: ConsumerOptions): Promise<Consumer> {
+    await this.ensureConsumer(stream, name, opts);
+    const sname = streamName(stream);
+    const durable = consumerName(name);
+    try {
+      const c = await this.js.consumers.get(sname, durable);
+      const consumer = new NatsConsumer(await c.consume({ max_messages: Math.min(opts.maxInFlight, 256) }), opts.maxInFlight);
+      this.open.add(consumer);
+      return consumer;
+    } catch (err) {
+      throw unavailable(err, `cannot open consumer ${name} of ${stream}`);
+    }
+  }
+
+  async deleteConsumer(stream: string, name: string): Promise<void> {
+    try {
+      await this.jsm.consumers.delete(streamName(stream), consumerName(name));
+    } catch (err) {
+      if (!isNotFound(err)) throw unavailable(err, `cannot delete consumer ${name} of ${stream}`);
+    }
+  }
+
+  async consumers(stream: string): Promise<string[]> {
+    try {
+      const infos = await this.jsm.consumers.list(streamName(stream)).next();
+      return infos.map((i) => i.config.description ?? i.name).sort();
+    } catch (err) {
+      if (isNotFound(err)) return [];
+      throw unavailable(err, `cannot list the consumers of ${stream}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.open) await c.close();
+    this.open.clear();
+    if (!this.nc.isClosed()) await this.nc.close();
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * The control loop: from each snapshot of Brokers and Triggers to streams, consumers, running
+ * deliveries and written statuses. Runs are serialised; a change during a run schedules one more.
+ * It also runs every `resyncMs`, so a stream the engine refused or a subscriber that did not resolve
+ * is tried again without a change to the objects.
+ *
+ * A Trigger delivers only when its Broker is Ready, its filter and DeliverySpec are valid and its
+ * subscriber and dead-letter sink resolve; otherwise it is paused with its consumer kept, and its
+ * status says why. A Trigger that disappears loses its consumer; a Broker that disappears, its stream.
+ */
+import { deliveryPolicy, deliveryProblems, type FieldProblem } from './delivery/policy.js';
+import { TriggerWorker, type WorkerDeps } from './dispatch/worker.js';
+import { compileFilter } from './filter/filters.js';
+import { resolveDestination, type SubscriberResolver } from './resolver.js';
+import type { BrokerConfig, TriggerSource } from './source.js';
+import { readyCondition } from './status/conditions.js';
+import { brokerStatus, type Resolution, triggerStatus } from './status/status.js';
+import { type Broker, objectKey, type Trigger } from './types.js';
+
+export interface ReconcilerDeps extends WorkerDeps {
+  readonly source: TriggerSource;
+  readonly resolver: SubscriberResolver;
+  /** The ingress URL of a Broker, once the ingress listens. */
+  readonly address: (namespace: string, name: string) => string | undefined;
+  readonly resyncMs: number;
+}
+
+const delay = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms).unref());
+
+type StreamState = { readonly ready: true } | { readonly ready: false; readonly message: string };
+
+/** The durable consumer of a Trigger: a recreated Trigger (new uid) starts afresh. */
+export function consumerName(t: Trigger): string {
+  return `${objectKey(t.metadata)}${t.metadata.uid ? `@${t.metadata.uid}` : ''}`;
+}
+
+export class Reconciler {
+  private config: BrokerConfig | undefined;
+  private readonly streams = new Map<string, StreamState>();
+  private readonly brokers = new Map<string, Broker>();
+  private readonly workers = new Map<string, { stream: string; worker: TriggerWorker }>();
+  private readonly written = new Map<string, string>();
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private cleaned = new Set<string>();
+  private readonly timer: NodeJS.Timeout;
+  private readonly unsubscribe: Array<() => void> = [];
+
+  constructor(private readonly deps: ReconcilerDeps) {
+    this.timer = setInterval(() => this.schedule(), deps.resyncMs);
+    this.timer.unref();
+    this.unsubscribe.push(deps.source.subscribe((c) => this.apply(c)));
+    if (deps.resolver.subscribe) this.unsubscribe.push(deps.resolver.subscribe(() => this.schedule()));
+  }
+
+  /** The state of a Broker's stream for the ingress: undefined when there is no such Broker. */
+  stream(key: string): StreamState | undefined {
+    return this.brokers.has(key) ? (this.streams.get(key) ?? { ready: false, message: 'not created yet' }) : undefined;
+  }
+
+  apply(config: BrokerConfig): void {
+    this.config = config;
+    this.schedule();
+  }
+
+  /** Resolves once the current snapshot has been reconciled (tests, start-up). */
+  async settled(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  schedule(): void {
+    if (this.stopped || !this.config) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.reconcile(this.config)
+      .catch((err) => this.deps.logger('error', 'reconcile failed', { error: (err as Error).message }))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.schedule();
+        }
+      });
+  }
+
+  private async reconcile(config: BrokerConfig): Promise<void> {
+    const now = new Date().toISOString();
+    const seen = new Set<string>();
+    for (const b of config.brokers) {
+      seen.add(objectKey(b.metadata));
+      await this.reconcileBroker(b, now);
+    }
+    for (const key of [...this.brokers.keys()]) if (!seen.has(key)) await this.removeBroker(key);
+    const wanted = new Set<string>();
+    for (const t of config.triggers) {
+      wanted.add(consumerName(t));
+      await this.reconcileTrigger(t, now);
+    }
+    for (const [name, w] of [...this.workers]) if (!wanted.has(name)) await this.removeWorker(name, w.stream);
+    await this.dropStaleConsumers(wanted);
+  }
+
+  private async reconcileBroker(b: Broker, now: string): Promise<void> {
+    const key = objectKey(b.metadata);
+    if (!this.streams.get(key)?.ready) {
+      try {
+        await this.deps.log.ensureStream(key);
+        this.streams.set(key, { ready: true });
+      } catch (err) {
+        this.streams.set(key, { ready: false, message: (err as Error).message });
+      }
+    }
+    const dest = b.spec?.delivery?.deadLetterSink;
+    const status = brokerStatus({
+      broker: { ...b, status: this.previous('Broker', key) ?? b.status },
+      address: this.deps.address(b.metadata.namespace, b.metadata.name),
+      stream: this.streams.get(key)!,
+      dispatcherReady: true,
+      deadLetterSink: dest ? await resolveDestination(dest, b.metadata.namespace, this.deps.resolver) : undefined,
+      deliveryProblems: deliveryProblems(b.spec?.delivery, 'spec.delivery'),
+      now,
+    });
+    this.brokers.set(key, { ...b, status });
+    await this.write('Broker', b.metadata.namespace, b.metadata.name, status);
+  }
+
+  private async removeBroker(key: string): Promise<void> {
+    this.brokers.delete(key);
+    this.streams.delete(key);
+    this.written.delete(`Broker/${key}`);
+    for (const [name, w] of [...this.workers]) if (w.stream === key) await this.removeWorker(name, key);
+    await this.deps.log.deleteStream(key).catch((err) => this.deps.logger('warn', 'stream not deleted', { broker: key, error: (err as Error).message }));
+  }
+
+  private async reconcileTrigger(t: Trigger, now: string): Promise<void> {
+    const ns = t.metadata.namespace;
+    const brokerKey = `${ns}/${t.spec.broker}`;
+    const broker = this.brokers.get(brokerKey);
+    const filter = compileFilter(t.spec);
+    const problems: FieldProblem[] = deliveryProblems(t.spec.delivery, 'spec.delivery');
+    if (!t.spec.delivery && broker) problems.push(...deliveryProblems(broker.spec?.delivery, `Broker ${t.spec.broker} spec.delivery`));
+    const subscriber = await resolveDestination(t.spec.subscriber ?? {}, ns, this.deps.resolver);
+    const dlsDest = t.spec.delivery?.deadLetterSink ?? broker?.spec?.delivery?.deadLetterSink;
+    const dls: Resolution | undefined = dlsDest ? await resolveDestination(dlsDest, ns, this.deps.resolver) : undefined;
+    const brokerReady = readyCondition(broker?.status?.conditions)?.status === 'True';
+    const deliverable = brokerReady && 'predicate' in filter && problems.length === 0 && 'uri' in subscriber && (!dls || 'uri' in dls);
+    const program = deliverable
+      ? {
+          predicate: filter.predicate,
+          subscriber: subscriber.uri,
+          policy: deliveryPolicy(t.spec.delivery, broker!.spec?.delivery),
+          ...(dls && 'uri' in dls ? { deadLetterSink: dls.uri } : {}),
+        }
+      : undefined;
+    const name = consumerName(t);
+    let programmed = false;
+    if (this.streams.get(brokerKey)?.ready) {
+      const worker = this.worker(name, brokerKey, t);
+      worker.setProgram(program);
+      // Ready only once the consumer exists: every event accepted from then on reaches this Trigger.
+      programmed = program !== undefined && (await Promise.race([worker.consumerCreated.then(() => true), delay(5_000, false)]));
+    } else this.workers.get(name)?.worker.setProgram(undefined);
+    const key = objectKey(t.metadata);
+    const status = triggerStatus({
+      trigger: { ...t, status: this.previous('Trigger', key) ?? t.status },
+      broker,
+      subscriber,
+      deadLetterSink: dls,
+      filterProblems: 'problems' in filter ? filter.problems : [],
+      deliveryProblems: problems,
+      programmed,
+      now,
+    });
+    await this.write('Trigger', ns, t.metadata.name, status);
+  }
+
+  private worker(name: string, stream: string, t: Trigger): TriggerWorker {
+    let w = this.workers.get(name);
+    if (w && w.stream !== stream) {
+      void w.worker.stop();
+      w = undefined;
+    }
+    if (!w) {
+      w = { stream, worker: new TriggerWorker(stream, name, { broker: stream, trigger: objectKey(t.metadata) }, this.deps) };
+      this.workers.set(name, w);
+    }
+    return w.worker;
+  }
+
+  private async removeWorker(name: string, stream: string): Promise<void> {
+    const w = this.workers.get(name);
+    this.workers.delete(name);
+    this.written.delete(`Trigger/${name.split('@')[0]}`);
+    await w?.worker.stop();
+    await this.deps.log.deleteConsumer(stream, name).catch((err) => this.deps.logger('warn', 'consumer not deleted', { trigger: name, error: (err as Error).message }));
+  }
+
+  /** Consumers of Triggers deleted while no broker ran: found once per stream, then removed. */
+  private async dropStaleConsumers(wanted: Set<string>): Promise<void> {
+    for (const [key, state] of this.streams) {
+      if (!state.ready || this.cleaned.has(key)) continue;
+      try {
+        for (const name of await this.deps.log.consumers(key)) if (!wanted.has(name)) await this.deps.log.deleteConsumer(key, name);
+        this.cleaned.add(key);
+      } catch (err) {
+        this.deps.logger('warn', 'stale consumers not listed', { broker: key, error: (err as Error).message });
+      }
+    }
+  }
+
+  private previous<S>(kind: string, key: string): S | undefined {
+    const json = this.written.get(`${kind}/${key}`);
+    return json === undefined ? undefined : (JSON.parse(json) as S);
+  }
+
+  private async write(kind: 'Broker' | 'Trigger', namespace: string, name: string, status: object): Promise<void> {
+    const key = `${kind}/${namespace}/${name}`;
+    const json = JSON.stringify(status);
+    if (this.written.get(key) === json) return;
+    this.written.set(key, json);
+    try {
+      await this.deps.source.writeStatus?.(kind, namespace, name, status);
+    } catch (err) {
+      this.written.delete(key);
+      this.deps.logger('warn', 'status not written', { kind, object: `${namespace}/${name}`, error: (err as Error).message });
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    for (const u of this.unsubscribe) u();
+    await this.settled();
+    await Promise.all([...this.workers.values()].map((w) => w.worker.stop()));
+    this.workers.clear();
+  }
+}

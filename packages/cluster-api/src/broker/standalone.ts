@@ -1,0 +1,26 @@
+/**
+ * A broker in a process of its own with a fixed set of Brokers and Triggers (kill -9 tests, benchmarks):
+ *
+ *   node -e "import('…/dist/broker/standalone.js').then(m => m.main(process.argv.slice(1)))" <store> <config.json> [port]
+ *
+ * `config.json` holds `{ brokers, triggers, options? }`. The process prints one JSON line
+ * `{"url": …}` once it serves, then runs until killed.
+ */
+import { readFileSync } from 'node:fs';
+import { startBroker } from './broker.js';
+import { silentLogger } from './metrics.js';
+import { StaticTriggerSource } from './source.js';
+import type { Broker, Trigger } from './types.js';
+
+export async function main(argv: string[]): Promise<void> {
+  const [store, configFile, port] = argv;
+  if (!store || !configFile) throw new Error('usage: standalone <store> <config.json> [port]');
+  const config = JSON.parse(readFileSync(configFile, 'utf8')) as { brokers: Broker[]; triggers: Trigger[]; options?: Record<string, number> };
+  const source = new StaticTriggerSource([...config.brokers, ...config.triggers]);
+  const broker = await startBroker({ store, triggerSource: source, port: Number(port ?? 0), logger: silentLogger, ...config.options });
+  await broker.settled();
+  process.stdout.write(`${JSON.stringify({ url: broker.url, pid: process.pid })}\n`);
+  const stop = () => void broker.stop().then(() => process.exit(0));
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}

@@ -1,0 +1,76 @@
+/**
+ * apiextensions.k8s.io/v1 CustomResourceDefinition: its defaults, validation (registry/crd/) and
+ * status. Serving the resource it defines is the CRD controller's work (controllers/crd.ts): it names,
+ * establishes and, on delete, empties it. Deletion adds the cleanup finalizer that controller removes
+ * once no custom resource is left, as kube-apiserver's CRD storage does.
+ */
+import type { KubeObject } from '../../api/meta.js';
+import type { ResourceDefinition } from '../definition.js';
+import { timestamp } from '../generic/meta.js';
+import { validateCrd, validateCrdUpdate } from '../crd/crd-validation.js';
+import { CleanupFinalizer, setCondition, specOf, statusOf, type CrdStatus } from '../crd/types.js';
+import { statusSubresource } from '../subresources/status.js';
+import { AllVerbs, child, column } from './common.js';
+
+/** SetDefaults_CustomResourceDefinition(Spec): singular, listKind, conversion strategy, webhook port. */
+const defaults = (crd: KubeObject): void => {
+  const spec = child(crd, 'spec');
+  const names = child(spec, 'names');
+  if (typeof names.kind === 'string' && names.kind) {
+    names.singular ||= names.kind.toLowerCase();
+    names.listKind ||= `${names.kind}List`;
+  }
+  const conversion = child(spec, 'conversion');
+  conversion.strategy ??= 'None';
+  const service = (conversion.webhook as { clientConfig?: { service?: { port?: number } } } | undefined)?.clientConfig?.service;
+  if (service) service.port ??= 443;
+};
+
+/** Every version that has been the storage version stays in status.storedVersions until removed there. */
+const recordStorageVersion = (crd: KubeObject): void => {
+  const status = (crd.status ??= {}) as CrdStatus;
+  const stored = (status.storedVersions ??= []);
+  for (const v of specOf(crd).versions) if (v.storage && !stored.includes(v.name)) stored.push(v.name);
+};
+
+export const customResourceDefinition: ResourceDefinition = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  kind: 'CustomResourceDefinition',
+  listKind: 'CustomResourceDefinitionList',
+  plural: 'customresourcedefinitions',
+  singular: 'customresourcedefinition',
+  namespaced: false,
+  verbs: AllVerbs,
+  shortNames: ['crd', 'crds'],
+  categories: ['api-extensions'],
+  subresources: { status: statusSubresource() },
+  strategy: {
+    prepareForCreate(crd) {
+      defaults(crd);
+      crd.status = { conditions: [], acceptedNames: { plural: '', kind: '' }, storedVersions: [] };
+      recordStorageVersion(crd);
+    },
+    prepareForUpdate(crd) {
+      defaults(crd);
+      recordStorageVersion(crd);
+    },
+    validate: validateCrd,
+    validateUpdate: validateCrdUpdate,
+  },
+  deletion: {
+    finalizers: [CleanupFinalizer],
+    onDeleting(crd) {
+      const status = statusOf(crd);
+      setCondition(status, {
+        type: 'Terminating',
+        status: 'True',
+        reason: 'InstanceDeletionPending',
+        message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon',
+      }, timestamp());
+      crd.status = status;
+    },
+  },
+  columns: [column('Created At', (o) => o.metadata.creationTimestamp ?? '', { type: 'date' })],
+  columnLayout: 'declared',
+};

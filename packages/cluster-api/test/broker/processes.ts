@@ -1,0 +1,49 @@
+/** Broker processes started from the build, for kill -9 and multi-process tests. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Broker, Trigger } from '../../src/broker/types.js';
+
+const entry = fileURLToPath(new URL('../../dist/broker/standalone.js', import.meta.url));
+
+export interface BrokerProcess {
+  readonly url: string;
+  readonly child: ChildProcess;
+  kill9(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts `standalone.js` with `objects` on `store`; resolves once it serves. */
+export async function spawnBroker(dir: string, store: string, objects: { brokers: Broker[]; triggers: Trigger[]; options?: object }): Promise<BrokerProcess> {
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: build first (npx tsc -b packages/cluster-api)`);
+  const config = join(dir, `config-${Date.now()}-${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(config, JSON.stringify(objects));
+  const script = `import(${JSON.stringify(pathToFileURL(entry).href)}).then((m) => m.main(process.argv.slice(1))).catch((e) => { console.error(e); process.exit(1); });`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script, store, config], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line) resolve((JSON.parse(line) as { url: string }).url);
+    });
+    child.once('exit', (code) => reject(new Error(`broker process exited (${code}): ${stderr}`)));
+    setTimeout(() => reject(new Error(`broker process did not start: ${stderr}`)), 30_000).unref();
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  return {
+    url,
+    child,
+    kill9: async () => {
+      child.kill('SIGKILL');
+      await exited;
+    },
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
