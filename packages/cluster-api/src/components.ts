@@ -14,6 +14,7 @@ import type { UserInfo } from './registry/rest.js';
 import { ensureIssued, type CertificateAuthority } from './auth/tls.js';
 import { nodeCertificateRequest } from './auth/node-credentials.js';
 import { NodeAgent } from './node/agent.js';
+import { leaseHeartbeat } from './node/heartbeat.js';
 import type { KubeletClientTls } from './node/kubelet-client.js';
 import { Scheduler } from './scheduler/scheduler.js';
 
@@ -52,6 +53,7 @@ export function components(config: ServeConfig, ca: CertificateAuthority): Compo
         agent = new NodeAgent({
           kube: client(server, serverCa, nodeToken), name: config.nodeName, dataDir: join(config.dataDir, 'agent'), images: join(config.dataDir, 'images'),
           simulate: config.simulate, maxPods: config.maxPods, networkMode: config.podNetwork, rootCa: serverCa, log,
+          heartbeat: leaseHeartbeat(config.nodeLeaseDurationSeconds),
           server: { ...serving, ca: ca.cert, port: config.kubeletPort },
         });
         await agent.start();

@@ -43,6 +43,8 @@ export interface ServeConfig {
   nodeCidrMaskSize: number;
   /** Seconds a node may stay silent before it is Unknown (kube-controller-manager's flag). */
   nodeMonitorGracePeriod: number;
+  /** The embedded agent's Lease duration; renewed every quarter of it (the kubelet's flag). */
+  nodeLeaseDurationSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -131,6 +133,7 @@ export const serveOptions: readonly AnyRow[] = [
   row({ key: 'podNetwork', flag: 'pod-network', env: 'CLUSTER_API_POD_NETWORK', type: 'string', default: undefined, parse: podNetwork, describe: 'loopback (an address per pod, Linux default) or shared (the node\'s address, a port per pod)' }),
   row({ key: 'clusterCidr', flag: 'cluster-cidr', env: 'CLUSTER_API_CLUSTER_CIDR', type: 'string', default: '127.64.0.0/10', parse: cidr, describe: 'pod IPs of the cluster, split into a block per node (default 127.64.0.0/10)' }),
   row({ key: 'nodeCidrMaskSize', flag: 'node-cidr-mask-size', env: 'CLUSTER_API_NODE_CIDR_MASK_SIZE', type: 'number', default: 20, parse: count('node-cidr-mask-size', 8, 30), describe: 'size of each node\'s pod CIDR block (default 20)' }),
+  row({ key: 'nodeLeaseDurationSeconds', flag: 'node-lease-duration-seconds', env: 'CLUSTER_API_NODE_LEASE_DURATION_SECONDS', type: 'number', default: 40, parse: count('node-lease-duration-seconds', 1, 3600), describe: 'the embedded node\'s Lease duration, renewed every quarter of it (default 40)' }),
   row({ key: 'nodeMonitorGracePeriod', flag: 'node-monitor-grace-period', env: 'CLUSTER_API_NODE_MONITOR_GRACE_PERIOD', type: 'number', default: 40, parse: count('node-monitor-grace-period', 1, 86_400), describe: 'seconds a node may go without a heartbeat before it is NotReady (default 40)' }),
 ];
 

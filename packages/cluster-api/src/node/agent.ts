@@ -104,7 +104,7 @@ export class NodeAgent {
       name: this.name, hostIP: this.network.hostIP, kubeletPort: this.port, maxPods: this.opts.maxPods ?? 110, dataDir,
       kubeletVersion: version.gitVersion ?? 'v0.0.0', runtimeVersion: 'func://0.1.0', labels: this.opts.labels, taints: this.opts.taints,
     };
-    this.heartbeat = new NodeHeartbeat(kube, facts, { ...DefaultHeartbeat, ...this.opts.heartbeat }, this.log);
+    this.heartbeat = new NodeHeartbeat(kube, facts, { ...DefaultHeartbeat, ...this.opts.heartbeat }, this.log, () => this.self?.get(this.name));
     const node = await this.heartbeat.register();
     this.learn(node);
     this.heartbeat.start();

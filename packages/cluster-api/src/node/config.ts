@@ -22,6 +22,8 @@ export interface NodeConfig {
   kubeletPort: number;
   maxPods: number;
   podNetwork?: 'loopback' | 'shared';
+  /** The node's Lease duration; renewed every quarter of it (the kubelet's --node-lease-duration-seconds). */
+  nodeLeaseDurationSeconds: number;
   /** The kubelet server's certificate; default the kubeconfig's client certificate (node credentials serve both). */
   tlsCertFile?: string;
   tlsPrivateKeyFile?: string;
@@ -53,6 +55,7 @@ export const nodeOptions: readonly Row[] = [
   { key: 'address', flag: 'address', env: 'CLUSTER_API_NODE_ADDRESS', type: 'string', default: () => defaultAddress(), describe: 'the node\'s IP: its kubelet server listens there (default: the first non-loopback IPv4)' },
   { key: 'kubeletPort', flag: 'kubelet-port', env: 'CLUSTER_API_NODE_KUBELET_PORT', type: 'number', default: () => 10250, parse: int('kubelet-port', 0, 65535), describe: 'the kubelet server port (default 10250; 0 picks a free one)' },
   { key: 'maxPods', flag: 'max-pods', env: 'CLUSTER_API_NODE_MAX_PODS', type: 'number', default: () => 110, parse: int('max-pods', 1, 100_000), describe: 'pods this node accepts (default 110)' },
+  { key: 'nodeLeaseDurationSeconds', flag: 'node-lease-duration-seconds', env: 'CLUSTER_API_NODE_LEASE_DURATION_SECONDS', type: 'number', default: () => 40, parse: int('node-lease-duration-seconds', 1, 3600), describe: 'the node\'s Lease duration, renewed every quarter of it (default 40)' },
   { key: 'podNetwork', flag: 'pod-network', env: 'CLUSTER_API_NODE_POD_NETWORK', type: 'string', describe: 'loopback (an address per pod, Linux default) or shared (the node\'s address, a port per pod)' },
   { key: 'tlsCertFile', flag: 'tls-cert-file', env: 'CLUSTER_API_NODE_TLS_CERT_FILE', type: 'string', parse: path, describe: 'the kubelet server certificate (default: the kubeconfig\'s client certificate)' },
   { key: 'tlsPrivateKeyFile', flag: 'tls-private-key-file', env: 'CLUSTER_API_NODE_TLS_PRIVATE_KEY_FILE', type: 'string', parse: path, describe: 'its private key' },

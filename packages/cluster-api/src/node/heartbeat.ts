@@ -22,23 +22,36 @@ export interface HeartbeatOptions {
 
 export const DefaultHeartbeat: HeartbeatOptions = { leaseDurationSeconds: 40, renewIntervalMs: 10_000, statusUpdateMs: 10_000, statusReportMs: 300_000 };
 
+/** Heartbeats for a Lease of `seconds`: renewed every quarter of it, as the kubelet renews. */
+export const leaseHeartbeat = (seconds: number): Partial<HeartbeatOptions> => ({ leaseDurationSeconds: seconds, renewIntervalMs: seconds * 250 });
+
 const LeaseNamespace = 'kube-node-lease';
 const FieldManager = 'kubelet';
 
 /** metav1.MicroTime: RFC 3339 with microseconds. */
 const microTime = (ms = Date.now()): string => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
-/** What decides whether a status is worth writing before the report period: everything but heartbeat times. */
-const essence = (s: NonNullable<Node['status']>) => ({ ...s, conditions: s.conditions?.map(({ lastHeartbeatTime: _h, ...rest }) => rest) });
+type NodeStatus = NonNullable<Node['status']>;
+
+/** Whether `next` says something `current` does not: any field it sets, heartbeat times aside. */
+function changed(next: NodeStatus, current: NodeStatus): boolean {
+  const bare = (c: NodeStatus['conditions']) => c?.map(({ lastHeartbeatTime: _h, ...rest }) => rest);
+  return Object.keys(next).some((k) => (k === 'conditions' ? !isDeepStrictEqual(bare(next.conditions), bare(current.conditions)) : !isDeepStrictEqual(next[k], current[k])));
+}
 
 export class NodeHeartbeat {
   private node?: Node;
-  private lastWritten?: NonNullable<Node['status']>;
+  private lastWritten?: NodeStatus;
   private lastWrittenAt = 0;
   private timers: NodeJS.Timeout[] = [];
   private stopped = false;
 
-  constructor(private readonly kube: KubeClient, private readonly facts: NodeFacts, private readonly opts: HeartbeatOptions, private readonly log: (e: Record<string, unknown>) => void) {}
+  /**
+   * `observed`: the Node as the agent last saw it (its informer): a status someone else changed (the
+   * node controller's Unknown) is written over at the next update, as the kubelet compares with the
+   * Node it fetched, not with what it wrote last.
+   */
+  constructor(private readonly kube: KubeClient, private readonly facts: NodeFacts, private readonly opts: HeartbeatOptions, private readonly log: (e: Record<string, unknown>) => void, private readonly observed: () => Node | undefined = () => undefined) {}
 
   get current(): Node | undefined {
     return this.node;
@@ -81,9 +94,10 @@ export class NodeHeartbeat {
   }
 
   private async updateStatus(): Promise<void> {
-    const next = nodeStatus(this.facts, this.lastWritten?.conditions);
+    const current = this.observed()?.status ?? this.lastWritten;
+    const next = nodeStatus(this.facts, current?.conditions);
     const due = Date.now() - this.lastWrittenAt >= this.opts.statusReportMs;
-    if (!due && this.lastWritten && isDeepStrictEqual(essence(next), essence(this.lastWritten))) return;
+    if (!due && current && !changed(next, current)) return;
     try {
       this.node = await this.writeStatus(next);
     } catch (err) {

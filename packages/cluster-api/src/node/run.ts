@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { KubeClient } from '@func/kube-client';
 import { NodeAgent } from './agent.js';
+import { leaseHeartbeat } from './heartbeat.js';
 import { defaultNodeName, nodeNameOf, type NodeConfig } from './config.js';
 
 export async function runNode(config: NodeConfig, log: (entry: Record<string, unknown>) => void): Promise<NodeAgent> {
@@ -20,6 +21,7 @@ export async function runNode(config: NodeConfig, log: (entry: Record<string, un
   const agent = new NodeAgent({
     kube, name, dataDir: config.dataDir, images: config.images, simulate: config.simulate, hostIP: config.address,
     networkMode: config.podNetwork, maxPods: config.maxPods, rootCa: ca?.toString(), log,
+    heartbeat: leaseHeartbeat(config.nodeLeaseDurationSeconds),
     ...(cert && key && ca ? { server: { cert, key, ca, host: config.address, port: config.kubeletPort } } : {}),
   });
   await agent.start();
