@@ -137,10 +137,10 @@ describe('function pods', () => {
 });
 
 describe('simulated images', () => {
-  it('runs an nginx pod as kwok does: Running and Ready with kwok\'s fields, nothing started', async () => {
+  it('runs an nginx pod as kwok does: Running and Ready with kwok\'s fields (and an empty imageID), nothing started', async () => {
     await kube.create(Resources.pods, { metadata: { name: 'web' }, spec: { containers: [{ name: 'nginx', image: 'nginx:1.27' }] } });
     const pod = await podUntil(kube, 'web', 'Running', isReady);
-    expect(pod.status.containerStatuses).toEqual([{ name: 'nginx', image: 'nginx:1.27', ready: true, restartCount: 0, state: { running: { startedAt: expect.any(String) } } }]);
+    expect(pod.status.containerStatuses).toEqual([{ name: 'nginx', image: 'nginx:1.27', imageID: '', ready: true, restartCount: 0, state: { running: { startedAt: expect.any(String) } } }]);
     expect(pod.status.conditions.map((c: Obj) => c.type)).toEqual(['Initialized', 'Ready', 'ContainersReady', 'PodScheduled']);
     expect(condition(pod, 'Ready').status).toBe('True');
     await kube.delete(Resources.pods, 'web');

@@ -192,8 +192,8 @@ export class ContainerRunner {
 
   status(): ContainerStatus {
     const base = { name: this.spec.name, image: this.spec.image ?? '' };
-    // kwok's pod-ready stage writes exactly these fields.
-    if (this.phase === 'simulated') return { ...base, ready: true, restartCount: this.restartCount, state: { running: { startedAt: rfc3339(this.simulatedAt) } } } as ContainerStatus;
+    // kwok's pod-ready stage writes these fields, and imageID, which the Python client requires.
+    if (this.phase === 'simulated') return { ...base, imageID: '', ready: true, restartCount: this.restartCount, state: { running: { startedAt: rfc3339(this.simulatedAt) } } } as ContainerStatus;
     const state: ContainerState =
       this.phase === 'running' ? { running: { startedAt: rfc3339(this.proc!.startedAt) } }
         : this.phase === 'exited' && this.last ? { terminated: this.last }

@@ -64,29 +64,35 @@ function render(line: string, opts: LogReadOptions): string | undefined {
   return `${opts.timestamps ? `${time} ` : ''}${text}${tag === 'P' ? '' : '\n'}`;
 }
 
-/** Changes of a live log, latched so that one arriving between a read and a wait is not lost. */
-function changes(live: ContainerLog | undefined, signal?: AbortSignal) {
-  let latched: 'write' | 'rotate' | 'close' | undefined = live?.closed ? 'close' : undefined;
+/** What happened to a live log since the last look; kept until looked at, so nothing between a read and a wait is lost. */
+interface Seen {
+  rotated: boolean;
+  closed: boolean;
+  aborted: boolean;
+}
+
+function changes(live: ContainerLog, signal?: AbortSignal) {
+  const seen: Seen & { wrote: boolean } = { rotated: false, closed: live.closed, aborted: false, wrote: false };
   let wake: (() => void) | undefined;
-  const on = (what: 'write' | 'rotate' | 'close') => () => {
-    if (latched !== 'close' && latched !== 'rotate') latched = what;
-    wake?.();
+  const handlers = {
+    write: () => ((seen.wrote = true), wake?.()),
+    rotate: () => ((seen.rotated = true), wake?.()),
+    close: () => ((seen.closed = true), wake?.()),
   };
-  const handlers = { write: on('write'), rotate: on('rotate'), close: on('close') };
-  for (const [e, h] of Object.entries(handlers)) live?.on(e as 'write', h);
-  const abort = () => wake?.();
+  for (const [e, h] of Object.entries(handlers)) live.on(e as 'write', h);
+  const abort = () => ((seen.aborted = true), wake?.());
   signal?.addEventListener('abort', abort);
+  if (signal?.aborted) seen.aborted = true;
   return {
-    async next(): Promise<'write' | 'rotate' | 'close' | 'aborted'> {
-      if (signal?.aborted) return 'aborted';
-      if (!latched) await new Promise<void>((resolve) => (wake = resolve));
+    async next(): Promise<Seen> {
+      if (!seen.wrote && !seen.rotated && !seen.closed && !seen.aborted) await new Promise<void>((resolve) => (wake = resolve));
       wake = undefined;
-      const got = signal?.aborted ? 'aborted' : (latched ?? 'write');
-      latched = latched === 'close' ? 'close' : undefined;
-      return got;
+      const now = { rotated: seen.rotated, closed: seen.closed, aborted: seen.aborted };
+      seen.wrote = seen.rotated = false;
+      return now;
     },
     dispose(): void {
-      for (const [e, h] of Object.entries(handlers)) live?.off(e as 'write', h);
+      for (const [e, h] of Object.entries(handlers)) live.off(e as 'write', h);
       signal?.removeEventListener('abort', abort);
     },
   };
@@ -101,14 +107,15 @@ export async function readContainerLog(path: string, opts: LogReadOptions, out: 
     for (;;) {
       if (fh) offset = await drain(fh, offset, opts, output);
       if (output.full || !following) return;
-      const what = await following.next();
-      if (what === 'aborted') return;
-      if (what === 'rotate' || !fh) {
+      const seen = await following.next();
+      if (seen.aborted) return;
+      if (seen.rotated || !fh) {
+        // What the old file still holds first, then the new file from its start.
         if (fh) await drain(fh, offset, opts, output), await fh.close();
         fh = await open(path, 'r').catch(() => undefined);
         offset = 0;
       }
-      if (what === 'close') {
+      if (seen.closed) {
         if (fh) await drain(fh, offset, opts, output);
         return;
       }

@@ -62,7 +62,9 @@ export class ContainerLog extends EventEmitter<ContainerLogEvents> {
     let text = this.pending[stream] + chunk.toString();
     let out = '';
     for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n')) {
-      out += this.lines(stream, text.slice(0, nl), 'F');
+      let line = text.slice(0, nl);
+      for (; line.length > MaxLine; line = line.slice(MaxLine)) out += this.lines(stream, line.slice(0, MaxLine), 'P');
+      out += this.lines(stream, line, 'F');
       text = text.slice(nl + 1);
     }
     while (text.length > MaxLine) {
