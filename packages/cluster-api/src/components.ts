@@ -8,7 +8,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { KubeClient } from '@func/kube-client';
+import { hostname } from 'node:os';
+import { KubeClient, LeaderElector } from '@func/kube-client';
 import type { ServeConfig } from './config.js';
 import type { UserInfo } from './registry/rest.js';
 import { ensureIssued, type CertificateAuthority } from './auth/tls.js';
@@ -27,8 +28,41 @@ export interface Components {
   stop(): Promise<void>;
 }
 
+/**
+ * A client of this very process's listening socket. A brought-in serving certificate whose CA is
+ * unknown (kubectl would use the system roots) is not verified: the connection never leaves the process.
+ */
 const client = (server: string, ca: string | undefined, token: string) =>
-  new KubeClient({ server, ca: ca ? Buffer.from(ca) : undefined, insecureSkipTlsVerify: false, credentials: { token }, namespace: 'default', context: 'embedded', files: [] });
+  new KubeClient({ server, ca: ca ? Buffer.from(ca) : undefined, insecureSkipTlsVerify: !ca && server.startsWith('https:'), credentials: { token }, namespace: 'default', context: 'embedded', files: [] });
+
+/**
+ * The scheduler; on a store several servers share (etcd), only the one holding the kube-system
+ * `kube-scheduler` Lease schedules, as kube-scheduler's --leader-elect. (On SQLite there is one.)
+ */
+async function startScheduler(kube: KubeClient, elect: boolean, log?: (e: Record<string, unknown>) => void): Promise<{ stop(): Promise<void> }> {
+  if (!elect) {
+    const scheduler = new Scheduler({ kube, log });
+    await scheduler.start();
+    return scheduler;
+  }
+  let running: Promise<Scheduler> | undefined;
+  const stopRunning = async () => {
+    const was = running;
+    running = undefined;
+    await (await was)?.stop();
+  };
+  const elector = new LeaderElector(kube, {
+    namespace: 'kube-system', name: 'kube-scheduler', identity: `${hostname()}_${randomBytes(8).toString('hex')}`, releaseOnStop: true,
+    onStartedLeading: () => void (running = (async () => {
+      const scheduler = new Scheduler({ kube, log });
+      await scheduler.start();
+      return scheduler;
+    })()),
+    onStoppedLeading: () => void stopRunning(),
+    onError: (err) => log?.({ level: 'warn', msg: 'scheduler leader election', error: (err as Error).message }),
+  }).start();
+  return { stop: async () => (await elector.stop(), await stopRunning()) };
+}
 
 export function components(config: ServeConfig, ca: CertificateAuthority): Components {
   const tlsDir = join(config.dataDir, 'tls');
@@ -39,15 +73,12 @@ export function components(config: ServeConfig, ca: CertificateAuthority): Compo
   if (!config.disableScheduler) users.set(schedulerToken, { name: 'system:kube-scheduler', uid: '', groups: [] });
   const apiClient = ensureIssued(tlsDir, 'kubelet-client', ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'], usages: ['client'] });
   let agent: NodeAgent | undefined;
-  let scheduler: Scheduler | undefined;
+  let scheduler: { stop(): Promise<void> } | undefined;
   return {
     users,
     kubeletClient: { ...apiClient, ca: ca.cert },
     async start(server, serverCa, log) {
-      if (!config.disableScheduler) {
-        scheduler = new Scheduler({ kube: client(server, serverCa, schedulerToken), log });
-        await scheduler.start();
-      }
+      if (!config.disableScheduler) scheduler = await startScheduler(client(server, serverCa, schedulerToken), config.storage.startsWith('etcd'), log);
       if (!config.disableAgent) {
         const serving = ensureIssued(tlsDir, `node-${config.nodeName}`, ca, nodeCertificateRequest(config.nodeName, ['127.0.0.1', 'localhost']));
         agent = new NodeAgent({

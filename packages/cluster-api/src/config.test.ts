@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { hostname } from 'node:os';
 import { resolveConfig } from './config.js';
 
 describe('resolveConfig', () => {
@@ -6,6 +7,8 @@ describe('resolveConfig', () => {
     expect(resolveConfig({}, {}, '/srv')).toEqual({
       port: 6443, bindAddress: '127.0.0.1', dataDir: '/srv/data', storage: 'sqlite:/srv/data/state.db',
       kubeconfigOut: '/srv/data/kubeconfig.yaml', insecureHttp: false,
+      disableAgent: false, disableScheduler: false, nodeName: hostname().toLowerCase(), simulate: true, maxPods: 110, kubeletPort: 0,
+      clusterCidr: '127.64.0.0/10', nodeCidrMaskSize: 20, nodeMonitorGracePeriod: 40, nodeLeaseDurationSeconds: 40,
     });
   });
 
@@ -24,6 +27,11 @@ describe('resolveConfig', () => {
     [{ insecureHttp: true, tlsCertFile: 'a', tlsPrivateKeyFile: 'b' }, /cannot be combined/],
     [{ storage: 'nosuch://x' }, /--storage: invalid storage URL "nosuch:\/\/x": unknown scheme/],
     [{ storage: 'sqlite:' }, /--storage: .*needs a file path/],
+    [{ 'cluster-cidr': '127.64.0.0' }, /--cluster-cidr must be an IPv4 CIDR/],
+    [{ 'cluster-cidr': '127.64.0.0/24', 'node-cidr-mask-size': 20 }, /--node-cidr-mask-size 20 must be at least the --cluster-cidr prefix length/],
+    [{ 'pod-network': 'bridge' }, /--pod-network must be loopback or shared/],
+    [{ 'max-pods': -1 }, /--max-pods must be an integer/],
+    [{ 'node-monitor-grace-period': 0 }, /--node-monitor-grace-period must be an integer/],
   ])('refuses %j', (cli, message) => {
     expect(() => resolveConfig(cli, {}, '/')).toThrow(message);
   });

@@ -37,7 +37,8 @@ describe('@kubernetes/client-node against cluster-api serve (TLS, sqlite)', () =
 
   beforeAll(async () => {
     dir = tempDir();
-    served = await serve(resolveConfig({ port: 0, dataDir: join(dir, 'data') }), () => {});
+    // The API itself: no node runs (and rewrites) the pods these tests replace.
+    served = await serve(resolveConfig({ port: 0, dataDir: join(dir, 'data'), disableAgent: true, disableScheduler: true }), () => {});
     kc = new KubeConfig();
     kc.loadFromString(readFileSync(served.kubeconfig!, 'utf8'));
     api = kc.makeApiClient(CoreV1Api);

@@ -14,6 +14,7 @@
  *   DisruptionTarget/DeletionByTaintManager first, with a TaintManagerEviction event). Its
  *   controller then makes a replacement, which the scheduler places on a healthy node.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../api/meta.js';
 import type { Taint } from '../api/taints.js';
 import type { Registry } from '../registry/rest.js';
@@ -91,7 +92,8 @@ export const startNodeLifecycle = (registry: Registry, opts: NodeLifecycleOption
       if (Date.now() - last > grace && ready(n)?.status !== 'Unknown') n = await markUnknown(n).catch((e) => (ignoreRaces(e), n));
       else soonest = Math.min(soonest, last + grace);
       const taints = wantedTaints(n);
-      if (JSON.stringify(taints) !== JSON.stringify(n.spec?.taints ?? [])) {
+      // Compared as values: the stored taints may list their fields in another order.
+      if (!isDeepStrictEqual(taints, n.spec?.taints ?? [])) {
         await nodes.update(SystemContext, name, { ...n, spec: { ...n.spec, taints: taints.length ? taints : undefined } }).catch(ignoreRaces);
       }
       const due = await evictionDue(pods, name, taints.filter((t) => t.effect === 'NoExecute'), events);
