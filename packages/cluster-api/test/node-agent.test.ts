@@ -6,29 +6,17 @@
  * simulated pods.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Resources, type KubeClient } from '@func/kube-client';
-import { condition, eventsOf, functionImage, isReady, podUntil, probeFunction, startNodeCluster, until, type NodeCluster, type Obj } from './node-fixtures.js';
+import { describe, expect, it } from 'vitest';
+import { Resources } from '@func/kube-client';
+import { condition, eventsOf, getText, isReady, type Obj, podUntil, until, useNodeCluster } from './node-fixtures.js';
 
-let cluster: NodeCluster;
-let kube: KubeClient;
-
-beforeAll(async () => {
-  cluster = await startNodeCluster();
-  kube = cluster.kube;
-  await functionImage(cluster.images, probeFunction, 'probe:v1');
-}, 180_000);
-
-afterAll(async () => {
-  await cluster?.close();
-});
-
-const get = (ip: string, path: string) => fetch(`http://${ip}:8080${path}`).then((r) => r.text());
+const current = useNodeCluster();
+const get = getText;
 
 describe('registration', () => {
   it('registers a Node as the kubelet does, with a Lease and a pod CIDR from node IPAM', async () => {
     const node = await until('a pod CIDR', async () => {
-      const n = await kube.get<Obj>(Resources.nodes, 'node-a');
+      const n = await current.kube.get<Obj>(Resources.nodes, 'node-a');
       return n.spec?.podCIDR && n;
     });
     expect(node.spec.podCIDR).toMatch(/^127\.(6[4-9]|[7-9]\d|1[01]\d|12[0-7])\.\d+\.0\/20$/);
@@ -39,9 +27,9 @@ describe('registration', () => {
       ['PIDPressure', 'False', 'KubeletHasSufficientPID'], ['Ready', 'True', 'KubeletReady'],
     ]);
     expect(node.status.addresses).toEqual([{ type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: 'node-a' }]);
-    expect(node.status.daemonEndpoints.kubeletEndpoint.Port).toBe(cluster.agents.get('node-a')!.port);
+    expect(node.status.daemonEndpoints.kubeletEndpoint.Port).toBe(current.cluster.agents.get('node-a')!.port);
     expect(node.status.nodeInfo).toMatchObject({ operatingSystem: 'linux', containerRuntimeVersion: 'func://0.1.0', kubeletVersion: expect.stringMatching(/^v1\./) });
-    const lease = await kube.get<Obj>(Resources.leases, 'node-a', { namespace: 'kube-node-lease' });
+    const lease = await current.kube.get<Obj>(Resources.leases, 'node-a', { namespace: 'kube-node-lease' });
     expect(lease.spec).toMatchObject({ holderIdentity: 'node-a', leaseDurationSeconds: 40, renewTime: expect.stringMatching(/\.\d{6}Z$/) });
     expect(lease.metadata.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: node.metadata.uid }]);
   });
@@ -49,8 +37,8 @@ describe('registration', () => {
 
 describe('function pods', () => {
   it('runs one as a process: scheduled, Running and Ready with the kubelet\'s container status, at podIP:8080', async () => {
-    await kube.create(Resources.pods, { metadata: { name: 'fn' }, spec: { containers: [{ name: 'fn', image: 'probe:v1', ports: [{ containerPort: 8080 }] }] } });
-    const pod = await podUntil(kube, 'fn', 'Running and Ready', isReady);
+    await current.kube.create(Resources.pods, { metadata: { name: 'fn' }, spec: { containers: [{ name: 'fn', image: 'probe:v1', ports: [{ containerPort: 8080 }] }] } });
+    const pod = await podUntil(current.kube, 'fn', 'Running and Ready', isReady);
     expect(pod.spec.nodeName).toBe('node-a');
     expect(pod.status.podIP).toMatch(/^127\.\d+\.\d+\.\d+$/);
     expect(pod.status.podIPs).toEqual([{ ip: pod.status.podIP }]);
@@ -64,7 +52,7 @@ describe('function pods', () => {
     expect(status.volumeMounts).toEqual([{ name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true, recursiveReadOnly: 'Disabled' }]);
     expect(await until('the function answers', () => get(pod.status.podIP, '/').catch(() => undefined))).toBe('hello from fn');
     const reasons = (await until('the kubelet\'s events', async () => {
-      const events = await eventsOf(kube, 'fn');
+      const events = await eventsOf(current.kube, 'fn');
       return events.length >= 4 && events;
     })).map((e) => `${e.source?.component}/${e.reason}: ${e.message}`);
     expect(reasons).toEqual(expect.arrayContaining([
@@ -76,8 +64,8 @@ describe('function pods', () => {
   });
 
   it('gives the process its environment: valueFrom of every kind, envFrom with a prefix, $(VAR), command and args', async () => {
-    await kube.create(Resources.configMaps, { metadata: { name: 'settings' }, data: { greeting: 'hi', 'mode': 'fast' } });
-    await kube.create(Resources.secrets, { metadata: { name: 'creds' }, stringData: { password: 's3cret' } });
+    await current.kube.create(Resources.configMaps, { metadata: { name: 'settings' }, data: { greeting: 'hi', 'mode': 'fast' } });
+    await current.kube.create(Resources.secrets, { metadata: { name: 'creds' }, stringData: { password: 's3cret' } });
     const env = [
       { name: 'GREETING', valueFrom: { configMapKeyRef: { name: 'settings', key: 'greeting' } } },
       { name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'creds', key: 'password' } } },
@@ -89,8 +77,8 @@ describe('function pods', () => {
       { name: 'OPTIONAL', valueFrom: { configMapKeyRef: { name: 'settings', key: 'absent', optional: true } } },
     ];
     const container = { name: 'fn', image: 'probe:v1', env, envFrom: [{ prefix: 'CFG_', configMapRef: { name: 'settings' } }], resources: { limits: { memory: '256Mi' } }, args: ['/func/app', '--log-level', 'info'] };
-    await kube.create(Resources.pods, { metadata: { name: 'envy', labels: { team: 'blue' } }, spec: { containers: [container] } });
-    const pod = await podUntil(kube, 'envy', 'Ready', isReady);
+    await current.kube.create(Resources.pods, { metadata: { name: 'envy', labels: { team: 'blue' } }, spec: { containers: [container] } });
+    const pod = await podUntil(current.kube, 'envy', 'Ready', isReady);
     const ip = pod.status.podIP;
     const read = (name: string) => until(`env ${name}`, () => get(ip, `/env?name=${name}`).catch(() => undefined));
     expect(await read('GREETING')).toBe('hi');
@@ -119,8 +107,8 @@ describe('function pods', () => {
       { name: 'cfg', mountPath: '/etc/config' }, { name: 'sec', mountPath: '/etc/secret', readOnly: true },
       { name: 'info', mountPath: '/etc/podinfo' }, { name: 'scratch', mountPath: '/tmp/scratch' },
     ];
-    await kube.create(Resources.pods, { metadata: { name: 'mounted', labels: { app: 'm', tier: 'x' } }, spec: { volumes, containers: [{ name: 'fn', image: 'probe:v1', volumeMounts }] } });
-    const pod = await podUntil(kube, 'mounted', 'Ready', isReady);
+    await current.kube.create(Resources.pods, { metadata: { name: 'mounted', labels: { app: 'm', tier: 'x' } }, spec: { volumes, containers: [{ name: 'fn', image: 'probe:v1', volumeMounts }] } });
+    const pod = await podUntil(current.kube, 'mounted', 'Ready', isReady);
     const file = (p: string) => until(`file ${p}`, () => get(pod.status.podIP, `/file?path=${encodeURIComponent(p)}`).catch(() => undefined));
     expect(await file('/etc/config/hello.txt')).toBe('hi');
     expect(await file('/etc/secret/password')).toBe('s3cret');
@@ -132,18 +120,18 @@ describe('function pods', () => {
     expect(claims.sub).toBe('system:serviceaccount:default:default');
     expect(claims['kubernetes.io'].pod).toEqual({ name: 'mounted', uid: pod.metadata.uid });
     const root = await get(pod.status.podIP, '/env?name=FUNC_MOUNT_ROOT');
-    expect(root).toBe(join(cluster.dir, 'node-a', 'pods', pod.metadata.uid, 'root', 'fn'));
+    expect(root).toBe(join(current.cluster.dir, 'node-a', 'pods', pod.metadata.uid, 'root', 'fn'));
   });
 });
 
 describe('simulated images', () => {
   it('runs an nginx pod as kwok does: Running and Ready with kwok\'s fields (and an empty imageID), nothing started', async () => {
-    await kube.create(Resources.pods, { metadata: { name: 'web' }, spec: { containers: [{ name: 'nginx', image: 'nginx:1.27' }] } });
-    const pod = await podUntil(kube, 'web', 'Running', isReady);
+    await current.kube.create(Resources.pods, { metadata: { name: 'web' }, spec: { containers: [{ name: 'nginx', image: 'nginx:1.27' }] } });
+    const pod = await podUntil(current.kube, 'web', 'Running', isReady);
     expect(pod.status.containerStatuses).toEqual([{ name: 'nginx', image: 'nginx:1.27', imageID: '', ready: true, restartCount: 0, state: { running: { startedAt: expect.any(String) } } }]);
     expect(pod.status.conditions.map((c: Obj) => c.type)).toEqual(['Initialized', 'Ready', 'ContainersReady', 'PodScheduled']);
     expect(condition(pod, 'Ready').status).toBe('True');
-    await kube.delete(Resources.pods, 'web');
-    await until('web gone', () => kube.get(Resources.pods, 'web').then(() => false, () => true));
+    await current.kube.delete(Resources.pods, 'web');
+    await until('web gone', () => current.kube.get(Resources.pods, 'web').then(() => false, () => true));
   });
 });

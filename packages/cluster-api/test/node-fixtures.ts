@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { rmSync } from 'node:fs';
+import { afterAll, beforeAll } from 'vitest';
 import { KubeClient, Resources, type KubeObject } from '@func/kube-client';
 import { buildFunctionImage, ImageLayout, nodePackageEntries, type RuntimeLayer } from '@func/oci';
 import { ensureCa, issueCertificate } from '../src/auth/tls.js';
@@ -148,3 +149,23 @@ export async function eventsOf(kube: KubeClient, name: string, namespace = 'defa
   const list = await kube.list<Obj>(Resources.events, { namespace, fieldSelector: `involvedObject.name=${name}` });
   return list.items;
 }
+
+/**
+ * One cluster per test file, with the probe function's image as `probe:v1`: started before the
+ * file's tests, closed after them. Read `current.cluster` / `current.kube` inside tests.
+ */
+export function useNodeCluster(opts: ClusterOptions = {}): { cluster: NodeCluster; kube: KubeClient } {
+  const current = {} as { cluster: NodeCluster; kube: KubeClient };
+  beforeAll(async () => {
+    current.cluster = await startNodeCluster(opts);
+    current.kube = current.cluster.kube;
+    await functionImage(current.cluster.images, probeFunction, 'probe:v1');
+  }, 180_000);
+  afterAll(async () => {
+    await current.cluster?.close();
+  });
+  return current;
+}
+
+/** GET a path of a pod's function (port 8080), as text. */
+export const getText = (ip: string, path: string) => fetch(`http://${ip}:8080${path}`).then((r) => r.text());

@@ -5,11 +5,11 @@
  * (new lines as they are written, the stream ending with the container), previous, and the
  * kubelet's and kube-apiserver's refusals.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { KubeApiError, Resources, type KubeClient } from '@func/kube-client';
-import { functionImage, isReady, podUntil, probeFunction, startNodeCluster, until, type NodeCluster } from './node-fixtures.js';
+import { isReady, podUntil, until, useNodeCluster } from './node-fixtures.js';
 
-let cluster: NodeCluster;
+const current = useNodeCluster();
 let kube: KubeClient;
 let ip: string;
 
@@ -18,18 +18,12 @@ const read = async (opts: Parameters<KubeClient['logs']>[1] = {}, pod = 'talker'
 const refusal = (opts: Parameters<KubeClient['logs']>[1], pod = 'talker') => kube.logs(pod, opts).then(() => undefined, (e: KubeApiError) => [e.code, e.reason, e.status?.message]);
 
 beforeAll(async () => {
-  cluster = await startNodeCluster();
-  kube = cluster.kube;
-  await functionImage(cluster.images, probeFunction, 'probe:v1');
+  kube = current.kube;
   await kube.create(Resources.pods, { metadata: { name: 'talker' }, spec: { containers: [{ name: 'fn', image: 'probe:v1' }] } });
   ip = (await podUntil(kube, 'talker', 'Ready', isReady)).status.podIP;
   await until('the function answers', () => say('line 1').catch(() => undefined));
   for (let i = 2; i <= 5; i++) await say(`line ${i}`);
-}, 180_000);
-
-afterAll(async () => {
-  await cluster?.close();
-});
+}, 60_000);
 
 describe('pods/log through the node agent', () => {
   it('reads the container\'s output, the last N lines, with timestamps, and up to a byte limit', async () => {

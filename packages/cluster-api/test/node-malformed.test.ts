@@ -6,22 +6,16 @@
  * an unsupported volume type, and two containers on one port (the second crash-loops). Nothing else
  * on the node is disturbed: a healthy pod beside them keeps serving.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Resources, type KubeClient } from '@func/kube-client';
-import { eventsOf, functionImage, isReady, podUntil, probeFunction, startNodeCluster, until, type NodeCluster, type Obj } from './node-fixtures.js';
+import { eventsOf, isReady, type Obj, podUntil, until, useNodeCluster } from './node-fixtures.js';
 
-let cluster: NodeCluster;
+const current = useNodeCluster({ nodes: [{ name: 'strict', options: { simulate: false } }] });
 let kube: KubeClient;
 
 beforeAll(async () => {
-  cluster = await startNodeCluster({ nodes: [{ name: 'strict', options: { simulate: false } }] });
-  kube = cluster.kube;
-  await functionImage(cluster.images, probeFunction, 'probe:v1');
+  kube = current.kube;
   await kube.create(Resources.pods, { metadata: { name: 'healthy' }, spec: { containers: [{ name: 'fn', image: 'probe:v1' }] } });
-}, 180_000);
-
-afterAll(async () => {
-  await cluster?.close();
 });
 
 const waiting = (p: Obj, i = 0) => p.status?.containerStatuses?.[i]?.state?.waiting;

@@ -17,6 +17,8 @@ export interface LogReadOptions {
   limitBytes?: number;
   follow?: boolean;
   signal?: AbortSignal;
+  /** Called once the starting point is fixed (and, following, changes are watched): what is written after it is read. */
+  started?: () => void;
 }
 
 /** Where output goes: stops the read when the byte limit is reached. */
@@ -104,6 +106,7 @@ export async function readContainerLog(path: string, opts: LogReadOptions, out: 
   let fh = await open(path, 'r').catch(() => undefined);
   try {
     let offset = fh && opts.tailLines !== undefined && opts.tailLines >= 0 ? await tailOffset(fh, opts.tailLines) : 0;
+    opts.started?.();
     for (;;) {
       if (fh) offset = await drain(fh, offset, opts, output);
       if (output.full || !following) return;

@@ -123,8 +123,8 @@ export class KubeletServer {
     const abort = new AbortController();
     res.once('close', () => abort.abort());
     res.writeHead(200, { 'Content-Type': 'text/plain' });
-    res.flushHeaders();
-    await readContainerLog(source.file, { ...options, signal: abort.signal }, res, source.live);
+    // The answer starts once the log's starting point is fixed: a client that writes after it sees the headers gets that line.
+    await readContainerLog(source.file, { ...options, signal: abort.signal, started: () => res.flushHeaders() }, res, source.live);
     res.end();
   }
 
