@@ -24,7 +24,7 @@ import { components } from './components.js';
 import { ServiceAccountTokens, ephemeralSigningKey, loadOrCreateSigningKey, withServiceAccountTokens } from './auth/service-account-tokens.js';
 import type { Registry } from './registry/rest.js';
 import type { PodNetwork } from './registry/definition.js';
-import { createRegistry, ensureSystemNamespaces } from './registry/index.js';
+import { createRegistry, ensureSystemNamespaces, ensureSystemPriorityClasses } from './registry/index.js';
 import { startControllers, type ControllersOptions } from './controllers/index.js';
 import { KubeletClient, kubeletPodNetwork, type KubeletClientTls } from './node/kubelet-client.js';
 import { openStorage } from './storage/factory.js';
@@ -88,6 +88,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
     }));
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);
   await ensureSystemNamespaces(registry);
+  await ensureSystemPriorityClasses(registry);
   const watches = new Set<ServerResponse>();
   const handler = createApp({
     registry,

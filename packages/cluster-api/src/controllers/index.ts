@@ -7,12 +7,15 @@ import { startNamespaceController } from './namespace.js';
 import { startNodeIpam, type IpamOptions } from './node-ipam.js';
 import { startNodeLifecycle, type NodeLifecycleOptions } from './node-lifecycle.js';
 import { startPodReaper } from './pod-reaper.js';
+import { startEventTtl } from './event-ttl.js';
 
 export type { Controller, ControllerOptions } from './loop.js';
 
 export interface ControllersOptions extends ControllerOptions {
   /** Node IPAM (pod CIDRs) and node lifecycle (health, taints, evictions). */
   nodes?: IpamOptions & NodeLifecycleOptions;
+  /** How long an Event lives after its last occurrence (kube-apiserver's --event-ttl; default 1 h). */
+  eventTtlMs?: number;
 }
 
 export const startControllers = (registry: Registry, opts: ControllersOptions = {}): Controller => {
@@ -22,6 +25,7 @@ export const startControllers = (registry: Registry, opts: ControllersOptions = 
     startGarbageCollector(registry, common),
     startNamespaceController(registry, common),
     startPodReaper(registry, common),
+    startEventTtl(registry, common),
     startNodeIpam(registry, { ...common, ...nodes }),
     startNodeLifecycle(registry, { ...common, ...nodes }),
   ];
