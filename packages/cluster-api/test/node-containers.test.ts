@@ -27,7 +27,6 @@ describe('probes', () => {
     const down = await podUntil(current.kube, 'ready', 'not Ready', (p) => condition(p, 'Ready')?.status === 'False');
     expect(condition(down, 'Ready')).toMatchObject({ reason: 'ContainersNotReady', message: 'containers with unready status: [fn]' });
     expect(status(down)).toMatchObject({ ready: false, started: true, state: { running: {} } });
-    // (Tries before the function listened failed too, with "connect: connection refused", as the kubelet's do.)
     const unhealthy = await waitEvent('ready', (e) => e.reason === 'Unhealthy' && /statuscode/.test(e.message));
     expect(unhealthy).toMatchObject({ type: 'Warning', message: 'Readiness probe failed: HTTP probe failed with statuscode: 503', involvedObject: { fieldPath: 'spec.containers{fn}' } });
     await get(pod.status.podIP, '/ready?set=true');

@@ -86,4 +86,11 @@ describe('pods/log through the node agent', () => {
     await podUntil(kube, 'waiting', 'CreateContainerConfigError', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError');
     expect(await refusal({}, 'waiting')).toEqual([400, 'BadRequest', 'container "fn" in pod "waiting" is waiting to start: CreateContainerConfigError']);
   });
+
+  it('answers exec and attach on a node without a container runtime with a 400, not a 404', async () => {
+    for (const sub of ['exec', 'attach']) {
+      const r = await kube.raw({ method: 'POST', path: `/api/v1/namespaces/default/pods/talker/${sub}?command=ls&stdout=true` }).then(() => undefined, (e: KubeApiError) => [e.code, e.status?.message]);
+      expect(r).toEqual([400, 'pod talker runs on node node-a without a container runtime: exec and attach are not available (its containers run as processes or simulated)']);
+    }
+  });
 });

@@ -7,7 +7,7 @@
 import { crashLoopMessage, startContainer, type Started } from './container-start.js';
 import type { ContainerLog } from './logs.js';
 import { fieldPath, type PodContext } from './pod-context.js';
-import { check } from './probe-check.js';
+import { check, untilListening } from './probe-check.js';
 import { ProbeWorker, type ProbeKind, type ProbeResult } from './probes.js';
 import type { ContainerProcess, Exit } from './process.js';
 import { stopProcess, terminated, type Terminated } from './termination.js';
@@ -139,6 +139,7 @@ export class ContainerRunner {
     const c = this.spec;
     const hooks = {
       check: (probe: Parameters<typeof check>[0], timeoutMs: number) => check(probe, c, this.ctx.target, timeoutMs),
+      listening: (probe: Parameters<typeof check>[0], withinMs: number) => untilListening(probe, c, this.ctx.target, withinMs),
       failed: (kind: ProbeKind, output: string) => this.ctx.event('Warning', 'Unhealthy', `${kind} probe failed: ${output}`, fieldPath(c, this.init)),
       changed: (kind: ProbeKind, result: ProbeResult) => this.probeChanged(kind, result),
     };

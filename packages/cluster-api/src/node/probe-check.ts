@@ -16,7 +16,8 @@ export interface ProbeOutcome {
   output: string;
 }
 
-export const ProbeUserAgent = 'kube-probe/1.32';
+/** The kubelet's User-Agent: kube-probe/<its major.minor>, which here is the API server's (nodeInfo.kubeletVersion). */
+export const ProbeUserAgent = 'kube-probe/1.20';
 const MaxRedirects = 10;
 const MaxBody = 10 * 1024;
 
@@ -112,5 +113,21 @@ export async function check(h: ProbeHandler, container: Container, target: PortT
     return { ok: false, output: unsupportedHandler(h, 'the probe') ?? 'no handler' };
   } catch (err) {
     return { ok: false, output: (err as Error).message };
+  }
+}
+
+/** Resolves once `host:port` of the probe takes a TCP connection, polling, or after `withinMs` whatever happens. */
+export async function untilListening(h: ProbeHandler, container: Container, target: PortTarget, withinMs: number): Promise<void> {
+  const action = h.httpGet ?? h.tcpSocket;
+  if (!action) return;
+  let to: { host: string; port: number };
+  try {
+    to = target(resolvePort(action.port, container));
+  } catch {
+    return;
+  }
+  const host = action.host || to.host;
+  for (const deadline = Date.now() + withinMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
+    if ((await tcpCheck(host, to.port, 200)).ok) return;
   }
 }

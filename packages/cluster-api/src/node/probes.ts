@@ -15,6 +15,8 @@ export type ProbeResult = 'success' | 'failure' | 'unknown';
 export interface ProbeHooks {
   /** One try against the container. */
   check(probe: Probe, timeoutMs: number): Promise<ProbeOutcome>;
+  /** Resolves once the probed port takes connections (or the time given is over). */
+  listening?(probe: Probe, withinMs: number): Promise<void>;
   /** The worker's result changed (after its threshold). */
   changed(kind: ProbeKind, result: ProbeResult): void;
   /** A try failed: the kubelet's Unhealthy event. */
@@ -38,9 +40,17 @@ export class ProbeWorker {
     return Math.max(1, this.probe.periodSeconds ?? 10) * 1000;
   }
 
+  /**
+   * The first try waits (at most one period) for the probed port to take connections: a process
+   * needs a moment to listen, and a try before that would fail and leave the pod unready for a whole
+   * period. Thresholds and periods are the kubelet's from then on.
+   */
   start(): void {
     const delay = Math.max(0, this.startedAt + (this.probe.initialDelaySeconds ?? 0) * 1000 - Date.now());
-    this.schedule(delay);
+    const listening = this.hooks.listening;
+    if (!listening || this.kind === 'Liveness') return this.schedule(delay);
+    this.timer = setTimeout(() => void listening(this.probe, this.periodMs).then(() => this.schedule(0)), delay);
+    this.timer.unref();
   }
 
   /** Probe now (the kubelet's manual trigger, e.g. when the startup probe has just succeeded). */
