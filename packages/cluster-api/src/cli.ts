@@ -10,6 +10,13 @@ import { TokenFileError } from './auth/authenticator.js';
 import { TlsFileError } from './auth/tls.js';
 import { migrate, migrateArgs, migrateOptions } from './migrate.js';
 import { serve } from './server.js';
+import { nodeOptions, resolveNodeConfig } from './node/config.js';
+import { runNode } from './node/run.js';
+import { NodeCredentialsError, nodeKubeconfig } from './auth/node-credentials.js';
+import { Scheduler } from './scheduler/scheduler.js';
+import { KubeClient, KubeconfigError } from '@func/kube-client';
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 
 const log = (entry: Record<string, unknown>): void => {
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
@@ -17,28 +24,53 @@ const log = (entry: Record<string, unknown>): void => {
 
 function fail(err: unknown): never {
   const e = err as Error;
-  const known = e instanceof ConfigError || e instanceof TokenFileError || e instanceof TlsFileError || (e as NodeJS.ErrnoException)?.code !== undefined;
+  const known = e instanceof ConfigError || e instanceof TokenFileError || e instanceof TlsFileError || e instanceof NodeCredentialsError || e instanceof KubeconfigError || (e as NodeJS.ErrnoException)?.code !== undefined;
   // The operator reads what a client never may: what failed below (storage unreachable at start-up).
   const cause = e?.cause instanceof Error ? `: ${e.cause.message}` : '';
   process.stderr.write(`cluster-api: ${known ? `${e.message}${cause}` : (e?.stack ?? String(err))}\n`);
   process.exit(1);
 }
 
-async function serveCommand(argv: Record<string, unknown>): Promise<void> {
-  const config = resolveConfig(argv, process.env, process.cwd());
-  const { server, kubeconfig } = await serve(config, log);
+/** Runs until SIGTERM / SIGINT, then `stop()` and exit 0. */
+function untilSignal(stop: () => Promise<void>): void {
   let stopping = false;
-  const stop = (signal: string): void => {
+  const end = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     log({ level: 'info', msg: 'shutting down', signal });
-    server.close().then(
-      () => process.exit(0),
-      (err: unknown) => fail(err),
-    );
+    stop().then(() => process.exit(0), fail);
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => end('SIGTERM'));
+  process.once('SIGINT', () => end('SIGINT'));
+}
+
+async function nodeCommand(argv: Record<string, unknown>): Promise<void> {
+  const config = resolveNodeConfig(argv, process.env, process.cwd());
+  const agent = await runNode(config, log);
+  untilSignal(() => agent.stop());
+  log({ level: 'info', msg: 'node agent running', node: agent.name, kubeletPort: agent.port, dataDir: config.dataDir });
+}
+
+async function schedulerCommand(argv: Record<string, unknown>): Promise<void> {
+  const kube = KubeClient.fromKubeconfig({ kubeconfig: argv.kubeconfig as string | undefined, context: argv.context as string | undefined });
+  const scheduler = new Scheduler({ kube, schedulerName: argv['scheduler-name'] as string | undefined, log });
+  await scheduler.start();
+  untilSignal(() => scheduler.stop());
+  log({ level: 'info', msg: 'scheduler running' });
+}
+
+function nodeCredentialsCommand(argv: Record<string, unknown>): void {
+  const addresses = ([] as unknown[]).concat(argv.address ?? []).map(String);
+  const yaml = nodeKubeconfig({ dataDir: resolve(String(argv['data-dir'] ?? './data')), name: String(argv.name ?? ''), addresses, server: argv.server as string | undefined });
+  if (argv.out) writeFileSync(resolve(String(argv.out)), yaml, { mode: 0o600 });
+  else process.stdout.write(yaml);
+  process.exit(0);
+}
+
+async function serveCommand(argv: Record<string, unknown>): Promise<void> {
+  const config = resolveConfig(argv, process.env, process.cwd());
+  const { server, kubeconfig } = await serve(config, log);
+  untilSignal(() => server.close());
   // Logged last: whoever waits for this line may signal the process at once.
   log({ level: 'info', msg: 'listening', url: server.url, storage: config.storage.split(':', 1)[0], kubeconfig });
 }
@@ -53,6 +85,38 @@ await yargs(hideBin(process.argv))
       return y;
     },
     (argv) => serveCommand(argv).catch(fail),
+  )
+  .command(
+    'node',
+    'run a node agent joining an API server by kubeconfig (function pods as processes, others simulated)',
+    (y) => {
+      for (const row of nodeOptions) y.option(row.flag, { type: row.type, describe: row.describe });
+      return y;
+    },
+    (argv) => nodeCommand(argv).catch(fail),
+  )
+  .command(
+    'scheduler',
+    'run the scheduler against an API server by kubeconfig (serve runs one unless --disable-scheduler)',
+    (y) => y.option('kubeconfig', { type: 'string', describe: 'kubeconfig file (default: kubectl\'s rules)' }).option('context', { type: 'string' }).option('scheduler-name', { type: 'string', describe: 'the spec.schedulerName it serves (default default-scheduler)' }),
+    (argv) => schedulerCommand(argv).catch(fail),
+  )
+  .command(
+    'node-credentials',
+    'mint a kubeconfig for a node agent on another machine (client certificate CN system:node:<name>, O system:nodes)',
+    (y) => y
+      .option('name', { type: 'string', demandOption: true, describe: 'the node name' })
+      .option('address', { type: 'string', array: true, describe: 'the node\'s IP addresses or DNS names (its kubelet server certificate names them)' })
+      .option('data-dir', { type: 'string', describe: 'the server\'s data directory, which holds the CA (default ./data)' })
+      .option('server', { type: 'string', describe: 'the API server URL as the node reaches it (default: the data dir kubeconfig\'s)' })
+      .option('out', { type: 'string', describe: 'write the kubeconfig here (mode 0600) instead of stdout' }),
+    (argv) => {
+      try {
+        nodeCredentialsCommand(argv);
+      } catch (err) {
+        fail(err);
+      }
+    },
   )
   .command(
     'migrate',

@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { hostname } from 'node:os';
 import { resolveConfig } from './config.js';
 
 describe('resolveConfig', () => {
   it('defaults like k3s: 6443 on loopback, TLS, sqlite in the data dir', () => {
     expect(resolveConfig({}, {}, '/srv')).toEqual({
       port: 6443, bindAddress: '127.0.0.1', dataDir: '/srv/data', storage: 'sqlite:/srv/data/state.db',
-      kubeconfigOut: '/srv/data/kubeconfig.yaml', insecureHttp: false, authorizationMode: ['RBAC'],
+      kubeconfigOut: '/srv/data/kubeconfig.yaml', insecureHttp: false, authorizationMode: ['Node', 'RBAC'], controllers: ['*'],
+            disableAgent: false, disableScheduler: false, nodeName: hostname().toLowerCase(), simulate: true, maxPods: 110, kubeletPort: 0,
+      clusterCidr: '127.64.0.0/10', nodeCidrMaskSize: 20, nodeMonitorGracePeriod: 40, nodeLeaseDurationSeconds: 40,
     });
   });
 
@@ -29,10 +32,14 @@ describe('resolveConfig', () => {
     [{ insecureHttp: true, tlsCertFile: 'a', tlsPrivateKeyFile: 'b' }, /cannot be combined/],
     [{ storage: 'nosuch://x' }, /--storage: invalid storage URL "nosuch:\/\/x": unknown scheme/],
     [{ storage: 'sqlite:' }, /--storage: .*needs a file path/],
-    [{ authorizationMode: 'ABAC' }, /--authorization-mode: unknown mode "ABAC"; supported: AlwaysAllow, AlwaysDeny, RBAC/],
+    [{ authorizationMode: 'ABAC' }, /--authorization-mode: unknown mode "ABAC"; supported: AlwaysAllow, AlwaysDeny, RBAC, Node/],
     [{ authorizationMode: 'RBAC,RBAC' }, /--authorization-mode: RBAC is given more than once/],
-    [{ authorizationMode: 'Node,RBAC' }, /--authorization-mode: Node needs the node authorizer/],
     [{ authorizationMode: 'RBAC,' }, /--authorization-mode: unknown mode ""/],
+    [{ 'cluster-cidr': '127.64.0.0' }, /--cluster-cidr must be an IPv4 CIDR/],
+    [{ 'cluster-cidr': '127.64.0.0/24', 'node-cidr-mask-size': 20 }, /--node-cidr-mask-size 20 must be at least the --cluster-cidr prefix length/],
+    [{ 'pod-network': 'bridge' }, /--pod-network must be loopback or shared/],
+    [{ 'max-pods': -1 }, /--max-pods must be an integer/],
+    [{ 'node-monitor-grace-period': 0 }, /--node-monitor-grace-period must be an integer/],
   ])('refuses %j', (cli, message) => {
     expect(() => resolveConfig(cli, {}, '/')).toThrow(message);
   });

@@ -4,10 +4,11 @@
  * principle 10; as the runtime's config.ts). Only cli.ts reads process state and exits.
  */
 import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { unknownControllers } from './controllers/names.js';
 import { parseStorageUrl } from './storage/factory.js';
-import { AuthorizationModes, modeFactories, type AuthorizationMode } from './auth/authorizers.js';
+import { AuthorizationModes, type AuthorizationMode } from './auth/authorizers.js';
 
 export interface ServeConfig {
   port: number;
@@ -31,6 +32,25 @@ export interface ServeConfig {
   authorizationMode: AuthorizationMode[];
   /** kube-controller-manager's --controllers: `*` (every controller on by default), `name`, `-name`. */
   controllers: string[];
+  /** No embedded node agent (k3s' --disable-agent): an API server for other machines' agents only. */
+  disableAgent: boolean;
+  /** No embedded scheduler (k3s' --disable-scheduler). */
+  disableScheduler: boolean;
+  /** The embedded agent's node name (the kubelet's --hostname-override); default the host name. */
+  nodeName: string;
+  /** The embedded agent runs non-function images simulated (kwok) rather than refusing them. */
+  simulate: boolean;
+  maxPods: number;
+  /** The embedded agent's kubelet server port; 0 picks a free one (the Node announces it). */
+  kubeletPort: number;
+  /** Pod IPs: loopback (a 127.x address per pod, Linux) or shared (the node's IP, a port per pod). */
+  podNetwork?: 'loopback' | 'shared';
+  clusterCidr: string;
+  nodeCidrMaskSize: number;
+  /** Seconds a node may stay silent before it is Unknown (kube-controller-manager's flag). */
+  nodeMonitorGracePeriod: number;
+  /** The embedded agent's Lease duration; renewed every quarter of it (the kubelet's flag). */
+  nodeLeaseDurationSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -80,9 +100,8 @@ const authorizationModes = (raw: unknown): AuthorizationMode[] => {
   const modes = String(raw).split(',').map((m) => m.trim());
   for (const [i, mode] of modes.entries()) {
     if (!(AuthorizationModes as readonly string[]).includes(mode))
-      throw new ConfigError(`--authorization-mode: unknown mode ${JSON.stringify(mode)}; supported: ${AuthorizationModes.filter((m) => modeFactories[m]).join(', ')}`);
+      throw new ConfigError(`--authorization-mode: unknown mode ${JSON.stringify(mode)}; supported: ${AuthorizationModes.join(', ')}`);
     if (modes.indexOf(mode) !== i) throw new ConfigError(`--authorization-mode: ${mode} is given more than once`);
-    if (!modeFactories[mode as AuthorizationMode]) throw new ConfigError(`--authorization-mode: ${mode} needs the node authorizer, which this server does not have yet`);
   }
   return modes as AuthorizationMode[];
 };
@@ -93,6 +112,20 @@ const controllerList = (raw: unknown): string[] => {
   return words;
 };
 const inDataDir = (file: string) => ({ config }: Resolving): string => join(config.dataDir!, file);
+const count = (flag: string, min: number, max: number) => (raw: unknown): number => {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`--${flag} must be an integer ${min}-${max}, got ${String(raw)}`);
+  return n;
+};
+const cidr = (raw: unknown): string => {
+  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(String(raw));
+  if (!m || m.slice(1, 5).some((o) => Number(o) > 255) || Number(m[5]) > 30) throw new ConfigError(`--cluster-cidr must be an IPv4 CIDR such as 127.64.0.0/10, got ${String(raw)}`);
+  return String(raw);
+};
+const podNetwork = (raw: unknown): 'loopback' | 'shared' => {
+  if (raw !== 'loopback' && raw !== 'shared') throw new ConfigError(`--pod-network must be loopback or shared, got ${String(raw)}`);
+  return raw;
+};
 
 /** A row of any option. */
 type AnyRow = { [K in Key]: OptionRow<K> }[Key];
@@ -112,9 +145,20 @@ export const serveOptions: readonly AnyRow[] = [
   row({ key: 'etcdCafile', flag: 'etcd-cafile', env: 'CLUSTER_API_ETCD_CAFILE', type: 'string', default: undefined, parse: path, describe: 'CA bundle to verify etcd servers (etcd:// storage over TLS)' }),
   row({ key: 'etcdCertfile', flag: 'etcd-certfile', env: 'CLUSTER_API_ETCD_CERTFILE', type: 'string', default: undefined, parse: path, describe: 'client certificate for etcd (PEM)' }),
   row({ key: 'etcdKeyfile', flag: 'etcd-keyfile', env: 'CLUSTER_API_ETCD_KEYFILE', type: 'string', default: undefined, parse: path, describe: 'private key of --etcd-certfile (PEM)' }),
-  row({ key: 'authorizationMode', flag: 'authorization-mode', env: 'CLUSTER_API_AUTHORIZATION_MODE', type: 'string', default: ['RBAC'], parse: authorizationModes, describe: 'authorizers in order: RBAC (default), AlwaysAllow (every authenticated request; a warning at start), AlwaysDeny; system:masters is always allowed' }),
+  row({ key: 'authorizationMode', flag: 'authorization-mode', env: 'CLUSTER_API_AUTHORIZATION_MODE', type: 'string', default: ['Node', 'RBAC'], parse: authorizationModes, describe: 'authorizers in order (default Node,RBAC): Node (node agents: their own Node, Lease, pods and what those pods reference), RBAC, AlwaysAllow (every authenticated request; a warning at start), AlwaysDeny; system:masters is always allowed' }),
   row({ key: 'insecureHttp', flag: 'insecure-http', env: 'CLUSTER_API_INSECURE_HTTP', type: 'boolean', default: false, parse: bool, describe: 'serve plain HTTP (loopback bind addresses only)' }),
   row({ key: 'controllers', flag: 'controllers', env: 'CLUSTER_API_CONTROLLERS', type: 'string', default: ['*'], parse: controllerList, describe: 'controllers to run, as kube-controller-manager\'s flag: * (all on by default), name, -name (e.g. *,-job)' }),
+  row({ key: 'disableAgent', flag: 'disable-agent', env: 'CLUSTER_API_DISABLE_AGENT', type: 'boolean', default: false, parse: bool, describe: 'run no node agent in this process (nodes join with `cluster-api node`)' }),
+  row({ key: 'disableScheduler', flag: 'disable-scheduler', env: 'CLUSTER_API_DISABLE_SCHEDULER', type: 'boolean', default: false, parse: bool, describe: 'run no scheduler in this process (`cluster-api scheduler` may run elsewhere)' }),
+  row({ key: 'nodeName', flag: 'node-name', env: 'CLUSTER_API_NODE_NAME', type: 'string', default: () => hostname().toLowerCase(), parse: text, describe: 'the embedded node agent\'s node name (default: the host name)' }),
+  row({ key: 'simulate', flag: 'simulate', env: 'CLUSTER_API_SIMULATE', type: 'boolean', default: true, parse: bool, describe: 'run images that are not function images simulated, as kwok does (default); --no-simulate refuses them' }),
+  row({ key: 'maxPods', flag: 'max-pods', env: 'CLUSTER_API_MAX_PODS', type: 'number', default: 110, parse: count('max-pods', 1, 100_000), describe: 'pods the embedded node accepts (default 110)' }),
+  row({ key: 'kubeletPort', flag: 'kubelet-port', env: 'CLUSTER_API_KUBELET_PORT', type: 'number', default: 0, parse: count('kubelet-port', 0, 65535), describe: 'the embedded node agent\'s server port (default 0: any free port, announced in the Node)' }),
+  row({ key: 'podNetwork', flag: 'pod-network', env: 'CLUSTER_API_POD_NETWORK', type: 'string', default: undefined, parse: podNetwork, describe: 'loopback (an address per pod, Linux default) or shared (the node\'s address, a port per pod)' }),
+  row({ key: 'clusterCidr', flag: 'cluster-cidr', env: 'CLUSTER_API_CLUSTER_CIDR', type: 'string', default: '127.64.0.0/10', parse: cidr, describe: 'pod IPs of the cluster, split into a block per node (default 127.64.0.0/10)' }),
+  row({ key: 'nodeCidrMaskSize', flag: 'node-cidr-mask-size', env: 'CLUSTER_API_NODE_CIDR_MASK_SIZE', type: 'number', default: 20, parse: count('node-cidr-mask-size', 8, 30), describe: 'size of each node\'s pod CIDR block (default 20)' }),
+  row({ key: 'nodeLeaseDurationSeconds', flag: 'node-lease-duration-seconds', env: 'CLUSTER_API_NODE_LEASE_DURATION_SECONDS', type: 'number', default: 40, parse: count('node-lease-duration-seconds', 1, 3600), describe: 'the embedded node\'s Lease duration, renewed every quarter of it (default 40)' }),
+  row({ key: 'nodeMonitorGracePeriod', flag: 'node-monitor-grace-period', env: 'CLUSTER_API_NODE_MONITOR_GRACE_PERIOD', type: 'number', default: 40, parse: count('node-monitor-grace-period', 1, 86_400), describe: 'seconds a node may go without a heartbeat before it is NotReady (default 40)' }),
 ];
 
 const isLoopback = (address: string): boolean =>
@@ -150,5 +194,7 @@ function check(config: ServeConfig): ServeConfig {
   if (config.tlsCaFile && !config.tlsCertFile) throw new ConfigError('--tls-ca-file goes with --tls-cert-file (the generated CA is embedded already)');
   if (Boolean(config.etcdCertfile) !== Boolean(config.etcdKeyfile))
     throw new ConfigError('--etcd-certfile and --etcd-keyfile must be given together');
+  if (Number(config.clusterCidr.split('/')[1]) > config.nodeCidrMaskSize)
+    throw new ConfigError(`--node-cidr-mask-size ${config.nodeCidrMaskSize} must be at least the --cluster-cidr prefix length (${config.clusterCidr})`);
   return config;
 }

@@ -15,20 +15,23 @@ import type { ServeConfig } from './config.js';
 import { createApp } from './http/app.js';
 import { upgradeListener } from './http/upgrade.js';
 import type { Authenticator } from './auth/authenticator.js';
-import { loadTokenFile, tokenAuthenticator } from './auth/authenticator.js';
+import { loadTokenFile, tokenAuthenticator, withUsers } from './auth/authenticator.js';
 import { AdminUser, ensureAdminToken, firstToken, writeKubeconfig } from './auth/credentials.js';
 import { versionInfo } from './http/nonresource.js';
 import type { TlsMaterial } from './auth/tls.js';
-import { ensureTls, loadTls, servingHosts } from './auth/tls.js';
+import { ensureCa, ensureTls, loadTls, servingHosts } from './auth/tls.js';
+import { components } from './components.js';
 import { ServiceAccountTokens, ephemeralSigningKey, loadOrCreateSigningKey, withServiceAccountTokens } from './auth/service-account-tokens.js';
 import type { Registry } from './registry/rest.js';
 import type { PodNetwork } from './registry/definition.js';
 import { createRegistry, ensureSystemNamespaces, ensureSystemPriorityClasses } from './registry/index.js';
-import { startControllers } from './controllers/index.js';
 import { settleAggregation } from './controllers/cluster-role-aggregation.js';
 import { buildAuthorizer, type AuthorizationMode, type AuthorizerChain } from './auth/authorizers.js';
 import { reconcileBootstrapPolicy } from './auth/bootstrap/reconcile.js';
+import { NodeGraph } from './auth/node-graph.js';
 import { PolicyCache } from './auth/policy-cache.js';
+import { startControllers, type ControllersOptions } from './controllers/index.js';
+import { KubeletClient, kubeletPodNetwork, type KubeletClientTls } from './node/kubelet-client.js';
 import { openStorage } from './storage/factory.js';
 import type { Storage } from './storage/interface.js';
 
@@ -48,8 +51,14 @@ export interface StartOptions {
   log?: (entry: Record<string, unknown>) => void;
   /** Run the built-in controllers (default true); a list: kube-controller-manager's --controllers words. */
   controllers?: boolean | readonly string[];
-  /** kube-apiserver's `--authorization-mode`, in order (default RBAC); system:masters is always allowed. */
+  /** kube-apiserver's `--authorization-mode`, in order (default Node,RBAC); system:masters is always allowed. */
   authorization?: readonly AuthorizationMode[];
+  /** Node IPAM and node lifecycle settings (pod CIDRs, grace period). */
+  nodeControllers?: ControllersOptions['nodes'];
+  /** PEM of the CA whose client certificates authenticate (x509: CN user, O groups); absent: none do. */
+  clientCa?: string;
+  /** The API server's own certificate for node agents, and the CA their certificates chain to. */
+  kubeletClient?: KubeletClientTls;
   /** How pods' ports are reached (the node agent provides it); absent: port-forward and the proxies cannot reach pods. */
   podNetwork?: PodNetwork;
 }
@@ -72,19 +81,26 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   const tokens = new ServiceAccountTokens(options.serviceAccountKey ?? ephemeralSigningKey);
   let authenticator: Authenticator | undefined;
   let authorizer: AuthorizerChain | undefined;
+  const kubeletClient = options.kubeletClient && new KubeletClient(options.kubeletClient);
+  // The pod network dials through the node agents, which it finds through the registry made here.
+  let created: Registry | undefined;
+  const nodes = () => created?.find('', 'v1', 'nodes');
   const registry =
     options.registry ??
-    createRegistry(storage, {
+    (created = createRegistry(storage, {
       tokenIssuer: tokens,
       rootCa: options.tls?.ca,
       reviewToken: async (token, audiences) => authenticator?.review(token, audiences),
       authorizer: () => authorizer,
-      podNetwork: options.podNetwork,
-    });
+      kubelet: kubeletClient,
+      podNetwork: options.podNetwork ?? (kubeletClient && kubeletPodNetwork(kubeletClient, async (name) => nodes()?.get({}, name))),
+    }));
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);
   const policy = await authorizationReady(registry, options.log);
   await ensureSystemPriorityClasses(registry);
-  authorizer = buildAuthorizer(options.authorization ?? ['RBAC'], { policy });
+  const modes = options.authorization ?? ['Node', 'RBAC'];
+  const nodeGraph = modes.includes('Node') ? new NodeGraph().start(registry) : undefined;
+  authorizer = buildAuthorizer(modes, { policy, nodes: nodeGraph });
   const watches = new Set<ServerResponse>();
   const handler = createApp({
     registry,
@@ -95,7 +111,9 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
     log: options.log,
     watches,
   });
-  const server: Server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) : createHttpServer(handler);
+  // A client certificate is asked for, never required: token users connect as before.
+  const clientAuth = options.clientCa ? { ca: options.clientCa, requestCert: true, rejectUnauthorized: false } : {};
+  const server: Server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key, ...clientAuth }, handler) : createHttpServer(handler);
   server.keepAliveTimeout = 65_000;
   const taken = new Set<Duplex>();
   server.on('upgrade', upgradeListener(handler, taken));
@@ -105,18 +123,19 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
     server.listen(options.port ?? 0, host, () => (server.off('error', reject), resolve()));
   }).catch((err: unknown) => {
     policy.close();
+    nodeGraph?.stop();
     throw err;
   });
   const port = (server.address() as AddressInfo).port;
   // Only once listening: a port in use leaves no controllers running against a store the caller will close.
   const words = Array.isArray(options.controllers) ? options.controllers : undefined;
-  const controllers = options.controllers === false ? undefined : startControllers(registry, { log: options.log, controllers: words });
+  const controllers = options.controllers === false ? undefined : startControllers(registry, { log: options.log, controllers: words, nodes: options.nodeControllers });
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   let closing: Promise<void> | undefined;
   return {
     url: `${options.tls ? 'https' : 'http'}://${urlHost}:${port}`,
     port,
-    close: () => (closing ??= (controllers?.stop() ?? Promise.resolve()).then(() => (policy.close(), shutdown(server, watches, taken, storage)))),
+    close: () => (closing ??= (controllers?.stop() ?? Promise.resolve()).then(() => (policy.close(), nodeGraph?.stop(), shutdown(server, watches, taken, storage)))),
   };
 }
 
@@ -159,6 +178,9 @@ export interface Served {
 export async function serve(config: ServeConfig, log?: StartOptions['log'], parts: Pick<StartOptions, 'podNetwork'> = {}): Promise<Served> {
   const { authenticator, token } = credentials(config);
   const tls = config.insecureHttp ? undefined : tlsMaterial(config);
+  // The CA that signs node and component certificates; with a brought-in serving certificate too.
+  const ca = ensureCa(join(config.dataDir, 'tls'));
+  const embedded = components(config, ca);
   // Kept in the data dir, as the CA is: service account tokens outlive a restart.
   const serviceAccountKey = loadOrCreateSigningKey(join(config.dataDir, 'service-account.key'));
   const storage = await openStorage(config.storage, { etcd: { caFile: config.etcdCafile, certFile: config.etcdCertfile, keyFile: config.etcdKeyfile } });
@@ -167,15 +189,29 @@ export async function serve(config: ServeConfig, log?: StartOptions['log'], part
   let server: ClusterApiServer;
   try {
     server = await startServer({
-      storage, authenticator, tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey, controllers: config.controllers, authorization: config.authorizationMode, ...parts,
+      storage, authenticator: withUsers(authenticator, embedded.users), tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey,
+      controllers: config.controllers, authorization: config.authorizationMode,
+      clientCa: tls ? ca.cert : undefined, kubeletClient: embedded.kubeletClient,
+      nodeControllers: { clusterCidr: config.clusterCidr, nodeCidrMaskSize: config.nodeCidrMaskSize, gracePeriodMs: config.nodeMonitorGracePeriod * 1000 },
+      ...parts,
     });
   } catch (err) {
     await storage.close();
     throw err;
   }
-  if (!token) return { server };
-  writeKubeconfig(config.kubeconfigOut, { server: server.url, token, ca: tls?.ca });
-  return { server, kubeconfig: config.kubeconfigOut };
+  try {
+    await embedded.start(server.url, tls?.ca, log);
+  } catch (err) {
+    await embedded.stop();
+    await server.close();
+    throw err;
+  }
+  const api = server;
+  let closing: Promise<void> | undefined;
+  const whole: ClusterApiServer = { url: api.url, port: api.port, close: () => (closing ??= embedded.stop().then(() => api.close())) };
+  if (!token) return { server: whole };
+  writeKubeconfig(config.kubeconfigOut, { server: api.url, token, ca: tls?.ca });
+  return { server: whole, kubeconfig: config.kubeconfigOut };
 }
 
 function credentials(config: ServeConfig): { authenticator: Authenticator; token?: string } {

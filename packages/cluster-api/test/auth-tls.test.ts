@@ -78,9 +78,11 @@ describe('token file and own TLS certificate', () => {
     expect(kc.clusters[0].cluster['certificate-authority-data']).toBeUndefined();
   });
 
-  it('does not generate an admin token or certificates of its own', () => {
+  it('does not generate an admin token or a serving certificate of its own', () => {
     expect(() => readFileSync(join(dir, 'data', 'admin.token'))).toThrow();
-    expect(() => readFileSync(join(dir, 'data', 'tls', 'ca.crt'))).toThrow();
+    expect(() => readFileSync(join(dir, 'data', 'tls', 'serving.crt'))).toThrow();
+    // Only the CA that signs node and component certificates (the embedded node's kubelet server).
+    expect(readFileSync(join(dir, 'data', 'tls', 'ca.crt'), 'utf8')).toMatch(/^-----BEGIN CERTIFICATE-----/);
   });
 });
 

@@ -109,7 +109,11 @@ export interface KubectlResult {
   stderr: string;
 }
 
-/** `serve()` as a user runs it (TLS, generated token and kubeconfig, memory storage), and kubectl's environment for it. */
+/**
+ * `serve()` as a user runs it (TLS, generated token and kubeconfig, memory storage), and kubectl's
+ * environment for it. Without the embedded node agent and scheduler unless asked: these tests pin
+ * the API itself, which a node running their pods would change under them.
+ */
 export interface KubectlServer {
   dir: string;
   served: Served;
@@ -118,9 +122,10 @@ export interface KubectlServer {
   close(): Promise<void>;
 }
 
-export async function startKubectlServer(): Promise<KubectlServer> {
+export async function startKubectlServer(options: { nodes?: boolean } = {}): Promise<KubectlServer> {
   const dir = tempDir();
-  const served = await serve(resolveConfig({ port: 0, dataDir: join(dir, 'data'), storage: 'memory:' }), () => {});
+  const nodes = options.nodes ? {} : { disableAgent: true, disableScheduler: true };
+  const served = await serve(resolveConfig({ port: 0, dataDir: join(dir, 'data'), storage: 'memory:', ...nodes }), () => {});
   return {
     dir,
     served,

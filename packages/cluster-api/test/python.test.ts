@@ -3,7 +3,8 @@
  * pyenv python on PATH has no such module). Every `python/test_*.py` runs under pytest against one
  * `serve()` per backend — TLS with the generated CA and admin token, the kubeconfig it writes — on a
  * real SQLite file and on a real etcd. Each Python test works in a namespace of its own (conftest.py),
- * so the files share a server without seeing each other.
+ * so the files share a server without seeing each other. Those servers run no node (the files pin
+ * the API itself); `python/test_node*.py` run against one that does (its embedded agent and scheduler).
  */
 import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -17,7 +18,9 @@ import { tempDir } from './helpers.js';
 
 const python = '/usr/bin/python3';
 const dir = fileURLToPath(new URL('./python/', import.meta.url));
-const files = readdirSync(dir).filter((f) => /^test_.*\.py$/.test(f)).sort();
+const all = readdirSync(dir).filter((f) => /^test_.*\.py$/.test(f)).sort();
+const nodeFiles = all.filter((f) => f.startsWith('test_node'));
+const files = all.filter((f) => !nodeFiles.includes(f));
 
 interface Run {
   code: number;
@@ -43,7 +46,7 @@ describe.each(['sqlite', 'etcd'] as const)('the Python client against cluster-ap
     home = tempDir();
     if (backend === 'etcd') etcd = await startEtcd({ members: 1, dataRoot: '/dev/shm' });
     const storage = etcd ? etcd.url : `sqlite:${join(home, 'data', 'state.db')}`;
-    served = await serve(resolveConfig({ port: 0, dataDir: join(home, 'data'), storage }), () => {});
+    served = await serve(resolveConfig({ port: 0, dataDir: join(home, 'data'), storage, disableAgent: true, disableScheduler: true }), () => {});
   });
   afterAll(async () => {
     await served?.server.close();
@@ -52,6 +55,24 @@ describe.each(['sqlite', 'etcd'] as const)('the Python client against cluster-ap
 
   it.each(files)('%s passes', async (file) => {
     const run = await pytest(file, served.kubeconfig, home);
+    expect(run.code, run.output).toBe(0);
+  }, 200_000);
+});
+
+describe('the Python client against a cluster-api with its node (sqlite)', () => {
+  let home: string;
+  let served: Served;
+
+  beforeAll(async () => {
+    home = tempDir();
+    served = await serve(resolveConfig({ port: 0, dataDir: join(home, 'data') }), () => {});
+  });
+  afterAll(async () => {
+    await served?.server.close();
+  });
+
+  it.each(nodeFiles)('%s passes', async (file) => {
+    const run = await pytest(file, served.kubeconfig!, home);
     expect(run.code, run.output).toBe(0);
   }, 200_000);
 });

@@ -84,6 +84,8 @@ describe('cluster-api serve (process)', () => {
     expect(acknowledged.length).toBeGreaterThanOrEqual(150);
     expect(acknowledged.filter((n) => !stored.has(n))).toEqual([]);
     second.child.kill('SIGTERM');
+    // Its node agent writes pod directories under the data dir until it has exited.
+    await new Promise((r) => second.child.once('exit', r));
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -93,3 +93,12 @@ export function tokenAuthenticator(users: ReadonlyMap<string, UserInfo>): Authen
 }
 
 export const loadTokenFile = (file: string): Authenticator => tokenAuthenticator(parseTokenFile(readFileSync(file, 'utf8')));
+
+/** `base` plus users known by token only to this process (the embedded node agent and scheduler). */
+export function withUsers(base: Authenticator, users: ReadonlyMap<string, UserInfo>): Authenticator {
+  const extra = tokenAuthenticator(users);
+  return {
+    authenticate: (authorization) => extra.authenticate(authorization) ?? base.authenticate(authorization),
+    review: async (token, audiences) => (await extra.review(token, audiences)) ?? base.review(token, audiences),
+  };
+}

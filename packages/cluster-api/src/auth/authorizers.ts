@@ -3,16 +3,16 @@
  * system:masters first (always allowed, whatever the modes), then each mode in the order given; the
  * first Allow or Deny decides, NoOpinion asks the next, and no opinion at all is a 403.
  *
- * Adding a mode is one row in `modeFactories`. The Node mode (`--authorization-mode Node,RBAC`) is the
- * seam for the node agent: a NodeAuthorizer that allows a `system:node:<name>` user in `system:nodes`
- * its own Node and Lease and its pods' status (deciding from a cache of which pods, secrets and
- * volumes each node uses, kept as PolicyCache keeps RBAC), returning NoOpinion for everyone else and
- * `incomplete: true` from `rulesFor` for nodes. Its companion, NodeRestriction admission, is an
- * `admit` hook on Node, Pod and Lease (registry/definition.ts Hooks), as the RBAC kinds' escalation
- * checks are.
+ * Adding a mode is one row in `modeFactories`. The Node mode (`--authorization-mode Node,RBAC`, the
+ * default) lets a `system:node:<name>` user in `system:nodes` have its own Node and Lease, its pods'
+ * status and what those pods reference (node-authorizer.ts, deciding from the NodeGraph, a watch of
+ * every pod kept as PolicyCache keeps RBAC); it has no opinion on anyone else, and `rulesFor` says
+ * `incomplete` for nodes (their rules depend on their pods).
  */
 import type { Authorization, Authorizer, SubjectRules } from '../registry/authorization.js';
 import { SystemPrivilegedGroup } from '../registry/rbac/escalation.js';
+import { NodeAuthorizer, nodeOf } from './node-authorizer.js';
+import type { NodeGraph } from './node-graph.js';
 import type { PolicyCache } from './policy-cache.js';
 import { RbacAuthorizer } from './rbac-authorizer.js';
 
@@ -22,6 +22,8 @@ export type AuthorizationMode = (typeof AuthorizationModes)[number];
 /** What a mode's authorizer is built from. */
 export interface ModeDeps {
   policy: PolicyCache;
+  /** Which pods (and what they reference) each node has: the Node mode decides from it. */
+  nodes?: NodeGraph;
 }
 
 const NoOpinion: Authorization = { decision: 'NoOpinion', reason: '' };
@@ -37,12 +39,19 @@ const alwaysDeny: Authorizer = {
   rulesFor: () => ({ rules: [], incomplete: false }),
 };
 
-/** Modes this server can run; `undefined`: accepted by no configuration yet (config.ts refuses it). */
-export const modeFactories: Readonly<Record<AuthorizationMode, ((deps: ModeDeps) => Authorizer) | undefined>> = {
+/** How each mode's authorizer is built. */
+export const modeFactories: Readonly<Record<AuthorizationMode, (deps: ModeDeps) => Authorizer>> = {
   AlwaysAllow: () => alwaysAllow,
   AlwaysDeny: () => alwaysDeny,
   RBAC: (deps) => new RbacAuthorizer(deps.policy),
-  Node: undefined,
+  Node: (deps) => {
+    if (!deps.nodes) throw new Error('authorization mode Node needs the node graph');
+    const node = new NodeAuthorizer(deps.nodes);
+    return {
+      authorize: (attrs) => node.authorize(attrs),
+      rulesFor: (user) => ({ rules: [], incomplete: nodeOf(user) !== undefined }),
+    };
+  },
 };
 
 /** authorizerfactory.NewPrivilegedGroups: members are allowed everything, before any mode is asked. */
@@ -87,9 +96,7 @@ export interface AuthorizerChain extends Authorizer {
 
 export function buildAuthorizer(modes: readonly AuthorizationMode[], deps: ModeDeps): AuthorizerChain {
   const built = modes.map((mode) => {
-    const factory = modeFactories[mode];
-    if (!factory) throw new Error(`authorization mode ${mode} is not available`);
-    return factory(deps);
+    return modeFactories[mode](deps);
   });
   const chain = union([privilegedGroups([SystemPrivilegedGroup]), ...built]);
   const rbac = built.find((a): a is RbacAuthorizer => a instanceof RbacAuthorizer);

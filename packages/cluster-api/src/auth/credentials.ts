@@ -33,19 +33,24 @@ export function firstToken(tokenFileText: string): string | undefined {
 export interface KubeconfigInput {
   server: string;
   token?: string;
+  /** A client certificate and its key (PEM), instead of a token. */
+  clientCert?: string;
+  clientKey?: string;
   /** PEM of the CA that signed the serving certificate; absent for plain HTTP. */
   ca?: string;
   name?: string;
 }
 
-export function kubeconfigYaml({ server, token, ca, name = 'cluster-api' }: KubeconfigInput): string {
+export function kubeconfigYaml({ server, token, clientCert, clientKey, ca, name = 'cluster-api' }: KubeconfigInput): string {
   const cluster: Record<string, string> = { server };
   if (ca) cluster['certificate-authority-data'] = Buffer.from(ca).toString('base64');
+  const b64 = (pem: string) => Buffer.from(pem).toString('base64');
+  const user = clientCert && clientKey ? { 'client-certificate-data': b64(clientCert), 'client-key-data': b64(clientKey) } : token ? { token } : {};
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name, cluster }],
-    users: [{ name: `${name}-admin`, user: token ? { token } : {} }],
+    users: [{ name: `${name}-admin`, user }],
     contexts: [{ name, context: { cluster: name, user: `${name}-admin`, namespace: 'default' } }],
     'current-context': name,
     preferences: {},

@@ -88,8 +88,8 @@ const files = (dir: string) => ({
   key: join(dir, 'serving.key'),
 });
 
-/** Load the data dir's CA and serving certificate, creating or renewing what is missing, stale or too narrow. */
-export function ensureTls(tlsDir: string, hosts: readonly string[]): TlsMaterial {
+/** The data dir's CA, created on first use. */
+export function ensureCa(tlsDir: string): CertificateAuthority {
   mkdirSync(tlsDir, { recursive: true, mode: 0o700 });
   const f = files(tlsDir);
   if (!existsSync(f.caCert) || !existsSync(f.caKey)) {
@@ -97,8 +97,14 @@ export function ensureTls(tlsDir: string, hosts: readonly string[]): TlsMaterial
     writeSecret(f.caKey, ca.key);
     writeFileSync(f.caCert, ca.cert, { mode: 0o644 });
   }
-  const ca = { cert: readFileSync(f.caCert, 'utf8'), key: readFileSync(f.caKey, 'utf8') };
-  if (!existsSync(f.cert) || !existsSync(f.key) || !servingCertFits(readFileSync(f.cert, 'utf8'), hosts)) {
+  return loadCa(tlsDir);
+}
+
+/** Load the data dir's CA and serving certificate, creating or renewing what is missing, stale or too narrow. */
+export function ensureTls(tlsDir: string, hosts: readonly string[]): TlsMaterial {
+  const f = files(tlsDir);
+  const ca = ensureCa(tlsDir);
+  if (!existsSync(f.cert) || !existsSync(f.key) || !certificateFits(readFileSync(f.cert, 'utf8'), hosts)) {
     const serving = createServingCert(ca, hosts);
     writeSecret(f.key, serving.key);
     writeFileSync(f.cert, serving.cert, { mode: 0o644 });
@@ -108,7 +114,7 @@ export function ensureTls(tlsDir: string, hosts: readonly string[]): TlsMaterial
 
 const writeSecret = (file: string, content: string): void => writeFileSync(file, content, { mode: 0o600 });
 
-function servingCertFits(pem: string, hosts: readonly string[]): boolean {
+function certificateFits(pem: string, hosts: readonly string[]): boolean {
   try {
     const cert = new X509Certificate(pem);
     if (Date.parse(cert.validTo) - Date.now() < renewBeforeMs) return false;
@@ -159,21 +165,67 @@ function createCa(): { cert: string; key: string } {
   return { cert: forge().pki.certificateToPem(cert), key: forge().pki.privateKeyToPem(keys.privateKey) };
 }
 
-function createServingCert(ca: { cert: string; key: string }, hosts: readonly string[]): { cert: string; key: string } {
+function createServingCert(ca: CertificateAuthority, hosts: readonly string[]): { cert: string; key: string } {
+  return issueCertificate(ca, { commonName: 'cluster-api', hosts, usages: ['server'] });
+}
+
+/** The data directory's CA, which signs node, scheduler and kubelet-client certificates too. */
+export interface CertificateAuthority {
+  cert: string;
+  key: string;
+}
+
+export const loadCa = (tlsDir: string): CertificateAuthority => {
+  const f = files(tlsDir);
+  return { cert: readFileSync(f.caCert, 'utf8'), key: readFileSync(f.caKey, 'utf8') };
+};
+
+export interface CertificateRequest {
+  /** The subject's CN: the user name, for a client certificate. */
+  commonName: string;
+  /** The subject's O entries: the user's groups, for a client certificate. */
+  organizations?: readonly string[];
+  /** DNS names and IP addresses (subjectAltName), for a serving certificate. */
+  hosts?: readonly string[];
+  usages: readonly ('client' | 'server')[];
+  years?: number;
+}
+
+/**
+ * A certificate signed by `ca`: client certificates name their user as kube-apiserver's x509
+ * authenticator reads it (CN = user, O = groups), serving ones their addresses in the SAN.
+ */
+export function issueCertificate(ca: CertificateAuthority, req: CertificateRequest): { cert: string; key: string } {
   const caCert = forge().pki.certificateFromPem(ca.cert);
   const caKey = forge().pki.privateKeyFromPem(ca.key);
   const keys = rsaKeyPair();
-  const cert = newCertificate(keys.publicKey, servingYears);
-  cert.setSubject([commonName('cluster-api')]);
+  const cert = newCertificate(keys.publicKey, req.years ?? servingYears);
+  cert.setSubject([...(req.organizations ?? []).map((o) => ({ name: 'organizationName', value: o, valueTagClass: forge().asn1.Type.UTF8 as unknown as Forge.asn1.Class })), commonName(req.commonName)]);
   cert.setIssuer(caCert.subject.attributes);
+  const hosts = req.hosts ?? [];
   cert.setExtensions([
     { name: 'basicConstraints', cA: false },
     { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-    { name: 'extKeyUsage', serverAuth: true },
-    { name: 'subjectAltName', altNames: hosts.map((h) => (isIP(h) ? { type: 7, ip: h } : { type: 2, value: h })) },
+    { name: 'extKeyUsage', serverAuth: req.usages.includes('server'), clientAuth: req.usages.includes('client') },
+    ...(hosts.length ? [{ name: 'subjectAltName', altNames: hosts.map((h) => (isIP(h) ? { type: 7, ip: h } : { type: 2, value: h })) }] : []),
   ]);
   cert.sign(caKey, forge().md.sha256.create());
   return { cert: forge().pki.certificateToPem(cert), key: forge().pki.privateKeyToPem(keys.privateKey) };
+}
+
+/**
+ * A certificate the CA issued, kept in `<tlsDir>/<name>.crt|.key` and issued again when missing,
+ * near its end, or not naming every host asked for.
+ */
+export function ensureIssued(tlsDir: string, name: string, ca: CertificateAuthority, req: CertificateRequest): { cert: string; key: string } {
+  const cert = join(tlsDir, `${name}.crt`);
+  const key = join(tlsDir, `${name}.key`);
+  if (!existsSync(cert) || !existsSync(key) || !certificateFits(readFileSync(cert, 'utf8'), req.hosts ?? [])) {
+    const issued = issueCertificate(ca, req);
+    writeSecret(key, issued.key);
+    writeFileSync(cert, issued.cert, { mode: 0o644 });
+  }
+  return { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') };
 }
 
 /** The addresses a serving certificate names: loopback always, plus the bind address when it is a real one. */

@@ -11,6 +11,8 @@ export interface Deadlines {
   name: string;
   /** When `obj` is to be deleted (ms since the epoch), or undefined while it is not. */
   dueAt(obj: KubeObject): number | undefined;
+  /** Whether an object past its deadline is someone else's to delete after all (checked when due). */
+  keep?(obj: KubeObject): Promise<boolean>;
   /** How it is deleted (a uid precondition is added: a newer object of the same name is not touched). */
   deleteOptions?: DeleteOptions;
   /** Which creations can have a deadline at all (see WatchSink.admitCreated). */
@@ -23,6 +25,7 @@ interface Due {
   name: string;
   uid: string;
   at: number;
+  obj: KubeObject;
 }
 
 export const deleteWhenDue = (store: ResourceStore, d: Deadlines, opts: ControllerOptions = {}): Controller => {
@@ -33,6 +36,7 @@ export const deleteWhenDue = (store: ResourceStore, d: Deadlines, opts: Controll
     for (const [key, x] of [...due]) {
       if (x.at > now) continue;
       due.delete(key);
+      if (await d.keep?.(x.obj)) continue;
       await store.delete(inNamespace(x.namespace), x.name, { ...d.deleteOptions, preconditions: { uid: x.uid } }).catch(ignoreRaces);
     }
     const next = Math.min(...[...due.values()].map((x) => x.at));
@@ -45,7 +49,7 @@ export const deleteWhenDue = (store: ResourceStore, d: Deadlines, opts: Controll
     const key = `${namespace}/${name}`;
     const at = type === 'DELETED' ? undefined : d.dueAt(obj);
     if (at === undefined) return void due.delete(key);
-    due.set(key, { namespace, name, uid, at });
+    due.set(key, { namespace, name, uid, at, obj });
     loop.kick(0);
   }, d.admitCreated);
   return {

@@ -16,6 +16,8 @@ import { startGarbageCollector } from './gc.js';
 import type { Controller, ControllerOptions } from './loop.js';
 import { isEnabled } from './names.js';
 import { startNamespaceController } from './namespace.js';
+import { startNodeIpam, type IpamOptions } from './node-ipam.js';
+import { startNodeLifecycle, type NodeLifecycleOptions } from './node-lifecycle.js';
 import { startPodReaper } from './pod-reaper.js';
 import { ReplicaSets, ReplicationControllers, startReplicaController } from './replica-set.js';
 import { startStatefulSetController } from './stateful-set.js';
@@ -30,13 +32,15 @@ export type { Controller, ControllerOptions } from './loop.js';
 export { ControllerNames, isEnabled, unknownControllers } from './names.js';
 
 export interface ControllersOptions extends ControllerOptions {
+  /** Node IPAM (pod CIDRs) and node lifecycle (health, taints, evictions). */
+  nodes?: IpamOptions & NodeLifecycleOptions;
   /** How long an Event lives after its last occurrence (kube-apiserver's --event-ttl; default 1 h). */
   eventTtlMs?: number;
   /** `--controllers` words (default `['*']`). */
   controllers?: readonly string[];
 }
 
-type Start = (ctx: ControllerContext, opts: ControllerOptions) => Controller;
+type Start = (ctx: ControllerContext, opts: ControllerOptions, nodes: ControllersOptions['nodes']) => Controller;
 
 /** Each controller's start, by its kube-controller-manager name. */
 const Starts: Record<string, Start> = {
@@ -53,10 +57,12 @@ const Starts: Record<string, Start> = {
   'ttl-after-finished-controller': (ctx, opts) => startTtlAfterFinished(ctx.registry, opts),
   'endpoints-controller': (ctx) => startEndpointsController(ctx),
   'endpointslice-controller': (ctx) => startEndpointSliceController(ctx),
+  'node-ipam-controller': (ctx, opts, nodes) => startNodeIpam(ctx.registry, { ...opts, ...nodes }),
+  'node-lifecycle-controller': (ctx, opts, nodes) => startNodeLifecycle(ctx.registry, { ...opts, ...nodes }),
 };
 
 export const startControllers = (registry: Registry, opts: ControllersOptions = {}): Controller => {
-  const { controllers: words = ['*'], eventTtlMs, ...common } = opts;
+  const { controllers: words = ['*'], eventTtlMs, nodes, ...common } = opts;
   const caches = new Caches(common.log);
   const events = new EventSink(registry, common.log);
   const ctx: ControllerContext = { registry, caches, events, log: common.log };
@@ -64,7 +70,7 @@ export const startControllers = (registry: Registry, opts: ControllersOptions = 
     startCrdController(registry, common),
     startPodReaper(registry, common),
     startEventTtl(registry, { ...common, eventTtlMs }),
-    ...Object.entries(Starts).filter(([name]) => isEnabled(name, words)).map(([, start]) => start(ctx, common)),
+    ...Object.entries(Starts).filter(([name]) => isEnabled(name, words)).map(([, start]) => start(ctx, common, nodes)),
   ];
   return {
     stop: async () => {

@@ -26,6 +26,8 @@ export const ControllerNames: readonly ControllerName[] = [
   { name: 'ttl-after-finished-controller', aliases: ['ttl-after-finished'], byDefault: true },
   { name: 'endpoints-controller', aliases: ['endpoint'], byDefault: true },
   { name: 'endpointslice-controller', aliases: ['endpointslice'], byDefault: true },
+  { name: 'node-ipam-controller', aliases: ['nodeipam'], byDefault: true },
+  { name: 'node-lifecycle-controller', aliases: ['nodelifecycle'], byDefault: true },
 ];
 
 /** The canonical name a word names, or undefined. */

@@ -12,6 +12,7 @@ import { UnauthenticatedPaths } from '../auth/authenticator.js';
 import { asksImpersonation, impersonate } from '../auth/impersonation.js';
 import type { Authorizer } from '../registry/authorization.js';
 import { authorizeRequest } from './authorize.js';
+import { clientCertificateUser } from '../auth/x509.js';
 import { Discovery } from './discovery.js';
 import { serveResource } from './handlers.js';
 import { negotiateOutput, type OutputFormat } from './negotiate.js';
@@ -156,9 +157,15 @@ function route({ req, res, path, query, method, upgrade }: Incoming, user: UserI
   send(res, 200, doc, output.format === 'yaml' ? 'yaml' : 'json', isPretty(query, req.headers['user-agent']) || output.pretty);
 }
 
-/** Synchronous for the token file's users (the common case, no promise made); a service account token is looked up. */
+/**
+ * A verified client certificate first (kube-apiserver's x509 authenticator comes before tokens), then
+ * the token: synchronous for the token file's users (the common case, no promise made); a service
+ * account token is looked up.
+ */
 function authenticate(req: IncomingMessage, path: string, authenticator: Authenticator | undefined): UserInfo | undefined | Promise<UserInfo | undefined> {
   if (!authenticator) return undefined;
+  const certified = clientCertificateUser(req.socket);
+  if (certified) return certified;
   const found = authenticator.authenticate(req.headers.authorization);
   return found instanceof Promise ? found.then((user) => admitted(user, path)) : admitted(found, path);
 }

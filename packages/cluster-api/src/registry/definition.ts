@@ -4,6 +4,7 @@
  * the generic store names no kind and no subresource. (Modelled on Kubernetes' registry/generic
  * registry.Store, one strategy per kind, and its storage map of subresources.)
  */
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { DeleteOptions, KubeObject } from '../api/meta.js';
 import type { Storage } from '../storage/interface.js';
@@ -213,8 +214,16 @@ export interface Services {
    * authorization.
    */
   authorizer?: Authorizer;
+  /** The node agents' servers (pods/log asks them); absent: no node is reached. */
+  kubelet?: KubeletConnection;
   /** How pods' ports are reached (port-forward, pods/proxy, services/proxy); absent: they cannot be. */
   podNetwork?: PodNetwork;
+}
+
+/** How the API server reaches a node's agent (src/node/kubelet-client.ts), as kube-apiserver reaches kubelets. */
+export interface KubeletConnection {
+  /** An HTTPS request to the node's agent, answered whatever its status; rejects when the agent cannot be reached. */
+  request(node: KubeObject, method: string, path: string): Promise<IncomingMessage>;
 }
 
 /**

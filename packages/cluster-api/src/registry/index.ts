@@ -33,6 +33,8 @@ export interface RegistryOptions {
   rootCa?: string;
   /** The server's authorizer, asked late: it is built over this registry's RBAC stores. */
   authorizer?: () => Authorizer | undefined;
+  /** How node agents are reached (pods/log, tunnels to pods). */
+  kubelet?: Services['kubelet'];
   /** How pods' ports are reached (the node agent's); absent, port-forward and the proxies cannot reach pods. */
   podNetwork?: Services['podNetwork'];
 }
@@ -59,6 +61,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
     tokens: options.tokenIssuer,
     rootCa: options.rootCa,
     reviewToken: options.reviewToken,
+    kubelet: options.kubelet,
     componentStatuses: options.componentStatuses ?? storageHealth(storage),
     get authorizer() {
       return options.authorizer?.();

@@ -36,7 +36,8 @@ export async function startApiServer(storage: string, extraArgs: readonly string
     process.once('exit', () => live.forEach((c) => c.kill('SIGKILL')));
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'cluster-api-proc-'));
-  const args = [cli, 'serve', '--port', '0', '--insecure-http', '--data-dir', dataDir, '--storage', storage, ...extraArgs];
+  // API servers only: no embedded node agent or scheduler writing pods and nodes under the tests.
+  const args = [cli, 'serve', '--port', '0', '--insecure-http', '--disable-agent', '--disable-scheduler', '--data-dir', dataDir, '--storage', storage, ...extraArgs];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   live.add(child);
   let err = '';

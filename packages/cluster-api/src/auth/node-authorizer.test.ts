@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { NodeAuthorizer, nodeOf, type NodeRequest } from './node-authorizer.js';
+import { NodeGraph, podReferences } from './node-graph.js';
+
+const graph = new NodeGraph();
+graph.observe('ADDED', {
+  metadata: { name: 'web', namespace: 'shop' },
+  spec: {
+    nodeName: 'a', serviceAccountName: 'shopper', imagePullSecrets: [{ name: 'pull' }],
+    volumes: [{ name: 'cfg', configMap: { name: 'settings' } }, { name: 'p', projected: { sources: [{ secret: { name: 'proj' } }] } }, { name: 'd', persistentVolumeClaim: { claimName: 'data' } }],
+    containers: [{ name: 'c', env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 'creds', key: 'k' } } }], envFrom: [{ configMapRef: { name: 'env' } }] }],
+  },
+});
+graph.observe('ADDED', { metadata: { name: 'other', namespace: 'shop' }, spec: { nodeName: 'b', containers: [{ name: 'c', envFrom: [{ secretRef: { name: 'b-only' } }] }] } });
+const authorizer = new NodeAuthorizer(graph);
+
+const node = (n: string) => ({ name: `system:node:${n}`, groups: ['system:nodes', 'system:authenticated'] });
+const req = (verb: string, resource: string, extra: Partial<NodeRequest> = {}): NodeRequest =>
+  ({ user: node('a'), verb, resourceRequest: true, apiGroup: '', resource, subresource: '', namespace: 'shop', name: '', ...extra });
+const decide = (r: NodeRequest) => authorizer.authorize(r).decision;
+
+describe('podReferences', () => {
+  it('finds what kube-apiserver\'s graph would', () => {
+    expect([...podReferences({ containers: [{ envFrom: [{ secretRef: { name: 's' } }] }] })].sort()).toEqual(['secret/s', 'serviceaccount/default']);
+  });
+});
+
+describe('NodeAuthorizer', () => {
+  it('knows nodes by name and group only', () => {
+    expect(nodeOf(node('a'))).toBe('a');
+    expect(nodeOf({ name: 'system:node:a', groups: [] })).toBeUndefined();
+    expect(decide({ ...req('get', 'secrets', { name: 'creds' }), user: { name: 'alice', groups: ['system:nodes'] } })).toBe('NoOpinion');
+  });
+
+  it.each([
+    ['get', 'secrets', 'creds'], ['get', 'secrets', 'pull'], ['get', 'secrets', 'proj'], ['watch', 'configmaps', 'settings'], ['list', 'configmaps', 'env'], ['get', 'persistentvolumeclaims', 'data'],
+  ])('lets a node %s %s/%s its pods reference', (verb, resource, name) => expect(decide(req(verb, resource, { name }))).toBe('Allow'));
+
+  it.each([
+    ['get', 'secrets', 'b-only', "no relationship found between node 'a' and this object"],
+    ['list', 'secrets', '', 'No Object name found, key not found'],
+    ['update', 'configmaps', 'settings', 'can only read resources of this type'],
+  ])('refuses %s %s/%s', (verb, resource, name, reason) => expect(authorizer.authorize(req(verb, resource, { name }))).toEqual({ decision: 'NoOpinion', reason }));
+
+  it('allows tokens for its pods\' service accounts only', () => {
+    expect(decide(req('create', 'serviceaccounts', { subresource: 'token', name: 'shopper' }))).toBe('Allow');
+    expect(decide(req('create', 'serviceaccounts', { subresource: 'token', name: 'default' }))).toBe('NoOpinion');
+  });
+
+  it('writes the status of, evicts and deletes its own pods only; creates none', () => {
+    expect(decide(req('patch', 'pods', { subresource: 'status', name: 'web' }))).toBe('Allow');
+    expect(decide(req('delete', 'pods', { name: 'web' }))).toBe('Allow');
+    expect(decide(req('create', 'pods', { subresource: 'eviction', name: 'web' }))).toBe('Allow');
+    expect(decide(req('patch', 'pods', { subresource: 'status', name: 'other' }))).toBe('NoOpinion');
+    expect(decide(req('delete', 'pods', { name: 'other' }))).toBe('NoOpinion');
+    expect(decide(req('create', 'pods', { name: 'new' }))).toBe('NoOpinion');
+    expect(decide(req('watch', 'pods', { namespace: '' }))).toBe('Allow');
+  });
+
+  it('changes its own Node and Lease only', () => {
+    expect(decide(req('create', 'nodes', { namespace: '', name: 'a' }))).toBe('Allow');
+    expect(decide(req('patch', 'nodes', { namespace: '', subresource: 'status', name: 'a' }))).toBe('Allow');
+    expect(decide(req('patch', 'nodes', { namespace: '', subresource: 'status', name: 'b' }))).toBe('NoOpinion');
+    expect(decide(req('update', 'leases', { apiGroup: 'coordination.k8s.io', namespace: 'kube-node-lease', name: 'a' }))).toBe('Allow');
+    expect(decide(req('update', 'leases', { apiGroup: 'coordination.k8s.io', namespace: 'kube-node-lease', name: 'b' }))).toBe('NoOpinion');
+    expect(decide(req('get', 'leases', { apiGroup: 'coordination.k8s.io', namespace: 'kube-system', name: 'a' }))).toBe('NoOpinion');
+  });
+
+  it('writes events and asks the reviews its kubelet server needs', () => {
+    expect(decide(req('create', 'events'))).toBe('Allow');
+    expect(decide(req('create', 'subjectaccessreviews', { apiGroup: 'authorization.k8s.io', namespace: '' }))).toBe('Allow');
+    expect(decide(req('create', 'tokenreviews', { apiGroup: 'authentication.k8s.io', namespace: '' }))).toBe('Allow');
+    expect(decide(req('delete', 'namespaces', { namespace: '', name: 'shop' }))).toBe('NoOpinion');
+  });
+
+  it('forgets pods that leave the node', () => {
+    graph.observe('DELETED', { metadata: { name: 'web', namespace: 'shop' }, spec: {} });
+    expect(decide(req('get', 'secrets', { name: 'creds' }))).toBe('NoOpinion');
+  });
+});

@@ -1,0 +1,97 @@
+/**
+ * What each node may read, as kube-apiserver's Node authorizer keeps it (its graph): the pods bound to
+ * a node, and for each pod the Secrets, ConfigMaps, ServiceAccount and PersistentVolumeClaims it
+ * references (volumes, projected sources, env, envFrom, imagePullSecrets — podutil's
+ * VisitPodSecretNames / VisitPodConfigmapNames). Kept in memory from a watch of every pod, so the
+ * authorizer decides synchronously.
+ */
+import type { KubeObject } from '../api/meta.js';
+import type { Registry } from '../registry/rest.js';
+
+export type Related = 'secret' | 'configmap' | 'serviceaccount' | 'pvc';
+
+interface PodEdges {
+  node: string;
+  refs: Set<string>;
+}
+
+type Obj = Record<string, unknown>;
+const arr = (v: unknown): Obj[] => (Array.isArray(v) ? (v as Obj[]) : []);
+const obj = (v: unknown): Obj => (v && typeof v === 'object' ? (v as Obj) : {});
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** `kind/name` of everything a pod spec references. */
+export function podReferences(spec: Obj): Set<string> {
+  const refs = new Set<string>();
+  const add = (kind: Related, name: unknown) => void (str(name) && refs.add(`${kind}/${str(name)}`));
+  add('serviceaccount', spec.serviceAccountName || 'default');
+  for (const s of arr(spec.imagePullSecrets)) add('secret', s.name);
+  for (const v of arr(spec.volumes)) {
+    add('secret', obj(v.secret).secretName);
+    add('configmap', obj(v.configMap).name);
+    add('pvc', obj(v.persistentVolumeClaim).claimName);
+    for (const src of arr(obj(v.projected).sources)) {
+      add('secret', obj(src.secret).name);
+      add('configmap', obj(src.configMap).name);
+    }
+  }
+  for (const c of [...arr(spec.containers), ...arr(spec.initContainers), ...arr(spec.ephemeralContainers)]) {
+    for (const e of arr(c.env)) {
+      add('secret', obj(obj(e.valueFrom).secretKeyRef).name);
+      add('configmap', obj(obj(e.valueFrom).configMapKeyRef).name);
+    }
+    for (const f of arr(c.envFrom)) {
+      add('secret', obj(f.secretRef).name);
+      add('configmap', obj(f.configMapRef).name);
+    }
+  }
+  return refs;
+}
+
+export class NodeGraph {
+  private readonly pods = new Map<string, PodEdges>();
+  private watch?: { close(): void };
+  private stopped = false;
+
+  /** A pod was seen (or changed): it and its references belong to its node, if it has one. */
+  observe(type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: KubeObject): void {
+    const key = `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
+    const node = str(obj(pod.spec).nodeName);
+    if (type === 'DELETED' || !node) return void this.pods.delete(key);
+    this.pods.set(key, { node, refs: podReferences(obj(pod.spec)) });
+  }
+
+  /** The node a pod is bound to. */
+  podNode(namespace: string, name: string): string | undefined {
+    return this.pods.get(`${namespace}/${name}`)?.node;
+  }
+
+  /** Whether a pod bound to `node` in `namespace` references `kind/name`. */
+  relates(node: string, kind: Related, namespace: string, name: string): boolean {
+    const ref = `${kind}/${name}`;
+    for (const [key, edges] of this.pods) if (edges.node === node && key.startsWith(`${namespace}/`) && edges.refs.has(ref)) return true;
+    return false;
+  }
+
+  /** Follows every pod through the registry until stop(), re-watching after an error. */
+  start(registry: Registry): this {
+    const pods = registry.find('', 'v1', 'pods');
+    const follow = (): void => {
+      if (this.stopped || !pods) return;
+      this.pods.clear();
+      pods.watch({}, {}, {
+        onEvent: (e) => {
+          if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED') this.observe(e.type, e.object);
+        },
+        onError: () => setTimeout(follow, 1000).unref(),
+      }).then((h) => (this.stopped ? h.close() : (this.watch = h)), () => setTimeout(follow, 1000).unref());
+    };
+    follow();
+    return this;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.watch?.close();
+  }
+}

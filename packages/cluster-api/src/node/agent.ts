@@ -1,0 +1,196 @@
+/**
+ * The node agent: a kubelet for function pods, and a client of the API like any other (its own
+ * credentials, everything through the API). It registers its Node and heartbeats (heartbeat.ts),
+ * learns its pod CIDR, watches the pods bound to it (fieldSelector spec.nodeName) and gives each a
+ * pod worker (pod-worker.ts); its kubelet server (server.ts) serves logs and tunnels to pods.
+ */
+import { mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Informer, type KubeClient, Resources } from '@func/kube-client';
+import { Backoff } from './backoff.js';
+import { clientEvents, EventRecorder } from './events.js';
+import { DefaultHeartbeat, NodeHeartbeat, type HeartbeatOptions } from './heartbeat.js';
+import { ImageStore } from './images.js';
+import { DefaultLogLimits, type LogLimits } from './logs.js';
+import type { NodeFacts } from './node-object.js';
+import type { PodContext } from './pod-context.js';
+import { defaultNetworkMode, PodNetwork, type NetworkMode } from './pod-network.js';
+import { PodWorker } from './pod-worker.js';
+import { removePodDir, type Sandbox } from './sandbox.js';
+import { apiSources, type PodSources } from './sources.js';
+import { KubeletServer, type KubeletServerOptions } from './server.js';
+import { KubeletAuth } from './server-auth.js';
+import { StatusWriter } from './status-sync.js';
+import type { Node, Pod, Taint } from './types.js';
+
+export interface NodeAgentOptions {
+  kube: KubeClient;
+  name: string;
+  /** Pods, logs and unpacked images live here. */
+  dataDir: string;
+  /** The node's OCI image layout (default `<dataDir>/images`). */
+  images?: string;
+  /** Run images that are not function images simulated, as kwok does (default), or refuse them. */
+  simulate?: boolean;
+  /** The node's InternalIP (default 127.0.0.1). */
+  hostIP?: string;
+  networkMode?: NetworkMode;
+  maxPods?: number;
+  /** The kubelet server (TLS material, address, port 0 for any); without it the Node announces no endpoint. */
+  server?: KubeletServerOptions;
+  labels?: Record<string, string>;
+  taints?: Taint[];
+  heartbeat?: Partial<HeartbeatOptions>;
+  logLimits?: LogLimits;
+  /** Wait before a failed container configuration or volume is tried again (default 10 s). */
+  retryMs?: number;
+  /** The CA in PEM, for the pods' `ca.crt` (default: the kubeconfig's). */
+  rootCa?: string;
+  log?: (entry: Record<string, unknown>) => void;
+}
+
+const quiet = () => undefined;
+
+/** The API server as pods see it: kubelet's service variables for the `kubernetes` Service. */
+function serviceEnv(server: string): Record<string, string> {
+  const url = new URL(server);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  const proto = `tcp://${url.hostname}:${port}`;
+  return {
+    KUBERNETES_SERVICE_HOST: host, KUBERNETES_SERVICE_PORT: port, KUBERNETES_SERVICE_PORT_HTTPS: port, KUBERNETES_PORT: proto,
+    [`KUBERNETES_PORT_${port}_TCP`]: proto, [`KUBERNETES_PORT_${port}_TCP_PROTO`]: 'tcp', [`KUBERNETES_PORT_${port}_TCP_PORT`]: port, [`KUBERNETES_PORT_${port}_TCP_ADDR`]: host,
+  };
+}
+
+export class NodeAgent {
+  readonly name: string;
+  readonly network: PodNetwork;
+  readonly images: ImageStore;
+  private readonly workers = new Map<string, PodWorker>();
+  private readonly events: EventRecorder;
+  private readonly sources: PodSources;
+  private readonly backoff = new Backoff();
+  private readonly pullBackoff = new Backoff();
+  private heartbeat?: NodeHeartbeat;
+  private server?: KubeletServer;
+  /** The kubelet server's port (0 without one). */
+  port = 0;
+  private podInformer?: Informer<Pod>;
+  private self?: Informer<Node>;
+  private readonly log: (entry: Record<string, unknown>) => void;
+  private allocatable: Record<string, string> = {};
+
+  constructor(private readonly opts: NodeAgentOptions) {
+    this.name = opts.name;
+    this.log = opts.log ?? quiet;
+    this.network = new PodNetwork(opts.networkMode ?? defaultNetworkMode(), opts.hostIP ?? '127.0.0.1');
+    this.images = new ImageStore({ layout: opts.images ?? join(opts.dataDir, 'images'), rootfs: join(opts.dataDir, 'rootfs') });
+    this.events = new EventRecorder(clientEvents(opts.kube), { component: 'kubelet', host: opts.name, instance: opts.name }, this.log);
+    this.sources = apiSources(opts.kube, opts.rootCa ?? opts.kube.connection.ca?.toString());
+  }
+
+  /** Registers the Node, starts heartbeats, then runs the pods bound to it. */
+  async start(): Promise<void> {
+    const { kube, dataDir } = this.opts;
+    mkdirSync(join(dataDir, 'pods'), { recursive: true });
+    mkdirSync(join(dataDir, 'logs'), { recursive: true });
+    if (this.opts.server) {
+      this.server = new KubeletServer(this, new KubeletAuth(kube, this.name), { host: this.network.hostIP, ...this.opts.server });
+      this.port = await this.server.listen();
+    }
+    const version = JSON.parse((await kube.raw({ method: 'GET', path: '/version', what: 'get version' })).body) as { gitVersion?: string };
+    const facts: NodeFacts = {
+      name: this.name, hostIP: this.network.hostIP, kubeletPort: this.port, maxPods: this.opts.maxPods ?? 110, dataDir,
+      kubeletVersion: version.gitVersion ?? 'v0.0.0', runtimeVersion: 'func://0.1.0', labels: this.opts.labels, taints: this.opts.taints,
+    };
+    this.heartbeat = new NodeHeartbeat(kube, facts, { ...DefaultHeartbeat, ...this.opts.heartbeat }, this.log, () => this.self?.get(this.name));
+    const node = await this.heartbeat.register();
+    this.learn(node);
+    this.heartbeat.start();
+    this.self = new Informer<Node>(kube, Resources.nodes, { fieldSelector: `metadata.name=${this.name}`, onError: quiet })
+      .on('add', (n) => this.learn(n)).on('update', (n) => this.learn(n)).start();
+    this.podInformer = new Informer<Pod>(kube, Resources.pods, { namespace: '', fieldSelector: `spec.nodeName=${this.name}`, onError: quiet })
+      .on('add', (p) => this.upsert(p)).on('update', (p) => this.upsert(p)).on('delete', (p) => this.removed(p)).start();
+    await this.podInformer.synced;
+    this.removeStaleDirs();
+  }
+
+  private learn(node: Node): void {
+    if (node.spec?.podCIDR) this.network.setCidr(node.spec.podCIDR);
+    if (node.status?.allocatable) this.allocatable = node.status.allocatable;
+  }
+
+  private upsert(pod: Pod): void {
+    const uid = pod.metadata.uid ?? '';
+    const worker = this.workers.get(uid);
+    if (worker) return worker.update(pod);
+    // A pod already finished and gone from the API's point of view needs no worker.
+    if (pod.metadata.deletionTimestamp && !pod.status?.containerStatuses) return void this.deleteUnstarted(pod);
+    const created = new PodWorker(pod, { kube: this.opts.kube, context: (p, w, s) => this.context(p, w, s), status: new StatusWriter(this.opts.kube, pod, 'kubelet', this.log), finished: () => this.workers.delete(uid) });
+    this.workers.set(uid, created);
+    created.kick(0);
+  }
+
+  /** A pod deleted before this node ever ran it is removed for good at once, as the kubelet does. */
+  private async deleteUnstarted(pod: Pod): Promise<void> {
+    const { name = '', namespace, uid } = pod.metadata;
+    await this.opts.kube.delete(Resources.pods, name, { namespace, gracePeriodSeconds: 0, preconditions: { uid } }).catch(quiet);
+  }
+
+  private removed(pod: Pod): void {
+    void this.workers.get(pod.metadata.uid ?? '')?.remove();
+  }
+
+  private context(pod: () => Pod, worker: { kick(ms: number): void; changed(): void }, sandbox: () => Sandbox | undefined): PodContext {
+    const p = pod();
+    const { name = '', namespace = '', uid = '' } = p.metadata;
+    const place = { podIP: '', hostIP: this.network.hostIP, allocatable: this.allocatable };
+    return {
+      pod, place, network: this.network,
+      target: (port) => this.network.target(uid, port) ?? { host: place.podIP, port },
+      event: (type, reason, message, fieldPath) => this.events.record({ kind: 'Pod', apiVersion: 'v1', name, namespace, uid, resourceVersion: pod().metadata.resourceVersion, ...(fieldPath ? { fieldPath } : {}) }, type, reason, message),
+      changed: () => worker.changed(),
+      kick: (ms) => worker.kick(ms),
+      backoff: this.backoff, pullBackoff: this.pullBackoff,
+      simulate: this.opts.simulate ?? true,
+      images: this.images, sources: this.sources,
+      podDir: join(this.opts.dataDir, 'pods', uid),
+      logDir: join(this.opts.dataDir, 'logs', `${namespace}_${name}_${uid}`),
+      logLimits: this.opts.logLimits ?? DefaultLogLimits,
+      get volumes() { return sandbox()?.volumes ?? new Map<string, string>(); },
+      mounts: (c) => sandbox()?.mounts(c) ?? c.volumeMounts ?? [],
+      baseEnv: serviceEnv(this.opts.kube.connection.server),
+      retryMs: this.opts.retryMs ?? 10_000,
+    };
+  }
+
+  /** Directories of pods this node no longer has (ended while the agent was down). */
+  private removeStaleDirs(): void {
+    const live = new Set(this.workers.keys());
+    for (const uid of readdirSync(join(this.opts.dataDir, 'pods'))) if (!live.has(uid)) removePodDir(join(this.opts.dataDir, 'pods', uid));
+    const logs = join(this.opts.dataDir, 'logs');
+    for (const dir of readdirSync(logs, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name)) {
+      if (!live.has(dir.slice(dir.lastIndexOf('_') + 1))) removePodDir(join(logs, dir));
+    }
+  }
+
+  /** The worker of a pod on this node, by namespace and name. */
+  worker(namespace: string, name: string): PodWorker | undefined {
+    for (const w of this.workers.values()) if (w.current.metadata.namespace === namespace && w.current.metadata.name === name) return w;
+    return undefined;
+  }
+
+  pods(): Pod[] {
+    return [...this.workers.values()].map((w) => w.current);
+  }
+
+  /** Stops heartbeats and watches, then every container (SIGTERM, then SIGKILL after 2 s). */
+  async stop(): Promise<void> {
+    this.heartbeat?.stop();
+    await Promise.all([this.podInformer?.stop(), this.self?.stop()]);
+    await Promise.all([...this.workers.values()].map((w) => w.shutdown()));
+    await this.server?.close();
+    this.events.close();
+  }
+}

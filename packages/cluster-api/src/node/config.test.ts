@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../config.js';
+import { resolveNodeConfig } from './config.js';
+
+describe('resolveNodeConfig', () => {
+  it('takes the CLI over the environment over the defaults', () => {
+    const c = resolveNodeConfig({ 'kubelet-port': '0', name: 'n1' }, { CLUSTER_API_NODE_MAX_PODS: '20', CLUSTER_API_NODE_NAME: 'ignored', CLUSTER_API_NODE_ADDRESS: '10.0.0.5' }, '/srv');
+    expect(c).toMatchObject({ name: 'n1', kubeletPort: 0, maxPods: 20, address: '10.0.0.5', dataDir: '/srv/node-data', images: '/srv/node-data/images', simulate: true, nodeLeaseDurationSeconds: 40 });
+  });
+
+  it.each([
+    [{ 'kubelet-port': 70000 }, /--kubelet-port must be an integer 0-65535/],
+    [{ 'max-pods': 0 }, /--max-pods must be an integer 1-100000/],
+    [{ address: 'not-an-ip' }, /--address must be an IP address/],
+    [{ 'pod-network': 'bridge' }, /--pod-network must be loopback or shared/],
+    [{ 'tls-cert-file': 'a.pem' }, /--tls-cert-file and --tls-private-key-file must be given together/],
+  ])('refuses %j', (cli, message) => expect(() => resolveNodeConfig(cli, {}, '/')).toThrow(ConfigError) && expect(() => resolveNodeConfig(cli, {}, '/')).toThrow(message));
+});

@@ -1,0 +1,224 @@
+/**
+ * One container of a pod across its instances: starts them (container-start.ts), restarts them per
+ * the pod's restartPolicy with the kubelet's CrashLoopBackOff, runs their probes, stops them
+ * gracefully, and reports the ContainerStatus the kubelet would (state, lastState, restartCount,
+ * ready, started, image, imageID, containerID).
+ */
+import { crashLoopMessage, startContainer, type Started } from './container-start.js';
+import type { ContainerLog } from './logs.js';
+import { fieldPath, type PodContext } from './pod-context.js';
+import { check, untilListening } from './probe-check.js';
+import { ProbeWorker, type ProbeKind, type ProbeResult } from './probes.js';
+import type { ContainerProcess, Exit } from './process.js';
+import { stopProcess, terminated, type Terminated } from './termination.js';
+import { podDesc, rfc3339, type Container, type ContainerState, type ContainerStatus } from './types.js';
+
+type Phase = 'idle' | 'starting' | 'running' | 'simulated' | 'exited' | 'waiting';
+
+export class ContainerRunner {
+  private phase: Phase = 'idle';
+  private waiting: { reason: string; message?: string } = { reason: 'ContainerCreating' };
+  private proc?: { process: ContainerProcess; log: ContainerLog; containerID: string; startedAt: number };
+  private last?: Terminated;
+  private prior?: Terminated;
+  private imageID = '';
+  private probes: ProbeWorker[] = [];
+  private retry?: NodeJS.Timeout;
+  private starting?: Promise<void>;
+  private stopping?: Promise<void>;
+  private simulatedAt = 0;
+  restartCount = 0;
+
+  constructor(readonly spec: Container, readonly init: boolean, private readonly ctx: PodContext) {}
+
+  /** The image is not a function image and this node simulates it (kwok's fields). */
+  get simulated(): boolean {
+    return this.phase === 'simulated' || (this.phase === 'exited' && this.simulatedAt > 0 && !this.proc);
+  }
+
+  get running(): boolean {
+    return this.phase === 'running' || this.phase === 'simulated';
+  }
+
+  /** Ended and not to be restarted by itself (the pod decides). */
+  get exited(): Terminated | undefined {
+    return this.phase === 'exited' ? this.last : undefined;
+  }
+
+  /**
+   * Where `kubectl logs` reads, chosen as the kubelet's validateContainerLogStatus chooses: the
+   * running or last ended instance, or with `previous` the one before (its lastState); otherwise
+   * the kubelet's message for why there is nothing to read.
+   */
+  logSource(previous: boolean): { file: string; live?: ContainerLog } | { error: string } {
+    const file = (n: number) => `${this.ctx.logDir}/${this.spec.name}/${n}.log`;
+    const where = `container "${this.spec.name}" in pod "${this.ctx.pod().metadata.name ?? ''}"`;
+    const n = this.restartCount;
+    if (previous) {
+      if (this.phase === 'running' || this.phase === 'exited') return (this.phase === 'running' ? this.last : this.prior) ? { file: file(n - 1) } : { error: `previous terminated ${where} not found` };
+      return this.last ? { file: file(n) } : { error: `previous terminated ${where} not found` };
+    }
+    if (this.phase === 'running') return { file: file(n), live: this.proc!.log };
+    if (this.phase === 'simulated') return { file: file(-1) };
+    if (this.last) return { file: file(n) };
+    const reason = this.waiting.reason;
+    if (reason === 'ErrImagePull') return { error: `${where} is waiting to start: image can't be pulled` };
+    if (reason === 'ImagePullBackOff') return { error: `${where} is waiting to start: trying and failing to pull image` };
+    return { error: `${where} is waiting to start: ${reason}` };
+  }
+
+  private get key(): string {
+    return `${this.ctx.pod().metadata.uid}/${this.spec.name}`;
+  }
+
+  /** Brings the container towards running: start it, or restart it when `restart` allows, after its back-off. */
+  async ensure(restart: (exit: Terminated) => boolean): Promise<void> {
+    if (this.phase === 'starting' || this.running || this.stopping) return;
+    if (this.phase === 'waiting' && this.retry) return;
+    if (this.last && (this.phase === 'exited' || this.waiting.reason === 'CrashLoopBackOff')) {
+      if (!restart(this.last)) return;
+      const finishedAt = Date.parse(this.last.finishedAt!);
+      if (this.ctx.backoff.inBackoffSince(this.key, finishedAt)) return this.backOff(finishedAt);
+      this.ctx.backoff.next(this.key, finishedAt);
+    }
+    await (this.starting = this.start().finally(() => (this.starting = undefined)));
+  }
+
+  private backOff(finishedAt: number): void {
+    const message = crashLoopMessage(this.ctx.backoff.delay(this.key), this.spec, podDesc(this.ctx.pod()));
+    if (this.waiting.reason !== 'CrashLoopBackOff' || this.phase !== 'waiting') {
+      this.ctx.event('Warning', 'BackOff', `Back-off restarting failed container ${this.spec.name} in pod ${podDesc(this.ctx.pod())}`, fieldPath(this.spec, this.init));
+    }
+    this.setWaiting({ reason: 'CrashLoopBackOff', message }, this.ctx.backoff.readyAt(this.key, finishedAt));
+  }
+
+  private setWaiting(waiting: { reason: string; message?: string }, retryAt: number): void {
+    this.phase = 'waiting';
+    this.waiting = waiting;
+    clearTimeout(this.retry);
+    this.retry = setTimeout(() => ((this.retry = undefined), this.ctx.kick(0)), Math.max(0, retryAt - Date.now()));
+    this.retry.unref();
+    this.ctx.changed();
+  }
+
+  private async start(): Promise<void> {
+    this.phase = 'starting';
+    const instance = this.last ? this.restartCount + 1 : this.restartCount;
+    let started: Started;
+    try {
+      started = await startContainer(this.ctx, this.spec, this.init, instance);
+    } catch (err) {
+      started = { kind: 'waiting', reason: 'CreateContainerError', message: (err as Error).message, retryAt: Date.now() + this.ctx.retryMs };
+    }
+    if (started.kind === 'waiting') return this.setWaiting({ reason: started.reason, message: started.message }, started.retryAt);
+    this.restartCount = instance;
+    if (started.kind === 'simulated') {
+      this.phase = 'simulated';
+      this.simulatedAt = Date.now();
+      return this.ctx.changed();
+    }
+    this.phase = 'running';
+    this.imageID = started.imageID;
+    this.proc = { ...started, startedAt: started.process.startedAt };
+    this.startProbes(started.process.startedAt);
+    void started.process.exited.then((exit) => this.onExit(started.containerID, exit));
+    this.ctx.changed();
+  }
+
+  private onExit(containerID: string, exit: Exit): void {
+    if (this.proc?.containerID !== containerID) return;
+    this.stopProbes();
+    this.prior = this.last;
+    this.last = terminated(exit, this.proc, this.spec);
+    this.phase = 'exited';
+    this.ctx.changed();
+    this.ctx.kick(0);
+  }
+
+  private startProbes(startedAt: number): void {
+    const c = this.spec;
+    const hooks = {
+      check: (probe: Parameters<typeof check>[0], timeoutMs: number) => check(probe, c, this.ctx.target, timeoutMs),
+      listening: (probe: Parameters<typeof check>[0], withinMs: number) => untilListening(probe, c, this.ctx.target, withinMs),
+      failed: (kind: ProbeKind, output: string) => this.ctx.event('Warning', 'Unhealthy', `${kind} probe failed: ${output}`, fieldPath(c, this.init)),
+      changed: (kind: ProbeKind, result: ProbeResult) => this.probeChanged(kind, result),
+    };
+    const startup = c.startupProbe ? new ProbeWorker('Startup', c.startupProbe, hooks, startedAt, () => true) : undefined;
+    const afterStartup = () => !startup || startup.result === 'success';
+    this.probes = [
+      ...(startup ? [startup] : []),
+      ...(c.livenessProbe ? [new ProbeWorker('Liveness', c.livenessProbe, hooks, startedAt, afterStartup)] : []),
+      ...(c.readinessProbe ? [new ProbeWorker('Readiness', c.readinessProbe, hooks, startedAt, afterStartup)] : []),
+    ];
+    for (const p of this.probes) p.start();
+  }
+
+  private probeChanged(kind: ProbeKind, result: ProbeResult): void {
+    if (kind === 'Startup' && result === 'success') for (const p of this.probes) if (p.kind !== 'Startup') p.trigger();
+    if (kind !== 'Readiness' && result === 'failure') {
+      const probe = kind === 'Liveness' ? this.spec.livenessProbe : this.spec.startupProbe;
+      const grace = probe?.terminationGracePeriodSeconds ?? this.ctx.pod().spec.terminationGracePeriodSeconds ?? 30;
+      void this.stop(grace, `Container ${this.spec.name} failed ${kind.toLowerCase()} probe, will be restarted`);
+    }
+    this.ctx.changed();
+  }
+
+  private stopProbes(): void {
+    for (const p of this.probes) p.stop();
+    this.probes = [];
+  }
+
+  private probe(kind: ProbeKind): ProbeResult | undefined {
+    return this.probes.find((p) => p.kind === kind)?.result;
+  }
+
+  /**
+   * Stops the running instance (preStop, SIGTERM, SIGKILL after the grace period: termination.ts);
+   * resolves once it has exited. Whether it starts again is the caller's business (ensure).
+   */
+  async stop(graceSeconds: number, message?: string): Promise<void> {
+    clearTimeout(this.retry);
+    this.retry = undefined;
+    await this.starting;
+    if (this.phase === 'simulated') {
+      const now = Date.now();
+      this.last = { exitCode: 0, reason: 'Completed', startedAt: rfc3339(this.simulatedAt), finishedAt: rfc3339(now) };
+      this.phase = 'exited';
+      return this.ctx.changed();
+    }
+    if (this.phase !== 'running' || !this.proc) return this.stopping;
+    this.stopping ??= stopProcess(this.proc.process, this.spec, this.ctx, graceSeconds, this.init, message).finally(() => (this.stopping = undefined));
+    return this.stopping;
+  }
+
+  status(): ContainerStatus {
+    const base = { name: this.spec.name, image: this.spec.image ?? '' };
+    // kwok's pod-ready stage writes these fields, and imageID, which the Python client requires.
+    if (this.phase === 'simulated') return { ...base, imageID: '', ready: true, restartCount: this.restartCount, state: { running: { startedAt: rfc3339(this.simulatedAt) } } } as ContainerStatus;
+    const state: ContainerState =
+      this.phase === 'running' ? { running: { startedAt: rfc3339(this.proc!.startedAt) } }
+        : this.phase === 'exited' && this.last ? { terminated: this.last }
+          : { waiting: this.waiting };
+    const previous = this.phase === 'exited' ? this.prior : this.last;
+    const started = this.phase === 'running' && (this.probe('Startup') ?? 'success') === 'success';
+    const ready = started && (this.probe('Readiness') ?? 'success') === 'success';
+    return {
+      ...base,
+      state,
+      lastState: previous ? { terminated: previous } : {},
+      ready,
+      restartCount: this.restartCount,
+      imageID: this.imageID,
+      ...(this.phase === 'running' ? { containerID: this.proc!.containerID } : this.phase === 'exited' && this.last?.containerID ? { containerID: this.last.containerID } : {}),
+      started,
+      ...this.mountStatus(),
+    };
+  }
+
+  /** The kubelet's volumeMounts status of a container that ran (absent when it mounts nothing). */
+  private mountStatus(): Pick<ContainerStatus, 'volumeMounts'> {
+    const mounts = this.proc ? this.ctx.mounts(this.spec) : [];
+    if (mounts.length === 0) return {};
+    return { volumeMounts: mounts.map((m) => ({ name: m.name, mountPath: m.mountPath, ...(m.readOnly ? { readOnly: true } : {}), recursiveReadOnly: 'Disabled' })) };
+  }
+}

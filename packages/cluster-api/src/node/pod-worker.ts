@@ -1,0 +1,220 @@
+/**
+ * One pod on this node, as the kubelet's pod worker drives it: syncs run one at a time (kicked by
+ * pod updates, container exits, probe results and timers); the first sets up the sandbox (IP,
+ * volumes), then init containers run in order to completion, then every container is kept running
+ * per restartPolicy. A pod being deleted is stopped (preStop, SIGTERM, grace period, SIGKILL), its
+ * final status written, and the pod deleted for good (grace 0, uid precondition), as the kubelet's
+ * status manager does. Status writes follow every change.
+ */
+import { isNotFound, type KubeClient, Resources } from '@func/kube-client';
+import { ContainerRunner } from './container.js';
+import type { PodContext } from './pod-context.js';
+import { podStatus } from './pod-status.js';
+import { openSandbox, removePodDir, type Sandbox } from './sandbox.js';
+import type { StatusWriter } from './status-sync.js';
+import type { Terminated } from './termination.js';
+import { rfc3339, type Pod } from './types.js';
+
+export interface WorkerDeps {
+  kube: KubeClient;
+  /** The pod's context, built by the agent around the live pod. */
+  context(pod: () => Pod, worker: { kick(ms: number): void; changed(): void }, sandbox: () => Sandbox | undefined): PodContext;
+  status: StatusWriter;
+  /** Called once the pod is gone from this node (deleted, or removed from the API). */
+  finished(): void;
+}
+
+const isTerminalPhase = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+
+export class PodWorker {
+  private readonly ctx: PodContext;
+  private readonly init: ContainerRunner[];
+  private readonly main: ContainerRunner[];
+  private sandbox?: Sandbox;
+  private startTime?: string;
+  private timer?: NodeJS.Timeout;
+  private timerAt = Infinity;
+  private running?: Promise<void>;
+  private again = false;
+  /** Torn down: no container will start again. */
+  private ending?: Promise<void>;
+  /** Every container ended for good (Succeeded / Failed). */
+  private completed = false;
+  private done = false;
+  /** The agent is stopping: nothing more is written to the API. */
+  private silent = false;
+
+  constructor(private pod: Pod, private readonly deps: WorkerDeps) {
+    this.ctx = deps.context(() => this.pod, this, () => this.sandbox);
+    this.init = (pod.spec.initContainers ?? []).map((c) => new ContainerRunner(c, true, this.ctx));
+    this.main = pod.spec.containers.map((c) => new ContainerRunner(c, false, this.ctx));
+    this.startTime = pod.status?.startTime;
+  }
+
+  get uid(): string {
+    return this.pod.metadata.uid ?? '';
+  }
+
+  get current(): Pod {
+    return this.pod;
+  }
+
+  container(name: string): ContainerRunner | undefined {
+    return [...this.main, ...this.init].find((r) => r.spec.name === name);
+  }
+
+  update(pod: Pod): void {
+    this.pod = pod;
+    this.kick(0);
+  }
+
+  kick(ms: number): void {
+    const at = Date.now() + ms;
+    if (this.done || (this.timer && this.timerAt <= at)) return;
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => ((this.timer = undefined), (this.timerAt = Infinity), this.run()), ms);
+    this.timer.unref();
+  }
+
+  changed(): void {
+    if (!this.done && !this.silent) void this.deps.status.write(this.status(false));
+  }
+
+  private run(): void {
+    if (this.running) return void (this.again = true);
+    this.running = this.sync()
+      .catch((err: Error) => this.ctx.event('Warning', 'FailedSync', `error determining status: ${err.message}`))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) (this.again = false), this.run();
+      });
+  }
+
+  private status(terminal: boolean) {
+    const simulated = this.main.every((r) => r.simulated) && this.init.every((r) => r.simulated || r.exited?.exitCode === 0);
+    return podStatus({
+      pod: this.pod,
+      init: this.init.map((r) => r.status()),
+      main: this.main.map((r) => r.status()),
+      sandboxReady: this.sandbox !== undefined,
+      podIP: this.sandbox ? this.ctx.place.podIP : '',
+      hostIP: this.ctx.place.hostIP,
+      startTime: (this.startTime ??= rfc3339()),
+      terminal,
+      simulated,
+    });
+  }
+
+  private async sync(): Promise<void> {
+    if (this.done || this.ending) return;
+    if (this.pod.metadata.deletionTimestamp) return this.terminate();
+    if (this.completed || (isTerminalPhase(this.pod) && !this.sandbox)) return;
+    if (!this.sandbox && !(await this.openSandbox())) return;
+    const policy = this.pod.spec.restartPolicy ?? 'Always';
+    for (const r of this.init) {
+      const exit = r.exited;
+      if (exit?.exitCode === 0) continue;
+      if (exit && policy === 'Never') return this.finish();
+      await r.ensure((e) => policy !== 'Never' && e.exitCode !== 0);
+      return this.changed();
+    }
+    const restart = (e: Terminated) => policy === 'Always' || (policy === 'OnFailure' && e.exitCode !== 0);
+    for (const r of this.main) await r.ensure(restart);
+    this.changed();
+    if (this.main.every((r) => r.exited && !restart(r.exited))) await this.finish();
+  }
+
+  /** Every container will run simulated (kwok's pods have no volumes, tokens or directories). */
+  private async simulatedOnly(): Promise<boolean> {
+    if (!this.ctx.simulate) return false;
+    const all = [...(this.pod.spec.initContainers ?? []), ...this.pod.spec.containers];
+    const kinds = await Promise.all(all.map((c) => this.ctx.images.classify(c.image ?? '').catch(() => 'unknown' as const)));
+    return kinds.every((k) => k === 'other');
+  }
+
+  private async openSandbox(): Promise<boolean> {
+    await this.ctx.network.ready;
+    this.ctx.place.podIP = this.ctx.network.allocate(this.uid);
+    if (await this.simulatedOnly()) {
+      this.sandbox = { volumes: new Map(), mounts: () => [], close: () => undefined };
+      return true;
+    }
+    this.changed();
+    const opened = await openSandbox(() => this.pod, this.ctx.podDir, this.ctx.sources, this.ctx.place);
+    if (!opened.ok) {
+      this.ctx.event('Warning', 'FailedMount', opened.message);
+      this.kick(this.ctx.retryMs);
+      return false;
+    }
+    this.sandbox = opened.sandbox;
+    return true;
+  }
+
+  /** Every container has ended for good (restartPolicy): the pod is Succeeded or Failed; the sandbox goes. */
+  private async finish(): Promise<void> {
+    this.completed = true;
+    await Promise.all([...this.main, ...this.init].map((r) => r.stop(0)));
+    this.sandbox?.close();
+    this.sandbox = undefined;
+    this.ctx.network.release(this.uid);
+    await this.deps.status.write(this.status(true));
+  }
+
+  /** The pod is being deleted: stop everything within the grace period, report, then delete it for good. */
+  private terminate(): Promise<void> {
+    return (this.ending ??= (async () => {
+      const grace = this.pod.metadata.deletionGracePeriodSeconds ?? this.pod.spec.terminationGracePeriodSeconds ?? 30;
+      // kwok deletes a simulated pod at once; a real one reports its final status first, as the kubelet does.
+      const simulatedOnly = [...this.main, ...this.init].every((r) => r.simulated);
+      if (simulatedOnly) this.silent = true;
+      await Promise.all([...this.main, ...this.init].map((r) => r.stop(grace)));
+      if (!simulatedOnly) await this.deps.status.write(this.status(true));
+      await this.deps.status.flushed();
+      await this.deleteForGood();
+      this.release(true);
+    })().catch((err: unknown) => {
+      // Tried again at the next sync (the kubelet's status manager retries its delete the same way).
+      this.ending = undefined;
+      this.kick(1000);
+      throw err;
+    }));
+  }
+
+  private async deleteForGood(): Promise<void> {
+    const { name = '', namespace, uid } = this.pod.metadata;
+    await this.deps.kube.delete(Resources.pods, name, { namespace, gracePeriodSeconds: 0, preconditions: { uid } }).catch((err: unknown) => {
+      if (!isNotFound(err) && !String((err as Error).message).includes('Precondition failed')) throw err;
+    });
+  }
+
+  /** The pod left the API (deleted at once, or bound elsewhere): stop at once and clean up. */
+  async remove(): Promise<void> {
+    if (this.done) return;
+    await this.terminateNoReport(true);
+  }
+
+  private async terminateNoReport(removeFiles: boolean): Promise<void> {
+    this.ending ??= Promise.all([...this.main, ...this.init].map((r) => r.stop(0))).then(() => this.release(removeFiles));
+    await this.ending;
+  }
+
+  private release(removeFiles: boolean): void {
+    if (this.done) return;
+    this.done = true;
+    clearTimeout(this.timer);
+    this.sandbox?.close();
+    this.ctx.network.release(this.uid);
+    if (removeFiles) {
+      removePodDir(this.ctx.podDir);
+      removePodDir(this.ctx.logDir);
+    }
+    this.deps.finished();
+  }
+
+  /** The agent stops: containers are stopped without a report; their files stay for the next start. */
+  async shutdown(): Promise<void> {
+    this.silent = true;
+    await this.terminateNoReport(false);
+  }
+}

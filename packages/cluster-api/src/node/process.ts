@@ -1,0 +1,83 @@
+/**
+ * One container as a child process: spawned in a process group of its own (so a signal reaches
+ * everything it started), stdout and stderr written to its CRI log, and its end reported as the
+ * container runtime reports it (exit code, or 128 + the signal number). A guard preloaded before
+ * the program ends it once its parent is gone (it was adopted by another process): when the agent
+ * ends, even by SIGKILL, no container outlives it by more than a second. The guard's timer is
+ * unref'd, so it never keeps a finished program alive.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { constants } from 'node:os';
+import type { ContainerLog } from './logs.js';
+
+export interface LaunchSpec {
+  /** Node.js's own arguments first (`node` is the executable), then the program and its arguments. */
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
+export interface Exit {
+  exitCode: number;
+  /** The signal that ended it, when one did. */
+  signal?: number;
+  finishedAt: number;
+  /** The process could not be started at all (containerd's StartError). */
+  startError?: string;
+}
+
+const guard = 'data:text/javascript,const p=process.ppid;setInterval(()=>{if(process.ppid!==p)process.kill(process.pid,"SIGKILL")},1000).unref();';
+
+/** How long stdout/stderr may stay open after the process exits (a grandchild holding them). */
+const StdioGraceMs = 2000;
+
+export class ContainerProcess {
+  readonly startedAt = Date.now();
+  readonly exited: Promise<Exit>;
+  private readonly child: ChildProcess;
+
+  constructor(spec: LaunchSpec, log: ContainerLog) {
+    this.child = spawn(process.execPath, ['--import', guard, ...spec.args], {
+      env: spec.env,
+      cwd: spec.cwd,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child.stdout!.on('data', (b: Buffer) => log.write('stdout', b));
+    this.child.stderr!.on('data', (b: Buffer) => log.write('stderr', b));
+    // The agent must never wait on a container to exit: its own event loop stays free of them.
+    this.child.unref();
+    this.exited = new Promise<Exit>((resolve) => {
+      let exit: Exit | undefined;
+      const finish = () => (log.close(), resolve(exit!));
+      this.child.once('error', (err) => {
+        exit = { exitCode: 128, finishedAt: Date.now(), startError: err.message };
+        finish();
+      });
+      this.child.once('exit', (code, signal) => {
+        const signo = signal ? constants.signals[signal] : undefined;
+        exit = { exitCode: signo ? 128 + signo : (code ?? 0), signal: signo, finishedAt: Date.now() };
+        const late = setTimeout(finish, StdioGraceMs);
+        this.child.once('close', () => (clearTimeout(late), finish()));
+      });
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** To the whole process group; a group already gone is no error. */
+  kill(signal: NodeJS.Signals): void {
+    if (!this.child.pid) return;
+    try {
+      process.kill(-this.child.pid, signal);
+    } catch {
+      try {
+        this.child.kill(signal);
+      } catch {
+        /* already gone */
+      }
+    }
+  }
+}

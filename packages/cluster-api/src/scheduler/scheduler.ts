@@ -1,0 +1,198 @@
+/**
+ * The scheduler: binds pending pods (no spec.nodeName, this schedulerName) to nodes, as
+ * kube-scheduler does, and is a client of the API like any other (in process by default, or on its
+ * own through a kubeconfig). One pod at a time: filters (filters.ts) then scores (scores.ts), the best
+ * node (ties broken at random) assumed at once and bound through pods/binding while the next pod is
+ * scheduled. A pod that fits nowhere gets PodScheduled=False/Unschedulable with kube-scheduler's
+ * message and a FailedScheduling event, and is tried again when nodes or pods change (after a
+ * back-off of 1 s doubling to 10 s per pod), and at least every 5 minutes.
+ */
+import { Informer, type KubeClient, Resources } from '@func/kube-client';
+import { clientEvents, EventRecorder } from '../node/events.js';
+import type { Node, Pod } from '../node/types.js';
+import { fitErrorMessage, refusal, type Refusal } from './filters.js';
+import { hostPorts, nodeInfos, podRequests, type NodeInfo } from './node-info.js';
+import { scoreNodes } from './scores.js';
+
+export interface SchedulerOptions {
+  kube: KubeClient;
+  /** Pods naming another spec.schedulerName are left alone (default `default-scheduler`). */
+  schedulerName?: string;
+  backoffInitialMs?: number;
+  backoffMaxMs?: number;
+  /** Unschedulable pods are tried again at least this often (kube-scheduler: 5 minutes). */
+  flushMs?: number;
+  log?: (entry: Record<string, unknown>) => void;
+}
+
+const keyOf = (p: Pod) => `${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`;
+const MaxBindsInFlight = 32;
+
+export class Scheduler {
+  private readonly name: string;
+  private readonly pods: Informer<Pod>;
+  private readonly nodes: Informer<Node>;
+  private readonly events: EventRecorder;
+  private readonly active = new Set<string>();
+  private readonly waiting = new Map<string, { attempts: number; until: number }>();
+  private readonly assumed = new Map<string, { pod: Pod; node: string }>();
+  private binds = 0;
+  private timer?: NodeJS.Timeout;
+  private flush?: NodeJS.Timeout;
+  private pumping = false;
+  private stopped = false;
+
+  constructor(private readonly opts: SchedulerOptions) {
+    const { kube } = opts;
+    this.name = opts.schedulerName ?? 'default-scheduler';
+    this.events = new EventRecorder(clientEvents(kube), { component: this.name, instance: this.name }, opts.log);
+    const quiet = () => undefined;
+    this.pods = new Informer<Pod>(kube, Resources.pods, { namespace: '', onError: quiet })
+      .on('add', (p) => this.consider(p))
+      .on('update', (p, old) => this.podChanged(p, old))
+      .on('delete', (p) => this.podGone(p));
+    this.nodes = new Informer<Node>(kube, Resources.nodes, { onError: quiet })
+      .on('add', () => this.retryWaiting()).on('update', () => this.retryWaiting()).on('delete', () => this.retryWaiting());
+  }
+
+  async start(): Promise<void> {
+    this.nodes.start();
+    this.pods.start();
+    await Promise.all([this.nodes.synced, this.pods.synced]);
+    this.flush = setInterval(() => this.retryWaiting(true), this.opts.flushMs ?? 300_000);
+    this.flush.unref();
+    this.kick();
+  }
+
+  private pending(p: Pod): boolean {
+    const phase = p.status?.phase;
+    return !p.spec.nodeName && (p.spec.schedulerName ?? 'default-scheduler') === this.name && !p.metadata.deletionTimestamp && phase !== 'Succeeded' && phase !== 'Failed';
+  }
+
+  private consider(p: Pod): void {
+    if (!this.pending(p) || this.assumed.has(p.metadata.uid ?? '')) return;
+    if (!this.waiting.has(keyOf(p))) this.active.add(keyOf(p));
+    this.kick();
+  }
+
+  private podChanged(p: Pod, old?: Pod): void {
+    if (p.spec.nodeName) this.assumed.delete(p.metadata.uid ?? '');
+    const freed = old && old.status?.phase !== p.status?.phase && (p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed');
+    if (freed) this.retryWaiting();
+    this.consider(p);
+  }
+
+  private podGone(p: Pod): void {
+    this.assumed.delete(p.metadata.uid ?? '');
+    this.active.delete(keyOf(p));
+    this.waiting.delete(keyOf(p));
+    if (p.spec.nodeName) this.retryWaiting();
+  }
+
+  /** Cluster changed: unschedulable pods get another try once their back-off is over. */
+  private retryWaiting(all = false): void {
+    const now = Date.now();
+    for (const [key, w] of this.waiting) if (all || w.until <= now) this.active.add(key);
+    const next = Math.min(...[...this.waiting.values()].filter((w) => w.until > now).map((w) => w.until));
+    if (!all && Number.isFinite(next)) setTimeout(() => this.retryWaiting(), next - now).unref();
+    this.kick();
+  }
+
+  private kick(): void {
+    if (this.timer || this.stopped) return;
+    this.timer = setTimeout(() => ((this.timer = undefined), this.pump()), 0);
+  }
+
+  /** Schedules every active pod against one snapshot of the nodes, updated as pods are placed. */
+  private pump(): void {
+    if (this.pumping || this.stopped) return;
+    this.pumping = true;
+    try {
+      const infos = nodeInfos(this.nodes.list(), this.pods.list(), this.assumed);
+      for (const key of [...this.active]) {
+        if (this.binds >= MaxBindsInFlight) break;
+        this.active.delete(key);
+        const [namespace, name] = key.split('/');
+        const pod = this.pods.get(name!, namespace);
+        if (!pod || !this.pending(pod) || this.assumed.has(pod.metadata.uid ?? '')) continue;
+        this.scheduleOne(pod, infos);
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private scheduleOne(pod: Pod, infos: NodeInfo[]): void {
+    const refusals: Refusal[] = [];
+    const feasible = infos.filter((info) => {
+      const r = refusal(pod, info);
+      if (r) refusals.push(r);
+      return !r;
+    });
+    if (feasible.length === 0) return void this.unschedulable(pod, fitErrorMessage(infos.length, refusals));
+    const scores = scoreNodes(pod, feasible);
+    const best = Math.max(...scores);
+    const ties = feasible.filter((_, i) => scores[i] === best);
+    const chosen = ties[Math.floor(Math.random() * ties.length)]!;
+    this.assume(pod, chosen);
+    void this.bind(pod, chosen.name);
+  }
+
+  private assume(pod: Pod, info: NodeInfo): void {
+    this.assumed.set(pod.metadata.uid ?? '', { pod, node: info.name });
+    info.pods.push(pod);
+    for (const [k, v] of Object.entries({ ...podRequests(pod), pods: 1 })) info.requested[k] = (info.requested[k] ?? 0) + v;
+    for (const p of hostPorts(pod)) info.ports.add(p);
+    this.waiting.delete(keyOf(pod));
+  }
+
+  private async bind(pod: Pod, node: string): Promise<void> {
+    this.binds++;
+    const { namespace = '', name = '' } = pod.metadata;
+    try {
+      await this.opts.kube.bind(name, node, { namespace });
+      this.events.record(this.involved(pod), 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${node}`);
+    } catch (err) {
+      this.assumed.delete(pod.metadata.uid ?? '');
+      this.opts.log?.({ level: 'warn', msg: 'binding failed', pod: keyOf(pod), node, error: (err as Error).message });
+      this.backOff(pod);
+    } finally {
+      this.binds--;
+      if (this.active.size) this.kick();
+    }
+  }
+
+  private backOff(pod: Pod): void {
+    const key = keyOf(pod);
+    const attempts = (this.waiting.get(key)?.attempts ?? 0) + 1;
+    const delay = Math.min((this.opts.backoffInitialMs ?? 1000) * 2 ** (attempts - 1), this.opts.backoffMaxMs ?? 10_000);
+    this.waiting.set(key, { attempts, until: Date.now() + delay });
+    setTimeout(() => this.retryWaiting(), delay).unref();
+  }
+
+  private involved(pod: Pod) {
+    return { kind: 'Pod', apiVersion: 'v1', name: pod.metadata.name ?? '', namespace: pod.metadata.namespace, uid: pod.metadata.uid, resourceVersion: pod.metadata.resourceVersion };
+  }
+
+  /** PodScheduled=False with the reason, when it says something new; FailedScheduling every time. */
+  private unschedulable(pod: Pod, message: string): void {
+    this.backOff(pod);
+    this.events.record(this.involved(pod), 'Warning', 'FailedScheduling', message);
+    const conditions = pod.status?.conditions ?? [];
+    const was = conditions.find((c) => c.type === 'PodScheduled');
+    if (was?.status === 'False' && was.reason === 'Unschedulable' && was.message === message) return;
+    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const scheduled = { type: 'PodScheduled', status: 'False', lastProbeTime: null, lastTransitionTime: was?.status === 'False' ? was.lastTransitionTime : now, reason: 'Unschedulable', message };
+    const patch = { metadata: { uid: pod.metadata.uid }, status: { conditions: [...conditions.filter((c) => c.type !== 'PodScheduled'), scheduled] } };
+    void this.opts.kube.patch(Resources.pods, pod.metadata.name ?? '', patch, { namespace: pod.metadata.namespace, type: 'merge', subresource: 'status', fieldManager: this.name })
+      .catch((err: Error) => this.opts.log?.({ level: 'debug', msg: 'pod condition not written', pod: keyOf(pod), error: err.message }));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    clearInterval(this.flush);
+    this.events.close();
+    await Promise.all([this.pods.stop(), this.nodes.stop()]);
+  }
+}
