@@ -1,11 +1,16 @@
 #!/usr/bin/env node
 /**
- * The cluster-api command: `cluster-api serve`. The only file that reads argv/env for configuration,
- * installs signal handlers and ends the process; everything else is a library that tests embed.
+ * The cluster-api command: `cluster-api serve`, `cluster-api broker`, `cluster-api migrate`. The only
+ * file that reads argv/env for configuration, installs signal handlers and ends the process;
+ * everything else is a library that tests embed.
  */
+import { KubeClient, KubeconfigError } from '@func/kube-client';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { ConfigError, resolveConfig, serveOptions } from './config.js';
+import { parseAdvertised } from './broker/cluster/advertise.js';
+import { BrokerStartError } from './broker/cluster/embedded.js';
+import { startClusterBroker } from './broker/cluster/start.js';
+import { brokerOptions, ConfigError, resolveBrokerConfig, resolveConfig, serveOptions } from './config.js';
 import { TokenFileError } from './auth/authenticator.js';
 import { TlsFileError } from './auth/tls.js';
 import { migrate, migrateArgs, migrateOptions } from './migrate.js';
@@ -17,30 +22,52 @@ const log = (entry: Record<string, unknown>): void => {
 
 function fail(err: unknown): never {
   const e = err as Error;
-  const known = e instanceof ConfigError || e instanceof TokenFileError || e instanceof TlsFileError || (e as NodeJS.ErrnoException)?.code !== undefined;
+  const known =
+    e instanceof ConfigError || e instanceof TokenFileError || e instanceof TlsFileError || e instanceof KubeconfigError || e instanceof BrokerStartError ||
+    (e as NodeJS.ErrnoException)?.code !== undefined;
   // The operator reads what a client never may: what failed below (storage unreachable at start-up).
   const cause = e?.cause instanceof Error ? `: ${e.cause.message}` : '';
   process.stderr.write(`cluster-api: ${known ? `${e.message}${cause}` : (e?.stack ?? String(err))}\n`);
   process.exit(1);
 }
 
-async function serveCommand(argv: Record<string, unknown>): Promise<void> {
-  const config = resolveConfig(argv, process.env, process.cwd());
-  const { server, kubeconfig } = await serve(config, log);
+/** Ends the process once `close` has run after SIGTERM or SIGINT. */
+function onSignals(close: () => Promise<void>): void {
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     log({ level: 'info', msg: 'shutting down', signal });
-    server.close().then(
+    close().then(
       () => process.exit(0),
       (err: unknown) => fail(err),
     );
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+}
+
+async function serveCommand(argv: Record<string, unknown>): Promise<void> {
+  const config = resolveConfig(argv, process.env, process.cwd());
+  const { server, kubeconfig, broker } = await serve(config, log);
+  onSignals(() => server.close());
   // Logged last: whoever waits for this line may signal the process at once.
-  log({ level: 'info', msg: 'listening', url: server.url, storage: config.storage.split(':', 1)[0], kubeconfig });
+  log({ level: 'info', msg: 'listening', url: server.url, storage: config.storage.split(':', 1)[0], kubeconfig, ...(broker ? { broker: broker.broker.url } : {}) });
+}
+
+async function brokerCommand(argv: Record<string, unknown>): Promise<void> {
+  const config = resolveBrokerConfig(argv, process.env, process.cwd());
+  const client = KubeClient.fromKubeconfig({ kubeconfig: config.kubeconfig, context: config.context });
+  const running = await startClusterBroker({
+    client, store: config.brokerStore, port: config.port, host: config.bindAddress,
+    advertise: config.advertiseAddress === undefined ? undefined : parseAdvertised(config.advertiseAddress),
+    logger: (level, msg, fields) => log({ level, msg, ...fields }),
+  }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'EADDRINUSE') throw new BrokerStartError(`port ${config.port} on ${config.bindAddress} is in use: pick another with --port`);
+    throw new BrokerStartError(`the broker did not start: ${err.message}`);
+  });
+  onSignals(() => running.stop());
+  log({ level: 'info', msg: 'listening', url: running.broker.url, store: config.brokerStore.split(':', 1)[0], apiServer: client.connection.server });
 }
 
 await yargs(hideBin(process.argv))
@@ -53,6 +80,15 @@ await yargs(hideBin(process.argv))
       return y;
     },
     (argv) => serveCommand(argv).catch(fail),
+  )
+  .command(
+    'broker',
+    'run the event broker alone: Knative Brokers and Triggers read from an API server by kubeconfig (several processes share a nats:// store)',
+    (y) => {
+      for (const row of brokerOptions) y.option(row.flag, { type: row.type, describe: row.describe });
+      return y;
+    },
+    (argv) => brokerCommand(argv).catch(fail),
   )
   .command(
     'migrate',

@@ -27,6 +27,8 @@ import { createRegistry, ensureSystemNamespaces } from './registry/index.js';
 import { startControllers } from './controllers/index.js';
 import { openStorage } from './storage/factory.js';
 import type { Storage } from './storage/interface.js';
+import { startEmbeddedBroker } from './broker/cluster/embedded.js';
+import type { ClusterBroker } from './broker/cluster/start.js';
 
 export interface StartOptions {
   storage: Storage;
@@ -122,9 +124,12 @@ async function shutdown(server: Server, watches: Set<ServerResponse>, taken: Set
 }
 
 export interface Served {
+  /** Its close() stops the broker first. */
   server: ClusterApiServer;
   /** Where the kubeconfig was written, if one was. */
   kubeconfig?: string;
+  /** The embedded broker (`--broker`, the default). */
+  broker?: ClusterBroker;
 }
 
 /** Everything `cluster-api serve` does before it waits for a signal; `parts` are what an embedding process brings (the node agent's pod network). */
@@ -143,7 +148,20 @@ export async function serve(config: ServeConfig, log?: StartOptions['log'], part
   }
   if (!token) return { server };
   writeKubeconfig(config.kubeconfigOut, { server: server.url, token, ca: tls?.ca });
-  return { server, kubeconfig: config.kubeconfigOut };
+  if (!config.broker) return { server, kubeconfig: config.kubeconfigOut };
+  let broker: ClusterBroker;
+  try {
+    broker = await startEmbeddedBroker({
+      apiUrl: server.url, ca: tls?.ca, token, log,
+      store: config.brokerStore, port: config.brokerPort, host: config.brokerBindAddress, advertiseAddress: config.brokerAdvertiseAddress,
+    });
+  } catch (err) {
+    await server.close();
+    throw err;
+  }
+  let closing: Promise<void> | undefined;
+  const close = () => (closing ??= broker.stop().finally(server.close));
+  return { server: { ...server, close }, kubeconfig: config.kubeconfigOut, broker };
 }
 
 function credentials(config: ServeConfig): { authenticator: Authenticator; token?: string } {

@@ -2,6 +2,7 @@
 import type { ResourceDefinition } from '../definition.js';
 import { componentStatus } from './component-status.js';
 import { customResourceDefinition } from './custom-resource-definition.js';
+import { endpoints } from './endpoints.js';
 import { groupKinds } from './groups.js';
 import { limitRange } from './limit-range.js';
 import { namespace } from './namespace.js';
@@ -27,6 +28,7 @@ export const allKinds: readonly ResourceDefinition[] = [
   ...coreKinds,
   ...groupKinds,
   customResourceDefinition,
+  endpoints,
 ];
 
 export { componentStatus, namespace };
