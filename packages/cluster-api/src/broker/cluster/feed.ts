@@ -92,7 +92,8 @@ export class CustomResourceFeed<T> {
   }
 
   private startObjects(): void {
-    const informer = new Informer(this.client, this.type, { ...this.backoff(), onError: (e) => this.options.onError(`watch ${this.type.plural}`, e) });
+    // namespace '': every namespace (the client's own namespace otherwise).
+    const informer = new Informer(this.client, this.type, { namespace: '', ...this.backoff(), onError: (e) => this.options.onError(`watch ${this.type.plural}`, e) });
     this.objects = informer;
     this.objectsSynced = false;
     const changed = () => this.objects === informer && this.options.changed();

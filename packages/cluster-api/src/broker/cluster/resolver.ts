@@ -61,7 +61,8 @@ export class ClusterResolver implements SubscriberResolver {
   private pending: NodeJS.Immediate | undefined;
 
   constructor(private readonly client: KubeClient, options: ClusterResolverOptions) {
-    const common = { minBackoffMs: options.minBackoffMs ?? 200, maxBackoffMs: options.maxBackoffMs ?? 5_000 };
+    // namespace '': every namespace (the client's own namespace otherwise).
+    const common = { namespace: '', minBackoffMs: options.minBackoffMs ?? 200, maxBackoffMs: options.maxBackoffMs ?? 5_000 };
     const onError = (what: string) => (err: unknown) => options.logger('warn', 'broker watch failed, retrying', { what, error: (err as Error).message });
     this.services = new Informer<Service>(client, BrokerResources.services, { ...common, onError: onError('watch services') });
     this.endpoints = new Informer<Endpoints>(client, BrokerResources.endpoints, { ...common, onError: onError('watch endpoints') });
