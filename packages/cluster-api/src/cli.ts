@@ -31,6 +31,9 @@ function fail(err: unknown): never {
   process.exit(1);
 }
 
+/** Numbers reach the table's parse as typed, so `--port eighty` is refused naming `eighty`, not NaN. */
+const yargsOption = (row: { type: 'string' | 'number' | 'boolean'; describe: string }) => ({ type: row.type === 'number' ? ('string' as const) : row.type, describe: row.describe });
+
 /** Ends the process once `close` has run after SIGTERM or SIGINT. */
 function onSignals(close: () => Promise<void>): void {
   let stopping = false;
@@ -76,7 +79,7 @@ await yargs(hideBin(process.argv))
     'serve',
     'serve the cluster resource API (TLS, a generated CA, admin token and kubeconfig by default)',
     (y) => {
-      for (const row of serveOptions) y.option(row.flag, { type: row.type, describe: row.describe });
+      for (const row of serveOptions) y.option(row.flag, yargsOption(row));
       return y;
     },
     (argv) => serveCommand(argv).catch(fail),
@@ -85,7 +88,7 @@ await yargs(hideBin(process.argv))
     'broker',
     'run the event broker alone: Knative Brokers and Triggers read from an API server by kubeconfig (several processes share a nats:// store)',
     (y) => {
-      for (const row of brokerOptions) y.option(row.flag, { type: row.type, describe: row.describe });
+      for (const row of brokerOptions) y.option(row.flag, yargsOption(row));
       return y;
     },
     (argv) => brokerCommand(argv).catch(fail),
