@@ -125,6 +125,14 @@ export function waitCondition(kube: KubeClient, kind: 'Broker' | 'Trigger', name
   });
 }
 
+type Spec = Record<string, unknown>;
+const eventing = (kind: string, name: string, namespace?: string, spec?: Spec) =>
+  ({ apiVersion: 'eventing.knative.dev/v1', kind, metadata: { name, ...(namespace ? { namespace } : {}) }, ...(spec ? { spec } : {}) });
+export const brokerOf = (name: string, namespace?: string, spec?: Spec) => eventing('Broker', name, namespace, spec);
+export const triggerOf = (name: string, namespace: string | undefined, spec: Spec) => eventing('Trigger', name, namespace, spec);
+/** Objects as one file for `kubectl apply -f`: a v1 List, in JSON. */
+export const manifest = (...objects: object[]): string => `${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }, null, 1)}\n`;
+
 /** A namespace created through the API. */
 export async function namespace(kube: KubeClient, name: string): Promise<string> {
   await kube.create(resourceType('v1', 'Namespace', 'namespaces', false), { metadata: { name } });

@@ -16,8 +16,8 @@ import { brokerRoleAllows } from '../../src/broker/cluster/role.js';
 import { jsonLogger, silentLogger } from '../../src/broker/metrics.js';
 import { binaryEvent, post, type Subscriber, subscriber } from './helpers.js';
 import {
-  type ApiCluster, BROKER_CRD_FILE, brokers, conditionOf, KUBECTL, KNATIVE_CRDS, namespace, type Obj, type Recorded,
-  recordRequests, startApi, TRIGGER_CRD_FILE, triggers, until, waitCondition,
+  type ApiCluster, BROKER_CRD_FILE, brokerOf, brokers, conditionOf, KUBECTL, KNATIVE_CRDS, manifest, namespace, type Obj, type Recorded,
+  recordRequests, startApi, TRIGGER_CRD_FILE, triggerOf, triggers, until, waitCondition,
 } from './cluster-helpers.js';
 
 const services = resourceType('v1', 'Service', 'services');
@@ -61,18 +61,7 @@ describe.runIf(existsSync(KUBECTL) && existsSync(KNATIVE_CRDS))('the broker as a
     const installed = await api.kubectl('apply', '-f', BROKER_CRD_FILE, '-f', TRIGGER_CRD_FILE);
     expect(installed.stdout).toContain('customresourcedefinition.apiextensions.k8s.io/brokers.eventing.knative.dev created');
     const ns = await namespace(api.kube, 'shop');
-    await api.apply(`apiVersion: eventing.knative.dev/v1
-kind: Broker
-metadata: {name: default, namespace: ${ns}}
----
-apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: orders, namespace: ${ns}}
-spec:
-  broker: default
-  filter: {attributes: {type: order.created}}
-  subscriber: {uri: "${fn.url}"}
-`);
+    await api.apply(manifest(brokerOf('default', ns), triggerOf('orders', ns, { broker: 'default', filter: { attributes: { type: 'order.created' } }, subscriber: { uri: fn.url } })));
     const b = await waitCondition(api.kube, 'Broker', ns, 'default', 'Ready', 'True');
     expect(b.status!.address!.url).toBe(`${broker.broker.url}/${ns}/default`);
     expect(b.status!.observedGeneration).toBe(b.metadata.generation);
@@ -102,45 +91,17 @@ spec:
   it('turns each malformed Trigger and Broker into a condition saying why, and keeps its events until fixed', async () => {
     const ns = await namespace(api.kube, 'malformed');
     const fn = await sink();
-    await api.apply(`apiVersion: eventing.knative.dev/v1
-kind: Broker
-metadata: {name: default, namespace: ${ns}}
----
-apiVersion: eventing.knative.dev/v1
-kind: Broker
-metadata: {name: slow, namespace: ${ns}}
-spec: {delivery: {backoffPolicy: sometimes}}
----
-apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: orphan, namespace: ${ns}}
-spec: {broker: nope, subscriber: {uri: "${fn.url}"}}
----
-apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: nobroker, namespace: ${ns}}
-spec: {subscriber: {uri: "${fn.url}"}}
----
-apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: badfilter, namespace: ${ns}}
-spec: {broker: default, filters: [{cesql: "type = "}], subscriber: {uri: "${fn.url}"}}
----
-apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: baddelivery, namespace: ${ns}}
-spec: {broker: default, delivery: {backoffDelay: soon}, subscriber: {uri: "${fn.url}"}}
----
-apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: unresolved, namespace: ${ns}}
-spec: {broker: default, subscriber: {ref: {apiVersion: v1, kind: Service, name: later}}}
----
-apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: nokind, namespace: ${ns}}
-spec: {broker: default, subscriber: {ref: {apiVersion: serving.knative.dev/v1, kind: Service, name: fn}}}
-`);
+    const uri = { uri: fn.url };
+    await api.apply(manifest(
+      brokerOf('default', ns),
+      brokerOf('slow', ns, { delivery: { backoffPolicy: 'sometimes' } }),
+      triggerOf('orphan', ns, { broker: 'nope', subscriber: uri }),
+      triggerOf('nobroker', ns, { subscriber: uri }),
+      triggerOf('badfilter', ns, { broker: 'default', filters: [{ cesql: 'type = ' }], subscriber: uri }),
+      triggerOf('baddelivery', ns, { broker: 'default', delivery: { backoffDelay: 'soon' }, subscriber: uri }),
+      triggerOf('unresolved', ns, { broker: 'default', subscriber: { ref: { apiVersion: 'v1', kind: 'Service', name: 'later' } } }),
+      triggerOf('nokind', ns, { broker: 'default', subscriber: { ref: { apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: 'fn' } } }),
+    ));
     const reason = async (name: string, type: string, status: string, why: string) =>
       conditionOf(await waitCondition(api.kube, 'Trigger', ns, name, type, status, why), type)!.message;
     expect(await reason('orphan', 'BrokerReady', 'False', 'BrokerDoesNotExist')).toBe('Broker "nope" does not exist');
@@ -166,7 +127,7 @@ spec: {broker: default, subscriber: {ref: {apiVersion: serving.knative.dev/v1, k
     expect(fn.received.map((r) => r.headers['ce-id']).sort()).toEqual(['w1', 'w1', 'w2', 'w2']);
     expect((await later.until(2)).map((r) => r.headers['ce-id']).sort()).toEqual(['w1', 'w2']);
     // A Broker created after its Trigger: the Trigger follows.
-    await api.apply(`apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata: {name: nope, namespace: ${ns}}\n`);
+    await api.apply(manifest(brokerOf('nope', ns)));
     await waitCondition(api.kube, 'Trigger', ns, 'orphan', 'Ready', 'True');
   });
 
@@ -177,30 +138,15 @@ spec: {broker: default, subscriber: {ref: {apiVersion: serving.knative.dev/v1, k
     await exposeService(api.kube, ns, 'fn', a.url);
     await exposeService(api.kube, ns, 'dead-letters', dls.url);
     await exposeService(api.kube, ns, 'failing', failing.url);
-    await api.apply(`apiVersion: eventing.knative.dev/v1
-kind: Broker
-metadata: {name: default, namespace: ${ns}}
----
-apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: fn, namespace: ${ns}}
-spec:
-  broker: default
-  filter: {attributes: {type: greet}}
-  subscriber: {ref: {apiVersion: v1, kind: Service, name: fn}, uri: "/events?x=1"}
----
-apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: failing, namespace: ${ns}}
-spec:
-  broker: default
-  filter: {attributes: {type: fail}}
-  subscriber: {ref: {apiVersion: v1, kind: Service, name: failing}}
-  delivery:
-    retry: 1
-    backoffDelay: PT0.05S
-    deadLetterSink: {ref: {apiVersion: v1, kind: Service, name: dead-letters}}
-`);
+    const service = (name: string) => ({ ref: { apiVersion: 'v1', kind: 'Service', name } });
+    await api.apply(manifest(
+      brokerOf('default', ns),
+      triggerOf('fn', ns, { broker: 'default', filter: { attributes: { type: 'greet' } }, subscriber: { ...service('fn'), uri: '/events?x=1' } }),
+      triggerOf('failing', ns, {
+        broker: 'default', filter: { attributes: { type: 'fail' } }, subscriber: service('failing'),
+        delivery: { retry: 1, backoffDelay: 'PT0.05S', deadLetterSink: service('dead-letters') },
+      }),
+    ));
     const port = (url: string) => new URL(url).port;
     const t = await waitCondition(api.kube, 'Trigger', ns, 'fn', 'Ready', 'True');
     expect(t.status!.subscriberUri).toBe(`http://127.0.0.1:${port(a.url)}/events?x=1`);
@@ -237,24 +183,12 @@ spec:
   it('resolves any Addressable through its status.address.url, e.g. another Broker', async () => {
     const ns = await namespace(api.kube, 'chain');
     const end = await sink();
-    await api.apply(`apiVersion: eventing.knative.dev/v1
-kind: Broker
-metadata: {name: default, namespace: ${ns}}
----
-apiVersion: eventing.knative.dev/v1
-kind: Broker
-metadata: {name: second, namespace: ${ns}}
----
-apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: forward, namespace: ${ns}}
-spec: {broker: default, subscriber: {ref: {apiVersion: eventing.knative.dev/v1, kind: Broker, name: second}}}
----
-apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: end, namespace: ${ns}}
-spec: {broker: second, subscriber: {uri: "${end.url}"}}
-`);
+    await api.apply(manifest(
+      brokerOf('default', ns),
+      brokerOf('second', ns),
+      triggerOf('forward', ns, { broker: 'default', subscriber: { ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'second' } } }),
+      triggerOf('end', ns, { broker: 'second', subscriber: { uri: end.url } }),
+    ));
     const t = await waitCondition(api.kube, 'Trigger', ns, 'forward', 'Ready', 'True');
     expect(t.status!.subscriberUri).toBe(`${broker.broker.url}/${ns}/second`);
     await waitCondition(api.kube, 'Trigger', ns, 'end', 'Ready', 'True');
@@ -269,15 +203,7 @@ spec: {broker: second, subscriber: {uri: "${end.url}"}}
     const fn = await sink();
     await api.kubectl('apply', '-f', BROKER_CRD_FILE, '-f', TRIGGER_CRD_FILE);
     await until('the CRDs served again', async () => (await api.kubectl('get', 'brokers', '-n', ns)).code === 0);
-    await api.apply(`apiVersion: eventing.knative.dev/v1
-kind: Broker
-metadata: {name: default, namespace: ${ns}}
----
-apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: again, namespace: ${ns}}
-spec: {broker: default, subscriber: {uri: "${fn.url}"}}
-`);
+    await api.apply(manifest(brokerOf('default', ns), triggerOf('again', ns, { broker: 'default', subscriber: { uri: fn.url } })));
     await waitCondition(api.kube, 'Trigger', ns, 'again', 'Ready', 'True');
     expect((await send(ns, { id: 'back' })).status).toBe(202);
     expect((await fn.until(1))[0]!.headers['ce-id']).toBe('back');

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type NatsCluster, startNats } from '../../src/broker/log/testing/nats-server.js';
 import { runKubectl } from '../helpers.js';
-import { BROKER_CRD_FILE, KUBECTL, KNATIVE_CRDS, TRIGGER_CRD_FILE, until } from './cluster-helpers.js';
+import { BROKER_CRD_FILE, brokerOf, KUBECTL, KNATIVE_CRDS, manifest, TRIGGER_CRD_FILE, triggerOf, until } from './cluster-helpers.js';
 import { CLUSTER_API, FUNC_RUNTIME, recorded, RECORDER, renderTemplate, run, start, startFunction, stopAll } from './roles.js';
 
 type Engine = 'sqlite' | 'nats';
@@ -67,36 +67,14 @@ describe.runIf(ready).each<Engine>(['sqlite', 'nats'])('the Done-when scenario o
     const crds = await kubectl('apply', '-f', BROKER_CRD_FILE, '-f', TRIGGER_CRD_FILE);
     expect(crds.stderr).toBe('');
     await kubectl('wait', '--for=condition=Established', '--timeout=20s', '-f', BROKER_CRD_FILE, '-f', TRIGGER_CRD_FILE);
-    writeFileSync(join(dir, 'eventing.yaml'), `apiVersion: eventing.knative.dev/v1
-kind: Broker
-metadata: {name: default}
----
-apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: greeter}
-spec:
-  broker: default
-  filter: {attributes: {type: com.example.customer.created}}
-  subscriber: {uri: "${urls.greeter}"}
-  delivery: {retry: 3, backoffPolicy: linear, backoffDelay: PT0.1S, deadLetterSink: {uri: "${urls.dls}"}}
----
-apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: greeted}
-spec:
-  broker: default
-  filter: {attributes: {type: com.example.customer.greeted}}
-  subscriber: {uri: "${urls.greeted}"}
----
-apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: orders}
-spec:
-  broker: default
-  filter: {attributes: {type: com.example.order.placed}}
-  subscriber: {uri: "${urls.failing}"}
-  delivery: {retry: 3, backoffPolicy: linear, backoffDelay: PT0.2S, deadLetterSink: {uri: "${urls.dls}"}}
-`);
+    const on = (type: string, uri: string, delivery?: object) => ({ broker: 'default', filter: { attributes: { type } }, subscriber: { uri }, ...(delivery ? { delivery } : {}) });
+    const deadLetters = (backoffDelay: string) => ({ retry: 3, backoffPolicy: 'linear', backoffDelay, deadLetterSink: { uri: urls.dls } });
+    writeFileSync(join(dir, 'eventing.yaml'), manifest(
+      brokerOf('default'),
+      triggerOf('greeter', undefined, on('com.example.customer.created', urls.greeter, deadLetters('PT0.1S'))),
+      triggerOf('greeted', undefined, on('com.example.customer.greeted', urls.greeted)),
+      triggerOf('orders', undefined, on('com.example.order.placed', urls.failing, deadLetters('PT0.2S'))),
+    ));
     expect((await kubectl('apply', '-f', join(dir, 'eventing.yaml'))).stderr).toBe('');
     const table = await until('every Trigger Ready in kubectl get triggers', async () => {
       const out = (await kubectl('get', 'triggers')).stdout;
