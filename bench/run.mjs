@@ -1,10 +1,11 @@
 // `npm run bench`: func-runtime side by side with faas-js-runtime 4, functions-framework 5 and bare
 // node:http. Prints a markdown table and writes it (with the raw numbers) to bench/results/.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runColdStarts } from './runtime/coldstart.mjs';
-import { frameworks, repoRoot, useRuntimeCli } from './runtime/frameworks.mjs';
+import { withVariants } from './runtime/contention.mjs';
+import { baselineFramework, frameworks, repoRoot, singleThreadedGcFramework, useRuntimeCli } from './runtime/frameworks.mjs';
 import { bodyFileFor, loaderVersion } from './runtime/load.mjs';
 import { loadAverage, machineInfo, runtimeCommit } from './runtime/machine.mjs';
 import { USAGE, parseOptions, plannedSeconds } from './runtime/options.mjs';
@@ -44,6 +45,15 @@ async function measure(opts, fws, scenarios, ctx) {
   return run;
 }
 
+/** What the baseline build is: the commit its directory names in a COMMIT file, if it has one. */
+function baselineOf(dir) {
+  try {
+    return readFileSync(join(dir, 'COMMIT'), 'utf8').trim();
+  } catch {
+    return dir;
+  }
+}
+
 function save(run, markdown) {
   const dir = join(repoRoot, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
@@ -59,8 +69,10 @@ async function main() {
   installCleanup();
   if (!pinSelf()) say('bench: taskset unavailable; numbers are not pinned to cores');
   armDeadline(opts.maxSeconds);
-  const fws = frameworks.filter((f) => opts.frameworks.includes(f.id));
-  const scenarios = allScenarios.filter((s) => opts.scenarios.includes(s.id));
+  const known = [...frameworks, ...(opts.baseline ? [baselineFramework(opts.baseline)] : [])];
+  if (opts.frameworks.includes('func-runtime-stgc')) known.push(singleThreadedGcFramework());
+  const fws = known.filter((f) => opts.frameworks.includes(f.id));
+  const scenarios = withVariants(allScenarios.filter((s) => opts.scenarios.includes(s.id)), opts.contended);
   const tmp = mkdtempSync(join(tmpdir(), 'func-bench-'));
   // Also on Ctrl-C and on the deadline, which end the process without unwinding `finally`.
   process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
@@ -76,6 +88,7 @@ async function main() {
     loadBefore: loadAverage(),
     runtimeCommit: runtimeCommit(repoRoot),
     runtimeBuiltAt: snapshot?.builtAt ?? null,
+    baseline: opts.baseline ? baselineOf(opts.baseline) : null,
   };
   try {
     const run = { ...started, ...(await measure(opts, fws, scenarios, ctx)), loadAfter: loadAverage() };

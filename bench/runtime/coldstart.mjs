@@ -47,7 +47,7 @@ async function coldStartOnce(fw, ctx) {
   const port = await freePort();
   const logFile = join(ctx.logDir, `${fw.id}-coldstart.log`);
   const t0 = process.hrtime.bigint();
-  const child = spawnPinned(SERVER_CPU, fw.args('hello', port), { env: serverEnv(), cwd: repoRoot, logFile });
+  const child = spawnPinned(SERVER_CPU, [...(fw.nodeFlags ?? []), ...fw.args('hello', port)], { env: serverEnv(), cwd: repoRoot, logFile });
   const ready = await waitForReply(child, port, requestOf(hello), TIMEOUT_MS, (res) => res.status === 200);
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   // CPU time to the first reply: unlike wall time, it does not grow when other processes hold the core.

@@ -62,8 +62,34 @@ export const frameworks = [
   },
 ];
 
-/** The ratio column divides by this framework. */
+/**
+ * Another build of func-runtime, run beside the current one (`--baseline DIR`: a directory holding
+ * that build's package.json and dist/, as snapshot.mjs copies them), so a change is measured before
+ * and after in the same interleaved rounds.
+ */
+export function baselineFramework(dir) {
+  const cli = join(resolve(dir), 'dist', 'cli.js');
+  return {
+    id: 'func-runtime-before',
+    label: 'func-runtime (before)',
+    missing: () => (existsSync(cli) ? null : `no build at ${cli}`),
+    args: (s, port) => [cli, join(fnDir, s === 'cloudevent' ? 'func-runtime/cloudevent.mjs' : knative[s]), '--port', String(port)],
+  };
+}
+
+/**
+ * func-runtime again, with V8's garbage collector on the main thread alone (`--single-threaded-gc`,
+ * as NODE_OPTIONS sets it): on a core shared with another process, the parallel scavenger's helper
+ * threads wait for that core, and each pause grows with them.
+ */
+export function singleThreadedGcFramework() {
+  const base = frameworks.find((f) => f.id === 'func-runtime');
+  return { ...base, id: 'func-runtime-stgc', label: 'func-runtime, --single-threaded-gc', nodeFlags: ['--single-threaded-gc'] };
+}
+
+/** The ratio columns divide by this framework; CPU per request divides by the floor. */
 export const REFERENCE = 'faas-js-runtime';
+export const FLOOR = 'node-http';
 
 export const frameworkIds = frameworks.map((f) => f.id);
 

@@ -14,6 +14,10 @@ export const USAGE = `Usage: npm run bench -- [options]      (or: node bench/run
   --scenarios LIST    comma-separated: ${scenarioIds.join(',')} (default all)
   --frameworks LIST   comma-separated: ${frameworkIds.join(',')} (default all)
   --loader NAME       wrk | autocannon (default wrk when installed)
+  --contended         also run each scenario with another process busy on the server's core
+  --single-threaded-gc  also run func-runtime with node --single-threaded-gc, as its own column
+  --baseline DIR      also run the func-runtime build in DIR (its package.json and dist/) as
+                      "func-runtime (before)", interleaved with the current build
   --max-seconds S     abort (killing every child) after S seconds (default: planned time x 1.5 + 60)
   --quick             about a minute: 3 rounds of 1 s, 1 s warm-up, 5 cold starts
   --help`;
@@ -34,6 +38,9 @@ const FLAGS = {
   loader: { type: 'string' },
   'max-seconds': { type: 'string' },
   quick: { type: 'boolean', default: false },
+  contended: { type: 'boolean', default: false },
+  'single-threaded-gc': { type: 'boolean', default: false },
+  baseline: { type: 'string' },
   help: { type: 'boolean', default: false },
 };
 
@@ -51,7 +58,8 @@ function list(name, value, known) {
 }
 
 /** @returns {{rounds: number, duration: number, warmup: number, connections: number, coldStarts: number,
- *   scenarios: string[], frameworks: string[], loader: string, maxSeconds: number, quick: boolean, help: boolean}} */
+ *   scenarios: string[], frameworks: string[], loader: string, maxSeconds: number, quick: boolean, help: boolean,
+ *   contended: boolean, baseline: string | undefined}} */
 export function parseOptions(argv) {
   const { values: v } = parseArgs({ args: argv, options: FLAGS });
   const preset = v.quick ? PRESETS.quick : PRESETS.full;
@@ -64,10 +72,14 @@ export function parseOptions(argv) {
     connections: v.connections ? positiveInt('connections', v.connections) : 50,
     coldStarts: v['cold-starts'] ? positiveInt('cold-starts', v['cold-starts'], 0) : preset.coldStarts,
     scenarios: v.scenarios ? list('scenarios', v.scenarios, scenarioIds) : scenarioIds,
-    frameworks: v.frameworks ? list('frameworks', v.frameworks, frameworkIds) : frameworkIds,
+    frameworks: v.frameworks ? list('frameworks', v.frameworks, [...frameworkIds, 'func-runtime-before', 'func-runtime-stgc']) : [...frameworkIds],
+    contended: v.contended,
+    baseline: v.baseline,
     loader: v.loader ? list('loader', v.loader, LOADERS)[0] : wrkAvailable() ? 'wrk' : 'autocannon',
   };
   if (opts.loader === 'wrk' && !wrkAvailable()) throw new Error('--loader wrk: wrk is not installed (apt-get install wrk)');
+  if (opts.baseline && !opts.frameworks.includes('func-runtime-before')) opts.frameworks.push('func-runtime-before');
+  if (v['single-threaded-gc'] && !opts.frameworks.includes('func-runtime-stgc')) opts.frameworks.push('func-runtime-stgc');
   opts.maxSeconds = v['max-seconds'] ? positiveInt('max-seconds', v['max-seconds']) : Math.ceil(plannedSeconds(opts) * 1.5 + 60);
   return opts;
 }
@@ -75,5 +87,5 @@ export function parseOptions(argv) {
 /** Load time plus about a second per server start and per cold start. */
 export function plannedSeconds(o) {
   const perScenario = o.frameworks.length * (o.warmup + o.rounds * o.duration + 1);
-  return o.scenarios.length * perScenario + o.coldStarts * o.frameworks.length;
+  return o.scenarios.length * (o.contended ? 2 : 1) * perScenario + o.coldStarts * o.frameworks.length;
 }

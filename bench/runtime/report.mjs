@@ -1,14 +1,14 @@
 // The markdown table: one column per framework, ratios against faas-js-runtime, and a numbered note
 // for every cell that has no number (a server that failed to start or answered wrongly).
-import { REFERENCE } from './frameworks.mjs';
+import { FLOOR, REFERENCE } from './frameworks.mjs';
 
 const int = (n) => Math.round(n).toLocaleString('en-US');
 const ms = (n) => (n < 10 ? n.toFixed(2) : n.toFixed(1));
 const mib = (kib) => (kib / 1024).toFixed(1);
 
 /** One cell per framework for a metric; failures become references to numbered notes. */
-function row(label, fws, get, notes, { format, ratio = false }) {
-  const ref = get(REFERENCE);
+function row(label, fws, get, notes, { format, ratio = false, ratioTo = REFERENCE }) {
+  const ref = get(ratioTo);
   const cells = fws.map((fw) => {
     const r = get(fw.id);
     if (!r) return '–';
@@ -42,6 +42,14 @@ function throughputFlags(fw, scenario, r) {
   return flags;
 }
 
+const us = (n) => n.toFixed(1);
+
+/** The CPU one request costs the server: the inverse of requests per server CPU-second. */
+function cpuPerRequest(result) {
+  if (!result) return undefined;
+  return result.ok ? { ok: true, value: 1e6 / result.reqPerCpuS } : { ok: false, reason: result.reason };
+}
+
 function pick(result, key, flags) {
   if (!result) return undefined;
   return result.ok ? { ok: true, value: result[key], flags } : { ok: false, reason: result.reason };
@@ -61,8 +69,8 @@ export function renderTable(run, fws, scenarios) {
     const res = run.throughput[s.id] ?? {};
     const fwOf = (id) => fws.find((f) => f.id === id);
     lines.push(row(`${s.label}, req/s`, fws, (id) => pick(res[id], 'rps', res[id]?.ok ? throughputFlags(fwOf(id), s, res[id]) : []), notes, { format: int, ratio: true }));
-    lines.push(row(`${s.label}, p99 ms`, fws, (id) => pick(res[id], 'p99Ms', []), notes, { format: ms }));
-    lines.push(row(`${s.label}, requests per server CPU-second`, fws, (id) => pick(res[id], 'reqPerCpuS', []), notes, { format: int, ratio: true }));
+    lines.push(row(`${s.label}, p99 ms`, fws, (id) => pick(res[id], 'p99Ms', []), notes, { format: ms, ratio: true }));
+    lines.push(row(`${s.label}, server CPU per request, µs (× node:http)`, fws, (id) => cpuPerRequest(res[id]), notes, { format: us, ratio: true, ratioTo: FLOOR }));
   }
   if (run.cold) {
     lines.push(row('cold start, spawn → first 200, median ms', fws, (id) => pick(run.cold[id], 'medianMs', []), notes, { format: ms, ratio: true }));
@@ -92,7 +100,9 @@ export function renderReport(run, fws, scenarios) {
       `during the rounds was ${busyRange(run)} (median per framework and scenario).`,
     `Load: ${run.loaderVersion}, ${o.connections} connections, ${o.rounds} interleaved rounds of ${o.duration} s ` +
       `after a ${o.warmup} s warm-up per server; medians. Servers pinned to core 0, load generator to core 1. ` +
-      `${o.coldStarts > 0 ? `Cold start: median of ${o.coldStarts} runs. ` : ''}func-runtime: commit ${run.runtimeCommit}, build of ${run.runtimeBuiltAt ?? 'n/a'} (copied before the run).`,
+      `${o.coldStarts > 0 ? `Cold start: median of ${o.coldStarts} runs. ` : ''}func-runtime: commit ${run.runtimeCommit}, build of ${run.runtimeBuiltAt ?? 'n/a'} (copied before the run)` +
+      `${run.baseline ? `; func-runtime (before): ${run.baseline}` : ''}.` +
+      `${o.contended ? ' "core shared": another process busy on the server\'s core for the whole scenario.' : ''}`,
     `Command: \`${run.command}\``,
     '',
     renderTable(run, fws, scenarios),

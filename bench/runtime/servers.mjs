@@ -16,7 +16,7 @@ export async function startServer(fw, scenario, logDir, nodeFlags = []) {
   if (missing) return { ok: false, reason: missing };
   const port = await freePort();
   const logFile = join(logDir, `${fw.id}-${scenario.id}.log`);
-  const args = [...nodeFlags, ...fw.args(scenario.id, port)];
+  const args = [...nodeFlags, ...(fw.nodeFlags ?? []), ...fw.args(scenario.base ?? scenario.id, port)];
   const child = spawnPinned(SERVER_CPU, args, { env: serverEnv(), cwd: repoRoot, logFile });
   const ready = await waitForReply(child, port, requestOf(scenario), START_TIMEOUT_MS);
   if (!ready.ok) {

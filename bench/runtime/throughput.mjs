@@ -1,6 +1,7 @@
 // Throughput of one scenario: every framework's server up at once (idle ones cost nothing), one
 // warm-up each, then rounds interleaved A B C D A B C D … so that drift on a shared machine
 // spreads over all frameworks instead of landing on one.
+import { occupyServerCore } from './contention.mjs';
 import { runLoad } from './load.mjs';
 import { cpuSeconds, fileSize, rssKiB, stop } from './procs.mjs';
 import { startServer, verify } from './servers.mjs';
@@ -24,6 +25,7 @@ export async function runScenario(scenario, fws, opts, ctx) {
     }
     up.push({ fw, ...s });
   }
+  const release = scenario.contended && up.length > 0 ? await occupyServerCore() : undefined;
   try {
     for (const s of up) await warmUp(s, scenario, opts, ctx, results);
     const running = up.filter((s) => !results[s.fw.id]);
@@ -32,6 +34,7 @@ export async function runScenario(scenario, fws, opts, ctx) {
     }
     for (const s of running) await finish(s, scenario, results);
   } finally {
+    await release?.();
     await Promise.all(up.map((s) => stop(s.child)));
   }
   for (const s of up) if (results[s.fw.id]?.ok) results[s.fw.id].logBytes = fileSize(s.logFile);

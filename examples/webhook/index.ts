@@ -23,7 +23,7 @@ export function sign(body: Buffer | string, secret: string): string {
 }
 
 /** Constant-time comparison, so the response time leaks nothing about how much of a guess matched. */
-function verify(body: Buffer, secret: string, signature: string): boolean {
+function verify(body: Buffer | string, secret: string, signature: string): boolean {
   const expected = Buffer.from(sign(body, secret));
   const given = Buffer.from(signature);
   return given.length === expected.length && timingSafeEqual(given, expected);

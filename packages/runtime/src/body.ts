@@ -18,40 +18,45 @@ function tooLarge(limit: number): RuntimeError {
   return new RuntimeError('payload_too_large', `The request body exceeds the limit of ${limit} bytes.`);
 }
 
-/** Reads the whole body, or rejects with payload_too_large as soon as it passes `limit`. */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (declared > limit) return Promise.reject(tooLarge(limit));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        // Stop reading: the socket closes after the 413, so an endless upload costs nothing more.
-        req.pause();
-        reject(tooLarge(limit));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve(chunks.length === 1 ? chunks[0]! : chunks.length === 0 ? EMPTY : Buffer.concat(chunks, size));
-    };
-    const onError = (err: Error) => {
-      cleanup();
-      reject(new RuntimeError('invalid_body', `The request body could not be read: ${err.message}.`));
-    };
-    const cleanup = () => {
+/** Called once with the body, or with why it cannot be had. */
+export type BodyCallback = (err: RuntimeError | undefined, raw: Buffer) => void;
+
+/**
+ * Reads the whole body, or stops at payload_too_large as soon as it passes `limit`. A callback, not
+ * a promise: this runs for every request with a body, and a promise costs an allocation and a
+ * microtask turn each time. On success the listeners are left to go with the request.
+ */
+export function readBody(req: IncomingMessage, limit: number, done: BodyCallback): void {
+  if (Number(req.headers['content-length']) > limit) {
+    done(tooLarge(limit), EMPTY);
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let settled = false;
+  const onData = (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > limit) {
+      settled = true;
       req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
+      // Stop reading until the 413 is written; lingering-close.ts then drains what is still coming.
+      req.pause();
+      done(tooLarge(limit), EMPTY);
+      return;
+    }
+    chunks.push(chunk);
+  };
+  req.on('data', onData);
+  req.on('end', () => {
+    if (settled) return;
+    settled = true;
+    done(undefined, chunks.length === 1 ? chunks[0]! : chunks.length === 0 ? EMPTY : Buffer.concat(chunks, size));
+  });
+  // The stream's own message names sockets and parser states; the client needs to know what it sent.
+  req.on('error', () => {
+    if (settled) return;
+    settled = true;
+    done(new RuntimeError('invalid_body', 'The request body ended before it was complete: the client aborted the upload, or its chunked encoding is malformed.'), EMPTY);
   });
 }
 

@@ -7,7 +7,6 @@ import { parseArgs } from 'node:util';
 import type { CommandModule } from 'yargs';
 import { runCommand, serve } from './commands/run.js';
 import { OPTION_TABLE } from './config.js';
-import { setFuncYamlValidator } from './func-yaml.js';
 import { devCommand } from './commands/dev.js';
 import { buildCommand } from './commands/build.js';
 import { invokeCommand } from './commands/invoke.js';
@@ -64,10 +63,4 @@ function plainRun(args: string[]): { path: string; [flag: string]: unknown } | u
 const args = process.argv.slice(2);
 const plain = plainRun(args);
 if (plain) await serve(plain, exit).catch(reportStartError);
-else {
-  // dev re-reads func.yaml on every save: validate it there too (a subcommand pays for the
-  // validator only here, never the plain run path, which loads it only when a func.yaml exists).
-  const { loadFuncYamlValidator } = await import('./func-schema.js');
-  setFuncYamlValidator(await loadFuncYamlValidator());
-  await withYargs(args);
-}
+else await withYargs(args);

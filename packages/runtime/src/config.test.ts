@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OPTION_TABLE, OptionError, resolveOptions } from './config.js';
+import { OPTION_TABLE, OptionError, placeDefaults, resolveOptions } from './config.js';
 
 describe('resolveOptions', () => {
   it('uses the defaults when nothing is given', () => {
@@ -18,7 +18,10 @@ describe('resolveOptions', () => {
     ['func.yaml run.envs FUNC_INCLUDE_RAW', { yaml: { run: { envs: [{ value: '{{ secret:s }}' }, { name: 'FUNC_INCLUDE_RAW', value: 'true' }] } } }, 'includeRaw', true],
     ['func.yaml run.envs {{ env:NAME }} from the local env', { env: { MY_LEVEL: 'trace' }, yaml: { run: { envs: [{ name: 'FUNC_LOG_LEVEL', value: '{{ env:MY_LEVEL }}' }] } } }, 'logLevel', 'trace'],
     ['func.yaml run.envs secret reference is skipped', { yaml: { run: { envs: [{ name: 'FUNC_LOG_LEVEL', value: '{{ secret:s:level }}' }] } } }, 'logLevel', 'warn'],
-    ['top-level logLevel in func.yaml is not an option', { yaml: { logLevel: 'fatal' } }, 'logLevel', 'warn'],
+    ['top-level logLevel in func.yaml (faas-js-runtime\'s; only compatibility mode lets such a func.yaml through)', { yaml: { logLevel: 'fatal' } }, 'logLevel', 'fatal'],
+    ['FUNC_COMPAT', { env: { FUNC_COMPAT: 'faas-js-runtime' } }, 'compat', 'faas-js-runtime'],
+    ['compat default none', {}, 'compat', 'none'],
+    ['FUNC_DRAIN_DELAY', { env: { FUNC_DRAIN_DELAY: '1500' } }, 'drainDelay', 1500],
     ['caller default over the table default', { defaults: { logLevel: 'info' } }, 'logLevel', 'info'],
     ['function member over caller default', { fn: { logLevel: 'debug' }, defaults: { logLevel: 'info' } }, 'logLevel', 'debug'],
     ['function includeRaw member', { fn: { includeRaw: true } }, 'includeRaw', true],
@@ -44,6 +47,8 @@ describe('resolveOptions', () => {
     [{ yaml: { run: { envs: [{ name: 'FUNC_LOG_LEVEL', value: 'loud' }] } } }, /func\.yaml run\.envs FUNC_LOG_LEVEL must be one of/],
     [{ yaml: { run: { envs: [{ name: 'PORT', value: 'http' }] } } }, /func\.yaml run\.envs PORT must be an integer/],
     [{ yaml: { deploy: { healthEndpoints: { readiness: 'ready' } } } }, /func.yaml deploy.healthEndpoints.readiness must be a path/],
+    [{ env: { FUNC_COMPAT: 'faas' } }, /FUNC_COMPAT must be one of none, faas-js-runtime, got "faas"/],
+    [{ env: { FUNC_DRAIN_DELAY: '-5' } }, /FUNC_DRAIN_DELAY must be an integer ≥ 0/],
   ])('rejects %j naming the source', (sources, message) => {
     expect(() => resolveOptions(sources as never)).toThrow(OptionError);
     expect(() => resolveOptions(sources as never)).toThrow(message);
@@ -57,3 +62,19 @@ describe('resolveOptions', () => {
     }
   });
 });
+
+describe('placeDefaults: defaults that depend on where the runtime runs', () => {
+  it.each([
+    ['installed as faas-js-runtime: its compatibility mode', {}, 'faas-js-runtime', { compat: 'faas-js-runtime' }],
+    ['installed as @func/runtime: the spec', {}, 'runtime', {}],
+    ['a Kubernetes pod: endpoints see the pod unready for 5 s before the listener closes', { KUBERNETES_SERVICE_HOST: '10.0.0.1' }, 'runtime', { drainDelay: 5000 }],
+    ['a Knative pod: its queue-proxy drains, no delay here', { KUBERNETES_SERVICE_HOST: '10.0.0.1', K_SERVICE: 'fn' }, 'runtime', {}],
+  ])('%s', (_name, env, installedAs, expected) => {
+    expect(placeDefaults(env, installedAs)).toEqual(expected);
+  });
+
+  it('an explicit source wins over them', () => {
+    expect(resolveOptions({ env: { FUNC_COMPAT: 'none' }, defaults: placeDefaults({}, 'faas-js-runtime') }).compat).toBe('none');
+  });
+});
+

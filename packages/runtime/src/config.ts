@@ -4,7 +4,7 @@
  * func.yaml field > caller default > default, and is pure, so tests can pin every rule.
  */
 import { funcYamlEnvs } from './run-envs.js';
-import { LOG_LEVELS, type LogLevel, type Options } from './types.js';
+import { COMPAT_MODES, LOG_LEVELS, type CompatMode, type LogLevel, type Options } from './types.js';
 
 type Parse<T> = (raw: unknown, name: string) => T;
 
@@ -13,8 +13,12 @@ interface OptionRow<K extends keyof Options> {
   flag: string;
   /** Env names, first match wins (PORT is what Knative sets; FUNC_PORT is faas-js-runtime's). */
   env: readonly string[];
-  /** Dotted path in func.yaml, when func.yaml may set it. */
-  yamlPath?: string;
+  /**
+   * Dotted paths in func.yaml, first match wins. A top-level name (`logLevel`, `port`) is
+   * faas-js-runtime's func.yaml; the schema rejects it, so only compatibility mode (which reads
+   * func.yaml unvalidated, as faas-js-runtime did) can reach it.
+   */
+  yamlPath?: readonly string[];
   default: Options[K];
   parse: Parse<Options[K]>;
   describe: string;
@@ -41,13 +45,13 @@ const urlPath: Parse<string> = (raw, name) => {
   if (!s.startsWith('/')) throw new OptionError(`${name} must be a path starting with "/", got "${s}"`);
   return s;
 };
-const level: Parse<LogLevel> = (raw, name) => {
+const oneOf = <T extends string>(values: readonly T[]): Parse<T> => (raw, name) => {
   const s = String(raw).trim().toLowerCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(s)) {
-    throw new OptionError(`${name} must be one of ${LOG_LEVELS.join(', ')}, got "${String(raw)}"`);
-  }
-  return s as LogLevel;
+  if (!(values as readonly string[]).includes(s)) throw new OptionError(`${name} must be one of ${values.join(', ')}, got "${String(raw)}"`);
+  return s as T;
 };
+const level: Parse<LogLevel> = oneOf(LOG_LEVELS);
+const compat: Parse<CompatMode> = oneOf(COMPAT_MODES);
 
 /** A list given as an array of strings or one comma-separated string (as faas-js-runtime's cors() allows). */
 export function stringList(raw: unknown, name: string): string[] {
@@ -73,18 +77,20 @@ const row = <K extends keyof Options>(r: OptionRow<K>): OptionRow<K> => r;
 
 /** The option table; cli.ts derives its flags from it and the README documents it. */
 export const OPTION_TABLE = [
-  row({ key: 'port', flag: 'port', env: ['PORT', 'FUNC_PORT'], default: 8080, parse: port, describe: 'port to listen on (0 = any free port)' }),
+  row({ key: 'port', flag: 'port', env: ['PORT', 'FUNC_PORT'], yamlPath: ['port'], default: 8080, parse: port, describe: 'port to listen on (0 = any free port)' }),
   row({ key: 'host', flag: 'host', env: ['FUNC_HOST'], default: '', parse: text, describe: 'address to listen on (empty = all addresses, IPv4 and IPv6)' }),
-  row({ key: 'logLevel', flag: 'log-level', env: ['FUNC_LOG_LEVEL'], default: 'warn', parse: level, describe: `log level: ${LOG_LEVELS.join(', ')}` }),
-  row({ key: 'bodyLimit', flag: 'body-limit', env: ['FUNC_BODY_LIMIT'], default: 1_048_576, parse: integer(0), describe: 'largest request body in bytes' }),
-  row({ key: 'includeRaw', flag: 'include-raw', env: ['FUNC_INCLUDE_RAW'], default: false, parse: bool, describe: 'keep the raw body bytes in context.rawBody' }),
+  row({ key: 'logLevel', flag: 'log-level', env: ['FUNC_LOG_LEVEL'], yamlPath: ['logLevel'], default: 'warn', parse: level, describe: `log level: ${LOG_LEVELS.join(', ')}` }),
+  row({ key: 'bodyLimit', flag: 'body-limit', env: ['FUNC_BODY_LIMIT'], yamlPath: ['bodyLimit'], default: 1_048_576, parse: integer(0), describe: 'largest request body in bytes' }),
+  row({ key: 'includeRaw', flag: 'include-raw', env: ['FUNC_INCLUDE_RAW'], yamlPath: ['includeRaw'], default: false, parse: bool, describe: 'keep the raw body bytes in context.rawBody' }),
   row({ key: 'timeout', flag: 'timeout', env: ['FUNC_TIMEOUT'], default: 300_000, parse: integer(0), describe: 'per-request timeout in ms (0 = none)' }),
   row({ key: 'shutdownTimeout', flag: 'shutdown-timeout', env: ['FUNC_SHUTDOWN_TIMEOUT'], default: 10_000, parse: integer(0), describe: 'ms in-flight requests may take after SIGTERM' }),
-  row({ key: 'livenessPath', flag: 'liveness-path', env: ['LIVENESS_URL'], yamlPath: 'deploy.healthEndpoints.liveness', default: '/health/liveness', parse: urlPath, describe: 'liveness probe path' }),
-  row({ key: 'readinessPath', flag: 'readiness-path', env: ['READINESS_URL'], yamlPath: 'deploy.healthEndpoints.readiness', default: '/health/readiness', parse: urlPath, describe: 'readiness probe path' }),
+  row({ key: 'drainDelay', flag: 'drain-delay', env: ['FUNC_DRAIN_DELAY'], default: 0, parse: integer(0), describe: 'ms readiness answers 503 after SIGTERM before the listener closes (default 5000 in a Kubernetes pod outside Knative, else 0)' }),
+  row({ key: 'livenessPath', flag: 'liveness-path', env: ['LIVENESS_URL'], yamlPath: ['deploy.healthEndpoints.liveness'], default: '/health/liveness', parse: urlPath, describe: 'liveness probe path' }),
+  row({ key: 'readinessPath', flag: 'readiness-path', env: ['READINESS_URL'], yamlPath: ['deploy.healthEndpoints.readiness'], default: '/health/readiness', parse: urlPath, describe: 'readiness probe path' }),
   row({ key: 'metricsPath', flag: 'metrics-path', env: ['METRICS_URL'], default: '/metrics', parse: urlPath, describe: 'Prometheus metrics path' }),
   row({ key: 'corsExposeHeaders', flag: 'cors-expose-headers', env: ['FUNC_CORS_EXPOSE_HEADERS'], default: '', parse: headerList, describe: 'response headers browsers may read (Access-Control-Expose-Headers), comma-separated' }),
   row({ key: 'maxEventLoopDelay', flag: 'max-event-loop-delay', env: ['FUNC_MAX_EVENT_LOOP_DELAY'], default: 1000, parse: integer(0), describe: 'event-loop delay in ms above which readiness answers 503 (0 = never)' }),
+  row({ key: 'compat', flag: 'compat', env: ['FUNC_COMPAT'], default: 'none', parse: compat, describe: `compatibility mode: ${COMPAT_MODES.join(', ')} (faas-js-runtime when installed under that name)` }),
 ] as const;
 
 export interface OptionSources {
@@ -99,8 +105,7 @@ export interface OptionSources {
   defaults?: Partial<Record<keyof Options, unknown>>;
 }
 
-function yamlValue(doc: unknown, path: string | undefined): unknown {
-  if (!path) return undefined;
+function yamlValue(doc: unknown, path: string): unknown {
   let cur: unknown = doc;
   for (const part of path.split('.')) {
     if (cur === null || typeof cur !== 'object') return undefined;
@@ -128,19 +133,43 @@ function pick(r: OptionRow<keyof Options>, src: OptionSources, yamlEnv: Map<stri
   if (env) return env;
   const fromFn = src.fn?.[r.key];
   if (fromFn !== undefined) return { raw: fromFn, name: `the function's ${r.key} member` };
-  const y = yamlValue(src.yaml, r.yamlPath);
-  if (y !== undefined && y !== null) return { raw: y, name: `func.yaml ${r.yamlPath}` };
+  for (const path of r.yamlPath ?? []) {
+    const y = yamlValue(src.yaml, path);
+    if (y !== undefined && y !== null) return { raw: y, name: `func.yaml ${path}` };
+  }
   const fallback = src.defaults?.[r.key];
   return fallback === undefined ? undefined : { raw: fallback, name: `the default ${r.key}` };
+}
+
+function resolveRow(r: OptionRow<keyof Options>, src: OptionSources, yamlEnv: Map<string, string>): unknown {
+  const found = pick(r, src, yamlEnv);
+  return found === undefined ? r.default : r.parse(found.raw, found.name);
 }
 
 /** Merges the sources; throws OptionError naming the source of a bad value. Pure. */
 export function resolveOptions(src: OptionSources = {}): Options {
   const out: Record<string, unknown> = {};
   const yamlEnv = funcYamlEnvs(src.yaml, src.env);
-  for (const r of OPTION_TABLE as readonly OptionRow<keyof Options>[]) {
-    const found = pick(r, src, yamlEnv);
-    out[r.key] = found === undefined ? r.default : r.parse(found.raw, found.name);
-  }
+  for (const r of OPTION_TABLE as readonly OptionRow<keyof Options>[]) out[r.key] = resolveRow(r, src, yamlEnv);
   return out as unknown as Options;
+}
+
+/** One option, by the same rules: for a decision that must come before the rest can be read. */
+export function resolveOption<K extends keyof Options>(key: K, src: OptionSources): Options[K] {
+  const r = (OPTION_TABLE as readonly OptionRow<keyof Options>[]).find((row) => row.key === key)!;
+  return resolveRow(r, src, funcYamlEnvs(src.yaml, src.env)) as Options[K];
+}
+
+/**
+ * Defaults that depend on where the runtime runs; callers pass them as `defaults`, below every
+ * explicit source. Installed under the name faas-js-runtime (`npm install
+ * faas-js-runtime@npm:@func/runtime`), it serves a project written for faas-js-runtime: its
+ * compatibility mode. In a Kubernetes pod outside Knative, endpoints need a moment to see the pod
+ * unready before its listener closes; Knative's queue-proxy does that drain itself.
+ */
+export function placeDefaults(env: Record<string, string | undefined>, installedAs: string): Partial<Options> {
+  const out: Partial<Options> = {};
+  if (installedAs === 'faas-js-runtime') out.compat = 'faas-js-runtime';
+  if (env.KUBERNETES_SERVICE_HOST && !env.K_SERVICE) out.drainDelay = 5000;
+  return out;
 }

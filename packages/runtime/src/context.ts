@@ -1,23 +1,25 @@
 /**
- * The Context a function receives. Built once per request from a class whose getters compute on
- * first read (query, body, logger, signal, request id), so a function pays only for what it uses:
- * no copies of headers or query, no bound methods, no child logger unless it logs.
+ * The Context a function receives. The request's data fields are the instance's own properties,
+ * set once in the constructor from values already at hand (the request's own headers object, the
+ * body read before `handle` runs), so `{ ...context }` and `JSON.stringify(context)` work as they
+ * did on faas-js-runtime. What costs something is made on first read instead: the request id, the
+ * AbortSignal and the child logger (RequestLog). `req` is read through a getter, so a copy or a
+ * JSON dump of the context never reaches the socket.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
-import { parseBody } from './body.js';
+import type { CloudEvent } from 'cloudevents';
 import { newCloudEvent } from './cloudevents.js';
-import { requestId } from './logger.js';
-import { originForm } from './request-target.js';
-import type { RuntimeLogger } from './logger.js';
-import type { CloudEventLike, CloudEventResponse, Context, Logger } from './types.js';
-
-const UNSET: unique symbol = Symbol('unset');
+import { requestId, type RuntimeLogger } from './logger.js';
+import { originForm, pathOf } from './request-target.js';
+import { RequestLog } from './request-log.js';
+import type { CloudEventLike, CloudEventResponse, Context } from './types.js';
 
 /** What a context needs from the runtime that serves it. */
 export interface ContextRuntime {
   readonly logger: RuntimeLogger;
   readonly includeRaw: boolean;
+  readonly compat: boolean;
 }
 
 export class CloudEventResponseBuilder implements CloudEventResponse {
@@ -41,77 +43,79 @@ export class CloudEventResponseBuilder implements CloudEventResponse {
     this.#attributes.specversion = version;
     return this;
   }
-  response(): CloudEventLike {
-    return newCloudEvent(this.#attributes);
+  response<T = unknown>(): CloudEvent<T> {
+    return newCloudEvent(this.#attributes) as unknown as CloudEvent<T>;
   }
 }
 
+function queryOf(url: string): Record<string, string | string[]> {
+  const q = url.indexOf('?');
+  return q === -1 ? {} : { ...parseQueryString(url.slice(q + 1)) } as Record<string, string | string[]>;
+}
+
+/** The request bytes as the function sees them: faas-js-runtime gave a string, and nothing without a declared body. */
+function rawBodyOf(rt: ContextRuntime, req: IncomingMessage, raw: Buffer): Buffer | string | undefined {
+  if (!rt.includeRaw) return undefined;
+  if (!rt.compat) return raw;
+  const declared = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+  return declared ? raw.toString('utf8') : undefined;
+}
+
+/**
+ * faas-js-runtime also copied each query parameter onto the context (before `log`, which wins).
+ * `__proto__` is skipped: assigned, an array value would replace the context's prototype.
+ */
+function copyQuery(target: object, query: Record<string, unknown>): void {
+  for (const key of Object.keys(query)) if (key !== '__proto__') (target as Record<string, unknown>)[key] = query[key];
+}
+
 export class InvocationContext implements Context {
-  readonly req: IncomingMessage;
-  cloudevent: CloudEventLike | undefined = undefined;
+  // Declaration order is the order `{ ...context }` lists them: faas-js-runtime's order, then ours.
+  body: Context['body'];
+  query: Record<string, any>;
+  headers: IncomingMessage['headers'];
+  method: string;
+  httpVersion: string;
+  httpVersionMajor: number;
+  httpVersionMinor: number;
+  contentType: string | undefined;
+  rawBody: Buffer | string | undefined;
+  log: RequestLog;
+  path: string;
+  url: string;
+  cloudevent: CloudEvent<unknown>;
+  readonly #req: IncomingMessage;
   readonly #res: ServerResponse | undefined;
-  readonly #rt: ContextRuntime;
-  readonly #raw: Buffer;
-  #body: unknown = UNSET;
-  #query: Record<string, string | string[]> | undefined = undefined;
-  #log: Logger | undefined = undefined;
   #reqId: string | undefined = undefined;
   #controller: AbortController | undefined = undefined;
   #abortReason: unknown = undefined;
 
-  constructor(req: IncomingMessage, res: ServerResponse | undefined, rt: ContextRuntime, raw: Buffer) {
-    this.req = req;
+  constructor(req: IncomingMessage, res: ServerResponse | undefined, rt: ContextRuntime, raw: Buffer, body: unknown) {
+    const url = originForm(req.url);
+    this.body = body as Context['body'];
+    this.query = queryOf(url);
+    this.headers = req.headers;
+    this.method = req.method ?? 'GET';
+    this.httpVersion = req.httpVersion;
+    this.httpVersionMajor = req.httpVersionMajor;
+    this.httpVersionMinor = req.httpVersionMinor;
+    this.contentType = req.headers['content-type'];
+    this.rawBody = rawBodyOf(rt, req, raw);
+    if (rt.compat) copyQuery(this, this.query);
+    this.log = new RequestLog(rt.logger, this);
+    this.path = pathOf(url);
+    this.url = url;
+    this.cloudevent = undefined as unknown as CloudEvent<unknown>;
+    this.#req = req;
     this.#res = res;
-    this.#rt = rt;
-    this.#raw = raw;
   }
 
-  get method(): string { return this.req.method ?? 'GET'; }
-  get headers(): IncomingMessage['headers'] { return this.req.headers; }
-  get httpVersion(): string { return this.req.httpVersion; }
-  get httpVersionMajor(): number { return this.req.httpVersionMajor; }
-  get httpVersionMinor(): number { return this.req.httpVersionMinor; }
-  get contentType(): string | undefined { return this.req.headers['content-type']; }
-  get url(): string { return originForm(this.req.url); }
-
-  get path(): string {
-    const url = this.url;
-    const q = url.indexOf('?');
-    return q === -1 ? url : url.slice(0, q);
-  }
-
-  get query(): Record<string, string | string[]> {
-    if (this.#query === undefined) {
-      const url = this.url;
-      const q = url.indexOf('?');
-      this.#query = q === -1 ? {} : { ...parseQueryString(url.slice(q + 1)) } as Record<string, string | string[]>;
-    }
-    return this.#query;
-  }
-
-  /** Parsed on first read; a malformed body throws a RuntimeError the runtime answers with a 400. */
-  get body(): unknown {
-    if (this.#body === UNSET) {
-      // An Express body parser upstream has consumed the stream already: use its result.
-      const upstream = (this.req as { body?: unknown }).body;
-      this.#body = upstream !== undefined ? upstream : parseBody(this.#raw, this.req.headers['content-type']);
-    }
-    return this.#body;
-  }
-  set body(value: unknown) {
-    this.#body = value;
-  }
-
-  get rawBody(): Buffer | undefined {
-    return this.#rt.includeRaw ? this.#raw : undefined;
+  get req(): IncomingMessage {
+    return this.#req;
   }
 
   get reqId(): string {
-    return (this.#reqId ??= (this.req as { id?: string }).id ?? requestId(this.req));
-  }
-
-  get log(): Logger {
-    return (this.#log ??= (this.req as { log?: Logger }).log ?? this.#rt.logger.child({ reqId: this.reqId }));
+    return (this.#reqId ??= (this.#req as { id?: string }).id ?? requestId(this.#req));
   }
 
   get signal(): AbortSignal {
@@ -133,6 +137,11 @@ export class InvocationContext implements Context {
   abort(reason: unknown): void {
     this.#abortReason = reason;
     this.#controller?.abort(reason);
+  }
+
+  /** The event being handled (one request may carry a batch). */
+  setEvent(event: CloudEventLike): void {
+    this.cloudevent = event as unknown as CloudEvent<unknown>;
   }
 
   cloudEventResponse(data: unknown): CloudEventResponse {

@@ -1,8 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { FuncYamlError, readFuncYaml, readValidFuncYaml, setFuncYamlValidator } from './func-yaml.js';
+import { describe, expect, it } from 'vitest';
+import { checkFuncYaml, FuncYamlError, funcSchemaValidator, parseFuncYaml, readValidFuncYaml } from './func-yaml.js';
 
 function dirWith(yaml?: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'func-yaml-'));
@@ -10,41 +10,39 @@ function dirWith(yaml?: string): string {
   return dir;
 }
 
-afterEach(() => setFuncYamlValidator(undefined));
-
-describe('readFuncYaml', () => {
+describe('parseFuncYaml', () => {
   it('returns undefined when there is no func.yaml', () => {
-    expect(readFuncYaml(dirWith())).toBeUndefined();
+    expect(parseFuncYaml(dirWith())).toBeUndefined();
   });
 
-  it('parses the document', () => {
-    const doc = readFuncYaml(dirWith('name: fn\ndeploy:\n  healthEndpoints:\n    liveness: /alive\n'));
-    expect(doc).toEqual({ name: 'fn', deploy: { healthEndpoints: { liveness: '/alive' } } });
+  it('parses the document of a directory, or of the file named (faas-js-runtime\'s `config`)', () => {
+    const dir = dirWith('name: fn\ndeploy:\n  healthEndpoints:\n    liveness: /alive\n');
+    const doc = { name: 'fn', deploy: { healthEndpoints: { liveness: '/alive' } } };
+    expect(parseFuncYaml(dir)).toEqual({ file: join(dir, 'func.yaml'), doc });
+    expect(parseFuncYaml(join(dir, 'func.yaml'))?.doc).toEqual(doc);
   });
 
   it('names the file and the line of a YAML syntax error', () => {
     const dir = dirWith('name: fn\n  bad: [unclosed\n');
-    expect(() => readFuncYaml(dir)).toThrow(FuncYamlError);
-    expect(() => readFuncYaml(dir)).toThrow(new RegExp(`${join(dir, 'func.yaml')} is not valid YAML: .*at line 1, column 7`));
+    expect(() => parseFuncYaml(dir)).toThrow(FuncYamlError);
+    expect(() => parseFuncYaml(dir)).toThrow(new RegExp(`${join(dir, 'func.yaml')} is not valid YAML: .*at line 1, column 7`));
+  });
+});
+
+describe('checking against a validator', () => {
+  it('reports every problem in one paragraph naming the file', () => {
+    const validate = (doc: unknown) => ((doc as { name?: unknown }).name ? [] : ['name is required', 'runtime is required']);
+    expect(checkFuncYaml(parseFuncYaml(dirWith('name: ok\n')), validate)).toEqual({ name: 'ok' });
+    expect(() => checkFuncYaml(parseFuncYaml(dirWith('runtime: node\n')), validate)).toThrow(/func\.yaml does not match func\.schema\.json: name is required; runtime is required\. Fix those fields/);
   });
 
-  it('runs a plugged-in validator and reports its problems', () => {
-    setFuncYamlValidator((doc) => ((doc as { name?: unknown }).name ? [] : ['name is required', 'runtime is required']));
-    expect(readFuncYaml(dirWith('name: ok\n'))).toEqual({ name: 'ok' });
-    expect(() => readFuncYaml(dirWith('runtime: node\n'))).toThrow(/func\.yaml does not match func\.schema\.json: name is required; runtime is required\. Fix those fields/);
-  });
-
-  it('readValidFuncYaml loads the schema validator only for a project that has a func.yaml', async () => {
-    const invalid = dirWith('name: Not_A_Label\n');
+  it('readValidFuncYaml checks against func.schema.json; nothing to check without a func.yaml', async () => {
     expect(await readValidFuncYaml(dirWith())).toBeUndefined();
-    // Nothing was plugged in: the sync reader still accepts a document the schema rejects.
-    expect(readFuncYaml(invalid)).toEqual({ name: 'Not_A_Label' });
     expect(await readValidFuncYaml(dirWith('specVersion: 0.36.0\nname: ok\n'))).toEqual({ specVersion: '0.36.0', name: 'ok' });
-    expect(() => readFuncYaml(invalid)).toThrow(/does not match func\.schema\.json: \/: missing required field "specVersion"; \/name: must match pattern/);
+    await expect(readValidFuncYaml(dirWith('name: Not_A_Label\n'))).rejects.toThrow(/does not match func\.schema\.json: \/: missing required field "specVersion"; \/name: must match pattern/);
   });
 
-  it('readValidFuncYaml keeps a validator plugged in by the caller', async () => {
-    setFuncYamlValidator(() => ['custom rule']);
-    await expect(readValidFuncYaml(dirWith('specVersion: 0.36.0\nname: ok\n'))).rejects.toThrow(/custom rule/);
+  it('the schema validator is one module, imported once', async () => {
+    expect(await funcSchemaValidator()).toBe(await funcSchemaValidator());
   });
 });

@@ -1,14 +1,20 @@
 /**
- * The one invoke handler: request → Context → handle → response. It needs nothing from Express
- * (only node:http's req/res), so the standalone server calls it directly and an Express app can
- * mount it as middleware. Per request it allocates the Context and, only when used, what it reads.
+ * The one invoke handler: request → body → Context → handle → response. It needs nothing from
+ * Express (only node:http's req/res), so the standalone server calls it directly and an Express app
+ * can mount it as middleware. An invocation ends in exactly one place, finish(): whichever comes
+ * first of the answer, the failure, or the timeout's 504 leaves the in-flight count and records the
+ * metrics; anything later (a handle settling after its timeout) finds it finished.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { EMPTY, hasBody, readBody } from './body.js';
-import { decodeCloudEvents, encodeBatch, isCloudEvent, isCloudEventRequest } from './cloudevents.js';
+import { EMPTY, hasBody, parseBody, readBody } from './body.js';
+import { decodeCloudEvents, type DecodedEvents } from './cloudevent-decode.js';
+import { encodeBatch, isCloudEvent, isCloudEventRequest } from './cloudevents.js';
+import { compatBody, sendCompatError, sendCompatResult } from './compat.js';
 import { InvocationContext } from './context.js';
+import { Deadlines, type Timed } from './deadlines.js';
 import { RuntimeError, sendProblem } from './errors.js';
+import { closeAfterResponse } from './lingering-close.js';
 import { sendError, sendResult } from './response.js';
 import type { Runtime } from './runtime.js';
 import type { CloudEventLike } from './types.js';
@@ -17,137 +23,203 @@ export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (er
 
 const BATCH_TYPE = 'application/cloudevents-batch+json';
 
+/** `handle`'s `this`: frozen and empty, as faas-js-runtime calls it, so sloppy-mode code never sees globalThis. */
+const SCOPE = Object.freeze({});
+
+/** How requests read and answers are written: spec 001 (default), or faas-js-runtime 4 (compat.ts). */
+interface Protocol {
+  body(raw: Buffer, req: IncomingMessage): unknown;
+  eventBody(decoded: DecodedEvents, raw: Buffer, req: IncomingMessage): unknown;
+  /** The second argument of `handle` for an event: its data (spec), or the event itself. */
+  data(event: CloudEventLike): unknown;
+  reply(res: ServerResponse, value: unknown, cors: readonly string[], answeringEvent: boolean): void;
+  error(res: ServerResponse, err: unknown, reqId: string): number;
+}
+
+const SPEC: Protocol = {
+  body: (raw, req) => parseBody(raw, req.headers['content-type']),
+  eventBody: (decoded) => decoded.body,
+  data: (event) => event.data,
+  reply: (res, value, cors) => sendResult(res, value, cors),
+  error: sendError,
+};
+
+const FAAS_JS_RUNTIME: Protocol = {
+  body: compatBody,
+  eventBody: (_decoded, raw, req) => compatBody(raw, req),
+  data: (event) => event,
+  reply: sendCompatResult,
+  error: sendCompatError,
+};
+
 function isThenable(v: unknown): v is PromiseLike<unknown> {
   return v !== null && typeof v === 'object' && typeof (v as { then?: unknown }).then === 'function';
 }
 
-function onTimeout(ctx: InvocationContext, res: ServerResponse, ms: number): void {
-  ctx.abort(new RuntimeError('timeout', `The function did not answer within ${ms} ms.`));
-  ctx.log.error(`function timed out after ${ms} ms`);
-  sendProblem(res, 'timeout', `The function did not answer within ${ms} ms.`);
-}
-
-/** Logs a failure by severity and answers it; returns true when it counts as a function error. */
-function fail(rt: Runtime, ctx: InvocationContext | undefined, req: IncomingMessage, res: ServerResponse, err: unknown): boolean {
-  if (res.headersSent) return true;
-  const reqId = ctx?.reqId ?? String((req as { id?: unknown }).id ?? '');
-  if (err instanceof RuntimeError && err.code === 'payload_too_large') res.setHeader('connection', 'close');
-  const status = sendError(res, err, reqId);
-  const log = ctx?.log ?? rt.logger;
-  if (status >= 500) log.error({ err }, 'function failed');
-  else log.info({ status, reason: (err as Error)?.message }, 'request rejected');
-  return status >= 500;
+class Invocation implements Timed {
+  ctx: InvocationContext | undefined = undefined;
+  finished = false;
+  deadline = 0;
+  prevTimed: Invocation | undefined = undefined;
+  nextTimed: Invocation | undefined = undefined;
+  /** The arrival, then the call of `handle` once it happens: execution latency runs from there. */
+  at: number;
+  constructor(readonly req: IncomingMessage, readonly res: ServerResponse, arrived: number) {
+    this.at = arrived;
+  }
 }
 
 export function createInvokeHandler(rt: Runtime): NodeHandler {
-  const { fn, options, cors, metrics, state } = rt;
+  const { fn, options, cors, metrics, inflight } = rt;
   const handle = fn.handle;
-  // A one-parameter handle never sees `data`, so a JSON body it never reads is never parsed.
-  const passData = handle.length !== 1;
+  const protocol = rt.compat ? FAAS_JS_RUNTIME : SPEC;
   const timeout = options.timeout;
+  const deadlines = timeout > 0 ? new Deadlines<Invocation>(timeout, onTimeout) : undefined;
 
-  async function call(ctx: InvocationContext, data: unknown): Promise<unknown> {
-    const out = handle(ctx, data);
-    return isThenable(out) ? await out : out;
+  function finish(inv: Invocation, failed: boolean): void {
+    if (inv.finished) return;
+    inv.finished = true;
+    deadlines?.remove(inv);
+    inflight.leave();
+    metrics.record((performance.now() - inv.at) / 1000, failed);
   }
 
-  async function runEvents(ctx: InvocationContext, res: ServerResponse, raw: Buffer): Promise<void> {
-    const req = ctx.req;
-    const events = decodeCloudEvents(req.headers, raw);
-    if (!String(req.headers['content-type']).startsWith(BATCH_TYPE)) {
-      ctx.cloudevent = events[0];
-      const result = await call(ctx, events[0]!.data);
-      if (!res.headersSent) sendResult(res, result, cors.headers(req));
+  /** Logs a failure by severity and answers it; returns true when it counts as a function error. */
+  function fail(inv: Invocation, err: unknown): boolean {
+    const { req, res, ctx } = inv;
+    const log = ctx?.log ?? rt.logger;
+    if (res.headersSent) {
+      log.error({ err }, 'function failed after its response was sent');
+      return true;
+    }
+    if (err instanceof RuntimeError && err.code === 'payload_too_large') closeAfterResponse(req, res);
+    const status = protocol.error(res, err, ctx?.reqId ?? String((req as { id?: unknown }).id ?? ''));
+    if (status >= 500) log.error({ err }, err instanceof RuntimeError ? err.message : 'function failed');
+    else log.info({ status, reason: (err as Error)?.message }, 'request rejected');
+    return status >= 500;
+  }
+
+  function onTimeout(inv: Invocation): void {
+    const message = `The function did not answer within ${timeout} ms.`;
+    inv.ctx?.abort(new RuntimeError('timeout', message));
+    (inv.ctx?.log ?? rt.logger).error(`function timed out after ${timeout} ms`);
+    sendProblem(inv.res, 'timeout', message);
+    finish(inv, true);
+  }
+
+  function reply(inv: Invocation, value: unknown, answeringEvent: boolean): void {
+    let failed = false;
+    if (!inv.res.headersSent) {
+      try {
+        protocol.reply(inv.res, value, cors.headers(inv.req), answeringEvent);
+      } catch (err) {
+        failed = fail(inv, err);
+      }
+    }
+    finish(inv, failed);
+  }
+
+  /**
+   * Calls `handle` once and answers with what it returns. A handle that answers synchronously
+   * allocates no promise at all; an async one costs one `then`. This is the path of nearly every
+   * request, plain or event, so it is written out.
+   */
+  function dispatch(inv: Invocation, ctx: InvocationContext, data: unknown, answeringEvent: boolean): void {
+    inv.at = metrics.invoked(inv.at);
+    let out: unknown;
+    try {
+      out = handle.call(SCOPE, ctx, data);
+    } catch (err) {
+      finish(inv, fail(inv, err));
       return;
     }
+    if (!isThenable(out)) reply(inv, out, answeringEvent);
+    else out.then((value) => reply(inv, value, answeringEvent), (err: unknown) => finish(inv, fail(inv, err)));
+  }
+
+  /** A batch: `handle` once per event, in order; the events it returns come back as one batch. */
+  async function runBatch(inv: Invocation, ctx: InvocationContext, events: CloudEventLike[]): Promise<void> {
+    inv.at = metrics.invoked(inv.at);
     const replies: CloudEventLike[] = [];
     for (const event of events) {
-      ctx.cloudevent = event;
-      const result = await call(ctx, event.data);
+      ctx.setEvent(event);
+      const out = handle.call(SCOPE, ctx, protocol.data(event));
+      const result = isThenable(out) ? await out : out;
       if (isCloudEvent(result)) replies.push(result);
     }
+    const { req, res } = inv;
     if (res.headersSent) return;
     if (replies.length === 0) sendResult(res, undefined, cors.headers(req));
     else sendResult(res, { statusCode: 200, headers: { 'content-type': BATCH_TYPE }, body: encodeBatch(replies) }, cors.headers(req));
   }
 
-  /** `invoked`: when `handle` was called (the request's arrival if it never was): execution latency starts there. */
-  function done(timer: NodeJS.Timeout | undefined, invoked: number, failed: boolean): void {
-    if (timer) clearTimeout(timer);
-    state.inflight--;
-    metrics.record((performance.now() - invoked) / 1000, failed);
+  /** Events: decoded and checked before `handle` sees them; an invalid one is a 400. */
+  function runEvents(inv: Invocation, ctx: InvocationContext, raw: Buffer): void {
+    let decoded: DecodedEvents;
+    try {
+      decoded = decodeCloudEvents(inv.req.headers, raw);
+      ctx.body = protocol.eventBody(decoded, raw, inv.req) as InvocationContext['body'];
+    } catch (err) {
+      finish(inv, fail(inv, err));
+      return;
+    }
+    if (decoded.batch) {
+      runBatch(inv, ctx, decoded.events).then(() => finish(inv, false), (err: unknown) => finish(inv, fail(inv, err)));
+      return;
+    }
+    const event = decoded.events[0]!;
+    ctx.setEvent(event);
+    dispatch(inv, ctx, protocol.data(event), true);
   }
 
-  function reply(ctx: InvocationContext, res: ServerResponse, value: unknown, timer: NodeJS.Timeout | undefined, invoked: number): void {
-    let failed = false;
-    try {
-      if (!res.headersSent) sendResult(res, value, cors.headers(ctx.req));
-    } catch (err) {
-      failed = fail(rt, ctx, ctx.req, res, err);
+  function run(inv: Invocation, raw: Buffer): void {
+    if (inv.finished) return; // timed out while init ran
+    const { req, res } = inv;
+    const event = isCloudEventRequest(req.headers);
+    let body: unknown;
+    if (!event) {
+      // An Express body parser upstream may have consumed the stream: its result is the body.
+      const upstream = (req as { body?: unknown }).body;
+      try {
+        body = upstream !== undefined ? upstream : protocol.body(raw, req);
+      } catch (err) {
+        finish(inv, fail(inv, err));
+        return;
+      }
     }
-    done(timer, invoked, failed);
+    const ctx = (inv.ctx = new InvocationContext(req, res, rt, raw, body));
+    if (event) runEvents(inv, ctx, raw);
+    else dispatch(inv, ctx, ctx.body, false);
   }
 
   /**
-   * Events, and requests that arrive while `init` is still running: the general, async path.
-   * `clock.at` (the arrival) becomes the moment `handle` is called, once it is.
+   * The timeout runs from here (once the body is read: a slow upload is not the function's time);
+   * requests that arrive while `init` is still running wait for it. Deadlines are taken from the
+   * clock now, in the order they are added, which is what keeps the deadline list in order.
    */
-  async function runAsync(ctx: InvocationContext, res: ServerResponse, raw: Buffer, clock: { at: number }): Promise<void> {
-    if (rt.ready) await rt.ready;
-    clock.at = metrics.invoked(clock.at);
-    if (isCloudEventRequest(ctx.req.headers)) await runEvents(ctx, res, raw);
-    else {
-      const result = await call(ctx, passData ? ctx.body : undefined);
-      if (!res.headersSent) sendResult(res, result, cors.headers(ctx.req));
-    }
-  }
-
-  /**
-   * A plain HTTP request to a handle that answers synchronously allocates no promise at all; an
-   * async handle costs one `then`. This is the path of nearly every request, so it is written out.
-   */
-  function run(req: IncomingMessage, res: ServerResponse, raw: Buffer, started: number): void {
-    const ctx = new InvocationContext(req, res, rt, raw);
-    const timer = timeout > 0 ? setTimeout(onTimeout, timeout, ctx, res, timeout) : undefined;
-    if (rt.ready !== undefined || isCloudEventRequest(req.headers)) {
-      const clock = { at: started };
-      runAsync(ctx, res, raw, clock).then(() => done(timer, clock.at, false), (err: unknown) => done(timer, clock.at, fail(rt, ctx, req, res, err)));
-      return;
-    }
-    let out: unknown;
-    const invoked = metrics.invoked(started);
-    try {
-      out = handle(ctx, passData ? ctx.body : undefined);
-    } catch (err) {
-      done(timer, invoked, fail(rt, ctx, req, res, err));
-      return;
-    }
-    if (!isThenable(out)) reply(ctx, res, out, timer, invoked);
-    else out.then((value) => reply(ctx, res, value, timer, invoked), (err: unknown) => done(timer, invoked, fail(rt, ctx, req, res, err)));
+  function runWhenReady(inv: Invocation, raw: Buffer): void {
+    deadlines?.add(inv, performance.now());
+    if (rt.ready === undefined) run(inv, raw);
+    else rt.ready.then(() => run(inv, raw), (err: unknown) => finish(inv, fail(inv, err)));
   }
 
   return function invokeHandler(req, res) {
-    state.inflight++;
-    const started = performance.now();
     rt.requestLogger?.(req, res);
     if (cors.isPreflight(req)) {
       cors.preflight(req, res);
-      state.inflight--;
       return;
     }
-    // An Express body parser upstream may have consumed the stream; context.body then uses req.body.
+    inflight.enter();
+    const inv = new Invocation(req, res, performance.now());
     const consumed = req.readableEnded || (req as { body?: unknown }).body !== undefined;
     if (consumed || !hasBody(req)) {
-      run(req, res, EMPTY, started);
+      runWhenReady(inv, EMPTY);
       return;
     }
-    readBody(req, options.bodyLimit).then(
-      (raw) => run(req, res, raw, started),
-      (err: unknown) => {
-        fail(rt, undefined, req, res, err);
-        state.inflight--;
-        metrics.record((performance.now() - started) / 1000, false);
-      },
-    );
+    readBody(req, options.bodyLimit, (err, raw) => {
+      if (err === undefined) return runWhenReady(inv, raw);
+      fail(inv, err);
+      finish(inv, false);
+    });
   };
 }

@@ -1,43 +1,38 @@
 /**
- * Start-up and shutdown. On SIGTERM/SIGINT: readiness → 503, stop accepting, let in-flight requests
- * finish (up to shutdownTimeout), call `shutdown`, flush logs, then report the exit code. Exiting
- * itself is left to cli.ts, the only module allowed to end the process.
+ * Shutdown. On SIGTERM/SIGINT: readiness → 503; for `drainDelay` the listener stays open and serves,
+ * so a platform that probes readiness on new connections sees the replica go unready before it stops
+ * accepting; then the listener closes, in-flight invocations finish (up to `shutdownTimeout`, then
+ * they are cut), `shutdown` runs, logs are flushed, and the exit code is reported: 0, or 1 when the
+ * drain was cut short or `shutdown` threw. Exiting itself is left to cli.ts, the only module allowed
+ * to end the process.
  */
 import type { Server } from 'node:http';
 import type { Runtime } from './runtime.js';
 
-const POLL_MS = 25;
-
+/** A ref'd wait: the process stays up for it even when nothing else is pending. */
 function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-async function inflightDone(rt: Runtime, deadline: number): Promise<boolean> {
-  while (rt.state.inflight > 0) {
-    if (Date.now() >= deadline) return false;
-    await delay(POLL_MS);
-  }
-  return true;
-}
-
-/** Drains the server and runs `shutdown`; resolves to the exit code (0 unless shutdown failed). */
+/** Drains the server and runs `shutdown`; resolves to the exit code. */
 export async function gracefulStop(server: Server, rt: Runtime, reason: string): Promise<number> {
   rt.state.shuttingDown = true;
-  rt.logger.info({ reason, inflight: rt.state.inflight }, 'shutting down');
+  rt.logger.info({ reason, inflight: rt.inflight.count, drainDelay: rt.options.drainDelay }, 'shutting down');
+  if (rt.options.drainDelay > 0) await delay(rt.options.drainDelay);
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
-  const drained = await inflightDone(rt, Date.now() + rt.options.shutdownTimeout);
-  if (!drained) rt.logger.warn({ inflight: rt.state.inflight }, 'shutdown timeout reached; closing in-flight requests');
+  const drained = await rt.inflight.drained(rt.options.shutdownTimeout);
+  if (!drained) rt.logger.warn({ inflight: rt.inflight.count }, 'shutdown timeout reached; closing in-flight requests');
   server.closeAllConnections();
   await closed;
-  let code = 0;
+  let code = drained ? 0 : 1;
   try {
     await rt.shutdown();
   } catch (err) {
     rt.logger.error({ err }, 'the function\'s shutdown hook failed');
     code = 1;
   }
-  rt.logger.info('stopped');
+  rt.logger.info({ code }, 'stopped');
   rt.logger.flush();
   return code;
 }

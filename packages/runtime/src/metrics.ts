@@ -1,13 +1,15 @@
 /**
- * Prometheus metrics, named as faas-js-runtime names them (faas_invocations, faas_errors,
- * faas_execution_latency, faas_queue_latency, faas_cold_start_latency, faas_cpu_utilization,
- * faas_mem_utilization)
- * so existing dashboards keep working. The two utilisation gauges describe this process (CPU % of
- * one core since the last scrape, RSS in MiB) where faas-js-runtime reports whole-machine figures.
+ * Prometheus metrics, named and labelled as faas-js-runtime names them (faas_invocations,
+ * faas_errors, faas_execution_latency, faas_queue_latency, faas_cold_start_latency,
+ * faas_cpu_utilization, faas_mem_utilization, faas_netio_utilization), so existing dashboards keep
+ * working. The CPU and memory gauges describe this process (CPU % of one core since the last
+ * scrape, RSS in MiB) where faas-js-runtime reports whole-machine figures; network I/O is the
+ * network namespace's (in a pod: the pod's), as it reports.
  * Requests only bump plain numbers; prom-client is loaded on the first scrape, and its registry
  * reads these numbers through duck-typed metric objects (prom-client's `get()` contract).
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 const requireLazy = createRequire(import.meta.url);
@@ -16,17 +18,22 @@ const requireLazy = createRequire(import.meta.url);
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 class Histogram {
-  readonly counts = new Float64Array(BUCKETS.length);
+  /** Observations per bucket, not cumulative: an observation bumps one slot (most land in the first). */
+  readonly counts = new Float64Array(BUCKETS.length + 1);
   sum = 0;
   count = 0;
   observe(seconds: number): void {
     this.sum += seconds;
     this.count++;
-    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]!) this.counts[i]!++;
+    let i = 0;
+    while (i < BUCKETS.length && seconds > BUCKETS[i]!) i++;
+    this.counts[i]!++;
   }
+  /** Prometheus buckets are cumulative: summed here, at scrape time. */
   values(name: string) {
+    let below = 0;
     const out: { metricName: string; labels: Record<string, string | number>; value: number }[] = BUCKETS.map((le, i) => ({
-      metricName: `${name}_bucket`, labels: { le }, value: this.counts[i]!,
+      metricName: `${name}_bucket`, labels: { le }, value: (below += this.counts[i]!),
     }));
     out.push({ metricName: `${name}_bucket`, labels: { le: '+Inf' }, value: this.count });
     out.push({ metricName: `${name}_sum`, labels: {}, value: this.sum });
@@ -95,20 +102,57 @@ export class Metrics {
       return [{ labels: {}, value: percent }];
     });
     metric('faas_mem_utilization', 'The memory utilization of this function instance', 'gauge', () => [{ labels: {}, value: process.memoryUsage.rss() / 1_048_576 }]);
+    const netio = netioRate();
+    metric('faas_netio_utilization', 'The network I/O utilization of this function instance', 'gauge', () => [{ labels: {}, value: netio() }]);
     metric('faas_cold_start_latency', 'The time it took for this function to be in the ready state after the container started', 'histogram', () => this.coldStart.values('faas_cold_start_latency'));
     return (this.#registry = registry);
   }
 }
 
-/** The identifying labels faas-js-runtime puts on every metric (OpenTelemetry FaaS conventions). */
+/**
+ * The identifying labels faas-js-runtime puts on every metric (OpenTelemetry FaaS conventions),
+ * written as it writes them: an unset POD_NAME or K_REVISION is the string "undefined", which
+ * queries written against it match.
+ */
 function defaultLabels(): Record<string, string> {
   const env = process.env;
-  const labels: Record<string, string | undefined> = {
-    faas_name: env.FAAS_NAME ?? env.K_SERVICE ?? 'anonymous',
-    faas_id: env.FAAS_ID ?? `${env.POD_NAME ?? 'local'}-${randomUUID()}`,
-    faas_instance: env.FAAS_INSTANCE ?? env.POD_NAME,
-    faas_version: env.FAAS_VERSION ?? env.K_REVISION,
-    faas_runtime: env.FAAS_RUNTIME ?? 'Node.js',
+  return {
+    faas_name: env.FAAS_NAME || env.K_SERVICE || 'anonymous',
+    faas_id: env.FAAS_ID || `${env.POD_NAME}-${randomUUID()}`,
+    faas_instance: String(env.FAAS_INSTANCE || env.POD_NAME),
+    faas_version: String(env.FAAS_VERSION || env.K_REVISION),
+    faas_runtime: env.FAAS_RUNTIME || 'Node.js',
   };
-  return Object.fromEntries(Object.entries(labels).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+/** Bytes received and sent on every interface but loopback, from /proc/net/dev; undefined where there is none. */
+function networkBytes(): number | undefined {
+  let text: string;
+  try {
+    text = readFileSync('/proc/net/dev', 'utf8');
+  } catch {
+    return undefined;
+  }
+  let total = 0;
+  for (const line of text.split('\n').slice(2)) {
+    const [name, counters] = line.split(':');
+    if (!counters || name!.trim() === 'lo') continue;
+    const fields = counters.trim().split(/\s+/);
+    total += Number(fields[0]) + Number(fields[8]);
+  }
+  return total;
+}
+
+/** MB (10^6 bytes, as faas-js-runtime counts) per second moved since the previous scrape; 0 on the first. */
+function netioRate(): () => number {
+  let last = networkBytes();
+  let lastAt = performance.now();
+  return () => {
+    const now = performance.now();
+    const bytes = networkBytes();
+    const rate = bytes !== undefined && last !== undefined && now > lastAt ? (bytes - last) / 1e6 / ((now - lastAt) / 1000) : 0;
+    last = bytes;
+    lastAt = now;
+    return rate;
+  };
 }

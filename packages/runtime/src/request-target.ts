@@ -14,3 +14,10 @@ export function originForm(target: string | undefined): string {
   const rest = target.slice(authority[0].length);
   return rest.charCodeAt(0) === 47 ? rest : `/${rest}`;
 }
+
+/** The path of a request target (no query), whichever form it came in: what routing compares. */
+export function pathOf(target: string | undefined): string {
+  const url = originForm(target);
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}

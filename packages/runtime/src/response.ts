@@ -14,29 +14,58 @@ const OCTET = 'application/octet-stream';
 
 const cache = new WeakMap<readonly string[], Map<string, readonly string[]>>();
 
+let lastBase: readonly string[] | undefined;
+let lastType = '';
+let lastPairs: readonly string[] = [];
+
 /** base pairs + content-type, memoised per (base list, type): both come from small fixed sets. */
 function withType(base: readonly string[], type: string): readonly string[] {
+  // A server answers mostly one way: the last pair answers without a map lookup.
+  if (base === lastBase && type === lastType) return lastPairs;
   let byType = cache.get(base);
   if (!byType) cache.set(base, (byType = new Map()));
   let h = byType.get(type);
   if (!h) byType.set(type, (h = Object.freeze([...base, 'content-type', type])));
+  lastBase = base;
+  lastType = type;
+  lastPairs = h;
   return h;
 }
 
+/**
+ * `{ statusCode?, headers?, body? }`, decided by values as faas-js-runtime decides (a `body: undefined`
+ * key does not make one, so `{ ...context }` is sent as JSON); an object with `headers` but neither
+ * of the others is sent whole, with those headers.
+ */
 function isStructured(value: object): value is StructuredReturn {
-  return 'statusCode' in value || 'body' in value;
+  const v = value as StructuredReturn;
+  return v.statusCode !== undefined || v.body !== undefined || isHeaderObject(v.headers);
+}
+
+function isHeaderObject(headers: unknown): boolean {
+  return headers !== null && typeof headers === 'object' && !Array.isArray(headers);
+}
+
+/**
+ * The status a function chose, checked: node:http would send any three digits (999 included), and
+ * a 1xx cannot end a response. A bad one is the function's error: the client gets a 500.
+ */
+export function chosenStatus(code: unknown, fallback: number): number {
+  if (code === undefined || code === null) return fallback;
+  if (typeof code === 'number' && Number.isInteger(code) && code >= 200 && code <= 599) return code;
+  throw new RuntimeError('invalid_response', `The function returned statusCode ${JSON.stringify(code) ?? String(code)}; a response status must be an integer from 200 to 599.`);
 }
 
 function isBytes(value: unknown): value is Uint8Array {
   return value instanceof Uint8Array;
 }
 
-function isReadable(value: unknown): value is NodeJS.ReadableStream {
+export function isReadable(value: unknown): value is NodeJS.ReadableStream {
   return value !== null && typeof value === 'object' && typeof (value as { pipe?: unknown }).pipe === 'function';
 }
 
 /** A stream is sent as it is produced (chunked); a failure mid-stream can only cut the connection. */
-function sendStream(res: ServerResponse, status: number, headers: readonly string[] | Record<string, unknown>, stream: NodeJS.ReadableStream): void {
+export function sendStream(res: ServerResponse, status: number, headers: readonly string[] | Record<string, unknown>, stream: NodeJS.ReadableStream): void {
   res.writeHead(status, headers as never);
   pipeline(stream, res, () => undefined);
 }
@@ -48,35 +77,45 @@ function encodeBody(body: unknown, type: string | undefined): { data: string | U
   return { data: JSON.stringify(body) ?? '', type: type ?? JSON_TYPE };
 }
 
+/** The runtime frames every body itself: a length or transfer coding the function passes along (a request's, say) would break it. */
+export const FRAMING: ReadonlySet<string> = new Set(['content-length', 'transfer-encoding']);
+
 function lowerCaseHeaders(headers: StructuredReturn['headers']): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  if (headers && typeof headers === 'object') for (const name of Object.keys(headers)) out[name.toLowerCase()] = headers[name];
+  if (headers && typeof headers === 'object') {
+    for (const name of Object.keys(headers)) {
+      const lower = name.toLowerCase();
+      if (!FRAMING.has(lower)) out[lower] = headers[name];
+    }
+  }
   return out;
 }
 
 function sendStructured(res: ServerResponse, value: StructuredReturn, cors: readonly string[]): void {
   const headers = lowerCaseHeaders(value.headers);
   for (let i = 0; i < cors.length; i += 2) if (!(cors[i]! in headers)) headers[cors[i]!] = cors[i + 1];
-  const status = typeof value.statusCode === 'number' ? value.statusCode : value.body === undefined ? 204 : 200;
-  if (value.body === undefined || value.body === null) {
+  const headersOnly = value.statusCode === undefined && value.body === undefined;
+  const body = headersOnly ? value : value.body;
+  const status = chosenStatus(value.statusCode, body === undefined ? 204 : 200);
+  if (body === undefined || body === null) {
     if (status !== 204 && status !== 304) headers['content-length'] = 0;
     res.writeHead(status, headers as never);
     res.end();
     return;
   }
-  if (isReadable(value.body)) {
+  if (isReadable(body)) {
     headers['content-type'] ??= OCTET;
-    sendStream(res, status, headers, value.body);
+    sendStream(res, status, headers, body);
     return;
   }
-  const { data, type } = encodeBody(value.body, headers['content-type'] as string | undefined);
+  const { data, type } = encodeBody(body, headers['content-type'] as string | undefined);
   headers['content-type'] = type;
   headers['content-length'] = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
   res.writeHead(status, headers as never);
   res.end(data);
 }
 
-function sendCloudEvent(res: ServerResponse, event: CloudEventLike, cors: readonly string[]): void {
+export function sendCloudEvent(res: ServerResponse, event: CloudEventLike, cors: readonly string[]): void {
   let message: ReturnType<typeof encodeBinary>;
   try {
     message = encodeBinary(event, cors);

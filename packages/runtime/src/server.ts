@@ -5,10 +5,10 @@
  * of start-up), and Knative gates a new replica on that probe. Express stays supported the other
  * way round: createHandler() mounts inside any Express app as middleware.
  */
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { healthPaths, livenessHandler, monitorEventLoop, readinessHandler } from './health.js';
 import { createInvokeHandler, type NodeHandler } from './invoke.js';
-import { originForm } from './request-target.js';
+import { pathOf } from './request-target.js';
 import type { Runtime } from './runtime.js';
 
 type Route = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -24,12 +24,6 @@ function metricsHandler(rt: Runtime): Route {
       res.writeHead(500, { 'content-length': 0 }).end();
     }
   };
-}
-
-function pathOf(target: string | undefined): string {
-  const url = originForm(target);
-  const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
 }
 
 /**
@@ -54,11 +48,35 @@ export function createDispatcher(rt: Runtime): NodeHandler {
   };
 }
 
-/** A node:http server for the runtime, not yet listening. */
-export function createRuntimeServer(rt: Runtime): Server {
-  const server = createHttpServer(createDispatcher(rt));
+/** What a server serves: one function's runtime, or (dev) a reloader that swaps runtimes behind one listener. */
+export interface Served {
+  /** The runtime now serving. */
+  runtime(): Runtime;
+  listener: RequestListener;
+  /** Called once when the server has closed. */
+  closed(): void;
+  /** Releases what serving holds besides the server, when listening fails. */
+  dispose?(): Promise<void>;
+}
+
+/** One function: its dispatcher, the event-loop monitor its readiness reads, and `shutdown` once the server stops (spec 001). */
+export function serveFunction(rt: Runtime): Served {
   const stopMonitor = monitorEventLoop(rt);
-  server.once('close', stopMonitor);
+  return {
+    runtime: () => rt,
+    listener: createDispatcher(rt),
+    closed() {
+      stopMonitor();
+      rt.shutdown().catch((err: unknown) => rt.logger.error({ err }, 'the function\'s shutdown hook failed'));
+    },
+    dispose: async () => stopMonitor(),
+  };
+}
+
+/** A node:http server for `served`, not yet listening. */
+export function serverFor(served: Served): Server {
+  const server = createHttpServer(served.listener);
+  server.once('close', () => served.closed());
   return server;
 }
 

@@ -71,10 +71,10 @@ function fakeRequest(init: TestRequest): { req: IncomingMessage; body: Buffer } 
 export function createTestContext(init: TestRequest = {}, options: TestOptions = {}): Context {
   const { req, body } = fakeRequest(init);
   const rt = createRuntime(() => undefined, { options: { logLevel: options.logLevel ?? 'silent', includeRaw: options.includeRaw ?? true }, env: {} });
-  const ctx = new InvocationContext(req, undefined, rt, body);
+  const ctx = new InvocationContext(req, undefined, rt, body, parseBody(body, req.headers['content-type']));
   if (init.cloudevent) {
     const data = init.cloudevent.data ?? init.body;
-    ctx.cloudevent = newCloudEvent({ ...init.cloudevent, id: init.cloudevent.id ?? randomUUID(), source: init.cloudevent.source ?? '/test', type: init.cloudevent.type ?? 'test.event', data });
+    ctx.setEvent(newCloudEvent({ ...init.cloudevent, id: init.cloudevent.id ?? randomUUID(), source: init.cloudevent.source ?? '/test', type: init.cloudevent.type ?? 'test.event', data }));
   }
   return ctx;
 }

@@ -2,10 +2,12 @@
  * Absolute-form request targets, as proxies send them (`GET http://host/path HTTP/1.1`), written
  * byte for byte on a raw socket, since fetch and node:http clients always send the origin form.
  */
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { originForm } from '../src/request-target.js';
+import { Reloader } from '../src/dev/reloader.js';
+import { originForm, pathOf } from '../src/request-target.js';
+import { createRuntime } from '../src/runtime.js';
 import { start, stop, type Context } from '../src/index.js';
 
 let server: Server;
@@ -19,9 +21,9 @@ beforeAll(async () => {
 afterAll(() => stop(server));
 
 /** Sends one request line (plus Host) and returns the status and body of the answer. */
-function raw(requestLine: string): Promise<{ status: number; body: string }> {
+function raw(requestLine: string, to = port): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
+    const socket = connect(to, '127.0.0.1');
     let data = '';
     socket.on('data', (d) => (data += d));
     socket.on('error', reject);
@@ -29,7 +31,7 @@ function raw(requestLine: string): Promise<{ status: number; body: string }> {
       const [head = '', body = ''] = data.split('\r\n\r\n');
       resolve({ status: Number(head.split(' ')[1]), body });
     });
-    socket.write(`${requestLine}\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+    socket.write(`${requestLine}\r\nHost: 127.0.0.1:${to}\r\nConnection: close\r\n\r\n`);
   });
 }
 
@@ -47,6 +49,17 @@ describe('originForm', () => {
     ['h:443', 'h:443'],
   ])('%s → %s', (target, expected) => {
     expect(originForm(target)).toBe(expected);
+  });
+});
+
+describe('pathOf', () => {
+  it.each([
+    ['/a/b?x=1', '/a/b'],
+    ['http://h/health/readiness?x=1', '/health/readiness'],
+    ['http://h', '/'],
+    [undefined, '/'],
+  ])('%s → %s', (target, expected) => {
+    expect(pathOf(target)).toBe(expected);
   });
 });
 
@@ -73,5 +86,24 @@ describe('a function behind a proxy', () => {
     expect(bad.status).toBe(200);
     expect(JSON.parse(bad.body)).toMatchObject({ path: '/' });
     expect((await fetch(`http://127.0.0.1:${port}/still?up=1`)).status).toBe(200);
+  });
+});
+
+describe('dev: the readiness of a stale version', () => {
+  it('answers 503 Stale for an absolute-form probe too', async () => {
+    const reloader = new Reloader((fn) => createRuntime(fn, { options: { logLevel: 'silent' }, env: {} }));
+    await reloader.swap({ handle: () => 'fn' });
+    reloader.stale = 'src/index.ts:1:1: Unexpected token';
+    const devServer = createServer(reloader.listener);
+    await new Promise<void>((resolve) => devServer.listen(0, '127.0.0.1', resolve));
+    try {
+      const devPort = (devServer.address() as { port: number }).port;
+      for (const target of ['/health/readiness', 'http://10.0.0.1:8080/health/readiness', 'http://10.0.0.1:8080/health/readiness?x=1']) {
+        expect(await raw(`GET ${target} HTTP/1.1`, devPort)).toEqual({ status: 503, body: 'Stale: src/index.ts:1:1: Unexpected token' });
+      }
+      expect(await raw('GET http://10.0.0.1:8080/other HTTP/1.1', devPort)).toEqual({ status: 200, body: 'fn' });
+    } finally {
+      await reloader.stop(devServer, 'test');
+    }
   });
 });

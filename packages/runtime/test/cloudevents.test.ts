@@ -50,13 +50,13 @@ describe('CloudEvents in', () => {
     ['ce-specversion without ce-id', { 'ce-specversion': '1.0', 'ce-source': '/x', 'ce-type': 't' }, '', /ce-id/],
     ['ce-specversion without ce-source', { 'ce-specversion': '1.0', 'ce-id': '1', 'ce-type': 't' }, '', /ce-source/],
     ['ce-specversion without ce-type', { 'ce-specversion': '1.0', 'ce-id': '1', 'ce-source': '/x' }, '', /ce-type/],
-    ['unknown spec version (binary)', { ...binaryHeaders, 'ce-specversion': '9.9' }, '{}', /Unsupported CloudEvents spec version "9.9"/],
-    ['unknown spec version (structured)', { 'content-type': 'application/cloudevents+json' }, '{"specversion":"2.0","id":"1","source":"/s","type":"t"}', /Unsupported CloudEvents spec version "2.0"/],
-    ['malformed structured JSON', { 'content-type': 'application/cloudevents+json' }, '{"specversion":"1.0",', /could not be decoded/],
+    ['unknown spec version (binary)', { ...binaryHeaders, 'ce-specversion': '9.9' }, '{}', /ce-specversion "9\.9" is not supported/],
+    ['unknown spec version (structured)', { 'content-type': 'application/cloudevents+json' }, '{"specversion":"2.0","id":"1","source":"/s","type":"t"}', /specversion "2\.0" is not supported/],
+    ['malformed structured JSON', { 'content-type': 'application/cloudevents+json' }, '{"specversion":"1.0",', /not valid JSON/],
     ['structured event without source', { 'content-type': 'application/cloudevents+json' }, '{"specversion":"1.0","id":"1","type":"t"}', /source/],
-    ['empty structured body', { 'content-type': 'application/cloudevents+json' }, '', /could not be decoded/],
+    ['empty structured body', { 'content-type': 'application/cloudevents+json' }, '', /not valid JSON/],
     ['malformed binary JSON data', binaryHeaders, '{"a":', /event data is not valid JSON/],
-    ['batch that is not an array of events', { 'content-type': 'application/cloudevents-batch+json' }, '[{"id":"1"}]', /could not be decoded/],
+    ['batch that is not an array of events', { 'content-type': 'application/cloudevents-batch+json' }, '[{"id":"1"}]', /Batch entry 0 is invalid/],
   ])('%s → 400 with the reason', async (_name, headers, body, reason) => {
     const res = await request(s.url).post('/').set(headers as Record<string, string>).send(body);
     expect(res.status).toBe(400);

@@ -6,47 +6,13 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import type { Server } from 'node:http';
-import { createServer as netServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import faas from 'faas-js-runtime';
 import { afterEach, describe, expect, it } from 'vitest';
-import { start as ours } from '../src/index.js';
-import type { FunctionModule } from '../src/types.js';
 import { CLI, fixture } from './helpers/cli.js';
+import { ceHeaders, differences } from './helpers/differences.js';
+import { closeServers, freePort, get, observe, observeRow, post, serveWith, type AnyFn, type Observation } from './helpers/peers.js';
 
-// faas-js-runtime is CommonJS without named-export hints, so Node's ESM loader needs the default import.
-const { start: theirs } = faas as { start: (fn: unknown, options: Record<string, unknown>) => Promise<Server> };
-
-type AnyFn = FunctionModule | ((...args: never[]) => unknown);
-interface Observation { status: number; type: string | null; body: string; headers: Record<string, string | null> }
-
-async function freePort(): Promise<number> {
-  const srv = netServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as AddressInfo;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
-
-const servers: Server[] = [];
-afterEach(() => {
-  for (const s of servers.splice(0)) { s.closeAllConnections(); s.close(); }
-});
-
-async function serveWith(runtime: 'faas' | 'ours', fn: AnyFn): Promise<string> {
-  const port = await freePort();
-  // faas-js-runtime treats port 0 as "unset" (8080), so both get an explicit free port.
-  const server = runtime === 'faas' ? await theirs(fn, { port, logLevel: 'silent' }) : await ours(fn as FunctionModule, { port, host: '127.0.0.1', logLevel: 'silent' });
-  servers.push(server);
-  return `http://127.0.0.1:${port}`;
-}
-
-async function observe(res: Response, headerNames: string[] = []): Promise<Observation> {
-  const headers: Record<string, string | null> = {};
-  for (const h of headerNames) headers[h] = res.headers.get(h);
-  return { status: res.status, type: res.headers.get('content-type')?.split(';')[0] ?? null, body: await res.text(), headers };
-}
+afterEach(closeServers);
 
 interface Row {
   name: string;
@@ -57,9 +23,6 @@ interface Row {
   pick?: (o: Observation) => unknown;
 }
 
-const ceHeaders = { 'ce-specversion': '1.0', 'ce-id': 'c-1', 'ce-source': '/compat', 'ce-type': 'compat.test', 'content-type': 'application/json' };
-const post = (body: string, headers: Record<string, string>) => (url: string) => fetch(`${url}/`, { method: 'POST', headers, body });
-const get = (path = '/', headers: Record<string, string> = {}) => (url: string) => fetch(url + path, { headers });
 /**
  * faas-js-runtime's probes answer 503 whenever its overload-protection sees event-loop delay, which
  * a shared test machine produces at random; ask again so the row compares the healthy answer.
@@ -118,64 +81,11 @@ describe('same behaviour as faas-js-runtime@4', () => {
   });
 });
 
-interface Difference extends Row { why: string; faas: (o: Observation) => void; ours: (o: Observation) => void }
-
-const differs: Difference[] = [
-  {
-    name: 'second argument of handle for a CloudEvent',
-    why: 'spec 001: the second parameter is the event\'s data; faas-js-runtime 4 passes the whole event. Migration: use `data` directly, or context.cloudevent for attributes.',
-    fn: (_c: unknown, d: { id?: string; x?: number }) => ({ id: d?.id ?? null, x: d?.x ?? null }),
-    send: post('{"x":1}', ceHeaders),
-    faas: (o) => expect(JSON.parse(o.body)).toEqual({ id: 'c-1', x: null }),
-    ours: (o) => expect(JSON.parse(o.body)).toEqual({ id: null, x: 1 }),
-  },
-  {
-    name: 'thrown error with statusCode',
-    why: 'spec 001: "throwing an error that has a statusCode property" sets the status; faas-js-runtime 4 reads only `code`.',
-    fn: () => { throw Object.assign(new Error('missing'), { statusCode: 404 }); },
-    send: get(),
-    faas: (o) => expect(o.status).toBe(500),
-    ours: (o) => expect([o.status, o.type]).toEqual([404, 'application/problem+json']),
-  },
-  {
-    name: 'a 500 never shows the error message',
-    why: 'internal messages can hold secrets; faas-js-runtime 4 sends err.message to the client.',
-    fn: () => { throw new Error('password=hunter2'); },
-    send: get(),
-    faas: (o) => expect(o.body).toContain('hunter2'),
-    ours: (o) => expect(o.body).not.toContain('hunter2'),
-  },
-  {
-    name: 'an invalid CloudEvent (ce-specversion without ce-id)',
-    why: 'an event with missing attributes is a client error to report; faas-js-runtime 4 silently treats it as plain HTTP.',
-    fn: () => 'handled',
-    send: post('{}', { 'ce-specversion': '1.0', 'content-type': 'application/json' }),
-    faas: (o) => expect(o.status).toBe(200),
-    ours: (o) => expect([o.status, JSON.parse(o.body).code]).toEqual([400, 'invalid_cloudevent']),
-  },
-  {
-    name: 'paths other than /',
-    why: 'every path reaches handle (nodeshift/faas-js-runtime#451); faas-js-runtime 4 routes only /.',
-    fn: () => 'handled',
-    send: get('/orders/7'),
-    faas: (o) => expect(o.status).toBe(404),
-    ours: (o) => expect([o.status, o.body]).toEqual([200, 'handled']),
-  },
-  {
-    name: 'query parameters copied onto the context',
-    why: 'faas-js-runtime 4 also copies each query parameter onto context itself (context.name); we keep them in context.query only, so a parameter cannot shadow a Context field such as `log` or `body`.',
-    fn: (c: Record<string, unknown>) => ({ name: c.name ?? null }),
-    send: get('/?name=ann'),
-    faas: (o) => expect(JSON.parse(o.body)).toEqual({ name: 'ann' }),
-    ours: (o) => expect(JSON.parse(o.body)).toEqual({ name: null }),
-  },
-];
-
-describe('deliberate differences from faas-js-runtime@4', () => {
-  it.each(differs.map((r) => [r.name, r] as const))('%s', async (_name, row) => {
+describe('deliberate differences from faas-js-runtime@4 (FUNC_COMPAT=faas-js-runtime undoes most: compat-mode.test.ts)', () => {
+  it.each(differences.map((r) => [r.name, r] as const))('%s', async (_name, row) => {
     expect(row.why.length).toBeGreaterThan(20);
-    row.faas(await observe(await row.send(await serveWith('faas', row.fn)), row.headers));
-    row.ours(await observe(await row.send(await serveWith('ours', row.fn)), row.headers));
+    row.faas(await observeRow('faas', row));
+    row.ours(await observeRow('ours', row));
   });
 });
 

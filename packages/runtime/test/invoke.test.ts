@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildRequest, InvokeUsageError, type InvokeFlags } from '../src/client/invoke-request.js';
+import { buildRequest, InvokeUsageError, localFunctionUrl, parseTarget, type InvokeFlags } from '../src/client/invoke-request.js';
 import { describeResponse } from '../src/client/print-response.js';
 import { start } from '../src/index.js';
 import { FIXTURES, copyFixture, freePort, spawnCli } from './dev-helpers.js';
@@ -113,6 +113,12 @@ describe('invoke flags (parsed before anything is sent)', () => {
   ])('%s → InvokeUsageError', (_name, over, message) => {
     expect(() => buildRequest(flags(over))).toThrow(InvokeUsageError);
     expect(() => buildRequest(flags(over))).toThrow(message);
+  });
+
+  it('a path is a request to the function started in this shell: localhost and PORT (8080 without)', () => {
+    expect(parseTarget('/orders?id=7', { PORT: '9123' }).href).toBe('http://localhost:9123/orders?id=7');
+    expect(parseTarget('/?name=you', {}).href).toBe('http://localhost:8080/?name=you');
+    expect(localFunctionUrl({ PORT: '3000' })).toBe('http://localhost:3000/');
   });
 
   it('defaults: GET without data, POST with data or an event; a host without scheme is http', () => {

@@ -69,6 +69,9 @@ describe.each(templateNames)('template %s', (template) => {
     expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(['build', 'start', 'dev', 'test', 'invoke']));
     expect(pkg.scripts.test).toBe('tsc --noEmit && vitest run');
     expect(pkg.scripts.start).toBe('func-runtime .');
+    // The runtime's own client, for both templates: no hand-written fetch to keep in step with it.
+    expect(pkg.scripts.invoke).toMatch(/^func-runtime invoke /);
+    if (template === 'cloudevents') expect(pkg.scripts.invoke).toContain('--cloudevent --type com.example.customer.created');
     expect(pkg.dependencies['@func/runtime']).toBe(`^${runtimeVersion}`);
   });
 

@@ -36,7 +36,14 @@ export interface OutgoingRequest {
 const requireLazy = createRequire(import.meta.url);
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-export function parseTarget(raw: string): URL {
+/** Where a function started in this shell listens: `PORT`, as func-runtime reads it, else 8080. */
+export function localFunctionUrl(env: NodeJS.ProcessEnv = process.env): string {
+  return `http://localhost:${env.PORT || 8080}/`;
+}
+
+/** An absolute URL, a host[:port][/path] without a scheme, or a path (`/orders?id=7`) on the local function. */
+export function parseTarget(raw: string, env: NodeJS.ProcessEnv = process.env): URL {
+  if (raw.startsWith('/')) raw = new URL(raw, localFunctionUrl(env)).href;
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `http://${raw}`;
   let url: URL;
   try {

@@ -3,6 +3,7 @@
  * exit code 0 for a 1xx–3xx reply, 1 for 4xx/5xx, 2 for bad flags, 3 when nothing answered.
  */
 import type { Argv, CommandModule } from 'yargs';
+import { localFunctionUrl } from '../client/invoke-request.js';
 import type { Exit } from '../lifecycle.js';
 
 export const INVOKE_EXIT = { ok: 0, errorStatus: 1, usage: 2, unreachable: 3 } as const;
@@ -75,7 +76,7 @@ export function invokeCommand(exit: Exit, onError: (err: unknown) => void): Comm
     command: 'invoke [url]',
     describe: 'Send an HTTP request or a CloudEvent to a running function and print the reply',
     builder: (y) =>
-      y.positional('url', { type: 'string', default: 'http://localhost:8080/', describe: 'the function\'s URL' })
+      y.positional('url', { type: 'string', default: localFunctionUrl(), describe: 'the function\'s URL, or a path on http://localhost:$PORT (8080 when PORT is unset)' })
         .option('method', { alias: 'X', type: 'string', describe: 'HTTP method [default: GET, or POST with data or --cloudevent]' })
         .option('header', { alias: 'H', type: 'string', array: true, default: [], describe: 'a request header, "Name: value" (repeatable)' })
         .option('data', { alias: 'd', type: 'string', describe: 'request body (the event data with --cloudevent)' })

@@ -2,19 +2,15 @@
  * `func-runtime [path]`: load a function and serve it until SIGTERM. Failures before listening are
  * reported as one paragraph and a non-zero exit; nothing here ends the process itself (cli.ts does).
  */
+import { relative } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
+import { boot, StartError } from '../boot.js';
 import { OPTION_TABLE } from '../config.js';
-import { readValidFuncYaml } from '../func-yaml.js';
 import { installProcessHandlers, type Exit } from '../lifecycle.js';
 import { loadFunction, resolveEntry } from '../loader.js';
-import { applyEnvDefaults, funcYamlEnvs } from '../run-envs.js';
-import { createRuntime } from '../runtime.js';
-import { createRuntimeServer, listen } from '../server.js';
 import type { Options } from '../types.js';
 
-export class StartError extends Error {
-  override name = 'StartError';
-}
+export { StartError };
 
 interface RunArgs {
   path: string;
@@ -37,39 +33,32 @@ export function cliOptions(argv: RunArgs): Partial<Options> {
   return out as Partial<Options>;
 }
 
-function listenError(err: NodeJS.ErrnoException, port: number): StartError {
-  if (err.code === 'EADDRINUSE') return new StartError(`Port ${port} is already in use. Stop the other process or choose another port with --port / PORT.`);
-  if (err.code === 'EACCES') return new StartError(`Not allowed to listen on port ${port}. Use a port above 1024 with --port / PORT.`);
-  return new StartError(`Cannot listen on port ${port}: ${err.message}.`);
+/**
+ * Whatever the log level (unless silent), one line for the person who started it: where it
+ * listens, what it serves, how loudly it logs. On stderr, so stdout stays one JSON object per line.
+ */
+function announce(command: string, file: string) {
+  return ({ url, runtime }: { url: string; runtime: { options: Options } }) => {
+    const { logLevel, compat } = runtime.options;
+    if (logLevel === 'silent') return;
+    const shown = relative(process.cwd(), file) || file;
+    const mode = compat === 'none' ? '' : `, ${compat} compatibility mode`;
+    process.stderr.write(`${command}: serving ${shown} at ${url} (log level ${logLevel}${mode}; Ctrl-C stops)\n`);
+  };
 }
 
 /** Loads and serves; resolves once listening. Signals later call `exit` with the exit code. */
-export async function serve(argv: RunArgs, exit: Exit): Promise<void> {
+export async function serve(argv: RunArgs, exit: Exit, options: { command?: string; defaults?: Partial<Options> } = {}): Promise<void> {
   const entry = resolveEntry(argv.path);
-  const yaml = await readValidFuncYaml(entry.dir);
-  // Options read the env as it was, so a bad value is blamed on func.yaml when it came from there.
-  const env = { ...process.env };
-  // Before the import: a module's top-level code may read the variables func.yaml declares.
-  applyEnvDefaults(process.env, funcYamlEnvs(yaml, env));
-  const fn = await loadFunction(entry);
-  const rt = createRuntime(fn, { options: cliOptions(argv), env, yaml });
-  try {
-    await fn.init?.();
-  } catch (err) {
-    throw new StartError(`The init hook of ${entry.file} failed: ${(err as Error)?.message ?? String(err)}. Fix init so it completes, then run again.`);
-  }
-  const server = createRuntimeServer(rt);
-  try {
-    await listen(server, rt.options.port, rt.options.host);
-  } catch (err) {
-    throw listenError(err as NodeJS.ErrnoException, rt.options.port);
-  }
-  installProcessHandlers(server, rt, exit);
-  rt.metrics.ready();
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : rt.options.port;
-  rt.logger.info({ port, entry: entry.file }, 'listening');
-  if (process.stderr.isTTY) process.stderr.write(`func-runtime: serving ${entry.file} on http://localhost:${port}\n`);
+  const booted = await boot({
+    yamlAt: entry.dir,
+    options: cliOptions(argv),
+    defaults: options.defaults,
+    load: () => loadFunction(entry),
+    initError: (err) => new StartError(`The init hook of ${entry.file} failed: ${(err as Error)?.message ?? String(err)}. Fix init so it completes, then run again.`),
+    announce: announce(options.command ?? 'func-runtime', entry.file),
+  });
+  installProcessHandlers(booted.server, booted.runtime(), exit);
 }
 
 export function runCommand(exit: Exit, onError: (err: unknown) => void): CommandModule<object, RunArgs> {

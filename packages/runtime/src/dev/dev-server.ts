@@ -3,15 +3,15 @@
  * land during a reload are folded into one more reload after it, so the served version always
  * ends up matching the files on disk.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { join, relative } from 'node:path';
-import { readFuncYaml } from '../func-yaml.js';
+import { boot, projectYaml, type BootEnv } from '../boot.js';
+import { parseFuncYaml } from '../func-yaml.js';
 import { resolveEntry, toFunctionModule, type ResolvedEntry } from '../loader.js';
 import type { RuntimeLogger } from '../logger.js';
 import { createRuntime } from '../runtime.js';
-import { applyEnvDefaults, funcYamlEnvs } from '../run-envs.js';
-import { listen } from '../server.js';
+import type { Served } from '../server.js';
 import type { LoadedFunction, Options } from '../types.js';
 import { formatProblem, fromLoadError, type SourceProblem } from './build-error.js';
 import { createDevBundler, type DevBundler } from './bundler.js';
@@ -153,15 +153,24 @@ class DevLoop {
   }
 }
 
-export async function startDev(init: DevInit): Promise<DevSession> {
-  const entry = resolveEntry(init.path);
-  process.setSourceMapsEnabled(true);
-  const { destination, logger: log } = createDevOutput(init.json);
-  // run.envs become environment defaults once, before the function first loads, as `run` does.
-  applyEnvDefaults(process.env, funcYamlEnvs(readFuncYaml(entry.dir), process.env));
-  const reloader = new Reloader((fn) =>
-    createRuntime(fn, { options: init.options, env: process.env, yaml: readFuncYaml(entry.dir), defaults: DevDefaults, destination }),
-  );
+/** Dev's serving: the reloader behind the one listener, and the loop that feeds it. */
+interface DevServing extends Served {
+  loop: DevLoop;
+  reloader: Reloader;
+}
+
+/**
+ * Builds, loads and swaps in the first version, then watches: boot()'s runtime and init steps for
+ * dev. The watcher starts before the server listens, so once it answers, no save is missed.
+ */
+async function serveReloading(init: DevInit, entry: ResolvedEntry, log: RuntimeLogger, destination: NodeJS.WritableStream | undefined, { env }: BootEnv): Promise<DevServing> {
+  const reloader = new Reloader(async (fn) => {
+    // func.yaml is read again for each version: a save may have changed it.
+    const { doc, warning } = await projectYaml(parseFuncYaml(entry.dir), init.options, env);
+    const rt = createRuntime(fn, { options: init.options, env: process.env, yaml: doc, defaults: DevDefaults, destination });
+    if (warning) rt.logger.warn(warning);
+    return rt;
+  });
   const loop = new DevLoop(entry, await createDevBundler(entry.file), reloader, new EnvFile(entry.dir), log);
   const outcome = await loop.update();
   if (outcome !== 'swapped') {
@@ -169,29 +178,42 @@ export async function startDev(init: DevInit): Promise<DevSession> {
     const problem = outcome === 'unchanged' ? { message: 'nothing to serve' } : outcome;
     throw new DevStartError(`Cannot start ${entry.file}: ${formatProblem(problem, entry.dir)}. Fix it and run func-runtime dev again.`);
   }
-  const rt = reloader.runtime!;
-  // Watch before listening: once the server answers, a save is never missed.
   loop.watcher = await watchSources([...loop.inputs, ...loop.configFiles()], (changed) => loop.schedule(changed));
-  const server = createServer(reloader.listener);
-  try {
-    await listen(server, rt.options.port, rt.options.host);
-  } catch (err) {
-    await loop.watcher.close();
-    await loop.bundler.dispose();
-    throw new DevStartError(`Cannot listen on port ${rt.options.port}: ${(err as Error).message}. Choose another port with --port / PORT.`);
-  }
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : rt.options.port;
-  const url = `http://${rt.options.host && rt.options.host !== '0.0.0.0' && rt.options.host !== '::' ? rt.options.host : 'localhost'}:${port}`;
-  log.info({ url, entry: entry.file }, `serving ${relative(process.cwd(), entry.file) || entry.file} at ${url} (watching for changes)`);
   return {
-    server,
-    url,
+    runtime: () => reloader.runtime!,
+    listener: reloader.listener,
+    closed: () => undefined,
+    dispose: async () => {
+      await loop.watcher?.close();
+      await loop.bundler.dispose();
+    },
+    loop,
+    reloader,
+  };
+}
+
+export async function startDev(init: DevInit): Promise<DevSession> {
+  const entry = resolveEntry(init.path);
+  process.setSourceMapsEnabled(true);
+  const { destination, logger: log } = createDevOutput(init.json);
+  let serving: DevServing | undefined;
+  const booted = await boot({
+    yamlAt: entry.dir,
+    options: init.options,
+    defaults: DevDefaults,
+    destination,
+    serve: async (env) => (serving = await serveReloading(init, entry, log, destination, env)),
+    announce: ({ url }) => log.info({ url, entry: entry.file }, `serving ${relative(process.cwd(), entry.file) || entry.file} at ${url} (watching for changes)`),
+  });
+  const { loop, reloader } = serving!;
+  return {
+    server: booted.server,
+    url: booted.url,
     logger: log,
     async stop(reason) {
       await loop.watcher?.close();
       await loop.idle();
-      const code = await reloader.stop(server, reason);
+      const code = await reloader.stop(booted.server, reason);
       await loop.bundler.dispose();
       return code;
     },

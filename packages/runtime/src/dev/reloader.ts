@@ -8,6 +8,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { healthPaths, monitorEventLoop } from '../health.js';
 import type { NodeHandler } from '../invoke.js';
 import { gracefulStop } from '../lifecycle.js';
+import { pathOf } from '../request-target.js';
 import type { Runtime } from '../runtime.js';
 import { createDispatcher } from '../server.js';
 import type { LoadedFunction } from '../types.js';
@@ -19,18 +20,6 @@ interface Generation {
   stopMonitor: () => void;
 }
 
-const DRAIN_POLL_MS = 10;
-
-function pathOf(url: string | undefined): string {
-  const q = url?.indexOf('?') ?? -1;
-  return url === undefined ? '/' : q === -1 ? url : url.slice(0, q);
-}
-
-async function drained(rt: Runtime, deadline: number): Promise<void> {
-  while (rt.state.inflight > 0 && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
-  }
-}
 
 export class Reloader {
   #current: Generation | undefined;
@@ -39,7 +28,7 @@ export class Reloader {
   stale: string | undefined;
 
   /** `makeRuntime` builds the per-generation state (options, logger, metrics) for a loaded module. */
-  constructor(private readonly makeRuntime: (fn: LoadedFunction) => Runtime) {}
+  constructor(private readonly makeRuntime: (fn: LoadedFunction) => Runtime | Promise<Runtime>) {}
 
   get runtime(): Runtime | undefined {
     return this.#current?.rt;
@@ -64,7 +53,7 @@ export class Reloader {
 
   /** Runs the new module's init, then routes new requests to it and retires the old one. Throws if init fails. */
   async swap(fn: LoadedFunction): Promise<void> {
-    const rt = this.makeRuntime(fn);
+    const rt = await this.makeRuntime(fn);
     await fn.init?.();
     const next: Generation = { rt, dispatch: createDispatcher(rt), readinessPath: healthPaths(rt).readiness, stopMonitor: monitorEventLoop(rt) };
     const old = this.#current;
@@ -75,7 +64,7 @@ export class Reloader {
 
   #retire(old: Generation): void {
     old.stopMonitor();
-    const done = drained(old.rt, Date.now() + old.rt.options.shutdownTimeout)
+    const done = old.rt.inflight.drained(old.rt.options.shutdownTimeout)
       .then(() => old.rt.shutdown())
       .catch((err: unknown) => old.rt.logger.error({ err }, 'the previous version\'s shutdown hook failed'))
       .finally(() => this.#retiring.delete(done));

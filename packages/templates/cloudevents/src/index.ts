@@ -40,7 +40,7 @@ export const handle = async (
 
   context.log.info(`${event.type} ${event.id} from ${event.source}`);
   const greeting: Greeting = { customerId: data.customerId, message: `Hello, ${data.name}!` };
-  return context.cloudEventResponse(greeting).type(replyType).source(replySource).response() as CloudEvent<Greeting>;
+  return context.cloudEventResponse(greeting).type(replyType).source(replySource).response<Greeting>();
 };
 
 function isCustomer(data: unknown): data is Customer {
