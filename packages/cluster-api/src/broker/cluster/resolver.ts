@@ -24,6 +24,9 @@ interface Endpoints extends KubeObject {
   subsets?: { addresses?: { ip?: string }[]; ports?: { name?: string; port?: number }[] }[];
 }
 
+/** How long a resolution waits for the first lists of Services and Endpoints before saying so. */
+const LIST_WAIT_MS = 5_000;
+
 const isService = (ref: ResolvedRef) => ref.kind === 'Service' && ref.apiVersion === 'v1';
 const host = (ip: string) => (ip.includes(':') ? `[${ip}]` : ip);
 
@@ -58,6 +61,7 @@ export class ClusterResolver implements SubscriberResolver {
   /** Services a Trigger or Broker refers to: only their changes matter. */
   private readonly referenced = new Set<string>();
   private synced = false;
+  private listed: Promise<unknown> = Promise.resolve();
   private pending: NodeJS.Immediate | undefined;
 
   constructor(private readonly client: KubeClient, options: ClusterResolverOptions) {
@@ -75,7 +79,7 @@ export class ClusterResolver implements SubscriberResolver {
   start(): this {
     this.services.start();
     this.endpoints.start();
-    void Promise.all([this.services.synced, this.endpoints.synced]).then(() => {
+    this.listed = Promise.all([this.services.synced, this.endpoints.synced]).then(() => {
       this.synced = true;
       this.notify();
     });
@@ -88,9 +92,11 @@ export class ClusterResolver implements SubscriberResolver {
     return isService(ref) ? this.service(ref) : this.addressable(ref);
   }
 
-  private service(ref: ResolvedRef): string {
+  private async service(ref: ResolvedRef): Promise<string> {
     const key = `${ref.namespace}/${ref.name}`;
     this.referenced.add(key);
+    // At start-up the first lists are moments away: a Trigger is not marked unresolved for them.
+    if (!this.synced) await Promise.race([this.listed, new Promise((r) => setTimeout(r, LIST_WAIT_MS).unref())]);
     if (!this.synced) throw new Error('Services and Endpoints are not listed yet');
     const svc = this.services.get(ref.name, ref.namespace);
     if (!svc) throw new Error(`services "${ref.name}" not found in namespace "${ref.namespace}"`);
