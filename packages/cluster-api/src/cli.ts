@@ -1,11 +1,16 @@
 #!/usr/bin/env node
 /**
- * The cluster-api command: `cluster-api serve`. The only file that reads argv/env for configuration,
- * installs signal handlers and ends the process; everything else is a library that tests embed.
+ * The cluster-api command: `cluster-api serve`, `node`, `scheduler`, `node-credentials`, `broker`,
+ * `migrate`. The only file that reads argv/env for configuration, installs signal handlers and ends
+ * the process; everything else is a library that tests embed.
  */
+import { KubeClient, KubeconfigError } from '@func/kube-client';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { ConfigError, resolveConfig, serveOptions } from './config.js';
+import { parseAdvertised } from './broker/cluster/advertise.js';
+import { BrokerStartError } from './broker/cluster/embedded.js';
+import { startClusterBroker } from './broker/cluster/start.js';
+import { brokerOptions, ConfigError, resolveBrokerConfig, resolveConfig, serveOptions } from './config.js';
 import { TokenFileError } from './auth/authenticator.js';
 import { TlsFileError } from './auth/tls.js';
 import { migrate, migrateArgs, migrateOptions } from './migrate.js';
@@ -14,7 +19,6 @@ import { nodeOptions, resolveNodeConfig } from './node/config.js';
 import { runNode } from './node/run.js';
 import { NodeCredentialsError, nodeKubeconfig } from './auth/node-credentials.js';
 import { Scheduler } from './scheduler/scheduler.js';
-import { KubeClient, KubeconfigError } from '@func/kube-client';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
@@ -24,12 +28,17 @@ const log = (entry: Record<string, unknown>): void => {
 
 function fail(err: unknown): never {
   const e = err as Error;
-  const known = e instanceof ConfigError || e instanceof TokenFileError || e instanceof TlsFileError || e instanceof NodeCredentialsError || e instanceof KubeconfigError || (e as NodeJS.ErrnoException)?.code !== undefined;
+  const known =
+    e instanceof ConfigError || e instanceof TokenFileError || e instanceof TlsFileError || e instanceof NodeCredentialsError || e instanceof KubeconfigError ||
+    e instanceof BrokerStartError || (e as NodeJS.ErrnoException)?.code !== undefined;
   // The operator reads what a client never may: what failed below (storage unreachable at start-up).
   const cause = e?.cause instanceof Error ? `: ${e.cause.message}` : '';
   process.stderr.write(`cluster-api: ${known ? `${e.message}${cause}` : (e?.stack ?? String(err))}\n`);
   process.exit(1);
 }
+
+/** Numbers reach the table's parse as typed, so `--port eighty` is refused naming `eighty`, not NaN. */
+const yargsOption = (row: { type: 'string' | 'number' | 'boolean'; describe: string }) => ({ type: row.type === 'number' ? ('string' as const) : row.type, describe: row.describe });
 
 /** Runs until SIGTERM / SIGINT, then `stop()` and exit 0. */
 function untilSignal(stop: () => Promise<void>): void {
@@ -69,10 +78,25 @@ function nodeCredentialsCommand(argv: Record<string, unknown>): void {
 
 async function serveCommand(argv: Record<string, unknown>): Promise<void> {
   const config = resolveConfig(argv, process.env, process.cwd());
-  const { server, kubeconfig } = await serve(config, log);
+  const { server, kubeconfig, broker } = await serve(config, log);
   untilSignal(() => server.close());
   // Logged last: whoever waits for this line may signal the process at once.
-  log({ level: 'info', msg: 'listening', url: server.url, storage: config.storage.split(':', 1)[0], kubeconfig });
+  log({ level: 'info', msg: 'listening', url: server.url, storage: config.storage.split(':', 1)[0], kubeconfig, ...(broker ? { broker: broker.broker.url } : {}) });
+}
+
+async function brokerCommand(argv: Record<string, unknown>): Promise<void> {
+  const config = resolveBrokerConfig(argv, process.env, process.cwd());
+  const client = KubeClient.fromKubeconfig({ kubeconfig: config.kubeconfig, context: config.context });
+  const running = await startClusterBroker({
+    client, store: config.brokerStore, port: config.port, host: config.bindAddress,
+    advertise: config.advertiseAddress === undefined ? undefined : parseAdvertised(config.advertiseAddress),
+    logger: (level, msg, fields) => log({ level, msg, ...fields }),
+  }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'EADDRINUSE') throw new BrokerStartError(`port ${config.port} on ${config.bindAddress} is in use: pick another with --port`);
+    throw new BrokerStartError(`the broker did not start: ${err.message}`);
+  });
+  untilSignal(() => running.stop());
+  log({ level: 'info', msg: 'listening', url: running.broker.url, store: config.brokerStore.split(':', 1)[0], apiServer: client.connection.server });
 }
 
 await yargs(hideBin(process.argv))
@@ -81,7 +105,7 @@ await yargs(hideBin(process.argv))
     'serve',
     'serve the cluster resource API (TLS, a generated CA, admin token and kubeconfig by default)',
     (y) => {
-      for (const row of serveOptions) y.option(row.flag, { type: row.type, describe: row.describe });
+      for (const row of serveOptions) y.option(row.flag, yargsOption(row));
       return y;
     },
     (argv) => serveCommand(argv).catch(fail),
@@ -117,6 +141,15 @@ await yargs(hideBin(process.argv))
         fail(err);
       }
     },
+  )
+  .command(
+    'broker',
+    'run the event broker alone: Knative Brokers and Triggers read from an API server by kubeconfig (several processes share a nats:// store)',
+    (y) => {
+      for (const row of brokerOptions) y.option(row.flag, yargsOption(row));
+      return y;
+    },
+    (argv) => brokerCommand(argv).catch(fail),
   )
   .command(
     'migrate',

@@ -1,20 +1,58 @@
 import { describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
-import { resolveConfig } from './config.js';
+import { resolveBrokerConfig, resolveConfig } from './config.js';
 
 describe('resolveConfig', () => {
   it('defaults like k3s: 6443 on loopback, TLS, sqlite in the data dir', () => {
     expect(resolveConfig({}, {}, '/srv')).toEqual({
       port: 6443, bindAddress: '127.0.0.1', dataDir: '/srv/data', storage: 'sqlite:/srv/data/state.db',
       kubeconfigOut: '/srv/data/kubeconfig.yaml', insecureHttp: false, authorizationMode: ['Node', 'RBAC'], controllers: ['*'],
-            disableAgent: false, disableScheduler: false, nodeName: hostname().toLowerCase(), simulate: true, maxPods: 110, kubeletPort: 0,
+      disableAgent: false, disableScheduler: false, nodeName: hostname().toLowerCase(), simulate: true, maxPods: 110, kubeletPort: 0,
       clusterCidr: '127.64.0.0/10', nodeCidrMaskSize: 20, nodeMonitorGracePeriod: 40, nodeLeaseDurationSeconds: 40,
+      broker: true, brokerStore: 'sqlite:/srv/data/broker.db', brokerPort: 8090, brokerBindAddress: '127.0.0.1',
     });
   });
 
   it('takes --authorization-mode as kube-apiserver does: a comma-separated list, in order', () => {
     expect(resolveConfig({ 'authorization-mode': 'AlwaysAllow' }, {}, '/').authorizationMode).toEqual(['AlwaysAllow']);
     expect(resolveConfig({}, { CLUSTER_API_AUTHORIZATION_MODE: 'RBAC,AlwaysDeny' }, '/').authorizationMode).toEqual(['RBAC', 'AlwaysDeny']);
+  });
+
+  it('runs the broker beside the API unless told not to; its port is a free one when the API\'s is', () => {
+    expect(resolveConfig({ broker: false }, {}, '/').broker).toBe(false);
+    expect(resolveConfig({}, { CLUSTER_API_BROKER: 'false' }, '/').broker).toBe(false);
+    expect(resolveConfig({ port: 0 }, {}, '/')).toMatchObject({ port: 0, brokerPort: 0 });
+    expect(resolveConfig({ port: 0, 'broker-port': 9000 }, {}, '/').brokerPort).toBe(9000);
+    expect(resolveConfig({ bindAddress: '0.0.0.0', 'broker-store': 'nats://a:4222,b:4222?replicas=3', 'broker-advertise-address': 'broker.local:80' }, {}, '/'))
+      .toMatchObject({ brokerBindAddress: '0.0.0.0', brokerStore: 'nats://a:4222,b:4222?replicas=3', brokerAdvertiseAddress: 'broker.local:80' });
+    expect(resolveConfig({ 'data-dir': 'd' }, {}, '/w').brokerStore).toBe('sqlite:/w/d/broker.db');
+  });
+
+  it('configures a broker process of its own: kubeconfig, store, port, addresses', () => {
+    expect(resolveBrokerConfig({}, {}, '/srv')).toEqual({ dataDir: '/srv/data', brokerStore: 'sqlite:/srv/data/broker.db', port: 8090, bindAddress: '127.0.0.1' });
+    const env = { CLUSTER_API_BROKER_KUBECONFIG: 'k.yaml', CLUSTER_API_BROKER_STORE: 'nats://127.0.0.1:4222', CLUSTER_API_BROKER_PORT: '0' };
+    expect(resolveBrokerConfig({ context: 'ctx', 'advertise-address': '[::1]' }, env, '/w'))
+      .toMatchObject({ kubeconfig: '/w/k.yaml', context: 'ctx', brokerStore: 'nats://127.0.0.1:4222', port: 0, advertiseAddress: '[::1]' });
+  });
+
+  it.each([
+    [{ 'broker-store': 'redis://x' }, /--broker-store: "redis:\/\/x" is not a broker store/],
+    [{ 'broker-store': 'sqlite:' }, /--broker-store/],
+    [{ 'broker-store': 'nats://' }, /--broker-store/],
+    [{ 'broker-port': -1 }, /--broker-port must be an integer/],
+    [{ 'broker-advertise-address': 'http://x/' }, /--broker-advertise-address: "http:\/\/x\/" is not a host or host:port/],
+    [{ 'broker-advertise-address': 'host:99999' }, /the port must be 1-65535/],
+    [{ 'broker-advertise-address': 'bad_host' }, /is not a host/],
+  ])('refuses broker option %j', (cli, message) => {
+    expect(() => resolveConfig(cli, {}, '/')).toThrow(message);
+  });
+
+  it.each([
+    [{ port: 'x' }, /--port must be an integer/],
+    [{ 'broker-store': 'file:/x' }, /--broker-store/],
+    [{ 'advertise-address': 'a b' }, /--advertise-address/],
+  ])('refuses broker process option %j', (cli, message) => {
+    expect(() => resolveBrokerConfig(cli, {}, '/')).toThrow(message);
   });
 
   it('takes CLI over environment over defaults', () => {

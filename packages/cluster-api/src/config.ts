@@ -1,12 +1,14 @@
 /**
- * `cluster-api serve` configuration: one option table whose rows say where a value may come from,
- * its default and how it is parsed, resolved by a pure function (CLI > environment > default,
- * principle 10; as the runtime's config.ts). Only cli.ts reads process state and exits.
+ * `cluster-api serve` and `cluster-api broker` configuration: one option table per command whose
+ * rows say where a value may come from, its default and how it is parsed, resolved by a pure
+ * function (CLI > environment > default, principle 10; as the runtime's config.ts). Only cli.ts
+ * reads process state and exits.
  */
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { unknownControllers } from './controllers/names.js';
+import { parseAdvertised } from './broker/cluster/advertise.js';
 import { parseStorageUrl } from './storage/factory.js';
 import { AuthorizationModes, type AuthorizationMode } from './auth/authorizers.js';
 
@@ -51,41 +53,63 @@ export interface ServeConfig {
   nodeMonitorGracePeriod: number;
   /** The embedded agent's Lease duration; renewed every quarter of it (the kubelet's flag). */
   nodeLeaseDurationSeconds: number;
+  /** Run the event broker in the process (default true). */
+  broker: boolean;
+  /** The broker's event log: `sqlite:<file>` (default `<dataDir>/broker.db`) or `nats://…`. */
+  brokerStore: string;
+  brokerPort: number;
+  brokerBindAddress: string;
+  /** `host` or `host:port` in Brokers' `status.address.url`; default the broker's bind address. */
+  brokerAdvertiseAddress?: string;
+}
+
+/** `cluster-api broker`: a broker process of its own, a client of the API server by kubeconfig. */
+export interface BrokerRoleConfig {
+  /** Default: kubectl's rules (KUBECONFIG, ~/.kube/config, in-cluster). */
+  kubeconfig?: string;
+  context?: string;
+  dataDir: string;
+  brokerStore: string;
+  port: number;
+  bindAddress: string;
+  advertiseAddress?: string;
 }
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-type Key = keyof ServeConfig;
-
 /** Options resolved so far (rows resolve in table order) and the directory relative paths start from. */
-interface Resolving {
-  config: Partial<ServeConfig>;
+interface Resolving<C> {
+  config: Partial<C>;
   cwd: string;
 }
 
-interface OptionRow<K extends Key> {
+interface OptionRow<C, K extends keyof C> {
   key: K;
   /** The yargs flag (kebab-case, as kube-apiserver names its flags). */
   flag: string;
   env: string;
   /** Given neither on the command line nor in the environment; a function when it follows earlier rows. */
-  default: ServeConfig[K] | ((at: Resolving) => ServeConfig[K]);
+  default: C[K] | ((at: Resolving<C>) => C[K]);
   /** A given value (a CLI value, or the environment's string) → the option; throws ConfigError naming the flag. */
-  parse: (raw: unknown, at: Resolving) => ServeConfig[K];
+  parse: (raw: unknown, at: Resolving<C>) => C[K];
   describe: string;
   type: 'string' | 'number' | 'boolean';
 }
 
-const port = (raw: unknown): number => {
+/** A row of any option of `C`. */
+type AnyRow<C> = { [K in keyof C]-?: OptionRow<C, K> }[keyof C];
+
+const portOf = (flag: string) => (raw: unknown): number => {
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`--port must be an integer 0-65535, got ${String(raw)}`);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`--${flag} must be an integer 0-65535, got ${String(raw)}`);
   return n;
 };
+const port = portOf('port');
 const text = (raw: unknown): string => String(raw);
 const bool = (raw: unknown): boolean => raw === true || raw === 'true' || raw === '1';
-const path = (raw: unknown, { cwd }: Resolving): string => resolve(cwd, String(raw));
+const path = (raw: unknown, { cwd }: Resolving<unknown>): string => resolve(cwd, String(raw));
 const storageUrl = (raw: unknown): string => {
   try {
     parseStorageUrl(String(raw));
@@ -111,7 +135,6 @@ const controllerList = (raw: unknown): string[] => {
   if (unknown.length > 0) throw new ConfigError(`--controllers: ${JSON.stringify(unknown[0])} is not in the list of known controllers`);
   return words;
 };
-const inDataDir = (file: string) => ({ config }: Resolving): string => join(config.dataDir!, file);
 const count = (flag: string, min: number, max: number) => (raw: unknown): number => {
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`--${flag} must be an integer ${min}-${max}, got ${String(raw)}`);
@@ -126,13 +149,26 @@ const podNetwork = (raw: unknown): 'loopback' | 'shared' => {
   if (raw !== 'loopback' && raw !== 'shared') throw new ConfigError(`--pod-network must be loopback or shared, got ${String(raw)}`);
   return raw;
 };
+const brokerStoreUrl = (raw: unknown): string => {
+  const url = String(raw);
+  if (/^sqlite:(\/\/)?./.test(url) || /^nats:\/\/[^/?]+/.test(url)) return url;
+  throw new ConfigError(`--broker-store: "${url}" is not a broker store: use sqlite:<file> or nats://host:port[,host:port…][?replicas=N]`);
+};
+const advertisedAt = (flag: string) => (raw: unknown): string => {
+  try {
+    parseAdvertised(String(raw));
+  } catch (err) {
+    throw new ConfigError(`--${flag}: ${(err as Error).message}`);
+  }
+  return String(raw);
+};
+const inDataDir = (file: string) => ({ config }: Resolving<{ dataDir: string }>): string => join(config.dataDir!, file);
 
-/** A row of any option. */
-type AnyRow = { [K in Key]: OptionRow<K> }[Key];
+const row = <K extends keyof ServeConfig>(r: OptionRow<ServeConfig, K>): OptionRow<ServeConfig, K> => r;
+const brokerRow = <K extends keyof BrokerRoleConfig>(r: OptionRow<BrokerRoleConfig, K>): OptionRow<BrokerRoleConfig, K> => r;
+const BROKER_PORT = 8090;
 
-const row = <K extends Key>(r: OptionRow<K>): OptionRow<K> => r;
-
-export const serveOptions: readonly AnyRow[] = [
+export const serveOptions: readonly AnyRow<ServeConfig>[] = [
   row({ key: 'port', flag: 'port', env: 'CLUSTER_API_PORT', type: 'number', default: 6443, parse: port, describe: 'port to listen on (default 6443; 0 picks a free one)' }),
   row({ key: 'bindAddress', flag: 'bind-address', env: 'CLUSTER_API_BIND_ADDRESS', type: 'string', default: '127.0.0.1', parse: text, describe: 'address to listen on (default 127.0.0.1)' }),
   row({ key: 'dataDir', flag: 'data-dir', env: 'CLUSTER_API_DATA_DIR', type: 'string', default: (at) => path('./data', at), parse: path, describe: 'state, certificates and credentials (default ./data)' }),
@@ -159,28 +195,52 @@ export const serveOptions: readonly AnyRow[] = [
   row({ key: 'nodeCidrMaskSize', flag: 'node-cidr-mask-size', env: 'CLUSTER_API_NODE_CIDR_MASK_SIZE', type: 'number', default: 20, parse: count('node-cidr-mask-size', 8, 30), describe: 'size of each node\'s pod CIDR block (default 20)' }),
   row({ key: 'nodeLeaseDurationSeconds', flag: 'node-lease-duration-seconds', env: 'CLUSTER_API_NODE_LEASE_DURATION_SECONDS', type: 'number', default: 40, parse: count('node-lease-duration-seconds', 1, 3600), describe: 'the embedded node\'s Lease duration, renewed every quarter of it (default 40)' }),
   row({ key: 'nodeMonitorGracePeriod', flag: 'node-monitor-grace-period', env: 'CLUSTER_API_NODE_MONITOR_GRACE_PERIOD', type: 'number', default: 40, parse: count('node-monitor-grace-period', 1, 86_400), describe: 'seconds a node may go without a heartbeat before it is NotReady (default 40)' }),
+  row({ key: 'broker', flag: 'broker', env: 'CLUSTER_API_BROKER', type: 'boolean', default: true, parse: bool, describe: 'run the event broker (Knative Brokers and Triggers) in this process; --no-broker turns it off' }),
+  row({ key: 'brokerStore', flag: 'broker-store', env: 'CLUSTER_API_BROKER_STORE', type: 'string', default: (at) => `sqlite:${inDataDir('broker.db')(at)}`, parse: brokerStoreUrl, describe: 'the broker\'s event log: sqlite:<file> (default <data-dir>/broker.db) or nats://host:port[,host:port…][?replicas=N]' }),
+  row({ key: 'brokerPort', flag: 'broker-port', env: 'CLUSTER_API_BROKER_PORT', type: 'number', default: ({ config }) => (config.port === 0 ? 0 : BROKER_PORT), parse: portOf('broker-port'), describe: `port of the broker's ingress (default ${BROKER_PORT}; a free one when --port is 0)` }),
+  row({ key: 'brokerBindAddress', flag: 'broker-bind-address', env: 'CLUSTER_API_BROKER_BIND_ADDRESS', type: 'string', default: ({ config }) => config.bindAddress!, parse: text, describe: 'address of the broker\'s ingress (default: --bind-address)' }),
+  row({ key: 'brokerAdvertiseAddress', flag: 'broker-advertise-address', env: 'CLUSTER_API_BROKER_ADVERTISE_ADDRESS', type: 'string', default: undefined, parse: advertisedAt('broker-advertise-address'), describe: 'host or host:port Brokers\' status.address.url names (default: the broker\'s bind address and port)' }),
+];
+
+export const brokerOptions: readonly AnyRow<BrokerRoleConfig>[] = [
+  brokerRow({ key: 'kubeconfig', flag: 'kubeconfig', env: 'CLUSTER_API_BROKER_KUBECONFIG', type: 'string', default: undefined, parse: path, describe: 'the broker\'s credentials for the API server (default: KUBECONFIG, ~/.kube/config, or in-cluster)' }),
+  brokerRow({ key: 'context', flag: 'context', env: 'CLUSTER_API_BROKER_CONTEXT', type: 'string', default: undefined, parse: text, describe: 'kubeconfig context (default: its current-context)' }),
+  brokerRow({ key: 'dataDir', flag: 'data-dir', env: 'CLUSTER_API_DATA_DIR', type: 'string', default: (at) => path('./data', at), parse: path, describe: 'where the default SQLite event log lives (default ./data)' }),
+  brokerRow({ key: 'brokerStore', flag: 'broker-store', env: 'CLUSTER_API_BROKER_STORE', type: 'string', default: (at) => `sqlite:${inDataDir('broker.db')(at)}`, parse: brokerStoreUrl, describe: 'the event log: sqlite:<file> (default <data-dir>/broker.db) or nats://host:port[,host:port…][?replicas=N] (shared by several broker processes)' }),
+  brokerRow({ key: 'port', flag: 'port', env: 'CLUSTER_API_BROKER_PORT', type: 'number', default: BROKER_PORT, parse: port, describe: `port of the ingress (default ${BROKER_PORT}; 0 picks a free one)` }),
+  brokerRow({ key: 'bindAddress', flag: 'bind-address', env: 'CLUSTER_API_BROKER_BIND_ADDRESS', type: 'string', default: '127.0.0.1', parse: text, describe: 'address of the ingress (default 127.0.0.1)' }),
+  brokerRow({ key: 'advertiseAddress', flag: 'advertise-address', env: 'CLUSTER_API_BROKER_ADVERTISE_ADDRESS', type: 'string', default: undefined, parse: advertisedAt('advertise-address'), describe: 'host or host:port Brokers\' status.address.url names (default: the bind address and port; the same for every process behind one address)' }),
 ];
 
 const isLoopback = (address: string): boolean =>
   address === 'localhost' || address === '::1' || (isIP(address) === 4 && address.startsWith('127.'));
 
 /** The value a row is given: the CLI's (by key or flag), else the environment's; undefined when neither. */
-function given(row: AnyRow, cli: Record<string, unknown>, env: Record<string, string | undefined>): unknown {
-  const fromCli = cli[row.key] ?? cli[row.flag];
+function given<C>(row: AnyRow<C>, cli: Record<string, unknown>, env: Record<string, string | undefined>): unknown {
+  const fromCli = cli[row.key as string] ?? cli[row.flag];
   if (fromCli !== undefined && fromCli !== '') return fromCli;
   const fromEnv = env[row.env];
   return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
 }
 
+/** Pure: each row in order, given or defaulted. */
+function resolveRows<C>(rows: readonly AnyRow<C>[], cli: Record<string, unknown>, env: Record<string, string | undefined>, cwd: string): C {
+  const at: Resolving<C> = { config: {}, cwd };
+  for (const r of rows) {
+    const raw = given(r, cli, env);
+    const value = raw === undefined ? (typeof r.default === 'function' ? (r.default as (at: Resolving<C>) => unknown)(at) : r.default) : r.parse(raw, at);
+    if (value !== undefined) (at.config as Record<string, unknown>)[r.key as string] = value;
+  }
+  return at.config as C;
+}
+
 /** Pure: the same inputs always give the same config or the same ConfigError. */
 export function resolveConfig(cli: Record<string, unknown>, env: Record<string, string | undefined> = {}, cwd = '.'): ServeConfig {
-  const at: Resolving = { config: {}, cwd };
-  for (const r of serveOptions) {
-    const raw = given(r, cli, env);
-    const value = raw === undefined ? (typeof r.default === 'function' ? r.default(at) : r.default) : r.parse(raw, at);
-    if (value !== undefined) (at.config as Record<string, unknown>)[r.key] = value;
-  }
-  return check(at.config as ServeConfig);
+  return check(resolveRows(serveOptions, cli, env, cwd));
+}
+
+export function resolveBrokerConfig(cli: Record<string, unknown>, env: Record<string, string | undefined> = {}, cwd = '.'): BrokerRoleConfig {
+  return resolveRows(brokerOptions, cli, env, cwd);
 }
 
 /** Rules between options. */

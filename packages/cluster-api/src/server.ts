@@ -34,6 +34,8 @@ import { startControllers, type ControllersOptions } from './controllers/index.j
 import { KubeletClient, kubeletPodNetwork, type KubeletClientTls } from './node/kubelet-client.js';
 import { openStorage } from './storage/factory.js';
 import type { Storage } from './storage/interface.js';
+import { startEmbeddedBroker } from './broker/cluster/embedded.js';
+import type { ClusterBroker } from './broker/cluster/start.js';
 
 export interface StartOptions {
   storage: Storage;
@@ -169,9 +171,12 @@ async function shutdown(server: Server, watches: Set<ServerResponse>, taken: Set
 }
 
 export interface Served {
+  /** Its close() stops the broker first. */
   server: ClusterApiServer;
   /** Where the kubeconfig was written, if one was. */
   kubeconfig?: string;
+  /** The embedded broker (`--broker`, the default). */
+  broker?: ClusterBroker;
 }
 
 /** Everything `cluster-api serve` does before it waits for a signal; `parts` are what an embedding process brings (the node agent's pod network). */
@@ -207,11 +212,24 @@ export async function serve(config: ServeConfig, log?: StartOptions['log'], part
     throw err;
   }
   const api = server;
+  const stopApi = () => embedded.stop().then(() => api.close());
   let closing: Promise<void> | undefined;
-  const whole: ClusterApiServer = { url: api.url, port: api.port, close: () => (closing ??= embedded.stop().then(() => api.close())) };
+  const whole: ClusterApiServer = { url: api.url, port: api.port, close: () => (closing ??= stopApi()) };
   if (!token) return { server: whole };
   writeKubeconfig(config.kubeconfigOut, { server: api.url, token, ca: tls?.ca });
-  return { server: whole, kubeconfig: config.kubeconfigOut };
+  if (!config.broker) return { server: whole, kubeconfig: config.kubeconfigOut };
+  let broker: ClusterBroker;
+  try {
+    broker = await startEmbeddedBroker({
+      apiUrl: api.url, ca: tls?.ca, token, log,
+      store: config.brokerStore, port: config.brokerPort, host: config.brokerBindAddress, advertiseAddress: config.brokerAdvertiseAddress,
+    });
+  } catch (err) {
+    await stopApi();
+    throw err;
+  }
+  const close = () => (closing ??= broker.stop().finally(stopApi));
+  return { server: { ...whole, close }, kubeconfig: config.kubeconfigOut, broker };
 }
 
 function credentials(config: ServeConfig): { authenticator: Authenticator; token?: string } {

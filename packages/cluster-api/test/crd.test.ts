@@ -275,4 +275,24 @@ describe.each(Backends)('CustomResourceDefinitions on %s', (backend) => {
     expect(left.items).toEqual([]);
     expect((await s.request('GET', widgets)).json.items.length).toBeGreaterThan(0);
   });
+
+  it('deletes several CRDs deleted at once, each with its objects (kubectl delete -f of a directory)', async () => {
+    const kinds = ['Alpha', 'Beta', 'Gamma'];
+    const paths = kinds.map((k) => `/apis/example.com/v1/namespaces/default/${k.toLowerCase()}s`);
+    for (const kind of kinds) {
+      const plural = `${kind.toLowerCase()}s`;
+      const crd = { ...widgetCrd, metadata: { name: `${plural}.example.com` }, spec: { ...widgetCrd.spec, names: { plural, kind }, versions: [widgetCrd.spec.versions[0]] } };
+      expect((await s.request('POST', crdPath, { body: crd })).status).toBe(201);
+    }
+    for (const [i, path] of paths.entries()) {
+      await eventually(async () => (await s.request('GET', path)).status === 200);
+      expect((await s.request('POST', path, { body: { ...widget('one'), kind: kinds[i] } })).status).toBe(201);
+    }
+    // Back to back, as kubectl sends them: each deletion lands while the controller works on the others.
+    for (const kind of kinds) expect((await s.request('DELETE', `${crdPath}/${kind.toLowerCase()}s.example.com`)).status).toBe(200);
+    for (const [i, kind] of kinds.entries()) {
+      await eventually(async () => (await s.request('GET', `${crdPath}/${kind.toLowerCase()}s.example.com`)).status === 404, 15_000);
+      expect((await s.request('GET', paths[i]!)).status).toBe(404);
+    }
+  });
 });

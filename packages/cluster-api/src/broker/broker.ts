@@ -23,8 +23,11 @@ export interface BrokerOptions {
   readonly port?: number;
   /** Default 127.0.0.1. */
   readonly host?: string;
-  /** The base of Brokers' `status.address.url`; default `http://<host>:<port>`. */
-  readonly ingressBaseUrl?: string;
+  /**
+   * The base of Brokers' `status.address.url`; default `http://<host>:<port>`. A function gets the
+   * port bound (port 0 picks one), for an address advertised in place of the bind address.
+   */
+  readonly ingressBaseUrl?: string | ((port: number) => string);
   /** Largest request body at the ingress and largest reply read back. Default 1 MiB. */
   readonly maxEventBytes?: number;
   /** Events accepted and not yet stored before the ingress answers 429. Default 20,000. */
@@ -89,7 +92,8 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
     throw err;
   }
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
-  const base = (opts.ingressBaseUrl ?? url).replace(/\/+$/, '');
+  const advertised = typeof opts.ingressBaseUrl === 'function' ? opts.ingressBaseUrl(address.port) : opts.ingressBaseUrl;
+  const base = (advertised ?? url).replace(/\/+$/, '');
   const running = new Reconciler({
     log,
     metrics,

@@ -7,3 +7,8 @@ export { openEventLog } from './log/factory.js';
 export type { Consumer, ConsumerOptions, EventLog, LogMessage } from './log/interface.js';
 export { BrokerMetrics, jsonLogger, type Logger } from './metrics.js';
 export type * from './types.js';
+export { startClusterBroker, type ClusterBroker, type ClusterBrokerOptions } from './cluster/start.js';
+export { ApiTriggerSource } from './cluster/trigger-source.js';
+export { ClusterResolver } from './cluster/resolver.js';
+export { parseAdvertised, type Advertised } from './cluster/advertise.js';
+export { brokerClusterRole, brokerClusterRoleBinding, BROKER_CLUSTER_ROLE } from './cluster/role.js';

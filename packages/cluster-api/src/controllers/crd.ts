@@ -79,7 +79,10 @@ export const startCrdController = (registry: Registry, opts: ControllerOptions =
     const { accepted, namesAccepted, established } = nameCrd(crd, usedBy(crd));
     if (namesAccepted.status === 'True') serve({ ...crd, status: { ...statusOf(crd), acceptedNames: accepted } });
     const written = await writeStatus(crd, [namesAccepted, established], accepted);
-    if (written) known.set(crd.metadata.name!, written);
+    // Only a newer version: `crd` is from the start of the pass, and the watch may have brought a
+    // later one since (a deletion) that an unchanged or older copy must not hide.
+    const now = known.get(crd.metadata.name!);
+    if (written && now && Number(written.metadata.resourceVersion) > Number(now.metadata.resourceVersion)) known.set(crd.metadata.name!, written);
   };
 
   /** Delete every custom resource of `crd`; the number still there (held by finalizers, or racing). */

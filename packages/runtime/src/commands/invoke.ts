@@ -20,6 +20,7 @@ interface InvokeArgs {
   source: string;
   id?: string;
   timeout: number;
+  broker?: string;
 }
 
 const REASONS: Record<string, string> = {
@@ -44,9 +45,14 @@ function unreachable(url: URL, err: unknown, timeoutMs: number): string {
 async function invoke(argv: InvokeArgs, exit: Exit): Promise<void> {
   const { buildRequest, InvokeUsageError } = await import('../client/invoke-request.js');
   const { describeResponse } = await import('../client/print-response.js');
+  const target = argv.broker === undefined ? { url: argv.url } : await (await import('../client/broker-target.js')).invokeTarget(argv.broker);
+  if ('message' in target) {
+    process.stderr.write(`func-runtime invoke: ${target.message}\n`);
+    return exit(INVOKE_EXIT[target.exit]);
+  }
   let req;
   try {
-    req = buildRequest({ ...argv, dataFile: argv['data-file'], contentType: argv['content-type'] });
+    req = buildRequest({ ...argv, url: target.url, cloudevent: argv.cloudevent || argv.broker !== undefined, dataFile: argv['data-file'], contentType: argv['content-type'] });
   } catch (err) {
     if (!(err instanceof InvokeUsageError)) throw err;
     process.stderr.write(`func-runtime invoke: ${err.message}\n`);
@@ -80,7 +86,8 @@ export function invokeCommand(exit: Exit, onError: (err: unknown) => void): Comm
         .option('type', { type: 'string', default: 'boson.fn', describe: 'CloudEvent type' })
         .option('source', { type: 'string', default: '/boson/fn', describe: 'CloudEvent source' })
         .option('id', { type: 'string', describe: 'CloudEvent id [default: a random UUID]' })
-        .option('timeout', { type: 'number', default: 30_000, describe: 'ms to wait for the reply' }) as unknown as Argv<InvokeArgs>,
+        .option('timeout', { type: 'number', default: 30_000, describe: 'ms to wait for the reply' })
+        .option('broker', { type: 'string', describe: 'send the CloudEvent into a Knative Broker instead: its URL, or <namespace>/<name> or <name> looked up with the kubeconfig' }) as unknown as Argv<InvokeArgs>,
     handler: (argv) => invoke(argv, exit).catch(onError),
   };
 }

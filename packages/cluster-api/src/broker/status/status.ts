@@ -75,6 +75,11 @@ export interface TriggerObservation {
 }
 
 function brokerMark(t: Trigger, broker: Broker | undefined): Mark {
+  // Knative's webhook refuses both; the CRD schema admits them.
+  if (typeof t.spec.broker !== 'string' || t.spec.broker === '') {
+    const why = t.spec.brokerRef ? 'spec.brokerRef: Brokers in other namespaces are not supported (cross-namespace-event-links is disabled); set spec.broker' : 'missing field(s): spec.broker';
+    return mark.false('BrokerReady', 'BrokerDoesNotExist', why);
+  }
   if (!broker) return mark.false('BrokerReady', 'BrokerDoesNotExist', `Broker "${t.spec.broker}" does not exist`);
   const ready = readyCondition(broker.status?.conditions);
   if (!ready) return mark.unknown('BrokerReady', 'BrokerNotConfigured', 'Broker has not yet been reconciled.');

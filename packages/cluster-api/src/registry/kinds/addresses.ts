@@ -13,13 +13,19 @@ export const validatePort = (port: unknown, at: string): FieldError[] =>
 export const validateProtocol = (protocol: unknown, at: string): FieldError[] =>
   Protocols.includes(protocol as never) ? [] : [notSupported(at, protocol ?? '', Protocols)];
 
-/** An endpoint's IP: valid, and not one no endpoint may have (loopback, link-local, multicast, unspecified). */
+/**
+ * An endpoint's IP: valid, and not one no endpoint may have (link-local, multicast, unspecified).
+ * Unlike Kubernetes, loopback is allowed: on this local stack functions listen on loopback addresses,
+ * so the endpoints of their Services are loopback addresses. Kubernetes refuses them so that
+ * kube-proxy cannot be pointed at a node's own daemons; here the API server's proxies dial only
+ * addresses that are a Pod's IP, through the pod network, and whoever may write Endpoints may point a
+ * Trigger at any URL anyway.
+ */
 export const validateEndpointIP = (ip: string, at: string): FieldError[] => {
   const family = isIP(ip);
   if (family === 0) return [invalidValue(at, ip, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)')];
   const lower = ip.toLowerCase();
   if (ip === '0.0.0.0' || lower === '::') return [invalidValue(at, ip, 'may not be unspecified (0.0.0.0)')];
-  if ((family === 4 && ip.startsWith('127.')) || lower === '::1') return [invalidValue(at, ip, 'may not be in the loopback range (127.0.0.0/8, ::1/128)')];
   if ((family === 4 && ip.startsWith('169.254.')) || lower.startsWith('fe80:')) return [invalidValue(at, ip, 'may not be in the link-local range (169.254.0.0/16, fe80::/10)')];
   const first = Number(ip.split('.')[0]);
   if ((family === 4 && first >= 224 && first <= 239) || lower.startsWith('ff')) return [invalidValue(at, ip, 'may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)')];

@@ -137,7 +137,7 @@ class Parser {
 }
 
 function describe(t: Token): string {
-  if (t.kind === 'end') return 'the end of the expression';
+  if (t.kind === 'end') return 'end of the expression';
   if (t.kind === 'string') return 'a string literal';
   return JSON.stringify(t.text);
 }

@@ -147,10 +147,17 @@ export function eventLogConformance(name: string, factory: LogFactory): void {
       await log1.close();
       const log2 = await openLog();
       const c2 = await log2.consumer(s, 't', OPTS);
-      const again = await collect(c2, 3);
-      expect(again.map(text).sort()).toEqual(['m2', 'm3', 'm4']);
-      expect(again.find((m) => text(m) === 'm2')!.attempt).toBeGreaterThanOrEqual(2);
-      await Promise.all(again.map((m) => m.ack()));
+      // Each acked as it arrives: one held back past the ack wait (a loaded machine) comes back by
+      // design, which is not what this case is about.
+      const again: LogMessage[] = [];
+      const deadline = Date.now() + 10_000;
+      while (new Set(again.map(text)).size < 3 && Date.now() < deadline) {
+        const got = await c2.fetch(3, AbortSignal.timeout(Math.max(1, deadline - Date.now())));
+        await Promise.all(got.map((m) => m.ack()));
+        again.push(...got);
+      }
+      expect([...new Set(again.map(text))].sort()).toEqual(['m2', 'm3', 'm4']);
+      expect(Math.max(...again.filter((m) => text(m) === 'm2').map((m) => m.attempt))).toBeGreaterThanOrEqual(2);
       expect(await quiet(c2)).toEqual([]);
     });
 
