@@ -23,7 +23,7 @@ import { ensureTls, loadTls, servingHosts } from './auth/tls.js';
 import { ServiceAccountTokens, ephemeralSigningKey, loadOrCreateSigningKey, withServiceAccountTokens } from './auth/service-account-tokens.js';
 import type { Registry } from './registry/rest.js';
 import type { PodNetwork } from './registry/definition.js';
-import { createRegistry, ensureSystemNamespaces } from './registry/index.js';
+import { createRegistry, ensureSystemNamespaces, ensureSystemPriorityClasses } from './registry/index.js';
 import { startControllers } from './controllers/index.js';
 import { openStorage } from './storage/factory.js';
 import type { Storage } from './storage/interface.js';
@@ -75,6 +75,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
     });
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);
   await ensureSystemNamespaces(registry);
+  await ensureSystemPriorityClasses(registry);
   const watches = new Set<ServerResponse>();
   const handler = createApp({
     registry,

@@ -111,9 +111,9 @@ describe('server-side apply', () => {
     expect(dry.status).toBe(201);
     expect((await s.request('GET', `${base}/services/dry`)).status).toBe(404);
 
-    const deploy = (replicas: number) => ({ apiVersion: 'apps/v1beta1', kind: 'Deployment', metadata: { name: 'd' }, spec: { replicas, template: { spec: { containers: [{ name: 'a', image: 'i' }] } } } });
-    expect((await apply('/apis/apps/v1beta1/namespaces/ap/deployments/d', deploy(1))).status).toBe(201);
-    const scaled = await apply('/apis/apps/v1beta1/namespaces/ap/deployments/d', deploy(3));
+    const deploy = (replicas: number) => ({ apiVersion: 'apps.openshift.io/v1', kind: 'DeploymentConfig', metadata: { name: 'd' }, spec: { replicas, template: { spec: { containers: [{ name: 'a', image: 'i' }] } } } });
+    expect((await apply('/apis/apps.openshift.io/v1/namespaces/ap/deploymentconfigs/d', deploy(1))).status).toBe(201);
+    const scaled = await apply('/apis/apps.openshift.io/v1/namespaces/ap/deploymentconfigs/d', deploy(3));
     expect([scaled.status, scaled.json.spec.replicas]).toEqual([200, 3]);
 
     const stale = await apply(`${base}/services/web`, service({}, { resourceVersion: '1' }));

@@ -131,9 +131,9 @@ describe('strategic merge patch', () => {
   });
 
   it('replaces lists whole on a schemaless kind (no merge keys are known for it)', async () => {
-    const dep = { apiVersion: 'apps/v1beta1', kind: 'Deployment', metadata: { name: 'd' }, spec: { template: { spec: { containers: [{ name: 'a', image: '1' }, { name: 'b', image: '1' }] } } } };
-    expect((await s.request('POST', '/apis/apps/v1beta1/namespaces/pt/deployments', { body: dep })).status).toBe(201);
-    const r = await patch('/apis/apps/v1beta1/namespaces/pt/deployments/d', SMP, { spec: { template: { spec: { containers: [{ name: 'b', image: '2' }] } } } });
+    const dep = { apiVersion: 'apps.openshift.io/v1', kind: 'DeploymentConfig', metadata: { name: 'd' }, spec: { template: { spec: { containers: [{ name: 'a', image: '1' }, { name: 'b', image: '1' }] } } } };
+    expect((await s.request('POST', '/apis/apps.openshift.io/v1/namespaces/pt/deploymentconfigs', { body: dep })).status).toBe(201);
+    const r = await patch('/apis/apps.openshift.io/v1/namespaces/pt/deploymentconfigs/d', SMP, { spec: { template: { spec: { containers: [{ name: 'b', image: '2' }] } } } });
     expect(r.json.spec.template.spec.containers).toEqual([{ name: 'b', image: '2' }]);
   });
 });

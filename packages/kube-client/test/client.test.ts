@@ -103,10 +103,12 @@ describe('subresources', () => {
     expect((await client.getScale(Resources.replicationControllers, 'rc')).spec?.replicas).toBe(3);
   });
 
-  it('types the error of a subresource or kind the server does not serve', async () => {
+  it('evicts through pods/eviction, and types the error of a missing pod or a kind the server does not serve', async () => {
+    expect(await client.evict('sub')).toMatchObject({ kind: 'Status', status: 'Success' });
+    expect(await failure(client.get(Resources.pods, 'sub'))).toMatchObject({ code: 404, reason: 'NotFound' });
     const evict = await failure(client.evict('sub'));
     expect(evict).toBeInstanceOf(KubeApiError);
-    expect(evict.code).toBe(404);
+    expect(evict).toMatchObject({ code: 404, reason: 'NotFound' });
     const crd = await failure(client.list(resourceType('example.com/v1', 'Widget', 'widgets')));
     expect(crd).toMatchObject({ code: 404, reason: 'NotFound' });
   });

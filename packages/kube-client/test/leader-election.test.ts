@@ -1,85 +1,77 @@
 /**
- * Leader election over coordination.k8s.io/v1 Leases. The cluster API does not serve Lease yet, so
- * this runs against a minimal HTTP server in the test that answers Lease get/create/update as
- * kube-apiserver does (404 NotFound, 409 AlreadyExists, 409 Conflict on a stale resourceVersion);
- * each candidate authenticates with its own token so the server can cut one off.
+ * Leader election over coordination.k8s.io/v1 Leases, against the real cluster API (`cluster-api
+ * serve`, which serves Lease with Kubernetes' semantics: 404 NotFound, 409 AlreadyExists, 409 Conflict
+ * on a stale resourceVersion). Each candidate talks through a TCP proxy of its own, so a test can cut
+ * one off; a watch of the Lease records every write, so a test can tell who wrote what.
  */
-import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { KubeClient, type Lease, LeaderElector, type LeaderElectionOptions } from '../src/index.js';
-import { until } from './cluster.js';
+import { KubeApiError, KubeClient, type Lease, LeaderElector, type LeaderElectionOptions, loadConnection, Resources } from '../src/index.js';
+import { type Cluster, startCluster, until } from './cluster.js';
+import { type Proxy, startProxy } from './tcp-proxy.js';
 
-const PATH = /^\/apis\/coordination\.k8s\.io\/v1\/namespaces\/([^/]+)\/leases(?:\/([^/?]+))?/;
-let server: Server;
-let port: number;
-let lease: Lease | undefined;
-let rv = 0;
-const failing = new Set<string>();
-const writes: string[] = [];
+const Namespace = 'kube-system';
+let cluster: Cluster;
+let direct: KubeClient;
+let leaseName = '';
+let round = 0;
+const proxies: Proxy[] = [];
+const clients: KubeClient[] = [];
 
-const status = (code: number, reason: string, message: string) => JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message });
+/** Every write to the current test's Lease, as `holder transitions` in order. */
+let writes: string[] = [];
+let stopWatch = (): void => {};
+
+const record = async (name: string, signal: AbortSignal): Promise<void> => {
+  for await (const ev of direct.watch<Lease>(Resources.leases, { namespace: Namespace, fieldSelector: `metadata.name=${name}`, signal })) {
+    if (ev.type === 'ADDED' || ev.type === 'MODIFIED') writes.push(`${ev.object.spec?.holderIdentity ?? '(released)'} ${ev.object.spec?.leaseTransitions ?? 0}`);
+  }
+};
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      const who = (req.headers.authorization ?? '').replace('Bearer ', '');
-      const send = (code: number, payload: string) => res.writeHead(code, { 'content-type': 'application/json' }).end(payload);
-      if (failing.has(who)) return send(503, status(503, 'ServiceUnavailable', 'cut off'));
-      const m = PATH.exec(req.url ?? '');
-      if (!m) return send(404, status(404, 'NotFound', 'the server could not find the requested resource'));
-      const [, ns, name] = m;
-      if (req.method === 'GET') return lease && lease.metadata?.name === name ? send(200, JSON.stringify(lease)) : send(404, status(404, 'NotFound', `leases.coordination.k8s.io "${name}" not found`));
-      const obj = JSON.parse(body) as Lease;
-      if (req.method === 'POST') {
-        if (lease) return send(409, status(409, 'AlreadyExists', `leases.coordination.k8s.io "${obj.metadata?.name}" already exists`));
-        lease = { ...obj, metadata: { ...obj.metadata, namespace: ns, resourceVersion: String(++rv) } };
-        writes.push(`create ${who} ${obj.spec?.holderIdentity}`);
-        return send(201, JSON.stringify(lease));
-      }
-      if (req.method === 'PUT') {
-        if (!lease) return send(404, status(404, 'NotFound', 'not found'));
-        if (obj.metadata?.resourceVersion !== lease.metadata?.resourceVersion) return send(409, status(409, 'Conflict', 'Operation cannot be fulfilled on leases.coordination.k8s.io: the object has been modified; please apply your changes to the latest version and try again'));
-        lease = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++rv) } };
-        writes.push(`update ${who} ${obj.spec?.holderIdentity ?? '(released)'}`);
-        return send(200, JSON.stringify(lease));
-      }
-      send(405, status(405, 'MethodNotAllowed', 'no'));
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  port = (server.address() as { port: number }).port;
+  cluster = await startCluster();
+  direct = new KubeClient(loadConnection({ kubeconfig: cluster.kubeconfig }));
 });
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
-beforeEach(() => {
-  lease = undefined;
-  failing.clear();
-  writes.length = 0;
+afterAll(async () => {
+  stopWatch();
+  clients.forEach((c) => c.close());
+  direct?.close();
+  await Promise.all(proxies.map((p) => p.close()));
+  await cluster?.stop();
+});
+beforeEach(async () => {
+  stopWatch();
+  leaseName = `scheduler-${++round}`;
+  writes = [];
+  const abort = new AbortController();
+  stopWatch = () => abort.abort();
+  void record(leaseName, abort.signal).catch(() => undefined);
+  // Time for the watch to be established before the test's first write (a missed create would fail the test, not pass it).
+  await new Promise((r) => setTimeout(r, 200));
 });
 
-const clients: KubeClient[] = [];
-afterAll(() => clients.forEach((c) => c.close()));
+const current = (): Promise<Lease> => direct.get<Lease>(Resources.leases, leaseName, { namespace: Namespace });
 
-function candidate(identity: string, extra: Partial<LeaderElectionOptions> = {}) {
-  const client = new KubeClient({ server: `http://127.0.0.1:${port}`, insecureSkipTlsVerify: false, credentials: { token: identity }, namespace: 'kube-system', context: 'test', files: [] });
+async function candidate(identity: string, extra: Partial<LeaderElectionOptions> = {}) {
+  const proxy = await startProxy(Number(new URL(cluster.url).port));
+  proxies.push(proxy);
+  const client = new KubeClient({ ...loadConnection({ kubeconfig: cluster.kubeconfig }), server: `https://127.0.0.1:${proxy.port}` });
   clients.push(client);
   const log: string[] = [];
   const elector = new LeaderElector(client, {
-    namespace: 'kube-system', name: 'scheduler', identity, leaseDurationSeconds: 1, renewDeadlineSeconds: 0.5, retryPeriodSeconds: 0.1,
+    namespace: Namespace, name: leaseName, identity, leaseDurationSeconds: 1, renewDeadlineSeconds: 0.5, retryPeriodSeconds: 0.1,
     onStartedLeading: () => log.push('started'), onStoppedLeading: () => log.push('stopped'), onNewLeader: (id) => log.push(`leader ${id}`),
     ...extra,
   });
-  return { elector, log };
+  return { elector, log, proxy };
 }
 
 /** Long enough that a loaded machine's pauses never cost the leader its lease in these tests. */
 const steady = { leaseDurationSeconds: 5, renewDeadlineSeconds: 3, retryPeriodSeconds: 0.1 };
 
-describe('LeaderElector', () => {
+describe('LeaderElector against cluster-api serve', () => {
   it('elects exactly one of two candidates; the other learns who leads', async () => {
-    const a = candidate('a', steady);
-    const b = candidate('b', steady);
+    const a = await candidate('a', steady);
+    const b = await candidate('b', steady);
     a.elector.start();
     b.elector.start();
     await until(() => a.elector.isLeader() || b.elector.isLeader(), 'a leader');
@@ -87,50 +79,63 @@ describe('LeaderElector', () => {
     const [leader, follower] = a.elector.isLeader() ? [a, b] : [b, a];
     expect(follower.elector.isLeader()).toBe(false);
     const leaderId = leader === a ? 'a' : 'b';
-    expect(lease?.spec?.holderIdentity).toBe(leaderId);
+    expect((await current()).spec?.holderIdentity).toBe(leaderId);
     expect(follower.log).toContain(`leader ${leaderId}`);
-    expect(writes.filter((w) => !w.includes(` ${leaderId} ${leaderId}`))).toEqual([]);
+    await until(() => writes.length > 0, 'the watch to see the create');
+    expect(writes.every((w) => w === `${leaderId} 0`)).toBe(true);
     await leader.elector.stop();
     await follower.elector.stop();
   });
 
   it('hands over at once when the leader releases the lease on stop, counting the transition', async () => {
-    const a = candidate('a', { ...steady, releaseOnStop: true });
+    const a = await candidate('a', { ...steady, releaseOnStop: true });
     a.elector.start();
     await until(() => a.elector.isLeader(), 'a leads');
-    const b = candidate('b', steady);
+    const b = await candidate('b', steady);
     b.elector.start();
     await new Promise((r) => setTimeout(r, 300));
     expect(b.elector.isLeader()).toBe(false);
     await a.elector.stop();
     expect(a.log).toEqual(['leader a', 'started', 'stopped']);
     await until(() => b.elector.isLeader(), 'b takes over');
+    await until(() => writes.at(-1) === 'b 1', 'the watch to see b take over');
     // b took the released record (holder empty), not one it had to watch expire.
-    expect(writes.slice(-2)).toEqual(['update a (released)', 'update b b']);
-    expect(lease?.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+    expect(writes.slice(-2)).toEqual(['(released) 0', 'b 1']);
+    expect((await current()).spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
     await b.elector.stop();
   });
 
   it('stops leading when it cannot renew, and another takes the expired lease', async () => {
-    const a = candidate('a');
+    const a = await candidate('a');
     a.elector.start();
     await until(() => a.elector.isLeader(), 'a leads');
-    const b = candidate('b');
+    const b = await candidate('b');
     b.elector.start();
-    failing.add('a');
+    a.proxy.cut(true);
     await until(() => a.log.includes('stopped'), 'a gives up after its renew deadline');
     await until(() => b.elector.isLeader(), 'b takes the lease once it expired');
-    expect(lease?.spec?.holderIdentity).toBe('b');
+    expect((await current()).spec?.holderIdentity).toBe('b');
     await a.elector.stop();
     await b.elector.stop();
   });
 
   it('lets only one of two simultaneous rounds win (AlreadyExists / Conflict for the other)', async () => {
-    const a = candidate('a');
-    const b = candidate('b');
+    const a = await candidate('a');
+    const b = await candidate('b');
     const results = await Promise.all([a.elector.tryAcquireOrRenew(), b.elector.tryAcquireOrRenew()]);
     expect(results.filter(Boolean)).toHaveLength(1);
-    expect(writes).toHaveLength(1);
+    const holder = (await current()).spec?.holderIdentity;
+    expect(results[holder === 'a' ? 0 : 1]).toBe(true);
+    await until(() => writes.length > 0, 'the watch to see the create');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(writes).toEqual([`${holder} 0`]);
+  });
+
+  it('is refused a Lease the API server finds invalid, with the cause', async () => {
+    const bad = await direct.create(Resources.leases, { metadata: { name: `${leaseName}-bad` }, spec: { leaseDurationSeconds: 0 } }, { namespace: Namespace })
+      .then(() => undefined, (e: unknown) => e as KubeApiError);
+    expect([bad?.code, bad?.reason]).toEqual([422, 'Invalid']);
+    expect(bad?.causes.map((c) => c.field)).toEqual(['spec.leaseDurationSeconds']);
   });
 
   it('refuses timings that cannot work and an empty identity', () => {

@@ -6,6 +6,7 @@
 import type { ResourceDefinition, Verb } from '../registry/definition.js';
 import { groupVersion } from '../registry/definition.js';
 import type { GroupVersionKind } from '../registry/subresource.js';
+import { compareVersions, groupPriority } from '../registry/versions.js';
 
 interface APIResource {
   name: string;
@@ -58,21 +59,7 @@ function resourcesOf(def: ResourceDefinition): APIResource[] {
   return [main, ...subs];
 }
 
-/**
- * Kubernetes' version priority (k8s.io/apimachinery/pkg/version.CompareKubeAwareVersionStrings):
- * GA before beta before alpha, higher numbers first. The preferred version is the first.
- */
-export function compareVersions(a: string, b: string): number {
-  const rank = (v: string): [number, number, number] => {
-    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
-    if (!m) return [-1, 0, 0];
-    const stability = m[2] === undefined ? 3 : m[2] === 'beta' ? 2 : 1;
-    return [stability, Number(m[1]), Number(m[3] ?? 0)];
-  };
-  const [ra, rb] = [rank(a), rank(b)];
-  for (let i = 0; i < 3; i++) if (ra[i] !== rb[i]) return rb[i]! - ra[i]!;
-  return a.localeCompare(b);
-}
+export { compareVersions } from '../registry/versions.js';
 
 export class Discovery {
   private readonly groups = new Map<string, APIGroup>();
@@ -107,8 +94,10 @@ export class Discovery {
     };
   }
 
+  /** Highest priority first (kube-apiserver's order, see groupPriority); otherwise as registered. */
   groupList(): object {
-    return { kind: 'APIGroupList', apiVersion: 'v1', groups: [...this.groups.values()] };
+    const groups = [...this.groups.values()].sort((a, b) => groupPriority(b.name) - groupPriority(a.name));
+    return { kind: 'APIGroupList', apiVersion: 'v1', groups };
   }
 
   group(name: string): APIGroup | undefined {

@@ -18,6 +18,8 @@ export interface Route {
   subpath?: string;
   /** The kind's entry for `subresource`: its verbs, the kind it answers with, its behaviour. */
   sub?: SubresourceDef;
+  /** Below a proxy subresource: the rest of the path. */
+  path?: string;
 }
 
 export function resolve(registry: Registry, info: ResourceInfo): Route {

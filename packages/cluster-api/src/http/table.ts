@@ -8,7 +8,7 @@
 import type { KubeList, KubeObject, ListMeta } from '../api/meta.js';
 import type { ResourceDefinition, TableColumn } from '../registry/definition.js';
 import { badRequest } from '../api/errors.js';
-import { humanAge } from '../registry/generic/meta.js';
+import { ageColumn, nameColumn } from '../registry/kinds/columns.js';
 
 export { humanDuration } from '../registry/generic/meta.js';
 
@@ -29,24 +29,10 @@ export function includeObjectOf(value: string | null): IncludeObjectPolicy {
   throw badRequest(`includeObject: Unsupported value: "${value.slice(0, 50)}": supported values: "Metadata", "None", "Object"`);
 }
 
-const nameColumn: TableColumn = {
-  name: 'Name',
-  type: 'string',
-  format: 'name',
-  description: 'Name must be unique within a namespace.',
-  cell: (o) => o.metadata.name ?? '',
-};
-
-const ageColumn: TableColumn = {
-  name: 'Age',
-  type: 'string',
-  description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
-  cell: (o) => humanAge(o.metadata.creationTimestamp),
-};
-
 /** Name, the standard columns, Age, then the `-o wide` ones (priority > 0), as kube-apiserver's printers order them. */
-const columnsOf = (def: ResourceDefinition): TableColumn[] => {
+const columnsOf = (def: ResourceDefinition): readonly TableColumn[] => {
   const columns = def.columns ?? [];
+  if (def.columnLayout === 'own') return columns;
   if (def.columnLayout === 'declared') return [nameColumn, ...columns];
   return [nameColumn, ...columns.filter((c) => !c.priority), ageColumn, ...columns.filter((c) => c.priority)];
 };
@@ -78,7 +64,7 @@ export function toTable(
   };
 }
 
-function row(columns: TableColumn[], obj: KubeObject, include: IncludeObjectPolicy, version: string): Table['rows'][number] {
+function row(columns: readonly TableColumn[], obj: KubeObject, include: IncludeObjectPolicy, version: string): Table['rows'][number] {
   const cells = columns.map((c) => safeCell(c, obj));
   if (include === 'None') return { cells };
   if (include === 'Object') return { cells, object: obj };

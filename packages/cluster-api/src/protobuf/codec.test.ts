@@ -32,8 +32,9 @@ describe('protobuf round trip: JSON → internal → protobuf → internal → J
       expect(supportsProtobuf('v1', kind), kind).toBe(true);
       expect(supportsProtobuf('v1', `${kind}List`), `${kind}List`).toBe(true);
     }
-    expect(supportsProtobuf('apps/v1', 'Deployment')).toBe(false);
-    expect(supportsProtobuf('v1', 'ConfigMap')).toBe(false);
+    expect(supportsProtobuf('apps/v1', 'Deployment')).toBe(true);
+    expect(supportsProtobuf('v1', 'ConfigMap')).toBe(true);
+    expect(supportsProtobuf('apps.openshift.io/v1', 'DeploymentConfig')).toBe(false);
     expect(supportsProtobuf('v1', 'Time')).toBe(false);
     expect(supportsProtobuf('batch/v1', 'Job')).toBe(true);
   });
@@ -98,7 +99,7 @@ describe('special types', () => {
   });
 
   it('a schemaless kind has no protobuf form: 406 to encode, 415 to decode', () => {
-    expect(() => encodeProtobuf({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' } })).toThrow(expect.objectContaining({ code: 406 }));
+    expect(() => encodeProtobuf({ apiVersion: 'route.openshift.io/v1', kind: 'Route', metadata: { name: 'd' } })).toThrow(expect.objectContaining({ code: 406 }));
     const ns = encodeProtobuf({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' } });
     const relabelled = Buffer.from(ns.toString('latin1').replace('\x0a\x02v1\x12\x09Namespace', '\x0a\x02v1\x12\x09Nonsenses'), 'latin1');
     expect(() => decodeProtobuf(relabelled)).toThrow(expect.objectContaining({ code: 415 }));
@@ -199,10 +200,11 @@ function varint(n: number): Buffer {
 
 describe('servesProtobuf', () => {
   it('answers in protobuf only for typed kinds, never for schemaless ones (even when a message exists)', () => {
-    const served = allKinds.filter(servesProtobuf).map((d) => d.kind);
-    expect(served.sort()).toEqual(['ComponentStatus', 'LimitRange', 'LocalSubjectAccessReview', 'Namespace', 'PersistentVolume', 'PersistentVolumeClaim',
-      'Pod', 'PodTemplate', 'ReplicationController', 'ResourceQuota', 'Secret', 'SecurityContextConstraints', 'SelfSubjectAccessReview',
-      'SelfSubjectReview', 'Service', 'ServiceAccount', 'SubjectAccessReview']);
-    expect(allKinds.some((d) => d.kind === 'Job' && d.schemaless)).toBe(true);
+    const served = [...new Set(allKinds.filter(servesProtobuf).map((d) => d.kind))];
+    expect(served.sort()).toEqual(['ComponentStatus', 'ConfigMap', 'ControllerRevision', 'CronJob', 'DaemonSet', 'Deployment', 'EndpointSlice', 'Endpoints', 'Event', 'Ingress',
+      'IngressClass', 'Job', 'Lease', 'LimitRange', 'LocalSubjectAccessReview', 'Namespace', 'NetworkPolicy', 'Node', 'PersistentVolume', 'PersistentVolumeClaim', 'Pod',
+      'PodDisruptionBudget', 'PodTemplate', 'PriorityClass', 'ReplicaSet', 'ReplicationController', 'ResourceQuota', 'Secret', 'SecurityContextConstraints',
+      'SelfSubjectAccessReview', 'SelfSubjectReview', 'Service', 'ServiceAccount', 'StatefulSet', 'StorageClass', 'SubjectAccessReview']);
+    expect(allKinds.some((d) => d.kind === 'DeploymentConfig' && d.schemaless)).toBe(true);
   });
 });

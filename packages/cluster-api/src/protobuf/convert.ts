@@ -18,6 +18,7 @@ type Json = Record<string, unknown>;
  */
 const inlined = new Set([
   'Volume.volumeSource',
+  'IngressRule.ingressRuleValue',
   'PersistentVolumeSpec.persistentVolumeSource',
   'Probe.handler',
   'EphemeralContainer.ephemeralContainerCommon',

@@ -36,8 +36,11 @@ export interface ResourceDefinition {
   hooks?: Hooks;
   /** Extra `kubectl get` columns after NAME (and before AGE, which is always last). */
   columns?: readonly TableColumn[];
-  /** `declared`: the columns follow NAME as declared, with no AGE added (a CRD's additionalPrinterColumns). */
-  columnLayout?: 'declared';
+  /**
+   * `declared`: the columns follow NAME as declared, with no AGE added (a CRD's additionalPrinterColumns);
+   * `own`: the columns are the whole row, in Kubernetes' order (Event: no Name first; PriorityClass: a column after Age).
+   */
+  columnLayout?: 'declared' | 'own';
   /** A custom resource (a CRD's served version): what it adds to, or changes in, the generic behaviour. */
   custom?: CustomResource;
   /** Schemaless kinds (the extra discovery groups) keep any fields, like a CRD without a schema. */
@@ -187,6 +190,8 @@ export interface Allocator {
 export interface Services {
   /** Another kind's store, found the way the router finds it. */
   find(group: string, version: string, plural: string): ResourceStore | undefined;
+  /** Every definition served now (APIService lists their group versions). */
+  definitions?(): readonly ResourceDefinition[];
   /** Signs ServiceAccount tokens; absent: TokenRequest is not served. */
   tokens?: TokenIssuer;
   /** PEM of the CA clients verify this server with (service-account-token Secrets carry it as `ca.crt`). */

@@ -52,6 +52,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
   let defs: readonly ResourceDefinition[] = [];
   const services: Services = {
     find: (group, version, plural) => stores.get(lookupKey(group, version, plural)),
+    definitions: () => defs,
     tokens: options.tokenIssuer,
     rootCa: options.rootCa,
     reviewToken: options.reviewToken,
@@ -94,6 +95,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
 };
 
 export { ensureSystemNamespaces, SystemNamespaces } from './kinds/namespace.js';
+export { ensureSystemPriorityClasses } from './kinds/priority-class.js';
 export { groupVersion, Verbs } from './definition.js';
 export { servedAt, type ServedAt, type ServedVersion } from './versions.js';
 export { PatchTypes } from './rest.js';

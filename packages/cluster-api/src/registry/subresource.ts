@@ -53,6 +53,8 @@ export interface ViewBehaviour<V = KubeObject> {
    * stored object by every other write, and the only fields its managedFields entries cover.
    */
   owns?: readonly string[];
+  /** A create may set the fields this view owns (a kubelet registers its Node with its status); default: cleared on create. */
+  keptOnCreate?: boolean;
   /** The update rules of a write through this view; default: the kind's own strategy. */
   strategy?: Strategy;
   /** What GET answers and what a PATCH applies to; default the parent itself (then server-side apply works through it too). */

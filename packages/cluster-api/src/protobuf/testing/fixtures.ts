@@ -220,6 +220,121 @@ export const fixtures: Record<string, Json[]> = {
       },
     },
   ],
+  ConfigMap: [
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta('empty', 'shop') },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: richMeta('settings', 'shop'), data: { 'app.yaml': 'a: 1\n', empty: '' }, binaryData: { blob: 'AAEC/w==' }, immutable: true },
+  ],
+  Event: [
+    {
+      apiVersion: 'v1', kind: 'Event', metadata: meta('web.17a', 'shop'), involvedObject: { kind: 'Pod', namespace: 'shop', name: 'web', uid: 'u1', apiVersion: 'v1', resourceVersion: '7', fieldPath: 'spec.containers{web}' },
+      reason: 'Pulled', message: 'Container image "nginx" already present', source: { component: 'kubelet', host: 'node-1' },
+      firstTimestamp: '2026-11-20T23:00:00Z', lastTimestamp: '2026-11-20T23:01:00Z', count: 2, type: 'Normal',
+    },
+    {
+      apiVersion: 'v1', kind: 'Event', metadata: meta('web.17b', 'shop'), involvedObject: { kind: 'Deployment', name: 'web', namespace: 'shop' }, reason: 'ScalingReplicaSet',
+      message: 'Scaled up', type: 'Normal', eventTime: '2026-11-20T23:00:00.123456Z', series: { count: 3, lastObservedTime: '2026-11-20T23:02:00.000001Z' },
+      action: 'Scale', related: { kind: 'ReplicaSet', name: 'web-1' }, reportingComponent: 'deployment-controller', reportingInstance: 'cm-1',
+    },
+  ],
+  Endpoints: [
+    { apiVersion: 'v1', kind: 'Endpoints', metadata: meta('web', 'shop') },
+    {
+      apiVersion: 'v1', kind: 'Endpoints', metadata: richMeta('web', 'shop'),
+      subsets: [{ addresses: [{ ip: '10.244.0.5', hostname: 'web-0', nodeName: 'node-1', targetRef: { kind: 'Pod', name: 'web-0', namespace: 'shop', uid: 'u1' } }], notReadyAddresses: [{ ip: '10.244.0.6' }], ports: [{ name: 'http', port: 80, protocol: 'TCP', appProtocol: 'http' }] }],
+    },
+  ],
+  Node: [
+    { apiVersion: 'v1', kind: 'Node', metadata: meta('node-0'), spec: {}, status: {} },
+    {
+      apiVersion: 'v1', kind: 'Node', metadata: richMeta('node-1'),
+      spec: { podCIDR: '10.244.1.0/24', podCIDRs: ['10.244.1.0/24'], providerID: 'kind://node-1', unschedulable: true, taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule', timeAdded: '2026-11-20T23:00:00Z' }] },
+      status: {
+        capacity: { cpu: '4', memory: '8Gi', pods: '110' }, allocatable: { cpu: '3800m', memory: '7Gi', pods: '110' }, phase: 'Running',
+        conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: '2026-11-20T23:00:00Z', lastTransitionTime: '2026-11-20T22:00:00Z', reason: 'KubeletReady', message: 'kubelet is posting ready status' }],
+        addresses: [{ type: 'InternalIP', address: '10.0.0.7' }, { type: 'Hostname', address: 'node-1' }], daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+        nodeInfo: { machineID: 'm', systemUUID: 's', bootID: 'b', kernelVersion: '6.1.0', osImage: 'Debian GNU/Linux 12 (bookworm)', containerRuntimeVersion: 'containerd://1.7.0', kubeletVersion: 'v1.32.0', kubeProxyVersion: '', operatingSystem: 'linux', architecture: 'amd64' },
+        images: [{ names: ['nginx:1.25'], sizeBytes: 70000000 }], volumesInUse: ['v1'], volumesAttached: [{ name: 'v1', devicePath: '/dev/sdb' }],
+      },
+    },
+  ],
+  Deployment: [
+    { apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta('web', 'shop'), spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } } }, status: {} },
+    {
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: richMeta('web', 'shop'),
+      spec: {
+        replicas: 3, selector: labelSelector, template: { metadata: { labels: { app: 'shop' } }, spec: podSpec() },
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: 1 } }, minReadySeconds: 5, revisionHistoryLimit: 10, paused: false, progressDeadlineSeconds: 600,
+      },
+      status: {
+        observedGeneration: 3, replicas: 3, updatedReplicas: 3, readyReplicas: 2, availableReplicas: 2, unavailableReplicas: 1, collisionCount: 0,
+        conditions: [{ type: 'Available', status: 'False', lastUpdateTime: '2026-11-20T23:00:00Z', lastTransitionTime: '2026-11-20T23:00:00Z', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' }],
+      },
+    },
+  ],
+  StatefulSet: [
+    {
+      apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: meta('db', 'shop'),
+      spec: {
+        replicas: 2, selector: { matchLabels: { app: 'db' } }, serviceName: 'db', podManagementPolicy: 'OrderedReady', revisionHistoryLimit: 10,
+        template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'db', image: 'postgres' }] } },
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0 } }, persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' }, ordinals: { start: 1 },
+      },
+      status: { replicas: 2, readyReplicas: 1, currentReplicas: 2, updatedReplicas: 2, currentRevision: 'db-1', updateRevision: 'db-1', availableReplicas: 1, observedGeneration: 1 },
+    },
+  ],
+  ControllerRevision: [{ apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: meta('db-1', 'shop'), data: { spec: { template: { metadata: { labels: { app: 'db' } } } } }, revision: 1 }],
+  CronJob: [
+    {
+      apiVersion: 'batch/v1', kind: 'CronJob', metadata: meta('nightly', 'shop'),
+      spec: { schedule: '0 3 * * *', timeZone: 'Europe/Berlin', concurrencyPolicy: 'Forbid', suspend: false, successfulJobsHistoryLimit: 3, failedJobsHistoryLimit: 1, startingDeadlineSeconds: 60,
+        jobTemplate: { metadata: { labels: { app: 'nightly' } }, spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox' }], restartPolicy: 'OnFailure' } } } } },
+      status: { active: [{ kind: 'Job', name: 'nightly-1', namespace: 'shop' }], lastScheduleTime: '2026-11-20T03:00:00Z' },
+    },
+  ],
+  Lease: [
+    { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: meta('leader', 'kube-system'), spec: { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: '2026-11-20T23:00:00.000000Z', renewTime: '2026-11-20T23:00:10.123456Z', leaseTransitions: 2 } },
+  ],
+  PodDisruptionBudget: [
+    {
+      apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: meta('web', 'shop'), spec: { minAvailable: '50%', selector: { matchLabels: { app: 'web' } }, unhealthyPodEvictionPolicy: 'IfHealthyBudget' },
+      status: { observedGeneration: 1, disruptionsAllowed: 1, currentHealthy: 3, desiredHealthy: 2, expectedPods: 3, disruptedPods: { 'web-0': '2026-11-20T23:00:00Z' }, conditions: [{ type: 'DisruptionAllowed', status: 'True', reason: 'SufficientPods', message: '', lastTransitionTime: '2026-11-20T23:00:00Z', observedGeneration: 1 }] },
+    },
+  ],
+  Ingress: [
+    {
+      apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: meta('web', 'shop'),
+      spec: {
+        ingressClassName: 'nginx', defaultBackend: { resource: { apiGroup: 'k8s.example.com', kind: 'Bucket', name: 'static' } }, tls: [{ hosts: ['shop.example.com'], secretName: 'tls' }],
+        rules: [{ host: 'shop.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }, { path: '/api', pathType: 'Exact', backend: { service: { name: 'api', port: { name: 'http' } } } }] } }, { host: '*.example.com' }],
+      },
+      status: { loadBalancer: { ingress: [{ ip: '192.0.2.10', ports: [{ port: 443, protocol: 'TCP', error: 'Pending' }] }, { hostname: 'lb.example.com' }] } },
+    },
+  ],
+  IngressClass: [{ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: meta('nginx'), spec: { controller: 'example.com/ingress', parameters: { apiGroup: 'example.com', kind: 'Params', name: 'p', scope: 'Namespace', namespace: 'shop' } } }],
+  NetworkPolicy: [
+    {
+      apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: meta('deny', 'shop'),
+      spec: {
+        podSelector: { matchLabels: { app: 'db' } }, policyTypes: ['Ingress', 'Egress'],
+        ingress: [{ from: [{ podSelector: { matchLabels: { app: 'web' } }, namespaceSelector: {} }, { ipBlock: { cidr: '10.0.0.0/8', except: ['10.1.0.0/16'] } }], ports: [{ protocol: 'TCP', port: 5432 }, { port: 'metrics' }] }],
+        egress: [{ to: [{ ipBlock: { cidr: '0.0.0.0/0' } }], ports: [{ protocol: 'UDP', port: 53, endPort: 54 }] }],
+      },
+    },
+  ],
+  EndpointSlice: [
+    {
+      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: meta('web-abc', 'shop'), addressType: 'IPv4',
+      endpoints: [{ addresses: ['10.244.0.5'], conditions: { ready: true, serving: true, terminating: false }, hostname: 'web-0', targetRef: { kind: 'Pod', name: 'web-0', namespace: 'shop' }, nodeName: 'node-1', zone: 'a', hints: { forZones: [{ name: 'a' }] } }],
+      ports: [{ name: 'http', protocol: 'TCP', port: 80, appProtocol: 'http' }],
+    },
+  ],
+  PriorityClass: [{ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: meta('high'), value: 1000, globalDefault: false, description: 'important', preemptionPolicy: 'Never' }],
+  StorageClass: [
+    {
+      apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: meta('fast'), provisioner: 'example.com/disk', parameters: { type: 'ssd' }, reclaimPolicy: 'Retain', mountOptions: ['noatime'],
+      allowVolumeExpansion: true, volumeBindingMode: 'WaitForFirstConsumer', allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['a', 'b'] }] }],
+    },
+  ],
   Status: [
     { apiVersion: 'v1', kind: 'Status', metadata: {}, status: 'Success', details: { name: 'web', kind: 'pods', uid: 'u1' }, code: 200 },
     {

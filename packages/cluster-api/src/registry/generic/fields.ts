@@ -23,3 +23,16 @@ export const fieldsOwnedBy = (def: ResourceDefinition, subresource: string | und
   const behaviour = subresource === undefined ? undefined : subresourceOf(def, subresource)?.behaviour;
   return behaviour?.type === 'view' ? behaviour.owns : undefined;
 };
+
+const cleared = new WeakMap<ResourceDefinition, readonly string[]>();
+
+/** Fields a create may not set: those view subresources own, unless the view keeps them on create (a Node registers with its status). */
+export const clearedOnCreate = (def: ResourceDefinition): readonly string[] => {
+  let fields = cleared.get(def);
+  if (!fields) {
+    const views = Object.values(def.subresources ?? {}).map((s) => s.behaviour);
+    fields = views.flatMap((b) => (b.type === 'view' && !b.keptOnCreate ? (b.owns ?? []) : []));
+    cleared.set(def, fields);
+  }
+  return fields;
+};

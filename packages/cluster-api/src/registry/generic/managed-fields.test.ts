@@ -43,8 +43,8 @@ describe('the fields a configuration sets', () => {
   });
 
   it('treats every list of a schemaless kind as one value, metadata excepted', () => {
-    const deployments = groupKinds.find((d) => d.kind === 'Deployment' && d.schemaless)!;
-    const obj = { apiVersion: String(deployments.group) + '/' + deployments.version, kind: 'Deployment', metadata: { name: 'd', finalizers: ['x'] },
+    const deployments = groupKinds.find((d) => d.kind === 'DeploymentConfig' && d.schemaless)!;
+    const obj = { apiVersion: String(deployments.group) + '/' + deployments.version, kind: 'DeploymentConfig', metadata: { name: 'd', finalizers: ['x'] },
       spec: { template: { spec: { containers: [{ name: 'a', image: 'i' }] } } } } as KubeObject;
     expect(paths(fieldsOf(deployments, obj))).toEqual(['.metadata.finalizers[="x"]', '.spec.template.spec.containers']);
   });

@@ -8,7 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, ObjectMeta } from '../../api/meta.js';
 import { groupVersion, type ResourceDefinition, type Strategy } from '../definition.js';
 import type { RequestContext } from '../rest.js';
-import { subresourceFields } from './fields.js';
+import { clearedOnCreate } from './fields.js';
 import { badRequest, invalid } from '../../api/errors.js';
 import { isObject, selfLink, timestamp } from './meta.js';
 import {
@@ -97,12 +97,13 @@ export const prepareCreate = (def: ResourceDefinition, ctx: RequestContext, body
   matchNamespace(def, ctx, meta);
   if (meta.resourceVersion) throw badRequest('resourceVersion should not be set on objects to be created');
   for (const f of ['deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink'] as const) delete meta[f];
-  for (const field of subresourceFields(def)) delete obj[field];
-  def.strategy.prepareForCreate?.(obj);
+  for (const field of clearedOnCreate(def)) delete obj[field];
+  // System fields first, as Kubernetes fills them before PrepareForCreate (a Job's selector names its uid).
   meta.uid = randomUUID();
   meta.creationTimestamp = timestamp();
-  meta.generation = 1;
   if (meta.generateName && !meta.name) meta.name = generateName(meta.generateName);
+  def.strategy.prepareForCreate?.(obj);
+  meta.generation = 1;
   if (meta.name) meta.selfLink = selfLink(def, meta.namespace, meta.name);
   throwIfInvalid(def, obj, [...validateObjectMeta(def, meta), ...(def.strategy.validate?.(obj) ?? [])]);
   def.strategy.canonicalize?.(obj);

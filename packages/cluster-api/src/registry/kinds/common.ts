@@ -12,6 +12,14 @@ type CoreInput = Omit<ResourceDefinition, 'group' | 'version' | 'listKind'> & Pa
 /** A core-group (`v1`) definition. */
 export const core = (def: CoreInput): ResourceDefinition => ({ group: '', version: 'v1', listKind: `${def.kind}List`, ...def });
 
+/** A definition in a named group version (`apps/v1`). */
+export const inGroup = (group: string, version: string) => (def: CoreInput): ResourceDefinition => ({ group, version, listKind: `${def.kind}List`, ...def });
+
+/** A non-negative integer field, or absent (ValidateNonnegativeField). */
+export const nonNegative = (v: unknown): boolean => v === undefined || v === null || (Number.isInteger(v) && (v as number) >= 0);
+
+export const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
+
 export type Obj = Record<string, unknown>;
 
 /** The object at `field`, created when absent (for defaulting). */
@@ -45,3 +53,23 @@ export const accessModes = (modes: unknown): string =>
   arr(modes).map((m) => ({ ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' })[str(m)] ?? str(m)).join(',');
 
 export const AccessModes = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'] as const;
+
+const TimeWithZone = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * metav1.MicroTime as Kubernetes writes it (RFC 3339 in UTC with six fractional digits), from any
+ * RFC 3339 time a client sends; anything else is returned as it is, for validation to refuse.
+ */
+export const microTime = (v: unknown): unknown => {
+  if (typeof v !== 'string') return v;
+  const m = TimeWithZone.exec(v);
+  if (!m) return v;
+  const seconds = Date.parse(`${m[1]}${m[3]}`);
+  if (Number.isNaN(seconds)) return v;
+  return `${new Date(seconds).toISOString().slice(0, 19)}.${(m[2] ?? '').padEnd(6, '0').slice(0, 6)}Z`;
+};
+
+/** The MicroTime fields of `o` named by `fields`, in Kubernetes' form. */
+export const normalizeMicroTimes = (o: Obj, fields: readonly string[]): void => {
+  for (const f of fields) if (o[f] !== undefined && o[f] !== null) o[f] = microTime(o[f]);
+};

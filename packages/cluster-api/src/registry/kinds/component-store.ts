@@ -1,5 +1,5 @@
 /**
- * The read-only store behind ComponentStatus: every get/list asks the provider (the server passes one
+ * The read-only stores of computed objects (ComponentStatus, APIService). ComponentStatus: every get/list asks the provider (the server passes one
  * that checks storage and whatever else it runs), so the answer is always current.
  */
 import type { KubeList, KubeObject } from '../../api/meta.js';
@@ -18,15 +18,12 @@ export const storageHealth = (storage: Storage): ComponentStatusProvider => asyn
   return [{ name: 'storage', healthy: h.ok, message: h.ok ? (h.message ?? 'ok') : undefined, error: h.ok ? undefined : (h.message ?? 'unhealthy') }];
 };
 
-export const componentStore = (def: ResourceDefinition, services: Services): ResourceStore => {
+/**
+ * A read-only store of objects computed on every read (get and list; every other verb 405): what
+ * ComponentStatus and APIService serve.
+ */
+export const computedStore = (def: ResourceDefinition, all: () => Promise<KubeObject[]>): ResourceStore => {
   const gr = groupResource(def);
-  const toObject = (c: ComponentHealth): KubeObject => ({
-    kind: def.kind,
-    apiVersion: groupVersion(def),
-    metadata: { name: c.name, selfLink: selfLink(def, undefined, c.name) },
-    conditions: [{ type: 'Healthy', status: c.healthy ? 'True' : 'False', ...(c.message ? { message: c.message } : {}), ...(c.error ? { error: c.error } : {}) }],
-  });
-  const all = async () => (await services.componentStatuses()).map(toObject);
   const refuse = (verb: string) => async (): Promise<never> => {
     throw methodNotAllowed(verb, gr);
   };
@@ -48,4 +45,14 @@ export const componentStore = (def: ResourceDefinition, services: Services): Res
     deleteCollection: refuse('deletecollection'),
     watch: refuse('watch'),
   };
+};
+
+export const componentStore = (def: ResourceDefinition, services: Services): ResourceStore => {
+  const toObject = (c: ComponentHealth): KubeObject => ({
+    kind: def.kind,
+    apiVersion: groupVersion(def),
+    metadata: { name: c.name, selfLink: selfLink(def, undefined, c.name) },
+    conditions: [{ type: 'Healthy', status: c.healthy ? 'True' : 'False', ...(c.message ? { message: c.message } : {}), ...(c.error ? { error: c.error } : {}) }],
+  });
+  return computedStore(def, async () => (await services.componentStatuses()).map(toObject));
 };

@@ -5,6 +5,9 @@
  * (metadata validated, the rest stored as given, like a CustomResourceDefinition without a schema);
  * the review kinds only answer creates.
  *
+ * Kinds served typed (apps, batch, policy, networking, storage, autoscaling) are in kinds/index.ts,
+ * at these group versions too.
+ *
  * Row: plural, Kind, scope (N namespaced / C cluster), shortNames, flags (`all` category, `review`
  * create-only, `read` get+list only).
  */
@@ -17,9 +20,6 @@ type Row = readonly [plural: string, kind: string, scope: 'N' | 'C', shortNames?
 /** Versions in preference order: the first is the group's preferredVersion. */
 export const ExtraGroups: readonly { group: string; versions: readonly string[]; resources: readonly Row[] }[] = [
   { group: 'apps.openshift.io', versions: ['v1'], resources: [['deploymentconfigs', 'DeploymentConfig', 'N', 'dc', 'all']] },
-  { group: 'apps', versions: ['v1beta1'], resources: [
-    ['controllerrevisions', 'ControllerRevision', 'N'], ['deployments', 'Deployment', 'N', 'deploy', 'all'],
-    ['statefulsets', 'StatefulSet', 'N', 'sts', 'all']] },
   // selfsubjectreviews came with Kubernetes 1.26-1.28; `kubectl auth whoami` asks for it.
   { group: 'authentication.k8s.io', versions: ['v1', 'v1beta1'], resources: [
     ['selfsubjectreviews', 'SelfSubjectReview', 'C', '', 'review'], ['tokenreviews', 'TokenReview', 'C', '', 'review']] },
@@ -36,27 +36,20 @@ export const ExtraGroups: readonly { group: string; versions: readonly string[];
     ['selfsubjectrulesreviews', 'SelfSubjectRulesReview', 'N', '', 'review'],
     ['subjectaccessreviews', 'SubjectAccessReview', 'C', '', 'review'],
     ['subjectrulesreviews', 'SubjectRulesReview', 'N', '', 'review']] },
-  { group: 'autoscaling', versions: ['v1'], resources: [['horizontalpodautoscalers', 'HorizontalPodAutoscaler', 'N', 'hpa', 'all']] },
-  { group: 'batch', versions: ['v1'], resources: [['jobs', 'Job', 'N', '', 'all']] },
-  { group: 'batch', versions: ['v2alpha1'], resources: [['cronjobs', 'CronJob', 'N', '', 'all']] },
   { group: 'build.openshift.io', versions: ['v1'], resources: [
     ['buildconfigs', 'BuildConfig', 'N', 'bc', 'all'], ['builds', 'Build', 'N', '', 'all']] },
   { group: 'certificates.k8s.io', versions: ['v1beta1'], resources: [['certificatesigningrequests', 'CertificateSigningRequest', 'C', 'csr']] },
-  { group: 'extensions', versions: ['v1beta1'], resources: [
-    ['daemonsets', 'DaemonSet', 'N', 'ds', 'all'], ['deployments', 'Deployment', 'N', 'deploy', 'all'],
-    ['ingresses', 'Ingress', 'N', 'ing'], ['networkpolicies', 'NetworkPolicy', 'N', 'netpol'],
-    ['podsecuritypolicies', 'PodSecurityPolicy', 'C', 'psp'], ['replicasets', 'ReplicaSet', 'N', 'rs', 'all']] },
+  // Its daemonsets, deployments, ingresses, networkpolicies and replicasets are the typed apps/v1 and networking.k8s.io/v1 objects (kinds/index.ts).
+  { group: 'extensions', versions: ['v1beta1'], resources: [['podsecuritypolicies', 'PodSecurityPolicy', 'C', 'psp']] },
   { group: 'image.openshift.io', versions: ['v1'], resources: [
     ['images', 'Image', 'C'], ['imagestreamimports', 'ImageStreamImport', 'N', '', 'review'],
     ['imagestreams', 'ImageStream', 'N', 'is', 'all'], ['imagestreamtags', 'ImageStreamTag', 'N', 'istag']] },
   { group: 'network.openshift.io', versions: ['v1'], resources: [
     ['clusternetworks', 'ClusterNetwork', 'C'], ['egressnetworkpolicies', 'EgressNetworkPolicy', 'N'],
     ['hostsubnets', 'HostSubnet', 'C'], ['netnamespaces', 'NetNamespace', 'C']] },
-  { group: 'networking.k8s.io', versions: ['v1'], resources: [['networkpolicies', 'NetworkPolicy', 'N', 'netpol']] },
   { group: 'oauth.openshift.io', versions: ['v1'], resources: [
     ['oauthaccesstokens', 'OAuthAccessToken', 'C'], ['oauthauthorizetokens', 'OAuthAuthorizeToken', 'C'],
     ['oauthclientauthorizations', 'OAuthClientAuthorization', 'C'], ['oauthclients', 'OAuthClient', 'C']] },
-  { group: 'policy', versions: ['v1beta1'], resources: [['poddisruptionbudgets', 'PodDisruptionBudget', 'N', 'pdb']] },
   { group: 'project.openshift.io', versions: ['v1'], resources: [
     ['projectrequests', 'ProjectRequest', 'C', '', 'review'], ['projects', 'Project', 'C']] },
   { group: 'quota.openshift.io', versions: ['v1'], resources: [
@@ -71,7 +64,6 @@ export const ExtraGroups: readonly { group: string; versions: readonly string[];
     ['podsecuritypolicyselfsubjectreviews', 'PodSecurityPolicySelfSubjectReview', 'N', '', 'review'],
     ['podsecuritypolicysubjectreviews', 'PodSecurityPolicySubjectReview', 'N', '', 'review'],
     ['securitycontextconstraints', 'SecurityContextConstraints', 'C', 'scc']] },
-  { group: 'storage.k8s.io', versions: ['v1', 'v1beta1'], resources: [['storageclasses', 'StorageClass', 'C', 'sc']] },
   { group: 'template.openshift.io', versions: ['v1'], resources: [
     ['brokertemplateinstances', 'BrokerTemplateInstance', 'C'], ['processedtemplates', 'Template', 'N', '', 'review'],
     ['templateinstances', 'TemplateInstance', 'N'], ['templates', 'Template', 'N']] },

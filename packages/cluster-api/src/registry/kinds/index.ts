@@ -1,6 +1,28 @@
 /** The only list of kinds this server serves: the spec's 13 core kinds, then the extra groups. */
 import type { ResourceDefinition } from '../definition.js';
+import { apiService } from './api-service.js';
+import { appsServedVersions } from './apps-versions.js';
 import { componentStatus } from './component-status.js';
+import { configMap } from './config-map.js';
+import { controllerRevision } from './controller-revision.js';
+import { cronJob } from './cron-job.js';
+import { daemonSet } from './daemon-set.js';
+import { deployment } from './deployment.js';
+import { endpointSlice } from './endpoint-slice.js';
+import { endpoints } from './endpoints.js';
+import { event, eventsV1 } from './event.js';
+import { horizontalPodAutoscaler, horizontalPodAutoscalerV1 } from './horizontal-pod-autoscaler.js';
+import { ingress, ingressClass, ingressExtensions } from './ingress.js';
+import { job } from './job.js';
+import { lease } from './lease.js';
+import { networkPolicy, networkPolicyExtensions } from './network-policy.js';
+import { node } from './node.js';
+import { podDisruptionBudget, podDisruptionBudgetV1beta1 } from './pod-disruption-budget.js';
+import { priorityClass } from './priority-class.js';
+import { replicaSet } from './replica-set.js';
+import { statefulSet } from './stateful-set.js';
+import { storageClass, storageClassV1beta1 } from './storage-class.js';
+import { servedAt } from '../versions.js';
 import { customResourceDefinition } from './custom-resource-definition.js';
 import { groupKinds } from './groups.js';
 import { limitRange } from './limit-range.js';
@@ -22,9 +44,32 @@ export const coreKinds: readonly ResourceDefinition[] = [
   securityContextConstraints, podTemplate, replicationController, pod, componentStatus,
 ];
 
-/** Every kind served: core first, then the extra groups in the spec's table order. */
+/** Kinds real tools need beyond the spec's (issue 18): core/v1 first, then by group. */
+export const moreCoreKinds: readonly ResourceDefinition[] = [configMap, endpoints, event, node];
+
+/**
+ * Typed kinds of the named groups; a storage version first, then the other group versions it is
+ * served at (the same objects, registry/versions.ts).
+ */
+export const typedGroupKinds: readonly ResourceDefinition[] = [
+  deployment, replicaSet, statefulSet, daemonSet, controllerRevision, ...appsServedVersions,
+  horizontalPodAutoscaler, horizontalPodAutoscalerV1,
+  job, cronJob, servedAt(cronJob, { group: 'batch', version: 'v2alpha1' }),
+  lease,
+  endpointSlice,
+  eventsV1,
+  ingress, ingressClass, networkPolicy, ingressExtensions, networkPolicyExtensions,
+  podDisruptionBudget, podDisruptionBudgetV1beta1,
+  priorityClass,
+  storageClass, storageClassV1beta1,
+  apiService,
+];
+
+/** Every kind served: core first, then the typed groups, then the schemaless extra groups in the spec's table order, then CRDs. */
 export const allKinds: readonly ResourceDefinition[] = [
   ...coreKinds,
+  ...moreCoreKinds,
+  ...typedGroupKinds,
   ...groupKinds,
   customResourceDefinition,
 ];

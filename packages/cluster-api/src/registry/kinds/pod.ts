@@ -4,6 +4,7 @@ import type { DeleteOptions, KubeObject } from '../../api/meta.js';
 import { forbiddenField, type FieldError } from '../generic/validation.js';
 import { AllVerbs, arr, child, column, core, obj, spec, status, str, type Obj } from './common.js';
 import { binding } from '../subresources/binding.js';
+import { eviction } from '../subresources/eviction.js';
 import { podAttach, podExec, podLog, podPortForward } from '../subresources/pod-connect.js';
 import { podProxy } from '../subresources/proxy.js';
 import { statusSubresource } from '../subresources/status.js';
@@ -57,7 +58,7 @@ export const pod = core({
   verbs: AllVerbs,
   shortNames: ['po'],
   categories: ['all'],
-  subresources: { status: statusSubresource(), binding, log: podLog, exec: podExec, attach: podAttach, portforward: podPortForward, proxy: podProxy },
+  subresources: { status: statusSubresource(), binding, eviction, log: podLog, exec: podExec, attach: podAttach, portforward: podPortForward, proxy: podProxy },
   strategy: {
     prepareForCreate(o) {
       defaultPodSpec(child(o, 'spec'));

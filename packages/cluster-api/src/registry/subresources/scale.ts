@@ -1,5 +1,5 @@
 /**
- * The scale subresource: an autoscaling/v1 Scale view of an object's replica count, as Kubernetes'
+ * The scale subresource: an autoscaling/v1 Scale (or a beta group's own) view of an object's replica count, as Kubernetes'
  * ScaleREST serves it for ReplicationControllers. `kubectl scale` and autoscalers read and write it
  * without touching (or even knowing) the rest of the object. A write sets spec.replicas through the
  * kind's own update rules (generation, validation, resourceVersion precondition).
@@ -43,20 +43,33 @@ const withValueAt = (o: KubeObject, path: string, value: unknown): KubeObject =>
   return next;
 };
 
-/** The Scale of `o`: its identity, the desired count, and the observed count with the selector that counts it. */
-function toScale(o: KubeObject, selector: (o: KubeObject) => string, paths: ReplicaPaths): KubeObject {
+/** Where a Scale kind lives: autoscaling/v1, or the beta groups' own (apps/v1beta1, extensions/v1beta1). */
+export interface ScaleKind {
+  group: string;
+  version: string;
+}
+
+const AutoscalingV1: ScaleKind = { group: 'autoscaling', version: 'v1' };
+
+/**
+ * The Scale of `o`: its identity, the desired count, and the observed count with the selector that
+ * counts it. The beta groups' Scale has the selector as a map (matchLabels) and as a string (targetSelector).
+ */
+function toScale(o: KubeObject, selector: (o: KubeObject) => string, paths: ReplicaPaths, as: ScaleKind): KubeObject {
   const { name, namespace, uid, resourceVersion, creationTimestamp } = o.metadata;
+  const replicas = count(valueAt(o, paths.status));
+  const legacy = as.group !== 'autoscaling';
   return {
     kind: 'Scale',
-    apiVersion: 'autoscaling/v1',
+    apiVersion: `${as.group}/${as.version}`,
     metadata: { name, namespace, uid, resourceVersion, creationTimestamp },
     spec: { replicas: count(valueAt(o, paths.spec)) },
-    status: { replicas: count(valueAt(o, paths.status)), selector: selector(o) },
+    status: legacy ? { replicas, selector: obj(obj(obj(o.spec).selector).matchLabels), targetSelector: selector(o) } : { replicas, selector: selector(o) },
   };
 }
 
 /** ValidateScale: the replica count a Scale body asks for, or 422 / 400 naming what is wrong. */
-function requestedReplicas(body: unknown, name: string): { replicas: number; resourceVersion?: string } {
+function requestedReplicas(body: unknown, name: string, as: ScaleKind): { replicas: number; resourceVersion?: string } {
   if (!isObject(body)) throw badRequest('the body must be an autoscaling/v1 Scale object');
   const meta = obj(body.metadata);
   if (meta.name !== undefined && meta.name !== name)
@@ -64,21 +77,24 @@ function requestedReplicas(body: unknown, name: string): { replicas: number; res
   const replicas = obj(body.spec).replicas;
   if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
     const message = typeof replicas === 'number' ? 'must be greater than or equal to 0' : 'must be an integer';
-    throw invalid('Scale', 'autoscaling', name, [{ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(replicas ?? null)}: ${message}`, field: 'spec.replicas' }]);
+    throw invalid('Scale', as.group, name, [{ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(replicas ?? null)}: ${message}`, field: 'spec.replicas' }]);
   }
   const resourceVersion = typeof meta.resourceVersion === 'string' && meta.resourceVersion ? meta.resourceVersion : undefined;
   return { replicas, ...(resourceVersion && { resourceVersion }) };
 }
 
-/** `scale` of a kind whose replica counts are at `paths`; `selector`: the label selector string of what it counts. */
-export const scale = (selector: (o: KubeObject) => string, paths: ReplicaPaths = DefaultPaths): SubresourceDef => ({
+/**
+ * `scale` of a kind whose replica counts are at `paths`; `selector`: the label selector string of what
+ * it counts; `as`: the Scale kind it answers with.
+ */
+export const scale = (selector: (o: KubeObject) => string, paths: ReplicaPaths = DefaultPaths, as: ScaleKind = AutoscalingV1): SubresourceDef => ({
   verbs: ['get', 'patch', 'update'],
-  kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+  kind: { ...as, kind: 'Scale' },
   behaviour: {
     type: 'view',
-    read: (o) => toScale(o, selector, paths),
+    read: (o) => toScale(o, selector, paths, as),
     decode(body, { name }) {
-      const { replicas, resourceVersion } = requestedReplicas(body, name);
+      const { replicas, resourceVersion } = requestedReplicas(body, name, as);
       return { view: replicas, resourceVersion };
     },
     merge: (replicas: number, old) => withValueAt(old, paths.spec, replicas),

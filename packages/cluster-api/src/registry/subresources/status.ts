@@ -8,11 +8,12 @@ import { clone } from '../generic/meta.js';
 import { decodeObject } from '../generic/views.js';
 import type { SubresourceDef } from '../subresource.js';
 
-export const statusSubresource = (strategy: Strategy = {}): SubresourceDef => ({
+export const statusSubresource = (strategy: Strategy = {}, options: { keptOnCreate?: boolean } = {}): SubresourceDef => ({
   verbs: ['get', 'patch', 'update'],
   behaviour: {
     type: 'view',
     owns: ['status'],
+    ...options,
     strategy,
     decode: decodeObject,
     merge(obj, old) {

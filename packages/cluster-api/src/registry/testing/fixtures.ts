@@ -1,5 +1,5 @@
 /**
- * One valid and one invalid body per core kind, for the kind tester. The invalid body names the
+ * One valid and one invalid body per kind, for the kind tester. The invalid body names the
  * fields its 422 must list in details.causes. Schemaless kinds share a generic pair.
  */
 import type { ResourceDefinition } from '../definition.js';
@@ -46,6 +46,92 @@ const fixtures: Readonly<Record<string, KindFixture>> = {
     invalidFields: ['spec.template.metadata.labels'],
   },
   pods: { valid: { spec: { containers } }, invalid: { spec: { containers: [{ name: 'app' }] } }, invalidFields: ['spec.containers[0].image'] },
+  configmaps: { valid: { data: { a: 'b' }, binaryData: { c: 'ZA==' } }, invalid: { data: { 'bad key!': 'x' }, binaryData: { b: '!!' } }, invalidFields: ['data', 'binaryData[b]'] },
+  endpoints: {
+    valid: { subsets: [{ addresses: [{ ip: '10.0.0.1' }], ports: [{ port: 80 }] }] },
+    invalid: { subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ port: 0 }] }] },
+    invalidFields: ['subsets[0].addresses[0].ip', 'subsets[0].ports[0].port'],
+  },
+  events: {
+    valid: { involvedObject: { kind: 'Pod', name: 'p', namespace: 'kind-test' }, reason: 'Started', message: 'started', type: 'Normal' },
+    invalid: { involvedObject: { kind: 'Pod', name: 'p', namespace: 'elsewhere' } },
+    invalidFields: ['involvedObject.namespace'],
+  },
+  'events.k8s.io/v1 events': {
+    valid: { eventTime: '2024-01-01T00:00:00.000000Z', reportingController: 'example.com/ctl', reportingInstance: 'ctl-1', action: 'Scheduled', reason: 'Scheduled', regarding: { kind: 'Pod', name: 'p', namespace: 'kind-test' }, note: 'assigned', type: 'Normal' },
+    invalid: { type: 'Bogus', deprecatedCount: 3 },
+    invalidFields: ['eventTime', 'type', 'count'],
+  },
+  nodes: {
+    valid: { spec: { podCIDR: '10.244.0.0/24' }, status: { capacity: { cpu: '2' } } },
+    invalid: { spec: { podCIDR: 'x', taints: [{ key: 'k', effect: 'Sometimes' }] } },
+    invalidFields: ['spec.podCIDR', 'spec.taints[0].effect'],
+  },
+  deployments: {
+    valid: { spec: { selector: { matchLabels: { app: 'web' } }, template } },
+    invalid: { spec: { selector: { matchLabels: { app: 'other' } }, template, strategy: { type: 'Sometimes' } } },
+    invalidFields: ['spec.template.metadata.labels', 'spec.strategy.type'],
+  },
+  replicasets: {
+    valid: { spec: { selector: { matchLabels: { app: 'web' } }, template } },
+    invalid: { spec: { selector: { matchLabels: { app: 'other' } }, template, replicas: -1 } },
+    invalidFields: ['spec.template.metadata.labels', 'spec.replicas'],
+  },
+  statefulsets: {
+    valid: { spec: { serviceName: 'web', selector: { matchLabels: { app: 'web' } }, template } },
+    invalid: { spec: { selector: { matchExpressions: [{ key: 'app', operator: 'Near' }] }, template, podManagementPolicy: 'Random' } },
+    invalidFields: ['spec.selector.matchExpressions[0].operator', 'spec.podManagementPolicy'],
+  },
+  daemonsets: {
+    valid: { spec: { selector: { matchLabels: { app: 'web' } }, template } },
+    invalid: { spec: { selector: { matchLabels: { app: 'web' } }, template: { ...template, spec: { containers, restartPolicy: 'Never' } } } },
+    invalidFields: ['spec.template.spec.restartPolicy'],
+  },
+  controllerrevisions: { valid: { data: { spec: { template } }, revision: 1 }, invalid: { revision: -1 }, invalidFields: ['data', 'revision'] },
+  horizontalpodautoscalers: {
+    valid: { spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, maxReplicas: 3 } },
+    invalid: { spec: { scaleTargetRef: { kind: 'Deployment' }, minReplicas: 0, maxReplicas: 0 } },
+    invalidFields: ['spec.scaleTargetRef.name', 'spec.minReplicas', 'spec.maxReplicas'],
+  },
+  jobs: {
+    valid: { spec: { template: { spec: { containers, restartPolicy: 'Never' } } } },
+    invalid: { spec: { template: { spec: { containers, restartPolicy: 'Always' } }, completionMode: 'Sometimes' } },
+    invalidFields: ['spec.template.spec.restartPolicy', 'spec.completionMode'],
+  },
+  cronjobs: {
+    valid: { spec: { schedule: '*/5 * * * *', jobTemplate: { spec: { template: { spec: { containers, restartPolicy: 'OnFailure' } } } } } },
+    invalid: { spec: { schedule: 'every minute', concurrencyPolicy: 'Sometimes', jobTemplate: { spec: { template: { spec: { containers, restartPolicy: 'OnFailure' } } } } } },
+    invalidFields: ['spec.schedule', 'spec.concurrencyPolicy'],
+  },
+  leases: {
+    valid: { spec: { holderIdentity: 'a', leaseDurationSeconds: 15, renewTime: '2024-01-01T00:00:00.000000Z' } },
+    invalid: { spec: { leaseDurationSeconds: 0, leaseTransitions: -1, renewTime: 'yesterday' } },
+    invalidFields: ['spec.leaseDurationSeconds', 'spec.leaseTransitions', 'spec.renewTime'],
+  },
+  endpointslices: {
+    valid: { addressType: 'IPv4', endpoints: [{ addresses: ['10.0.0.1'] }], ports: [{ port: 80 }] },
+    invalid: { addressType: 'IPv5', endpoints: [{ addresses: [] }] },
+    invalidFields: ['addressType', 'endpoints[0].addresses'],
+  },
+  ingresses: {
+    valid: { spec: { rules: [{ host: 'example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] } },
+    invalid: { spec: { rules: [{ http: { paths: [{ path: 'x', pathType: 'Exact', backend: { service: { name: 'web', port: { number: 0 } } } }] } }] } },
+    invalidFields: ['spec.rules[0].http.paths[0].path', 'spec.rules[0].http.paths[0].backend.service.port.number'],
+  },
+  'extensions/v1beta1 ingresses': { valid: { spec: { backend: { serviceName: 'web', servicePort: 80 } } }, invalid: { spec: {} }, invalidFields: ['spec.rules'] },
+  ingressclasses: { valid: { spec: { controller: 'example.com/ingress' } }, invalid: { spec: { controller: 'nope' } }, invalidFields: ['spec.controller'] },
+  networkpolicies: {
+    valid: { spec: { podSelector: {} } },
+    invalid: { spec: { podSelector: { matchExpressions: [{ key: 'a', operator: 'Near' }] }, policyTypes: ['Sideways'] } },
+    invalidFields: ['spec.podSelector.matchExpressions[0].operator', 'spec.policyTypes[0]'],
+  },
+  poddisruptionbudgets: {
+    valid: { spec: { minAvailable: 1, selector: { matchLabels: { app: 'web' } } } },
+    invalid: { spec: { minAvailable: 1, maxUnavailable: '200%' } },
+    invalidFields: ['spec', 'spec.maxUnavailable'],
+  },
+  priorityclasses: { valid: { value: 1000 }, invalid: { value: 2000000000, preemptionPolicy: 'Always' }, invalidFields: ['value', 'preemptionPolicy'] },
+  storageclasses: { valid: { provisioner: 'example.com/disk' }, invalid: { reclaimPolicy: 'Recycle' }, invalidFields: ['provisioner', 'reclaimPolicy'] },
 };
 
 const schemaless: KindFixture = {
@@ -54,6 +140,9 @@ const schemaless: KindFixture = {
   invalidFields: ['metadata.name', 'metadata.labels'],
 };
 
-/** The fixture for a definition, or undefined for kinds that cannot be created (ComponentStatus). */
+/**
+ * The fixture for a definition, or undefined for kinds that cannot be created (ComponentStatus). A
+ * group version whose fields differ from its storage version's has its own (`group/version plural`).
+ */
 export const fixtureFor = (def: ResourceDefinition): KindFixture | undefined =>
-  def.schemaless ? schemaless : fixtures[def.plural];
+  def.schemaless ? schemaless : (fixtures[`${def.group}/${def.version} ${def.plural}`] ?? fixtures[def.plural]);

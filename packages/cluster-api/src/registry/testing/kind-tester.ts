@@ -40,7 +40,8 @@ export interface KindTesterOptions {
   registry(storage: Storage): Registry;
 }
 
-const body = (def: ResourceDefinition, name: string, fixture: Record<string, unknown>) => ({
+/** A fresh copy each time: strategies default fields in place, and fixtures are shared by the group versions of a kind. */
+const body = (def: ResourceDefinition, name: string, fixture: Record<string, unknown>) => structuredClone({
   apiVersion: groupVersion(def),
   kind: def.kind,
   ...fixture,
