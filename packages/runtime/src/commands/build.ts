@@ -8,7 +8,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { CommandError } from '../command-error.js';
 import type { Exit } from '../lifecycle.js';
 import { resolveEntry } from '../loader.js';
-import { withImageFlags, type ImageFlags } from './image-flags.js';
+import { withImageFlags, type ImageFlags } from './deploy-flags.js';
 
 interface BuildArgs extends ImageFlags {
   path: string;
@@ -40,7 +40,7 @@ async function image(argv: BuildArgs): Promise<void> {
   const { buildFunctionImageFromSource } = await import('../image/build-image.js');
   const { kubeconfigFiles } = await import('@func/kube-client');
   const project = await loadProject(argv.path);
-  const request = resolveImageRequest(project, argv, { kubeconfigFiles: kubeconfigFiles({ kubeconfig: argv.kubeconfig }), pushByDefault: false });
+  const request = await resolveImageRequest(project, argv, { kubeconfigFiles: kubeconfigFiles({ kubeconfig: argv.kubeconfig }), pushByDefault: false });
   const built = await buildFunctionImageFromSource(request);
   const ms = Math.round(performance.now() - started);
   process.stdout.write(`func-runtime: built ${built.ref} (${built.digest}) in ${ms} ms into ${shown(built.store)}${STORE_NOTE[request.storeSource]}\n`);

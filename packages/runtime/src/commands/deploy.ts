@@ -5,13 +5,7 @@
  */
 import type { Argv, CommandModule } from 'yargs';
 import type { Exit } from '../lifecycle.js';
-import { withImageFlags, type ImageFlags } from './image-flags.js';
-
-export interface ClusterFlags {
-  namespace?: string;
-  kubeconfig?: string;
-  context?: string;
-}
+import { withClusterFlags, withImageFlags, type ClusterFlags, type ImageFlags } from './deploy-flags.js';
 
 interface DeployArgs extends ImageFlags, ClusterFlags {
   path: string;
@@ -19,14 +13,6 @@ interface DeployArgs extends ImageFlags, ClusterFlags {
   output: 'yaml' | 'json';
   wait: boolean;
   timeout: number;
-}
-
-/** The flags every command that talks to the cluster takes, as kubectl names them. */
-export function withClusterFlags<T>(y: Argv<T>): Argv<T & ClusterFlags> {
-  return y
-    .option('namespace', { alias: 'n', type: 'string', describe: 'namespace [default: func.yaml namespace / deploy.namespace, else the kubeconfig context\'s]' })
-    .option('kubeconfig', { type: 'string', describe: 'kubeconfig file [default: KUBECONFIG, else ~/.kube/config]' })
-    .option('context', { type: 'string', describe: 'kubeconfig context [default: its current-context]' }) as unknown as Argv<T & ClusterFlags>;
 }
 
 async function printManifests(argv: DeployArgs): Promise<void> {

@@ -13,7 +13,7 @@
  */
 import type { KubeClient } from '@func/kube-client';
 import { CommandError } from '../command-error.js';
-import type { ImageFlags } from '../commands/image-flags.js';
+import type { ImageFlags } from '../commands/deploy-flags.js';
 import { buildFunctionImageFromSource, type BuiltFunctionImage } from '../image/build-image.js';
 import { resolveImageRequest } from '../image/image-options.js';
 import { loadProject, type FunctionProject } from '../project.js';
@@ -97,7 +97,7 @@ async function clusterForPlan(opts: DeployOptions, project: FunctionProject): Pr
 export async function plan(opts: DeployOptions): Promise<{ planned: Planned; cluster?: Cluster }> {
   const project = await loadProject(opts.path);
   const cluster = await clusterForPlan(opts, project);
-  const request = resolveImageRequest(project, opts, { kubeconfigFiles: cluster?.files, pushByDefault: !opts.dryRun, env: opts.env });
+  const request = await resolveImageRequest(project, opts, { kubeconfigFiles: cluster?.files, pushByDefault: !opts.dryRun, env: opts.env });
   if (cluster && !request.push && request.storeSource === 'project' && !opts.dryRun) {
     throw new CommandError(`The cluster at ${cluster.server} has no image store this machine knows, and ${request.ref} is not pushed to a registry. Pass --registry <host>/<user> (the cluster pulls from it), or --images <dir> with the node's image layout.`);
   }

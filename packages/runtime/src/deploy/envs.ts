@@ -29,7 +29,7 @@ export interface References {
 
 export const noReferences = (): References => ({ secrets: new Set(), configMaps: new Set(), claims: new Set() });
 
-const TEMPLATE = /^\{\{\s*([A-Za-z]+)\s*:\s*([^:}\s]*)\s*(?::\s*([^}\s]*)\s*)?\}\}$/;
+const TEMPLATE = /^\{\{\s*([A-Za-z]+)\s*:\s*([^:}\s]*)\s*(?::\s*([^:}\s]*)\s*)?\}\}$/;
 
 function bad(entry: EnvSpec, why: string): CommandError {
   return new CommandError(`func.yaml run.envs entry ${entry.name ? `${entry.name} ` : ''}(value ${JSON.stringify(entry.value ?? null)}): ${why}.`);

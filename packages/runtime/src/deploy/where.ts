@@ -14,12 +14,16 @@ export interface Where {
   lines: [string, string][];
 }
 
-/** Whether `url` answers at all within a short time (any HTTP status counts: something is there). */
+/**
+ * Whether the function's readiness path answers 200 at `url` within a short time. Only a 200
+ * counts: on some networks a gateway answers any address (a 404 from something that is not the
+ * function).
+ */
 async function answers(url: string): Promise<boolean> {
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(1500) });
     await res.body?.cancel();
-    return true;
+    return res.status === 200;
   } catch {
     return false;
   }

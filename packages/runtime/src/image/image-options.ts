@@ -1,10 +1,10 @@
 /**
- * The image flags `build --image` and `deploy` share (commands/image-flags.ts), resolved into one
+ * The image flags `build --image` and `deploy` share (commands/deploy-flags.ts), resolved into one
  * build request: which name, which layout, whether to push, which base, which credentials.
  */
 import type { RegistryOptions } from '@func/oci';
 import { CommandError } from '../command-error.js';
-import type { ImageFlags } from '../commands/image-flags.js';
+import type { ImageFlags } from '../commands/deploy-flags.js';
 import type { FunctionProject } from '../project.js';
 import type { ImageBuildRequest } from './build-image.js';
 import { imageReference, isLocalOnly } from './reference.js';
@@ -21,9 +21,9 @@ function registryOptions(flags: ImageFlags, env: NodeJS.ProcessEnv): RegistryOpt
   return { ...(username !== undefined ? { credentials: { username, password: password! } } : {}), ...(flags.registryInsecure ? { insecure: true } : {}) };
 }
 
-export function resolveImageRequest(project: FunctionProject, flags: ImageFlags, opts: { kubeconfigFiles?: string[]; pushByDefault: boolean; env?: NodeJS.ProcessEnv }): ResolvedImageRequest {
+export async function resolveImageRequest(project: FunctionProject, flags: ImageFlags, opts: { kubeconfigFiles?: string[]; pushByDefault: boolean; env?: NodeJS.ProcessEnv }): Promise<ResolvedImageRequest> {
   const env = opts.env ?? process.env;
-  const ref = imageReference(project.name, flags, project.doc);
+  const ref = await imageReference(project.name, flags, project.doc);
   const store = chooseImageStore({ images: flags.images, env, kubeconfigFiles: opts.kubeconfigFiles, projectDir: project.dir });
   const push = flags.push ?? (opts.pushByDefault && !isLocalOnly(ref));
   if (push && isLocalOnly(ref)) throw new CommandError(`${ref} names the local image store (localhost/…), which has no registry to push to. Pass --registry <host>/<user> or --image <host>/<repository>:<tag>.`);

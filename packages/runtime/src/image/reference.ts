@@ -4,7 +4,6 @@
  * function with none of these lives in the local image store as `localhost/<name>:latest`
  * (podman's name for images that never left the machine), which is never pushed.
  */
-import { parseReference } from '@func/oci';
 import { CommandError } from '../command-error.js';
 
 export interface ImageChoice {
@@ -17,14 +16,15 @@ const LOCAL_HOST = 'localhost';
 /** `registry/name:latest`, with a registry of `[host]/[user]` and no trailing slash needed. */
 const inRegistry = (registry: string, name: string) => `${registry.replace(/\/+$/, '')}/${name}:latest`;
 
-export function imageReference(name: string, flags: ImageChoice, yaml: ImageChoice): string {
+export async function imageReference(name: string, flags: ImageChoice, yaml: ImageChoice): Promise<string> {
   const ref = flags.image || (flags.registry ? inRegistry(flags.registry, name) : undefined) || yaml.image || (yaml.registry ? inRegistry(yaml.registry, name) : `${LOCAL_HOST}/${name}:latest`);
-  checkReference(ref);
+  await checkReference(ref);
   return ref;
 }
 
 /** Docker's grammar, as Kubernetes and registries apply it; a bad name is refused before any build. */
-export function checkReference(ref: string): void {
+export async function checkReference(ref: string): Promise<void> {
+  const { parseReference } = await import('@func/oci');
   let problem = ref.includes('@') ? 'give a tag, not a digest (the digest is what the build produces)' : undefined;
   try {
     if (!problem) parseReference(ref);

@@ -6,7 +6,7 @@
 import { CommandError } from '../command-error.js';
 
 const HINTS: Record<string, string> = {
-  unauthorized: 'Log in with `docker login <registry>` (credentials are read from ~/.docker/config.json or $DOCKER_CONFIG), or pass --username and --password (or FUNC_USERNAME / FUNC_PASSWORD).',
+  unauthorized: 'Credentials come from --username / --password (or FUNC_USERNAME / FUNC_PASSWORD), else from ~/.docker/config.json ($DOCKER_CONFIG) as `docker login` writes it.',
   denied: 'The credentials were accepted but may not do this: check the account\'s rights on that repository.',
   unreachable: 'Is the registry running, and is the name right?',
   tls: 'Pass --registry-insecure only for a registry you trust that speaks plain HTTP.',

@@ -79,6 +79,9 @@ async function bundleRuntime(): Promise<CacheEntry> {
     external: LEFT_OUT,
     plugins: [lazyRequires()],
   });
+  // A left-out package imported statically would be hoisted to the bundle's top and fail every start.
+  const hoisted = Object.values(result.metafile.outputs).flatMap((o) => o.imports).filter((i) => i.external && i.kind === 'import-statement' && LEFT_OUT.some((p) => i.path === p || i.path.startsWith(`${p}/`)));
+  if (hoisted.length) throw new Error(`The runtime bundle imports ${hoisted.map((i) => i.path).join(', ')} at its top level; import ${hoisted.length === 1 ? 'it' : 'them'} lazily (await import) so that serving never loads ${hoisted.length === 1 ? 'it' : 'them'}.`);
   const inputs = Object.keys(result.metafile.inputs).map((rel): [string, number, number] => {
     const path = join(packageRoot, rel);
     const s = statSync(path);

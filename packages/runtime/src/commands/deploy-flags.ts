@@ -1,6 +1,8 @@
 /**
- * The image flags `build --image` and `deploy` share. Only yargs definitions here: cli.ts imports
- * every command module at start-up, and what these flags drive (@func/oci) loads when a command runs.
+ * The flags the image and cluster commands share: the image flags of `build --image` and `deploy`,
+ * the cluster flags of `deploy`, `undeploy`, `describe` and `logs`. Only yargs definitions here:
+ * cli.ts imports every command module at start-up, and what these flags drive (@func/oci,
+ * @func/kube-client) loads when a command runs.
  */
 import type { Argv } from 'yargs';
 
@@ -25,4 +27,31 @@ export function withImageFlags<T>(y: Argv<T>): Argv<T & ImageFlags> {
     .option('username', { type: 'string', describe: 'registry user [env FUNC_USERNAME; default: ~/.docker/config.json]' })
     .option('password', { type: 'string', describe: 'registry password [env FUNC_PASSWORD]' })
     .option('registry-insecure', { type: 'boolean', describe: 'plain HTTP to a registry that is not on this machine' }) as unknown as Argv<T & ImageFlags>;
+}
+
+export interface ClusterFlags {
+  namespace?: string;
+  kubeconfig?: string;
+  context?: string;
+}
+
+/** As kubectl names them. */
+export function withClusterFlags<T>(y: Argv<T>): Argv<T & ClusterFlags> {
+  return y
+    .option('namespace', { alias: 'n', type: 'string', describe: 'namespace [default: func.yaml namespace / deploy.namespace, else the kubeconfig context\'s]' })
+    .option('kubeconfig', { type: 'string', describe: 'kubeconfig file [default: KUBECONFIG, else ~/.kube/config]' })
+    .option('context', { type: 'string', describe: 'kubeconfig context [default: its current-context]' }) as unknown as Argv<T & ClusterFlags>;
+}
+
+/** `--name` of the commands that act on a deployed function, and the project path it defaults from. */
+export interface TargetFlags extends ClusterFlags {
+  path: string;
+  name?: string;
+}
+
+export function withTargetFlags<T>(y: Argv<T>): Argv<T & TargetFlags> {
+  return withClusterFlags(
+    y.positional('path', { type: 'string', default: '.', describe: 'function directory (its func.yaml names the function)' })
+      .option('name', { type: 'string', describe: 'the deployed function\'s name [default: func.yaml name]' }),
+  ) as unknown as Argv<T & TargetFlags>;
 }
