@@ -98,11 +98,12 @@ export async function plan(opts: DeployOptions): Promise<{ planned: Planned; clu
   const project = await loadProject(opts.path);
   const cluster = await clusterForPlan(opts, project);
   const request = await resolveImageRequest(project, opts, { kubeconfigFiles: cluster?.files, pushByDefault: !opts.dryRun, env: opts.env });
+  // Discovery first: an unreachable cluster is reported as such, before any build.
+  const caps: Capabilities = cluster ? await capabilities(cluster.kube) : { knative: false, triggers: (project.doc.deploy?.subscriptions?.length ?? 0) > 0 };
   if (cluster && !request.push && request.storeSource === 'project' && !opts.dryRun) {
     throw new CommandError(`The cluster at ${cluster.server} has no image store this machine knows, and ${request.ref} is not pushed to a registry. Pass --registry <host>/<user> (the cluster pulls from it), or --images <dir> with the node's image layout.`);
   }
-  const offline: Capabilities = { knative: false, triggers: (project.doc.deploy?.subscriptions?.length ?? 0) > 0 };
-  const [caps, image] = await Promise.all([cluster ? capabilities(cluster.kube) : offline, buildFunctionImageFromSource(request)]);
+  const image = await buildFunctionImageFromSource(request);
   const base = { project, namespace: cluster?.namespace ?? namespaceFor(project, opts.namespace, 'default'), image, capabilities: caps };
   const { kind, objects, references } = manifestsFor(base, opts.env);
   const planned: Planned = { ...base, kind, manifests: objects };
