@@ -22,7 +22,7 @@ import { clusterFailure, connect, namespaceFor, serves, type Cluster, type Clust
 import { recordDeployment } from './func-yaml-update.js';
 import { knativeServiceManifest } from './knative-service.js';
 import type { Deployment, Manifest } from './kube-types.js';
-import { rawManifests } from './manifests.js';
+import { CONTAINER_NAME, rawManifests } from './manifests.js';
 import { progressDisplay } from './progress.js';
 import { waitForRollout, type RolloutState } from './rollout.js';
 import { triggerManifests } from './triggers.js';
@@ -118,8 +118,25 @@ async function rollout(cluster: Cluster, planned: Planned, opts: DeployOptions):
   const state = await waitForRollout(cluster.kube, { kind: planned.kind, name: planned.project.name, namespace: planned.namespace, image: planned.image.pinned, timeoutMs: opts.timeoutSeconds * 1000, onProgress: (s) => display.update(s) });
   display.end();
   if (state.done) return state;
-  const why = state.failure ? `pod ${state.failure.pod}: ${state.failure.reason}${state.failure.message ? ` — ${state.failure.message}` : ''}` : `not available after ${opts.timeoutSeconds} s (${state.available}/${state.desired} ready)`;
-  throw new CommandError(`The new version of ${planned.project.name} did not become ready: ${why}.`);
+  const f = state.failure;
+  const why = f ? `pod ${f.pod}: ${f.reason}${f.message ? ` — ${f.message}` : ''}` : `not available after ${opts.timeoutSeconds} s (${state.available}/${state.desired} ready)`;
+  const log = f ? await lastLogLines(cluster.kube, f.pod, planned.namespace) : '';
+  throw new CommandError(`The new version of ${planned.project.name} did not become ready: ${why}.${log ? ` Its log ends: ${log}` : ''}`);
+}
+
+/** The end of a failed pod's log (the runtime says why it could not start in its last lines), on one line. */
+async function lastLogLines(kube: KubeClient, pod: string, namespace: string): Promise<string> {
+  for (const previous of [false, true]) {
+    try {
+      let text = '';
+      for await (const chunk of await kube.logs(pod, { namespace, container: CONTAINER_NAME, tailLines: 3, previous, limitBytes: 4096 })) text += String(chunk);
+      const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+      if (lines.length) return lines.join(' | ');
+    } catch {
+      // no log (yet): the reason alone is what there is
+    }
+  }
+  return '';
 }
 
 export async function deploy(opts: DeployOptions): Promise<DeployResult> {

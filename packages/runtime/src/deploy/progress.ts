@@ -13,11 +13,13 @@ export interface Progress {
 
 const short = (image: string) => image.replace(/@sha256:([0-9a-f]{12})[0-9a-f]+$/, '@sha256:$1…');
 
+/** kubectl's wording, per version: how many of the new version's replicas are ready, and each pod. */
 export function describeRollout(state: RolloutState, image: string): string {
   const pods = state.pods.filter((p) => p.status !== 'Terminating' || p.image !== image);
+  const ready = state.pods.filter((p) => p.image === image && p.ready && p.status !== 'Terminating').length;
   const shown = pods.slice(0, 4).map((p) => `${p.name} ${p.status}${p.ready ? ' (ready)' : ''}${p.image === image ? '' : ' (old)'}`);
   const more = pods.length > shown.length ? `, +${pods.length - shown.length} more` : '';
-  return `rolling out ${short(image)}: ${state.available}/${state.desired} ready${shown.length ? ` — ${shown.join(', ')}${more}` : ''}`;
+  return `rolling out ${short(image)}: ${Math.min(ready, state.desired)}/${state.desired} ready${shown.length ? ` — ${shown.join(', ')}${more}` : ''}`;
 }
 
 export function progressDisplay(out: NodeJS.WriteStream, image: string): Progress {

@@ -47,6 +47,6 @@ describe('deploymentProgress (kubectl rollout status)', () => {
 
   it('one progress line: ready count and each pod, old ones marked', () => {
     const state = deploymentProgress(dep(2, { observedGeneration: 2, replicas: 2, updatedReplicas: 1, availableReplicas: 1 }), [pod('hello-new', NEW, { state: { running: {} } }), pod('hello-old', OLD, { ready: true, state: { running: {} } })], NEW);
-    expect(describeRollout(state, NEW)).toBe(`rolling out localhost/hello@sha256:bbbbbbbbbbbb…: 1/1 ready — hello-new Running, hello-old Running (ready) (old)`);
+    expect(describeRollout(state, NEW)).toBe(`rolling out localhost/hello@sha256:bbbbbbbbbbbb…: 0/1 ready — hello-new Running, hello-old Running (ready) (old)`);
   });
 });
