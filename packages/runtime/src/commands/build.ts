@@ -35,10 +35,9 @@ const STORE_NOTE = { flag: '', env: ' (FUNC_IMAGES)', cluster: ' (the local clus
 
 async function image(argv: BuildArgs): Promise<void> {
   const started = performance.now();
-  const { loadProject } = await import('../project.js');
-  const { resolveImageRequest } = await import('../image/image-options.js');
-  const { buildFunctionImageFromSource } = await import('../image/build-image.js');
-  const { kubeconfigFiles } = await import('@func/kube-client');
+  const [{ loadProject }, { resolveImageRequest }, { buildFunctionImageFromSource }, { kubeconfigFiles }] = await Promise.all([
+    import('../project.js'), import('../image/image-options.js'), import('../image/build-image.js'), import('@func/kube-client'), import('@func/oci'), import('esbuild'),
+  ]);
   const project = await loadProject(argv.path);
   const request = await resolveImageRequest(project, argv, { kubeconfigFiles: kubeconfigFiles({ kubeconfig: argv.kubeconfig }), pushByDefault: false });
   const built = await buildFunctionImageFromSource(request);

@@ -95,15 +95,19 @@ async function clusterForPlan(opts: DeployOptions, project: FunctionProject): Pr
 
 /** Everything up to the first change in the cluster: checks, image, manifests. */
 export async function plan(opts: DeployOptions): Promise<{ planned: Planned; cluster?: Cluster }> {
-  const project = await loadProject(opts.path);
+  // What every deploy loads, loaded while func.yaml is read and checked.
+  const [project] = await Promise.all([loadProject(opts.path), import('@func/oci'), import('@func/kube-client'), import('esbuild')]);
   const cluster = await clusterForPlan(opts, project);
   const request = await resolveImageRequest(project, opts, { kubeconfigFiles: cluster?.files, pushByDefault: !opts.dryRun, env: opts.env });
-  // Discovery first: an unreachable cluster is reported as such, before any build.
+  // The build starts at once, but discovery is awaited first: an unreachable cluster is reported
+  // as such even when the source does not build either.
+  const building = buildFunctionImageFromSource(request);
+  building.catch(() => undefined);
   const caps: Capabilities = cluster ? await capabilities(cluster.kube) : { knative: false, triggers: (project.doc.deploy?.subscriptions?.length ?? 0) > 0 };
   if (cluster && !request.push && request.storeSource === 'project' && !opts.dryRun) {
     throw new CommandError(`The cluster at ${cluster.server} has no image store this machine knows, and ${request.ref} is not pushed to a registry. Pass --registry <host>/<user> (the cluster pulls from it), or --images <dir> with the node's image layout.`);
   }
-  const image = await buildFunctionImageFromSource(request);
+  const image = await building;
   const base = { project, namespace: cluster?.namespace ?? namespaceFor(project, opts.namespace, 'default'), image, capabilities: caps };
   const { kind, objects, references } = manifestsFor(base, opts.env);
   const planned: Planned = { ...base, kind, manifests: objects };
