@@ -2,20 +2,12 @@
  * The Kubernetes shapes deploy writes and reads (apps/v1 Deployment, v1 Service and Pod, Knative's
  * Service and Trigger), only the fields it touches; names and nesting as the API has them.
  */
+import type { ObjectMeta as KubeObjectMeta } from '@func/kube-client';
 
-export interface ObjectMeta {
+/** kube-client's metadata, with the name every object here has and typed owner references. */
+export interface ObjectMeta extends KubeObjectMeta {
   name: string;
-  namespace?: string;
-  uid?: string;
-  generation?: number;
-  resourceVersion?: string;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
   ownerReferences?: OwnerReference[];
-  /** Anything else the server keeps (managedFields, finalizers…): carried, never read. */
-  [field: string]: unknown;
 }
 
 export interface OwnerReference {
