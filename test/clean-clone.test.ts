@@ -4,23 +4,29 @@
  * They install, build, generate a project with this repo's create-func, pack the runtime, install
  * it in the project, run its tests and `npm start` it; the test calls the served function, then
  * stops it. The only thing added is PORT, so the server takes a free port instead of 8080.
+ *
+ * Then the README's local stack, in the same clone: `npx cluster-api serve` in one process, the
+ * deploy lines in another; the function answers at the URL deploy printed; an edit and a second
+ * `npm run deploy` change the answer. Added: CLUSTER_API_PORT=0 (a free port instead of 6443).
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { npmEnv, repoRoot } from './support/packages.js';
-import { freePort, launch, waitForOk, type Running } from './support/process.js';
+import { describeResult, freePort, launch, run, until, waitForOk, type Running } from './support/process.js';
 
-/** The shell block that follows the "From a clean clone" paragraph of README.md. */
-function readmeSteps(): string {
+/** The `n`th shell block after `heading` in README.md. */
+function readmeBlock(heading: string, n = 0): string {
   const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-  const at = readme.indexOf('From a clean clone');
-  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(at));
-  if (at === -1 || !block) throw new Error('README.md has no "From a clean clone" shell block');
-  return block[1]!;
+  const at = readme.indexOf(heading);
+  const blocks = [...readme.slice(at).matchAll(/```sh\n([\s\S]*?)```/g)];
+  if (at === -1 || !blocks[n]) throw new Error(`README.md has no shell block ${n} after "${heading}"`);
+  return blocks[n]![1]!;
 }
+
+const readmeSteps = () => readmeBlock('From a clean clone');
 
 /** What a fresh `git clone` of this working tree would hold. */
 function copyTrackedFiles(to: string): void {
@@ -38,10 +44,14 @@ function copyTrackedFiles(to: string): void {
 }
 
 const work = mkdtempSync(join(tmpdir(), 'func-clean-clone-'));
+const clone = join(work, 'repo');
 let running: Running | undefined;
+let cluster: Running | undefined;
+let cloned = false;
 
 afterAll(async () => {
   await running?.stop();
+  await cluster?.stop();
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -49,7 +59,6 @@ describe('README: from a clean clone', () => {
   it('the documented commands install, build, create, pack, test and serve a function', async () => {
     const steps = readmeSteps();
     expect(steps).toMatch(/npm create func \.\.\/my-function/);
-    const clone = join(work, 'repo');
     copyTrackedFiles(clone);
     const port = await freePort();
     // The user's own npm cache, as a person who has installed before has one.
@@ -63,5 +72,33 @@ describe('README: from a clean clone', () => {
     const output = running.output();
     expect(output).toMatch(/Tests\s+\d+ passed/); // the generated project's npm test ran and passed
     expect(output).toMatch(/func-runtime: serving .* at http:\/\/localhost:\d+ \(log level /);
+    await running.stop();
+    cloned = true;
   }, 1_800_000);
+
+  it('then the local stack: one command starts the cluster, npm run deploy answers at the printed URL, a redeploy after an edit changes the answer', async (ctx) => {
+    if (!cloned) ctx.skip();
+    const serve = readmeBlock('## Deploy it: the local stack', 0);
+    const deploy = readmeBlock('## Deploy it: the local stack', 1);
+    expect(serve).toMatch(/^npx cluster-api serve/m);
+    expect(deploy).toMatch(/npm run deploy/);
+    const env = npmEnv({ CLUSTER_API_PORT: '0', KUBECONFIG: '' });
+    cluster = launch('bash', ['-e', '-c', serve], { cwd: clone, env });
+    const kubeconfig = join(clone, 'data', 'kubeconfig.yaml');
+    await until('the local cluster to listen', () => (/"msg":"listening"/.test(cluster!.output()) ? true : undefined), 60_000);
+    // A cluster-api without a node agent runs no pods: nothing here could answer.
+    const nodes = await until('a node', async () => ((await run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'name'])).stdout.trim() || undefined), 15_000).catch(() => undefined);
+    if (!nodes) ctx.skip();
+    const first = await run('bash', ['-e', '-c', deploy], { cwd: clone, env });
+    expect(first.code, describeResult(first)).toBe(0);
+    const url = /^\s+URL\s+(\S+)$/m.exec(first.stdout)?.[1];
+    expect(url, `deploy printed no URL:\n${first.stdout}`).toBeTruthy();
+    expect(await (await fetch(`${url}?name=you`)).text()).toContain('Hello, you!');
+    const project = join(work, 'my-function');
+    const source = join(project, 'src', 'index.ts');
+    writeFileSync(source, readFileSync(source, 'utf8').replace('`Hello, ${name}!`', '`Hello again, ${name}!`'));
+    const again = await run('npm', ['run', 'deploy'], { cwd: project, env: { ...env, KUBECONFIG: kubeconfig } });
+    expect(again.code, describeResult(again)).toBe(0);
+    expect(await (await fetch(`${url}?name=you`)).text()).toContain('Hello again, you!');
+  }, 300_000);
 });

@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HTTP, CloudEvent } from 'cloudevents';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mustRun, npmEnv, packPackages, repoRoot, type Tarballs } from './support/packages.js';
+import { mustRun, npmEnv, packPackages, runtimePackages, type Tarballs } from './support/packages.js';
 import { describeResult, freePort, launch, run, waitForOk } from './support/process.js';
-import { hangingRegistry, oneTarballRegistry } from './support/registry.js';
+import { hangingRegistry, tarballRegistry } from './support/registry.js';
 
 const templates = ['http', 'cloudevents'] as const;
 type Template = (typeof templates)[number];
@@ -21,7 +21,7 @@ const projectName = (t: Template) => `first-${t}`;
 let work: string;
 let packs: Tarballs;
 let createFuncBin: string;
-let runtimeRegistry: Awaited<ReturnType<typeof oneTarballRegistry>> | undefined;
+let runtimeRegistry: Awaited<ReturnType<typeof tarballRegistry>> | undefined;
 /** npm settings of the user: @func/* from the local registry, the rest from the npm registry. */
 let userEnv: NodeJS.ProcessEnv;
 const projectDir = (t: Template) => join(work, 'projects', projectName(t));
@@ -30,7 +30,7 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'func-e2e-'));
   packs = await packPackages(join(work, 'packs'));
   await mkdir(join(work, 'projects'));
-  runtimeRegistry = await oneTarballRegistry(packs.runtime, join(repoRoot, 'packages', 'runtime', 'package.json'));
+  runtimeRegistry = await tarballRegistry(runtimePackages(packs));
   await writeFile(join(work, 'npmrc'), `${runtimeRegistry.scope}:registry=${runtimeRegistry.url}\n`);
   userEnv = npmEnv({ npm_config_userconfig: join(work, 'npmrc') });
   // The packed create-func installed on its own, as `npm install -g create-func` would.

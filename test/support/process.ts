@@ -83,3 +83,14 @@ export async function waitForOk(url: string, running: Running, timeoutMs = 60_00
   }
   throw new Error(`${url} never answered 200 (${exited ? 'the process exited' : 'timed out'}):\n${running.output()}`);
 }
+
+/** Polls `probe` until it returns something other than undefined, or throws when the time is up. */
+export async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -24,24 +24,28 @@ export async function hangingRegistry() {
 }
 
 /**
- * A registry on 127.0.0.1 that serves one package from its packed tarball: what @func/runtime
- * will be once published. npm is pointed at it for the package's scope only, so every other
- * package still comes from the npm registry.
+ * A registry on 127.0.0.1 that serves packages from their packed tarballs: what @func/runtime and
+ * the packages it depends on (@func/oci, @func/kube-client) will be once published. npm is pointed
+ * at it for their scope only, so every other package still comes from the npm registry.
  */
-export async function oneTarballRegistry(tarballPath: string, packageJsonPath: string) {
-  const tarball = await readFile(tarballPath);
-  // npm pack ships package.json as it is in the source tree.
-  const manifest = JSON.parse(await readFile(packageJsonPath, 'utf8')) as { name: string; version: string };
-  const tarballName = `${manifest.name.split('/').pop()}-${manifest.version}.tgz`;
+export async function tarballRegistry(packages: { tarball: string; packageJson: string }[]) {
+  const served = new Map<string, { manifest: { name: string; version: string }; tarball: Buffer; file: string }>();
+  for (const p of packages) {
+    // npm pack ships package.json as it is in the source tree.
+    const manifest = JSON.parse(await readFile(p.packageJson, 'utf8')) as { name: string; version: string };
+    served.set(manifest.name, { manifest, tarball: await readFile(p.tarball), file: `${manifest.name.split('/').pop()}-${manifest.version}.tgz` });
+  }
   let base = '';
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
-    if (path === `/${manifest.name}`) {
-      const dist = { tarball: `${base}${manifest.name}/-/${tarballName}`, integrity: `sha512-${createHash('sha512').update(tarball).digest('base64')}` };
-      const packument = { name: manifest.name, 'dist-tags': { latest: manifest.version }, versions: { [manifest.version]: { ...manifest, dist } } };
+    const name = path.slice(1).split('/-/')[0]!;
+    const pkg = served.get(name);
+    if (pkg && path === `/${name}`) {
+      const dist = { tarball: `${base}${name}/-/${pkg.file}`, integrity: `sha512-${createHash('sha512').update(pkg.tarball).digest('base64')}` };
+      const packument = { name, 'dist-tags': { latest: pkg.manifest.version }, versions: { [pkg.manifest.version]: { ...pkg.manifest, dist } } };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(packument));
-    } else if (path === `/${manifest.name}/-/${tarballName}`) {
-      res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(tarball);
+    } else if (pkg && path === `/${name}/-/${pkg.file}`) {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(pkg.tarball);
     } else {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
     }
@@ -50,7 +54,7 @@ export async function oneTarballRegistry(tarballPath: string, packageJsonPath: s
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   return {
     url: base,
-    scope: manifest.name.split('/')[0]!,
+    scope: [...served.keys()][0]!.split('/')[0]!,
     close: () => {
       server.closeAllConnections();
       return new Promise<void>((resolve) => server.close(() => resolve()));

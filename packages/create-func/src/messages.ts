@@ -13,8 +13,9 @@ export function nextSteps(plan: Plan): string {
     ['npm start', 'serve the function on http://localhost:8080'],
     ['npm run invoke', `in another terminal: send it ${plan.template === 'http' ? 'a request' : 'a CloudEvent'}`],
     ['npm run dev', 'serve and reload on every save'],
+    ['npm run deploy', 'run it on the cluster your kubeconfig names, as an image'],
   );
   const width = Math.max(...rows.map(([command]) => command.length));
   const lines = rows.map(([command, note]) => `  ${command.padEnd(width)}${note ? `   # ${note}` : ''}`.trimEnd());
-  return `\nDone. Next:\n\n${lines.join('\n')}\n\nSee README.md in the project for the image build and func.yaml.\n`;
+  return `\nDone. Next:\n\n${lines.join('\n')}\n\nSee README.md in the project for the deploy loop, the image build and func.yaml.\n`;
 }

@@ -10,6 +10,10 @@ import { OPTION_TABLE } from './config.js';
 import { devCommand } from './commands/dev.js';
 import { buildCommand } from './commands/build.js';
 import { invokeCommand } from './commands/invoke.js';
+import { deployCommand } from './commands/deploy.js';
+import { undeployCommand } from './commands/undeploy.js';
+import { describeCommand } from './commands/describe.js';
+import { logsCommand } from './commands/logs.js';
 
 function exit(code: number): never {
   process.exit(code);
@@ -18,13 +22,13 @@ function exit(code: number): never {
 /** Known start-up failures carry a complete message; anything else is a bug worth its stack. */
 function reportStartError(err: unknown): void {
   const e = err as Error;
-  const known = ['LoadError', 'FuncYamlError', 'OptionError', 'StartError'].includes(e?.name);
+  const known = ['LoadError', 'FuncYamlError', 'OptionError', 'StartError', 'CommandError'].includes(e?.name);
   process.stderr.write(`func-runtime: ${known ? e.message : e?.stack ?? String(err)}\n`);
   exit(1);
 }
 
 /** Every command; `$0 [path]` (run) is the default. A new command is a module plus one entry here. */
-const commands = [runCommand, devCommand, buildCommand, invokeCommand].map((make) => make(exit, reportStartError) as CommandModule);
+const commands = [runCommand, devCommand, buildCommand, invokeCommand, deployCommand, undeployCommand, describeCommand, logsCommand].map((make) => make(exit, reportStartError) as CommandModule);
 const SUBCOMMANDS = commands.map((c) => String(c.command).split(' ')[0]).filter((name) => name !== '$0').concat('help');
 
 async function withYargs(args: string[]): Promise<void> {

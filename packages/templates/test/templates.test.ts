@@ -66,12 +66,14 @@ describe.each(templateNames)('template %s', (template) => {
     expect(pkg.name).toBe('order-events');
     // npm 11 skips and warns about install scripts not approved here; esbuild (the runtime's) is.
     expect(pkg.allowScripts).toEqual({ esbuild: true });
-    expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(['build', 'start', 'dev', 'test', 'invoke']));
+    expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(['build', 'start', 'dev', 'test', 'invoke', 'deploy']));
     expect(pkg.scripts.test).toBe('tsc --noEmit && vitest run');
     expect(pkg.scripts.start).toBe('func-runtime .');
     // The runtime's own client, for both templates: no hand-written fetch to keep in step with it.
     expect(pkg.scripts.invoke).toMatch(/^func-runtime invoke /);
     if (template === 'cloudevents') expect(pkg.scripts.invoke).toContain('--cloudevent --type com.example.customer.created');
+    // The source goes to the cluster as an image: no `npm run build` first (deploy bundles src/ itself).
+    expect(pkg.scripts.deploy).toBe('func-runtime deploy');
     expect(pkg.dependencies['@func/runtime']).toBe(`^${runtimeVersion}`);
   });
 

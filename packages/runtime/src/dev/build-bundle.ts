@@ -26,6 +26,23 @@ export interface BuildResult {
 /** The bundle's own package.json makes `func-runtime <outdir>` pick the bundle, whatever else is there. */
 const BUNDLE_NAME = 'index.mjs';
 
+/**
+ * What makes CommonJS dependencies work inside one ES module: they call require (builtins, dynamic
+ * names) and read __dirname, which an ES module lacks. esbuild renames any `require` the code
+ * declares itself, so this one cannot clash. Shared with the image's runtime bundle.
+ */
+export const NODE_ESM_BUNDLE = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20.19',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: 'silent',
+  banner: { js: `import { createRequire as __funcCreateRequire } from 'node:module'; const require = __funcCreateRequire(import.meta.url);` },
+  define: { __dirname: 'import.meta.dirname', __filename: 'import.meta.filename' },
+} as const;
+
 const inside = (child: string, parent: string): boolean => child === parent || child.startsWith(parent + sep);
 
 /** Refuses an output directory that would overwrite the project (its package.json, its sources). */
@@ -48,20 +65,10 @@ export async function buildBundle(entry: ResolvedEntry, outdir: string): Promise
     await esbuild.build({
       entryPoints: [entry.file],
       absWorkingDir: entry.dir,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20.19',
       outfile: file,
       sourcemap: 'linked',
-      minifyWhitespace: true,
-      minifySyntax: true,
       legalComments: 'linked',
-      logLevel: 'silent',
-      // CommonJS dependencies call require (builtins, dynamic names) and read __dirname, which an ES
-      // module lacks. esbuild renames any `require` the code declares itself, so this one cannot clash.
-      banner: { js: `import { createRequire as __funcCreateRequire } from 'node:module'; const require = __funcCreateRequire(import.meta.url);` },
-      define: { __dirname: 'import.meta.dirname', __filename: 'import.meta.filename' },
+      ...NODE_ESM_BUNDLE,
       plugins: [externalNativeAddons(externals)],
     });
   } catch (err) {

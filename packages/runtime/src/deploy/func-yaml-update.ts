@@ -1,0 +1,31 @@
+/**
+ * After a deploy, func.yaml records what was deployed, as Knative's func writes it back: `image`
+ * (the name), `imageDigest` (what was built) and `deploy.namespace` (where it went, so the next
+ * deploy goes there too). The file is edited, not rewritten: comments, order and the editor's
+ * schema line stay as they were, and a field that already holds the value is left untouched.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { isMap, parseDocument } from 'yaml';
+
+export interface Deployed {
+  image: string;
+  imageDigest: string;
+  namespace: string;
+}
+
+/** Whether the file changed. */
+export function recordDeployment(file: string, deployed: Deployed): boolean {
+  const before = readFileSync(file, 'utf8');
+  const doc = parseDocument(before);
+  const setIfChanged = (path: string[], value: string) => {
+    if (doc.getIn(path) !== value) doc.setIn(path, value);
+  };
+  setIfChanged(['image'], deployed.image);
+  setIfChanged(['imageDigest'], deployed.imageDigest);
+  if (!isMap(doc.get('deploy'))) doc.set('deploy', doc.createNode({}));
+  setIfChanged(['deploy', 'namespace'], deployed.namespace);
+  const after = doc.toString();
+  if (after === before) return false;
+  writeFileSync(file, after);
+  return true;
+}

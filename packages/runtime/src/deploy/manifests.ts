@@ -1,0 +1,135 @@
+/**
+ * func.yaml → the objects `deploy` applies, as Knative func's raw deployer (pkg/k8s/deployer.go)
+ * generates them: a Deployment and a ClusterIP Service named after the function, labelled
+ * `function.knative.dev: "true"`, `function.knative.dev/name`, `function.knative.dev/runtime` (the
+ * selector: those three only, as they never change) plus func.yaml's labels, annotated with
+ * func.yaml's annotations and `function.knative.dev/deployer: raw`; one container `user-container`
+ * on port 8080 with probes on `deploy.healthEndpoints`, Knative's restricted security context,
+ * `deploy.options.resources`, `serviceAccountName`; replicas from `deploy.options.scale`. Pure:
+ * the same func.yaml and image give the same objects.
+ *
+ * Departures, each for the local stack and written down in the README: readiness is probed every
+ * second (a rollout moves on as soon as a replica can serve; Kubernetes' default is 10 s), and the
+ * pod runs as uid 1000 so that an image on a base without a USER passes `runAsNonRoot`.
+ */
+import { CommandError } from '../command-error.js';
+import type { FunctionProject } from '../project.js';
+import { containerEnv, containerVolumes, noReferences, type References } from './envs.js';
+import type { Container, Deployment, Service } from './kube-types.js';
+
+export const FUNCTION_PORT = 8080;
+export const SERVICE_PORT = 80;
+export const CONTAINER_NAME = 'user-container';
+export const NAME_LABEL = 'function.knative.dev/name';
+export const DEPLOYER_ANNOTATION = 'function.knative.dev/deployer';
+
+export interface ManifestInput {
+  project: FunctionProject;
+  namespace: string;
+  /** The image pinned to its digest. */
+  image: string;
+  /** Where `{{ env:NAME }}` values come from. */
+  localEnv: NodeJS.ProcessEnv;
+}
+
+export interface Identity {
+  labels: Record<string, string>;
+  selector: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+/** Labels and annotations every object of the function carries; identity keys win over func.yaml's. */
+export function identity(project: FunctionProject, deployer: 'raw' | 'knative'): Identity {
+  const selector = { 'function.knative.dev': 'true', [NAME_LABEL]: project.name, 'function.knative.dev/runtime': project.doc.runtime ?? '' };
+  const user = Object.fromEntries((project.doc.deploy?.labels ?? []).map((l) => [l.key, l.value ?? '']));
+  return { labels: { ...user, ...selector }, selector, annotations: { ...project.doc.deploy?.annotations, [DEPLOYER_ANNOTATION]: deployer } };
+}
+
+/** Knative Serving reserves PORT; so does this deployer: the Service, the probes and the image agree on 8080. */
+function checkPort(project: FunctionProject): void {
+  for (const e of project.doc.run?.envs ?? []) {
+    if ((e.name === 'PORT' || e.name === 'FUNC_PORT') && e.value !== String(FUNCTION_PORT)) {
+      throw new CommandError(`func.yaml run.envs sets ${e.name}=${e.value ?? ''}, which conflicts with the function's port: the image listens on ${FUNCTION_PORT}, and the Service and the health probes send there. Remove ${e.name} from run.envs (the platform sets PORT, as Knative does), then deploy again.`);
+    }
+  }
+}
+
+function replicas(project: FunctionProject): number {
+  const scale = project.doc.deploy?.options?.scale;
+  const n = Math.max(scale?.min ?? 1, 1);
+  if (scale?.max && n > scale.max) throw new CommandError(`func.yaml deploy.options.scale: min (${scale.min}) is above max (${scale.max}); set min ≤ max.`);
+  return n;
+}
+
+function resources(project: FunctionProject): Container['resources'] | undefined {
+  const r = project.doc.deploy?.options?.resources;
+  const pick = (o: Record<string, unknown> | undefined) => Object.fromEntries(Object.entries(o ?? {}).filter(([k, v]) => (k === 'cpu' || k === 'memory') && typeof v === 'string')) as Record<string, string>;
+  const requests = pick(r?.requests);
+  const limits = pick(r?.limits);
+  if (Object.keys(requests).length === 0 && Object.keys(limits).length === 0) return undefined;
+  return { ...(Object.keys(requests).length ? { requests } : {}), ...(Object.keys(limits).length ? { limits } : {}) };
+}
+
+export const RESTRICTED = { runAsNonRoot: true, runAsUser: 1000, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } };
+
+/** The function's container and volumes, shared by the Deployment and the Knative Service. */
+export function functionContainer(input: ManifestInput, refs: References, port: number | undefined): { container: Container; volumes: ReturnType<typeof containerVolumes>['volumes'] } {
+  const { project } = input;
+  checkPort(project);
+  const { env, envFrom } = containerEnv(project.doc.run?.envs, input.localEnv, refs);
+  const { volumes, mounts } = containerVolumes(project.doc.run?.volumes, refs);
+  const health = project.doc.deploy?.healthEndpoints;
+  const probe = (path: string, periodSeconds?: number) => ({ httpGet: { path, ...(port ? { port } : {}) }, ...(periodSeconds ? { periodSeconds } : {}) });
+  const res = resources(project);
+  const container: Container = {
+    name: CONTAINER_NAME,
+    image: input.image,
+    ...(port ? { ports: [{ containerPort: port, protocol: 'TCP' }] } : {}),
+    ...(env.length ? { env } : {}),
+    ...(envFrom.length ? { envFrom } : {}),
+    ...(mounts.length ? { volumeMounts: mounts } : {}),
+    livenessProbe: probe(health?.liveness ?? '/health/liveness'),
+    readinessProbe: probe(health?.readiness ?? '/health/readiness', port ? 1 : undefined),
+    ...(res ? { resources: res } : {}),
+    securityContext: RESTRICTED,
+  };
+  return { container, volumes };
+}
+
+export interface RawManifests {
+  deployment: Deployment;
+  service: Service;
+  references: References;
+}
+
+export function rawManifests(input: ManifestInput): RawManifests {
+  const { project, namespace } = input;
+  const id = identity(project, 'raw');
+  const references = noReferences();
+  const { container, volumes } = functionContainer(input, references, FUNCTION_PORT);
+  const metadata = { name: project.name, namespace, labels: id.labels, annotations: id.annotations };
+  const deployment: Deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata,
+    spec: {
+      replicas: replicas(project),
+      selector: { matchLabels: id.selector },
+      template: {
+        metadata: { labels: id.labels, annotations: id.annotations },
+        spec: {
+          containers: [container],
+          ...(project.doc.deploy?.serviceAccountName ? { serviceAccountName: project.doc.deploy.serviceAccountName } : {}),
+          ...(volumes.length ? { volumes } : {}),
+        },
+      },
+    },
+  };
+  const service: Service = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata,
+    spec: { type: 'ClusterIP', selector: id.selector, ports: [{ name: 'http', port: SERVICE_PORT, targetPort: FUNCTION_PORT, protocol: 'TCP' }] },
+  };
+  return { deployment, service, references };
+}
