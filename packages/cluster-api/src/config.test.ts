@@ -15,7 +15,7 @@ describe('resolveConfig', () => {
 
   it('takes --authorization-mode as kube-apiserver does: a comma-separated list, in order', () => {
     expect(resolveConfig({ 'authorization-mode': 'AlwaysAllow' }, {}, '/').authorizationMode).toEqual(['AlwaysAllow']);
-    expect(resolveConfig({}, { CLUSTER_API_AUTHORIZATION_MODE: 'RBAC,AlwaysDeny' }, '/').authorizationMode).toEqual(['RBAC', 'AlwaysDeny']);
+    expect(resolveConfig({ disableAgent: true }, { CLUSTER_API_AUTHORIZATION_MODE: 'RBAC,AlwaysDeny' }, '/').authorizationMode).toEqual(['RBAC', 'AlwaysDeny']);
   });
 
   it('runs the broker beside the API unless told not to; its port is a free one when the API\'s is', () => {
@@ -73,6 +73,7 @@ describe('resolveConfig', () => {
     [{ authorizationMode: 'ABAC' }, /--authorization-mode: unknown mode "ABAC"; supported: AlwaysAllow, AlwaysDeny, RBAC, Node/],
     [{ authorizationMode: 'RBAC,RBAC' }, /--authorization-mode: RBAC is given more than once/],
     [{ authorizationMode: 'RBAC,' }, /--authorization-mode: unknown mode ""/],
+    [{ authorizationMode: 'RBAC' }, /--authorization-mode RBAC gives the embedded node agent no way to register its Node: add Node \(e.g. Node,RBAC\) or pass --disable-agent/],
     [{ 'cluster-cidr': '127.64.0.0' }, /--cluster-cidr must be an IPv4 CIDR/],
     [{ 'cluster-cidr': '127.64.0.0/24', 'node-cidr-mask-size': 20 }, /--node-cidr-mask-size 20 must be at least the --cluster-cidr prefix length/],
     [{ 'pod-network': 'bridge' }, /--pod-network must be loopback or shared/],

@@ -252,6 +252,8 @@ function check(config: ServeConfig): ServeConfig {
   if (Boolean(config.tlsCertFile) !== Boolean(config.tlsPrivateKeyFile))
     throw new ConfigError('--tls-cert-file and --tls-private-key-file must be given together');
   if (config.tlsCaFile && !config.tlsCertFile) throw new ConfigError('--tls-ca-file goes with --tls-cert-file (the generated CA is embedded already)');
+  if (!config.disableAgent && !config.authorizationMode.some((m) => m === 'Node' || m === 'AlwaysAllow'))
+    throw new ConfigError(`--authorization-mode ${config.authorizationMode.join(',')} gives the embedded node agent no way to register its Node: add Node (e.g. Node,${config.authorizationMode.join(',')}) or pass --disable-agent`);
   if (Boolean(config.etcdCertfile) !== Boolean(config.etcdKeyfile))
     throw new ConfigError('--etcd-certfile and --etcd-keyfile must be given together');
   if (Number(config.clusterCidr.split('/')[1]) > config.nodeCidrMaskSize)

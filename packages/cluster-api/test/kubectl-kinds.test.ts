@@ -44,7 +44,8 @@ describe.runIf(existsSync(kubectlBin)).each(['sqlite', 'etcd'] as const)('kubect
   beforeAll(async () => {
     dir = tempDir();
     if (backend === 'etcd') etcd = await startEtcd({ members: 1, dataRoot: '/dev/shm' });
-    served = await serve(resolveConfig({ port: 0, dataDir: join(dir, 'data'), storage: etcd ? etcd.url : `sqlite:${join(dir, 'data', 'state.db')}` }), () => {});
+    // No node: the pods the controllers make stay Pending, so nothing becomes available.
+    served = await serve(resolveConfig({ port: 0, dataDir: join(dir, 'data'), storage: etcd ? etcd.url : `sqlite:${join(dir, 'data', 'state.db')}`, disableAgent: true }), () => {});
     writeFileSync(join(dir, 'app.yaml'), manifest);
     expect((await kubectl('create', 'namespace', 'shop')).code).toBe(0);
   }, 60_000);

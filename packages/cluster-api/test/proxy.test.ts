@@ -58,7 +58,7 @@ describe('pods/proxy and services/proxy', () => {
     for (const k of [c, bare]) await runningPod(k, 'shop', 'web', spec, { app: 'web' }, podIp);
     expect((await c.api('POST', base, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'pending' }, spec })).status).toBe(201);
     for (const name of ['web', 'empty', 'stale'])
-      expect((await c.api('POST', '/api/v1/namespaces/shop/services', { apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { selector: { app: name }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] } })).status).toBe(201);
+      expect((await c.api('POST', '/api/v1/namespaces/shop/services', { apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { ports: [{ name: 'http', port: 80, targetPort: 'http' }] } })).status).toBe(201); // no selector: these Endpoints are written here, not by the endpoints controller
     const endpoints = (name: string, subsets: unknown[]) => c.api('POST', '/api/v1/namespaces/shop/endpoints', { apiVersion: 'v1', kind: 'Endpoints', metadata: { name }, subsets });
     const address = (ip: string) => ({ ip, targetRef: { kind: 'Pod', namespace: 'shop', name: 'web' } });
     expect((await endpoints('web', [{ addresses: [address(podIp)], ports: [{ name: 'http', port: 8080 }] }])).status).toBe(201);

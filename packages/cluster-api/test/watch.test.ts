@@ -33,7 +33,8 @@ beforeAll(async () => {
   storage = new MemoryStorage({ compaction: false } as never);
   registry = createRegistry(storage, { bookmarkIntervalMs: 100 });
   // Without the controllers: their own watches would count among the subscribers.
-  server = await startServer({ storage, registry, controllers: false, authenticator: tokenAuthenticator(new Map([[TestToken, AdminUser]])) });
+  // RBAC alone: the Node mode's pod watch would be one subscriber more in the counts below.
+  server = await startServer({ storage, registry, controllers: false, authorization: ['RBAC'], authenticator: tokenAuthenticator(new Map([[TestToken, AdminUser]])) });
   await call('POST', '/api/v1/namespaces', namespace('wt'));
 });
 afterAll(() => server.close());

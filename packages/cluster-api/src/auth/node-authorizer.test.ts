@@ -21,7 +21,11 @@ const decide = (r: NodeRequest) => authorizer.authorize(r).decision;
 
 describe('podReferences', () => {
   it('finds what kube-apiserver\'s graph would', () => {
-    expect([...podReferences({ containers: [{ envFrom: [{ secretRef: { name: 's' } }] }] })].sort()).toEqual(['secret/s', 'serviceaccount/default']);
+    expect([...podReferences({ automountServiceAccountToken: false, containers: [{ envFrom: [{ secretRef: { name: 's' } }] }] })].sort()).toEqual(['secret/s', 'serviceaccount/default']);
+  });
+
+  it('counts the service account volume the agent mounts unless the pod opts out', () => {
+    expect([...podReferences({ serviceAccountName: 'ci', containers: [{}] })].sort()).toEqual(['configmap/kube-root-ca.crt', 'serviceaccount/ci']);
   });
 });
 
@@ -64,6 +68,10 @@ describe('NodeAuthorizer', () => {
     expect(decide(req('update', 'leases', { apiGroup: 'coordination.k8s.io', namespace: 'kube-node-lease', name: 'a' }))).toBe('Allow');
     expect(decide(req('update', 'leases', { apiGroup: 'coordination.k8s.io', namespace: 'kube-node-lease', name: 'b' }))).toBe('NoOpinion');
     expect(decide(req('get', 'leases', { apiGroup: 'coordination.k8s.io', namespace: 'kube-system', name: 'a' }))).toBe('NoOpinion');
+    // A create names no object (the name is in the body): allowed in kube-node-lease only, as kube's authorizer does.
+    expect(decide(req('create', 'leases', { apiGroup: 'coordination.k8s.io', namespace: 'kube-node-lease' }))).toBe('Allow');
+    expect(decide(req('create', 'leases', { apiGroup: 'coordination.k8s.io', namespace: 'default' }))).toBe('NoOpinion');
+    expect(decide(req('list', 'leases', { apiGroup: 'coordination.k8s.io', namespace: 'kube-node-lease' }))).toBe('NoOpinion');
   });
 
   it('writes events and asks the reviews its kubelet server needs', () => {

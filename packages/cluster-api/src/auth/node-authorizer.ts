@@ -78,10 +78,7 @@ export class NodeAuthorizer {
     }
     if (r.apiGroup === '' && r.resource === 'pods') return this.pods(node, r);
     if (r.apiGroup === '' && r.resource === 'nodes') return r.name === node && ['update', 'patch', 'delete', 'get'].includes(r.verb) ? allow : none(`node '${node}' cannot modify node '${r.name}'`);
-    if (r.apiGroup === 'coordination.k8s.io' && r.resource === 'leases') {
-      const own = r.namespace === LeaseNamespace && r.name === node && ['get', 'create', 'update', 'patch', 'delete'].includes(r.verb);
-      return own ? allow : none(`can only access node lease with the same name as the requesting node`);
-    }
+    if (r.apiGroup === 'coordination.k8s.io' && r.resource === 'leases') return this.lease(node, r);
     return none();
   }
 
@@ -89,6 +86,14 @@ export class NodeAuthorizer {
     if (!Read.includes(r.verb)) return none(`can only read resources of this type`);
     if (!r.name) return none(`No Object name found, key not found`);
     return this.graph.relates(node, kind, r.namespace, r.name) ? allow : none(`no relationship found between node '${node}' and this object`);
+  }
+
+  /** authorizeLease: a create is not named in the request (its name is in the body), so only the namespace is checked. */
+  private lease(node: string, r: NodeRequest): NodeDecision {
+    if (!['get', 'create', 'update', 'patch', 'delete'].includes(r.verb)) return none(`can only get, create, update, patch, or delete a node lease`);
+    if (r.namespace !== LeaseNamespace) return none(`can only access leases in the "${LeaseNamespace}" system namespace`);
+    if (r.verb !== 'create' && r.name !== node) return none(`can only access node lease with the same name as the requesting node`);
+    return allow;
   }
 
   /** NodeRestriction's pod rules, decided from which node the graph says a pod is bound to. */

@@ -25,6 +25,9 @@ export function podReferences(spec: Obj): Set<string> {
   const refs = new Set<string>();
   const add = (kind: Related, name: unknown) => void (str(name) && refs.add(`${kind}/${str(name)}`));
   add('serviceaccount', spec.serviceAccountName || 'default');
+  // The ServiceAccount admission plugin's kube-api-access volume (token + kube-root-ca.crt), which
+  // this server's node agent adds itself instead of writing it into the stored spec.
+  if (spec.automountServiceAccountToken !== false) add('configmap', 'kube-root-ca.crt');
   for (const s of arr(spec.imagePullSecrets)) add('secret', s.name);
   for (const v of arr(spec.volumes)) {
     add('secret', obj(v.secret).secretName);

@@ -69,7 +69,7 @@ const fixtures: Readonly<Record<string, KindFixture>> = {
   configmaps: { valid: { data: { a: 'b' }, binaryData: { c: 'ZA==' } }, invalid: { data: { 'bad key!': 'x' }, binaryData: { b: '!!' } }, invalidFields: ['data', 'binaryData[b]'] },
   endpoints: {
     valid: { subsets: [{ addresses: [{ ip: '10.0.0.1' }], ports: [{ port: 80 }] }] },
-    invalid: { subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ port: 0 }] }] },
+    invalid: { subsets: [{ addresses: [{ ip: '169.254.1.1' }], ports: [{ port: 0 }] }] },
     invalidFields: ['subsets[0].addresses[0].ip', 'subsets[0].ports[0].port'],
   },
   events: {
