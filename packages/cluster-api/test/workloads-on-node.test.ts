@@ -71,6 +71,8 @@ describe.runIf(existsSync(kubectlBin))('Deployments of function images on the em
 
   it('creates a Deployment of 3 function pods: Running and Ready, rollout status succeeds, logs are the function\'s JSON lines', async () => {
     await kubectl('create', 'deployment', 'hello', '--image=hello:v1', '--replicas=3', '--port=8080');
+    // The runtime logs at warn by default: info shows its start-up lines (a second rollout, which status waits out).
+    await kubectl('set', 'env', 'deployment/hello', 'FUNC_LOG_LEVEL=info');
     expect(await kubectl('rollout', 'status', 'deployment/hello', '--timeout=90s')).toMatch(/successfully rolled out/);
     const pods = await readyPods('hello', 3);
     expect(pods.every((p) => p.spec.nodeName === 'main')).toBe(true);
