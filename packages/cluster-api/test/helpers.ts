@@ -200,11 +200,15 @@ export async function grant(
   }
 }
 
-/** Token-file users beside the admin (TestToken): `bob-token` is bob in group devs, `carol-token` carol in no group. */
+/**
+ * Token-file users beside the admin (TestToken): `bob-token` is bob in group devs, `carol-token` carol
+ * in no group, `node-a-token` the node agent of node `a` (system:node:a in system:nodes).
+ */
 export const Users: ReadonlyMap<string, { name: string; uid: string; groups: string[] }> = new Map([
   [TestToken, AdminUser],
   ['bob-token', { name: 'bob', uid: 'bob-uid', groups: ['devs'] }],
   ['carol-token', { name: 'carol', uid: 'carol-uid', groups: [] }],
+  ['node-a-token', { name: 'system:node:a', uid: '', groups: ['system:nodes'] }],
 ]);
 
 /**

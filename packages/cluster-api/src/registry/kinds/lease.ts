@@ -5,6 +5,7 @@
  */
 import type { KubeObject } from '../../api/meta.js';
 import { invalidValue, notSupported, type FieldError } from '../generic/validation.js';
+import { ownLeaseOnly } from './node-restriction.js';
 import { AllVerbs, child, column, inGroup, normalizeMicroTimes, spec, str } from './common.js';
 
 const Strategies = ['OldestEmulationVersion'] as const;
@@ -36,5 +37,6 @@ export const lease = inGroup('coordination.k8s.io', 'v1')({
   verbs: AllVerbs,
   fields: ['spec'],
   strategy: { validate, canonicalize: (o) => normalizeMicroTimes(child(o, 'spec'), ['acquireTime', 'renewTime']) },
+  hooks: { admit: ownLeaseOnly },
   columns: [column('Holder', (o) => str(spec(o).holderIdentity), { description: 'holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.' })],
 });
