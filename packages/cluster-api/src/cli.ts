@@ -5,7 +5,7 @@
  * the process; everything else is a library that tests embed.
  */
 import { KubeClient, KubeconfigError } from '@func/kube-client';
-import yargs from 'yargs';
+import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { parseAdvertised } from './broker/cluster/advertise.js';
 import { BrokerStartError } from './broker/cluster/embedded.js';
@@ -37,8 +37,14 @@ function fail(err: unknown): never {
   process.exit(1);
 }
 
-/** Numbers reach the table's parse as typed, so `--port eighty` is refused naming `eighty`, not NaN. */
-const yargsOption = (row: { type: 'string' | 'number' | 'boolean'; describe: string }) => ({ type: row.type === 'number' ? ('string' as const) : row.type, describe: row.describe });
+/**
+ * A command's options from its table. Numbers reach the table's parse as typed, so `--port eighty` is
+ * refused naming `eighty`, not NaN.
+ */
+const optionsOf = (rows: readonly { flag: string; type: 'string' | 'number' | 'boolean'; describe: string }[]) => <Y extends Argv>(y: Y): Y => {
+  for (const row of rows) y.option(row.flag, { type: row.type === 'number' ? 'string' : row.type, describe: row.describe });
+  return y;
+};
 
 /** Runs until SIGTERM / SIGINT, then `stop()` and exit 0. */
 function untilSignal(stop: () => Promise<void>): void {
@@ -104,19 +110,13 @@ await yargs(hideBin(process.argv))
   .command(
     'serve',
     'serve the cluster resource API (TLS, a generated CA, admin token and kubeconfig by default)',
-    (y) => {
-      for (const row of serveOptions) y.option(row.flag, yargsOption(row));
-      return y;
-    },
+    optionsOf(serveOptions),
     (argv) => serveCommand(argv).catch(fail),
   )
   .command(
     'node',
     'run a node agent joining an API server by kubeconfig (function pods as processes, others simulated)',
-    (y) => {
-      for (const row of nodeOptions) y.option(row.flag, { type: row.type, describe: row.describe });
-      return y;
-    },
+    optionsOf(nodeOptions),
     (argv) => nodeCommand(argv).catch(fail),
   )
   .command(
@@ -145,10 +145,7 @@ await yargs(hideBin(process.argv))
   .command(
     'broker',
     'run the event broker alone: Knative Brokers and Triggers read from an API server by kubeconfig (several processes share a nats:// store)',
-    (y) => {
-      for (const row of brokerOptions) y.option(row.flag, yargsOption(row));
-      return y;
-    },
+    optionsOf(brokerOptions),
     (argv) => brokerCommand(argv).catch(fail),
   )
   .command(

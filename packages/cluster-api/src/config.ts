@@ -1,16 +1,18 @@
 /**
- * `cluster-api serve` and `cluster-api broker` configuration: one option table per command whose
- * rows say where a value may come from, its default and how it is parsed, resolved by a pure
- * function (CLI > environment > default, principle 10; as the runtime's config.ts). Only cli.ts
- * reads process state and exits.
+ * `cluster-api serve` and `cluster-api broker` configuration: an option table per command
+ * (options.ts), and the checks across options a table cannot make.
  */
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { unknownControllers } from './controllers/names.js';
 import { parseAdvertised } from './broker/cluster/advertise.js';
+import { podNetwork } from './node/config.js';
 import { parseStorageUrl } from './storage/factory.js';
 import { AuthorizationModes, type AuthorizationMode } from './auth/authorizers.js';
+import { ConfigError, bool, count, path, port, portOf, resolveRows, text, type AnyRow, type OptionRow, type Resolving } from './options.js';
+
+export { ConfigError } from './options.js';
 
 export interface ServeConfig {
   port: number;
@@ -75,41 +77,8 @@ export interface BrokerRoleConfig {
   advertiseAddress?: string;
 }
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
 
-/** Options resolved so far (rows resolve in table order) and the directory relative paths start from. */
-interface Resolving<C> {
-  config: Partial<C>;
-  cwd: string;
-}
 
-interface OptionRow<C, K extends keyof C> {
-  key: K;
-  /** The yargs flag (kebab-case, as kube-apiserver names its flags). */
-  flag: string;
-  env: string;
-  /** Given neither on the command line nor in the environment; a function when it follows earlier rows. */
-  default: C[K] | ((at: Resolving<C>) => C[K]);
-  /** A given value (a CLI value, or the environment's string) → the option; throws ConfigError naming the flag. */
-  parse: (raw: unknown, at: Resolving<C>) => C[K];
-  describe: string;
-  type: 'string' | 'number' | 'boolean';
-}
-
-/** A row of any option of `C`. */
-type AnyRow<C> = { [K in keyof C]-?: OptionRow<C, K> }[keyof C];
-
-const portOf = (flag: string) => (raw: unknown): number => {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`--${flag} must be an integer 0-65535, got ${String(raw)}`);
-  return n;
-};
-const port = portOf('port');
-const text = (raw: unknown): string => String(raw);
-const bool = (raw: unknown): boolean => raw === true || raw === 'true' || raw === '1';
-const path = (raw: unknown, { cwd }: Resolving<unknown>): string => resolve(cwd, String(raw));
 const storageUrl = (raw: unknown): string => {
   try {
     parseStorageUrl(String(raw));
@@ -135,19 +104,10 @@ const controllerList = (raw: unknown): string[] => {
   if (unknown.length > 0) throw new ConfigError(`--controllers: ${JSON.stringify(unknown[0])} is not in the list of known controllers`);
   return words;
 };
-const count = (flag: string, min: number, max: number) => (raw: unknown): number => {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`--${flag} must be an integer ${min}-${max}, got ${String(raw)}`);
-  return n;
-};
 const cidr = (raw: unknown): string => {
   const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(String(raw));
   if (!m || m.slice(1, 5).some((o) => Number(o) > 255) || Number(m[5]) > 30) throw new ConfigError(`--cluster-cidr must be an IPv4 CIDR such as 127.64.0.0/10, got ${String(raw)}`);
   return String(raw);
-};
-const podNetwork = (raw: unknown): 'loopback' | 'shared' => {
-  if (raw !== 'loopback' && raw !== 'shared') throw new ConfigError(`--pod-network must be loopback or shared, got ${String(raw)}`);
-  return raw;
 };
 const brokerStoreUrl = (raw: unknown): string => {
   const url = String(raw);
@@ -215,24 +175,6 @@ export const brokerOptions: readonly AnyRow<BrokerRoleConfig>[] = [
 const isLoopback = (address: string): boolean =>
   address === 'localhost' || address === '::1' || (isIP(address) === 4 && address.startsWith('127.'));
 
-/** The value a row is given: the CLI's (by key or flag), else the environment's; undefined when neither. */
-function given<C>(row: AnyRow<C>, cli: Record<string, unknown>, env: Record<string, string | undefined>): unknown {
-  const fromCli = cli[row.key as string] ?? cli[row.flag];
-  if (fromCli !== undefined && fromCli !== '') return fromCli;
-  const fromEnv = env[row.env];
-  return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
-}
-
-/** Pure: each row in order, given or defaulted. */
-function resolveRows<C>(rows: readonly AnyRow<C>[], cli: Record<string, unknown>, env: Record<string, string | undefined>, cwd: string): C {
-  const at: Resolving<C> = { config: {}, cwd };
-  for (const r of rows) {
-    const raw = given(r, cli, env);
-    const value = raw === undefined ? (typeof r.default === 'function' ? (r.default as (at: Resolving<C>) => unknown)(at) : r.default) : r.parse(raw, at);
-    if (value !== undefined) (at.config as Record<string, unknown>)[r.key as string] = value;
-  }
-  return at.config as C;
-}
 
 /** Pure: the same inputs always give the same config or the same ConfigError. */
 export function resolveConfig(cli: Record<string, unknown>, env: Record<string, string | undefined> = {}, cwd = '.'): ServeConfig {

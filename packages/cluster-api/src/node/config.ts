@@ -1,13 +1,12 @@
 /**
- * `cluster-api node` configuration, one option table resolved by a pure function (CLI > environment
- * > default), as serve's config.ts. The node's name defaults to the CN of its kubeconfig's client
+ * `cluster-api node` configuration: an option table of options.ts, as serve's and the broker's. The node's name defaults to the CN of its kubeconfig's client
  * certificate (`system:node:<name>`, what `cluster-api node-credentials` mints), else the host name.
  */
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ConfigError } from '../config.js';
+import { ConfigError, bool, count, path, resolveRows, text, type AnyRow, type OptionRow } from '../options.js';
 
 export interface NodeConfig {
   kubeconfig?: string;
@@ -29,7 +28,7 @@ export interface NodeConfig {
   tlsPrivateKeyFile?: string;
 }
 
-type Row = { key: keyof NodeConfig; flag: string; env: string; type: 'string' | 'number' | 'boolean'; describe: string; default?: (c: Partial<NodeConfig>, cwd: string) => unknown; parse?: (raw: unknown, cwd: string) => unknown };
+const row = <K extends keyof NodeConfig>(r: OptionRow<NodeConfig, K>): OptionRow<NodeConfig, K> => r;
 
 /** The first non-internal IPv4 address, else loopback: what a kubelet reports by default. */
 export function defaultAddress(): string {
@@ -37,43 +36,34 @@ export function defaultAddress(): string {
   return '127.0.0.1';
 }
 
-const int = (flag: string, min: number, max: number) => (raw: unknown): number => {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`--${flag} must be an integer ${min}-${max}, got ${String(raw)}`);
-  return n;
+/** `--pod-network` (serve's embedded node and `cluster-api node`). */
+export const podNetwork = (raw: unknown): 'loopback' | 'shared' => {
+  if (raw !== 'loopback' && raw !== 'shared') throw new ConfigError(`--pod-network must be loopback or shared, got ${String(raw)}`);
+  return raw;
 };
-const path = (raw: unknown, cwd: string) => resolve(cwd, String(raw));
-const bool = (raw: unknown) => raw === true || raw === 'true' || raw === '1';
 
-export const nodeOptions: readonly Row[] = [
-  { key: 'kubeconfig', flag: 'kubeconfig', env: 'CLUSTER_API_NODE_KUBECONFIG', type: 'string', parse: path, describe: 'how to reach the API server, as whom (default: kubectl\'s rules: KUBECONFIG, ~/.kube/config)' },
-  { key: 'context', flag: 'context', env: 'CLUSTER_API_NODE_CONTEXT', type: 'string', describe: 'the kubeconfig context to use' },
-  { key: 'name', flag: 'name', env: 'CLUSTER_API_NODE_NAME', type: 'string', default: () => '', describe: 'the node name (default: the client certificate\'s system:node:<name>, else the host name)' },
-  { key: 'dataDir', flag: 'data-dir', env: 'CLUSTER_API_NODE_DATA_DIR', type: 'string', default: (_c, cwd) => resolve(cwd, 'node-data'), parse: path, describe: 'pods, logs and unpacked images (default ./node-data)' },
-  { key: 'images', flag: 'images', env: 'CLUSTER_API_NODE_IMAGES', type: 'string', default: (c) => join(c.dataDir!, 'images'), parse: path, describe: 'the OCI image layout function images run from (default <data-dir>/images)' },
-  { key: 'simulate', flag: 'simulate', env: 'CLUSTER_API_NODE_SIMULATE', type: 'boolean', default: () => true, parse: bool, describe: 'run other images simulated as kwok does (default); --no-simulate refuses them' },
-  { key: 'address', flag: 'address', env: 'CLUSTER_API_NODE_ADDRESS', type: 'string', default: () => defaultAddress(), describe: 'the node\'s IP: its kubelet server listens there (default: the first non-loopback IPv4)' },
-  { key: 'kubeletPort', flag: 'kubelet-port', env: 'CLUSTER_API_NODE_KUBELET_PORT', type: 'number', default: () => 10250, parse: int('kubelet-port', 0, 65535), describe: 'the kubelet server port (default 10250; 0 picks a free one)' },
-  { key: 'maxPods', flag: 'max-pods', env: 'CLUSTER_API_NODE_MAX_PODS', type: 'number', default: () => 110, parse: int('max-pods', 1, 100_000), describe: 'pods this node accepts (default 110)' },
-  { key: 'nodeLeaseDurationSeconds', flag: 'node-lease-duration-seconds', env: 'CLUSTER_API_NODE_LEASE_DURATION_SECONDS', type: 'number', default: () => 40, parse: int('node-lease-duration-seconds', 1, 3600), describe: 'the node\'s Lease duration, renewed every quarter of it (default 40)' },
-  { key: 'podNetwork', flag: 'pod-network', env: 'CLUSTER_API_NODE_POD_NETWORK', type: 'string', describe: 'loopback (an address per pod, Linux default) or shared (the node\'s address, a port per pod)' },
-  { key: 'tlsCertFile', flag: 'tls-cert-file', env: 'CLUSTER_API_NODE_TLS_CERT_FILE', type: 'string', parse: path, describe: 'the kubelet server certificate (default: the kubeconfig\'s client certificate)' },
-  { key: 'tlsPrivateKeyFile', flag: 'tls-private-key-file', env: 'CLUSTER_API_NODE_TLS_PRIVATE_KEY_FILE', type: 'string', parse: path, describe: 'its private key' },
+export const nodeOptions: readonly AnyRow<NodeConfig>[] = [
+  row({ key: 'kubeconfig', flag: 'kubeconfig', env: 'CLUSTER_API_NODE_KUBECONFIG', type: 'string', default: undefined, parse: path, describe: 'how to reach the API server, as whom (default: kubectl\'s rules: KUBECONFIG, ~/.kube/config)' }),
+  row({ key: 'context', flag: 'context', env: 'CLUSTER_API_NODE_CONTEXT', type: 'string', default: undefined, parse: text, describe: 'the kubeconfig context to use' }),
+  row({ key: 'name', flag: 'name', env: 'CLUSTER_API_NODE_NAME', type: 'string', default: '', parse: text, describe: 'the node name (default: the client certificate\'s system:node:<name>, else the host name)' }),
+  row({ key: 'dataDir', flag: 'data-dir', env: 'CLUSTER_API_NODE_DATA_DIR', type: 'string', default: ({ cwd }) => resolve(cwd, 'node-data'), parse: path, describe: 'pods, logs and unpacked images (default ./node-data)' }),
+  row({ key: 'images', flag: 'images', env: 'CLUSTER_API_NODE_IMAGES', type: 'string', default: ({ config }) => join(config.dataDir!, 'images'), parse: path, describe: 'the OCI image layout function images run from (default <data-dir>/images)' }),
+  row({ key: 'simulate', flag: 'simulate', env: 'CLUSTER_API_NODE_SIMULATE', type: 'boolean', default: true, parse: bool, describe: 'run other images simulated as kwok does (default); --no-simulate refuses them' }),
+  row({ key: 'address', flag: 'address', env: 'CLUSTER_API_NODE_ADDRESS', type: 'string', default: () => defaultAddress(), parse: text, describe: 'the node\'s IP: its kubelet server listens there (default: the first non-loopback IPv4)' }),
+  row({ key: 'kubeletPort', flag: 'kubelet-port', env: 'CLUSTER_API_NODE_KUBELET_PORT', type: 'number', default: 10250, parse: count('kubelet-port', 0, 65535), describe: 'the kubelet server port (default 10250; 0 picks a free one)' }),
+  row({ key: 'maxPods', flag: 'max-pods', env: 'CLUSTER_API_NODE_MAX_PODS', type: 'number', default: 110, parse: count('max-pods', 1, 100_000), describe: 'pods this node accepts (default 110)' }),
+  row({ key: 'nodeLeaseDurationSeconds', flag: 'node-lease-duration-seconds', env: 'CLUSTER_API_NODE_LEASE_DURATION_SECONDS', type: 'number', default: 40, parse: count('node-lease-duration-seconds', 1, 3600), describe: 'the node\'s Lease duration, renewed every quarter of it (default 40)' }),
+  row({ key: 'podNetwork', flag: 'pod-network', env: 'CLUSTER_API_NODE_POD_NETWORK', type: 'string', default: undefined, parse: podNetwork, describe: 'loopback (an address per pod, Linux default) or shared (the node\'s address, a port per pod)' }),
+  row({ key: 'tlsCertFile', flag: 'tls-cert-file', env: 'CLUSTER_API_NODE_TLS_CERT_FILE', type: 'string', default: undefined, parse: path, describe: 'the kubelet server certificate (default: the kubeconfig\'s client certificate)' }),
+  row({ key: 'tlsPrivateKeyFile', flag: 'tls-private-key-file', env: 'CLUSTER_API_NODE_TLS_PRIVATE_KEY_FILE', type: 'string', default: undefined, parse: path, describe: 'its private key' }),
 ];
 
 /** Pure: CLI > environment > default. */
 export function resolveNodeConfig(cli: Record<string, unknown>, env: Record<string, string | undefined> = {}, cwd = '.'): NodeConfig {
-  const config: Partial<NodeConfig> = {};
-  for (const row of nodeOptions) {
-    const fromCli = cli[row.key] ?? cli[row.flag];
-    const raw = fromCli !== undefined && fromCli !== '' ? fromCli : env[row.env] || undefined;
-    const value = raw === undefined ? row.default?.(config, cwd) : row.parse ? row.parse(raw, cwd) : String(raw);
-    if (value !== undefined) (config as Record<string, unknown>)[row.key] = value;
-  }
-  if (config.podNetwork !== undefined && config.podNetwork !== 'loopback' && config.podNetwork !== 'shared') throw new ConfigError(`--pod-network must be loopback or shared, got ${config.podNetwork}`);
+  const config = resolveRows(nodeOptions, cli, env, cwd);
   if (!isIP(config.address!)) throw new ConfigError(`--address must be an IP address, got ${config.address}`);
   if (Boolean(config.tlsCertFile) !== Boolean(config.tlsPrivateKeyFile)) throw new ConfigError('--tls-cert-file and --tls-private-key-file must be given together');
-  return config as NodeConfig;
+  return config;
 }
 
 /** `system:node:<name>` of a client certificate, if it is a node's. */
