@@ -73,6 +73,27 @@ describe('the node service proxy', () => {
     for (let i = 0; i < 4; i++) expect(await text(url)).toBe('hello from web-2');
   }, 120_000);
 
+  it('closes a kept-alive connection to a pod once it is no longer ready, and keeps serving from the other', async () => {
+    const { kube } = current;
+    const setReady = async (pod: string, ready: boolean) =>
+      (await kube.raw({ method: 'GET', path: `/api/v1/namespaces/default/pods/${pod}:8080/proxy/ready?set=${ready}`, accept: '*/*' })).body;
+    expect(await setReady('web-1', true)).toBe('ready=true');
+    await endpointsReady('web', 2);
+    const { clusterIP } = (await kube.get<Obj>(Resources.services, 'web', { namespace: 'default' })).spec;
+    const socket = connect(8081, clusterIP);
+    let answer = '';
+    socket.setEncoding('utf8').on('data', (d: string) => (answer += d));
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.write(`GET / HTTP/1.1\r\nhost: ${clusterIP}\r\nconnection: keep-alive\r\n\r\n`);
+    const pod = await until('the answer on the kept-alive connection', () => /hello from (web-\d)/.exec(answer)?.[1], 30_000);
+    expect(await setReady(pod, false)).toBe('ready=false');
+    await closed;
+    expect(socket.destroyed).toBe(true);
+    const other = pod === 'web-1' ? 'web-2' : 'web-1';
+    expect(await text(`http://${clusterIP}:8081/`)).toBe(`hello from ${other}`);
+    expect(await setReady(pod, true)).toBe('ready=true');
+  }, 120_000);
+
   it('refuses a connection when no endpoint is ready', async () => {
     const { clusterIP } = await created(service('empty', 'nobody'));
     await until('the proxy listening', () => listening().includes(`${clusterIP}:8081`), 30_000);

@@ -26,6 +26,8 @@ export interface ServiceProxyOptions {
 
 /** One listening address of one Service port. */
 interface Listener { service: string; port: ServicePort; server: Server; next: number }
+/** One forwarded connection; `idle` once the endpoint has answered and the client has sent nothing since. */
+interface Forwarded { l: Listener; target: string; client: Socket; upstream: Socket; idle: boolean }
 
 const quiet = () => undefined;
 const keyOf = (o: KubeObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
@@ -47,6 +49,7 @@ function wanted(svc: Service, hostIP: string): Map<string, ServicePort> {
 export class ServiceProxy {
   private readonly listeners = new Map<string, Listener>();
   private readonly sockets = new Set<Socket>();
+  private readonly forwarded = new Set<Forwarded>();
   private services?: Informer<Service>;
   private endpoints?: Informer<Endpoints>;
 
@@ -54,7 +57,8 @@ export class ServiceProxy {
 
   async start(): Promise<void> {
     const { kube } = this.opts;
-    this.endpoints = new Informer<Endpoints>(kube, Resources.endpoints, { namespace: '', onError: quiet }).start();
+    this.endpoints = new Informer<Endpoints>(kube, Resources.endpoints, { namespace: '', onError: quiet })
+      .on('update', (e) => this.retire(keyOf(e))).on('delete', (e) => this.retire(keyOf(e))).start();
     this.services = new Informer<Service>(kube, Resources.services, { namespace: '', onError: quiet })
       .on('add', (s) => this.sync(s)).on('update', (s) => this.sync(s)).on('delete', (s) => this.sync(s, true)).start();
     await Promise.all([this.endpoints.synced, this.services.synced]);
@@ -119,7 +123,10 @@ export class ServiceProxy {
     let connected = false;
     upstream.once('connect', () => {
       connected = true;
-      upstream.once('close', () => client.destroy());
+      const f: Forwarded = { l, target: `${target.host}:${target.port}`, client, upstream, idle: false };
+      this.forwarded.add(f);
+      client.on('data', () => (f.idle = false));
+      upstream.on('data', () => (f.idle = true)).once('close', () => (this.forwarded.delete(f), client.destroy()));
       client.pipe(upstream).pipe(client);
     });
     upstream.on('error', () => {
@@ -127,6 +134,19 @@ export class ServiceProxy {
       client.off('close', cut);
       this.forward(l, client, tries + 1);
     });
+  }
+
+  /**
+   * An endpoint no longer ready loses its idle connections (a kept-alive client would otherwise go
+   * on using a pod that is draining); a request in progress (the client spoke last) runs to its end.
+   */
+  private retire(service: string): void {
+    const byListener = new Map<Listener, Set<string>>();
+    for (const f of this.forwarded) {
+      if (f.l.service !== service || !f.idle) continue;
+      if (!byListener.has(f.l)) byListener.set(f.l, new Set(this.ready(f.l).map((t) => `${t.host}:${t.port}`)));
+      if (!byListener.get(f.l)!.has(f.target)) (f.upstream.destroy(), f.client.destroy());
+    }
   }
 
   private track(socket: Socket): Socket {
