@@ -121,7 +121,8 @@ export class NodeAgent {
     this.removeStaleDirs();
     if (this.opts.serviceProxy === false) return;
     this.proxy = new ServiceProxy({ kube, nodeName: this.name, hostIP: this.network.hostIP, target: (uid, port) => this.network.target(uid, port), log: this.log });
-    await this.proxy.start();
+    // Not awaited: the pods run whether or not Services can be listed yet (the informers retry).
+    void this.proxy.start();
   }
 
   private learn(node: Node): void {

@@ -55,6 +55,7 @@ export class ServiceProxy {
 
   constructor(private readonly opts: ServiceProxyOptions) {}
 
+  /** Starts the informers; resolves once both have listed. */
   async start(): Promise<void> {
     const { kube } = this.opts;
     this.endpoints = new Informer<Endpoints>(kube, Resources.endpoints, { namespace: '', onError: quiet })
