@@ -52,6 +52,7 @@ export class ServiceProxy {
   private readonly forwarded = new Set<Forwarded>();
   private services?: Informer<Service>;
   private endpoints?: Informer<Endpoints>;
+  private stopped = false;
 
   constructor(private readonly opts: ServiceProxyOptions) {}
 
@@ -75,6 +76,7 @@ export class ServiceProxy {
       if (port) l.port = port;
       else this.close(address);
     }
+    if (this.stopped) return;
     for (const [address, port] of want) if (!this.listeners.has(address)) this.listen(service, address, port);
   }
 
@@ -161,6 +163,7 @@ export class ServiceProxy {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     await Promise.all([this.services?.stop(), this.endpoints?.stop()]);
     for (const address of [...this.listeners.keys()]) this.close(address);
     for (const s of this.sockets) s.destroy();
