@@ -8,7 +8,7 @@ describe('resolveConfig', () => {
       port: 6443, bindAddress: '127.0.0.1', dataDir: '/srv/data', storage: 'sqlite:/srv/data/state.db',
       kubeconfigOut: '/srv/data/kubeconfig.yaml', insecureHttp: false, authorizationMode: ['Node', 'RBAC'], controllers: ['*'],
       disableAgent: false, disableScheduler: false, nodeName: hostname().toLowerCase(), simulate: true, maxPods: 110, kubeletPort: 0,
-      clusterCidr: '127.64.0.0/10', nodeCidrMaskSize: 20, nodeMonitorGracePeriod: 40, nodeLeaseDurationSeconds: 40,
+      clusterCidr: '127.64.0.0/10', serviceClusterIpRange: '127.128.0.0/12', nodeCidrMaskSize: 20, nodeMonitorGracePeriod: 40, nodeLeaseDurationSeconds: 40,
       broker: true, brokerStore: 'sqlite:/srv/data/broker.db', brokerPort: 8090, brokerBindAddress: '127.0.0.1',
     });
   });
@@ -76,11 +76,21 @@ describe('resolveConfig', () => {
     [{ authorizationMode: 'RBAC' }, /--authorization-mode RBAC gives the embedded node agent no way to register its Node: add Node \(e.g. Node,RBAC\) or pass --disable-agent/],
     [{ 'cluster-cidr': '127.64.0.0' }, /--cluster-cidr must be an IPv4 CIDR/],
     [{ 'cluster-cidr': '127.64.0.0/24', 'node-cidr-mask-size': 20 }, /--node-cidr-mask-size 20 must be at least the --cluster-cidr prefix length/],
+    [{ 'service-cluster-ip-range': '127.128.0.0' }, /--service-cluster-ip-range must be an IPv4 CIDR such as 127.128.0.0\/12, got 127.128.0.0/],
+    [{ 'service-cluster-ip-range': '127.300.0.0/12' }, /--service-cluster-ip-range must be an IPv4 CIDR/],
+    [{ 'service-cluster-ip-range': 'fd00::/108' }, /--service-cluster-ip-range must be an IPv4 CIDR/],
+    [{ 'service-cluster-ip-range': '127.96.0.0/12' }, /--service-cluster-ip-range 127.96.0.0\/12 overlaps --cluster-cidr 127.64.0.0\/10/],
+    [{ 'service-cluster-ip-range': '10.96.0.0/12', 'cluster-cidr': '10.0.0.0/8' }, /--service-cluster-ip-range 10.96.0.0\/12 overlaps --cluster-cidr 10.0.0.0\/8/],
     [{ 'pod-network': 'bridge' }, /--pod-network must be loopback or shared/],
     [{ 'max-pods': -1 }, /--max-pods must be an integer/],
     [{ 'node-monitor-grace-period': 0 }, /--node-monitor-grace-period must be an integer/],
   ])('refuses %j', (cli, message) => {
     expect(() => resolveConfig(cli, {}, '/')).toThrow(message);
+  });
+
+  it('takes kube-apiserver\'s --service-cluster-ip-range beside --cluster-cidr', () => {
+    expect(resolveConfig({ 'service-cluster-ip-range': '10.96.0.0/12' }, {}, '/').serviceClusterIpRange).toBe('10.96.0.0/12');
+    expect(resolveConfig({}, { CLUSTER_API_SERVICE_CLUSTER_IP_RANGE: '127.32.0.0/16' }, '/').serviceClusterIpRange).toBe('127.32.0.0/16');
   });
 
   it('allows plain HTTP on every loopback form', () => {

@@ -10,6 +10,7 @@ import { parseAdvertised } from './broker/cluster/advertise.js';
 import { podNetwork } from './node/config.js';
 import { parseStorageUrl } from './storage/factory.js';
 import { AuthorizationModes, type AuthorizationMode } from './auth/authorizers.js';
+import { parseRange } from './registry/kinds/service-allocator.js';
 import { ConfigError, bool, count, path, port, portOf, resolveRows, text, type AnyRow, type OptionRow, type Resolving } from './options.js';
 
 export { ConfigError } from './options.js';
@@ -50,6 +51,8 @@ export interface ServeConfig {
   /** Pod IPs: loopback (a 127.x address per pod, Linux) or shared (the node's IP, a port per pod). */
   podNetwork?: 'loopback' | 'shared';
   clusterCidr: string;
+  /** Service clusterIPs (kube-apiserver's flag); a loopback range by default, so they are bindable on Linux. */
+  serviceClusterIpRange: string;
   nodeCidrMaskSize: number;
   /** Seconds a node may stay silent before it is Unknown (kube-controller-manager's flag). */
   nodeMonitorGracePeriod: number;
@@ -104,10 +107,13 @@ const controllerList = (raw: unknown): string[] => {
   if (unknown.length > 0) throw new ConfigError(`--controllers: ${JSON.stringify(unknown[0])} is not in the list of known controllers`);
   return words;
 };
-const cidr = (raw: unknown): string => {
-  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(String(raw));
-  if (!m || m.slice(1, 5).some((o) => Number(o) > 255) || Number(m[5]) > 30) throw new ConfigError(`--cluster-cidr must be an IPv4 CIDR such as 127.64.0.0/10, got ${String(raw)}`);
+const cidr = (flag: string, example: string) => (raw: unknown): string => {
+  if (!parseRange(String(raw))) throw new ConfigError(`--${flag} must be an IPv4 CIDR such as ${example}, got ${String(raw)}`);
   return String(raw);
+};
+const overlap = (a: string, b: string): boolean => {
+  const [x, y] = [parseRange(a)!, parseRange(b)!];
+  return x.base < y.base + y.count && y.base < x.base + x.count;
 };
 const brokerStoreUrl = (raw: unknown): string => {
   const url = String(raw);
@@ -151,7 +157,8 @@ export const serveOptions: readonly AnyRow<ServeConfig>[] = [
   row({ key: 'maxPods', flag: 'max-pods', env: 'CLUSTER_API_MAX_PODS', type: 'number', default: 110, parse: count('max-pods', 1, 100_000), describe: 'pods the embedded node accepts (default 110)' }),
   row({ key: 'kubeletPort', flag: 'kubelet-port', env: 'CLUSTER_API_KUBELET_PORT', type: 'number', default: 0, parse: count('kubelet-port', 0, 65535), describe: 'the embedded node agent\'s server port (default 0: any free port, announced in the Node)' }),
   row({ key: 'podNetwork', flag: 'pod-network', env: 'CLUSTER_API_POD_NETWORK', type: 'string', default: undefined, parse: podNetwork, describe: 'loopback (an address per pod, Linux default) or shared (the node\'s address, a port per pod)' }),
-  row({ key: 'clusterCidr', flag: 'cluster-cidr', env: 'CLUSTER_API_CLUSTER_CIDR', type: 'string', default: '127.64.0.0/10', parse: cidr, describe: 'pod IPs of the cluster, split into a block per node (default 127.64.0.0/10)' }),
+  row({ key: 'clusterCidr', flag: 'cluster-cidr', env: 'CLUSTER_API_CLUSTER_CIDR', type: 'string', default: '127.64.0.0/10', parse: cidr('cluster-cidr', '127.64.0.0/10'), describe: 'pod IPs of the cluster, split into a block per node (default 127.64.0.0/10)' }),
+  row({ key: 'serviceClusterIpRange', flag: 'service-cluster-ip-range', env: 'CLUSTER_API_SERVICE_CLUSTER_IP_RANGE', type: 'string', default: '127.128.0.0/12', parse: cidr('service-cluster-ip-range', '127.128.0.0/12'), describe: 'Service clusterIPs (default 127.128.0.0/12: loopback addresses each node\'s service proxy listens on); must not overlap --cluster-cidr' }),
   row({ key: 'nodeCidrMaskSize', flag: 'node-cidr-mask-size', env: 'CLUSTER_API_NODE_CIDR_MASK_SIZE', type: 'number', default: 20, parse: count('node-cidr-mask-size', 8, 30), describe: 'size of each node\'s pod CIDR block (default 20)' }),
   row({ key: 'nodeLeaseDurationSeconds', flag: 'node-lease-duration-seconds', env: 'CLUSTER_API_NODE_LEASE_DURATION_SECONDS', type: 'number', default: 40, parse: count('node-lease-duration-seconds', 1, 3600), describe: 'the embedded node\'s Lease duration, renewed every quarter of it (default 40)' }),
   row({ key: 'nodeMonitorGracePeriod', flag: 'node-monitor-grace-period', env: 'CLUSTER_API_NODE_MONITOR_GRACE_PERIOD', type: 'number', default: 40, parse: count('node-monitor-grace-period', 1, 86_400), describe: 'seconds a node may go without a heartbeat before it is NotReady (default 40)' }),
@@ -200,5 +207,7 @@ function check(config: ServeConfig): ServeConfig {
     throw new ConfigError('--etcd-certfile and --etcd-keyfile must be given together');
   if (Number(config.clusterCidr.split('/')[1]) > config.nodeCidrMaskSize)
     throw new ConfigError(`--node-cidr-mask-size ${config.nodeCidrMaskSize} must be at least the --cluster-cidr prefix length (${config.clusterCidr})`);
+  if (overlap(config.serviceClusterIpRange, config.clusterCidr))
+    throw new ConfigError(`--service-cluster-ip-range ${config.serviceClusterIpRange} overlaps --cluster-cidr ${config.clusterCidr}: Service and pod IPs must not share addresses`);
   return config;
 }

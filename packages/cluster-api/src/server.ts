@@ -63,6 +63,8 @@ export interface StartOptions {
   kubeletClient?: KubeletClientTls;
   /** How pods' ports are reached (the node agent provides it); absent: port-forward and the proxies cannot reach pods. */
   podNetwork?: PodNetwork;
+  /** Where Service clusterIPs come from (kube-apiserver's --service-cluster-ip-range); default 10.96.0.0/12. */
+  serviceClusterIpRange?: string;
 }
 
 export interface ClusterApiServer {
@@ -95,6 +97,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
       reviewToken: async (token, audiences) => authenticator?.review(token, audiences),
       authorizer: () => authorizer,
       kubelet: kubeletClient,
+      serviceClusterIpRange: options.serviceClusterIpRange,
       podNetwork: options.podNetwork ?? (kubeletClient && kubeletPodNetwork(kubeletClient, async (name) => nodes()?.get({}, name))),
     }));
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);
@@ -197,6 +200,7 @@ export async function serve(config: ServeConfig, log?: StartOptions['log'], part
       storage, authenticator: withUsers(authenticator, embedded.users), tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey,
       controllers: config.controllers, authorization: config.authorizationMode,
       clientCa: tls ? ca.cert : undefined, kubeletClient: embedded.kubeletClient,
+      serviceClusterIpRange: config.serviceClusterIpRange,
       nodeControllers: { clusterCidr: config.clusterCidr, nodeCidrMaskSize: config.nodeCidrMaskSize, gracePeriodMs: config.nodeMonitorGracePeriod * 1000 },
       ...parts,
     });

@@ -61,7 +61,7 @@ describe.runIf(existsSync(kubectlBin))('kubectl over TLS with the generated kube
     const second = await kubectl('apply', '-f', join(k.dir, 'app.yaml'));
     expect(second.stdout).toBe('service/web unchanged\npod/web unchanged\n');
     const svc = await kubectl('get', 'svc', '-n', 'shop');
-    expect(svc.stdout).toMatch(/^web\s+ClusterIP\s+10\.\d+\.\d+\.\d+\s+<none>\s+80\/TCP\s+\d+s$/m);
+    expect(svc.stdout).toMatch(/^web\s+ClusterIP\s+127\.\d+\.\d+\.\d+\s+<none>\s+80\/TCP\s+\d+s$/m);
   });
 
   it('gets pods as a table and as YAML', async () => {

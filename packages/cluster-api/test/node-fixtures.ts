@@ -95,6 +95,8 @@ export interface ClusterOptions {
   scheduler?: boolean;
   /** Node controller settings (grace period etc.). */
   nodeControllers?: Parameters<typeof startServer>[0]['nodeControllers'];
+  /** Where Service clusterIPs come from (default startServer's 10.96.0.0/12, which the service proxy leaves alone). */
+  serviceClusterIpRange?: string;
 }
 
 /**
@@ -106,7 +108,7 @@ export async function startNodeCluster(opts: ClusterOptions = {}): Promise<NodeC
   const dir = mkdtempSync(join(tmpdir(), 'node-cluster-'));
   const ca = ensureCa(join(dir, 'tls'));
   const kubeletClient = { ...issueCertificate(ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'], usages: ['client'] }), ca: ca.cert };
-  const server = await startServer({ storage: new MemoryStorage(), kubeletClient, nodeControllers: opts.nodeControllers, log: () => undefined });
+  const server = await startServer({ storage: new MemoryStorage(), kubeletClient, nodeControllers: opts.nodeControllers, serviceClusterIpRange: opts.serviceClusterIpRange, log: () => undefined });
   const kube = plainClient(server.url);
   const logs: Record<string, unknown>[] = [];
   const log = (e: Record<string, unknown>) => void logs.push(e);

@@ -83,9 +83,14 @@ describe.runIf(existsSync(kubectlBin))('Deployments of function images on the em
     expect(JSON.parse(logs.split('\n').find((l) => l.includes('"listening"'))!)).toMatchObject({ msg: 'listening', port: 8080 });
   }, 150_000);
 
-  it('exposes it as a Service that kubectl port-forward svc/hello reaches', async () => {
+  it('exposes it as a Service that answers at its clusterIP and that kubectl port-forward svc/hello reaches', async () => {
     await kubectl('expose', 'deployment', 'hello', '--port=80', '--target-port=8080');
     await until('three endpoints', async () => (await endpointsOf('hello')).ready.length === 3, 30_000, 200);
+    // serve's default --service-cluster-ip-range is loopback: the node's service proxy listens there.
+    const { clusterIP } = (await kube.get<Obj>(Resources.services, 'hello', { namespace: 'default' })).spec as { clusterIP: string };
+    expect(clusterIP).toMatch(/^127\.(12[89]|13\d|14[0-3])\./);
+    const direct = await until('an answer at the clusterIP', async () => (await fetch(`http://${clusterIP}/`)).text(), 30_000, 200);
+    expect(direct).toMatch(/^hello from hello-/);
     const fwd = spawn(kubectlBin, ['port-forward', 'svc/hello', ':80'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     forwards.add(fwd);
     let said = '';

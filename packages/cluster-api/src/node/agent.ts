@@ -19,6 +19,7 @@ import { PodWorker } from './pod-worker.js';
 import { removePodDir, type Sandbox } from './sandbox.js';
 import { apiSources, type PodSources } from './sources.js';
 import { KubeletServer, type KubeletServerOptions } from './server.js';
+import { ServiceProxy } from './service-proxy.js';
 import { KubeletAuth } from './server-auth.js';
 import { StatusWriter } from './status-sync.js';
 import type { Node, Pod, Taint } from './types.js';
@@ -44,6 +45,8 @@ export interface NodeAgentOptions {
   logLimits?: LogLimits;
   /** Wait before a failed container configuration or volume is tried again (default 10 s). */
   retryMs?: number;
+  /** Run the node's service proxy (default true; one per machine: a second node on the same addresses would find them taken). */
+  serviceProxy?: boolean;
   /** The CA in PEM, for the pods' `ca.crt` (default: the kubeconfig's). */
   rootCa?: string;
   log?: (entry: Record<string, unknown>) => void;
@@ -77,6 +80,8 @@ export class NodeAgent {
   /** The kubelet server's port (0 without one). */
   port = 0;
   private podInformer?: Informer<Pod>;
+  /** Services' clusterIPs and nodePorts on this node. */
+  proxy?: ServiceProxy;
   private self?: Informer<Node>;
   private readonly log: (entry: Record<string, unknown>) => void;
   private allocatable: Record<string, string> = {};
@@ -114,6 +119,10 @@ export class NodeAgent {
       .on('add', (p) => this.upsert(p)).on('update', (p) => this.upsert(p)).on('delete', (p) => this.removed(p)).start();
     await this.podInformer.synced;
     this.removeStaleDirs();
+    if (this.opts.serviceProxy === false) return;
+    this.proxy = new ServiceProxy({ kube, nodeName: this.name, hostIP: this.network.hostIP, target: (uid, port) => this.network.target(uid, port), log: this.log });
+    // Not awaited: the pods run whether or not Services can be listed yet (the informers retry).
+    void this.proxy.start();
   }
 
   private learn(node: Node): void {
@@ -188,7 +197,7 @@ export class NodeAgent {
   /** Stops heartbeats and watches, then every container (SIGTERM, then SIGKILL after 2 s). */
   async stop(): Promise<void> {
     this.heartbeat?.stop();
-    await Promise.all([this.podInformer?.stop(), this.self?.stop()]);
+    await Promise.all([this.podInformer?.stop(), this.self?.stop(), this.proxy?.stop()]);
     await Promise.all([...this.workers.values()].map((w) => w.shutdown()));
     await this.server?.close();
     this.events.close();

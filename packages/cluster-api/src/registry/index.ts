@@ -14,6 +14,7 @@ import { GenericStore, type StoreDeps } from './generic/store.js';
 import { cachedEvent, type CachedEvent } from './generic/watch.js';
 import { storageHealth } from './kinds/component-store.js';
 import { allKinds } from './kinds/index.js';
+import { service, serviceKind } from './kinds/service.js';
 import type { Registry, ResourceStore } from './rest.js';
 
 export interface RegistryOptions {
@@ -37,6 +38,8 @@ export interface RegistryOptions {
   kubelet?: Services['kubelet'];
   /** How pods' ports are reached (the node agent's); absent, port-forward and the proxies cannot reach pods. */
   podNetwork?: Services['podNetwork'];
+  /** Where Service clusterIPs come from (kube-apiserver's --service-cluster-ip-range); default 10.96.0.0/12. */
+  serviceClusterIpRange?: string;
 }
 
 const DefaultBookmarkIntervalMs = 60_000;
@@ -99,7 +102,8 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
       return true;
     },
   };
-  for (const def of [...allKinds, ...(options.extraDefinitions ?? [])]) registry.add(def);
+  const kinds = options.serviceClusterIpRange ? allKinds.map((d) => (d === service ? serviceKind(options.serviceClusterIpRange) : d)) : allKinds;
+  for (const def of [...kinds, ...(options.extraDefinitions ?? [])]) registry.add(def);
   return registry;
 };
 

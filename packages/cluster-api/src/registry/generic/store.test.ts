@@ -250,6 +250,21 @@ describe.each(backends)('on %s storage', (_, backend) => {
     });
   });
 
+  describe('service cluster IP range', () => {
+    it('allocates from the range it is given and refuses a clusterIP outside it', async () => {
+      const other = createRegistry(open(), { serviceClusterIpRange: '127.128.0.0/12' });
+      await other.find('', 'v1', 'namespaces')!.create(ctx(), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } });
+      const inRange = other.find('', 'v1', 'services')!;
+      const svc = (name: string, extra: Record<string, unknown> = {}) => ({ kind: 'Service', apiVersion: 'v1', metadata: { name }, spec: { ports: [{ port: 80 }], ...extra } });
+      const a = (await inRange.create(ctx('default'), svc('a'))).object as Service;
+      expect(a.spec.clusterIP).toMatch(/^127\.(12[89]|13\d|14[0-3])\.\d+\.\d+$/);
+      const outside = await failure(inRange.create(ctx('default'), svc('b', { clusterIP: '10.96.0.10' })));
+      expect(outside.details?.causes?.[0]?.message).toBe('Invalid value: "10.96.0.10": provided IP is not in the valid range. The range of valid IPs is 127.128.0.0/12');
+      const asked = (await inRange.create(ctx('default'), svc('c', { clusterIP: '127.128.0.10' }))).object as Service;
+      expect(asked.spec.clusterIP).toBe('127.128.0.10');
+    });
+  });
+
   describe('service node ports', () => {
     it('allocates unique node ports for NodePort services and keeps them across an apply that omits them', async () => {
       const svc = (name: string, ports: unknown[]) => ({ kind: 'Service', apiVersion: 'v1', metadata: { name }, spec: { type: 'NodePort', ports } });

@@ -1,6 +1,6 @@
 /**
- * Service clusterIPs from 10.96.0.0/12 and nodePorts from 30000-32767 (kube-apiserver's defaults).
- * Every value in use is a storage key created with the Service, so the storage's create-if-absent
+ * Service clusterIPs from a range (kube-apiserver's --service-cluster-ip-range, default 10.96.0.0/12)
+ * and nodePorts from 30000-32767. Every value in use is a storage key created with the Service, so the storage's create-if-absent
  * makes them unique even under concurrent creates and across restarts.
  */
 import type { KubeObject } from '../../api/meta.js';
@@ -13,17 +13,25 @@ import { invalidValue } from '../generic/validation.js';
 import { arr, child, obj, str, type Obj } from './common.js';
 
 export const ServiceCIDR = '10.96.0.0/12';
-const IPBase = ((10 << 24) | (96 << 16)) >>> 0;
-const IPCount = 1 << 20;
 /** .0 is the network, .1 is kept for the `kubernetes` Service as kube-apiserver does, the last is broadcast. */
 const FirstIP = 2;
 const NodePorts = { first: 30000, last: 32767 } as const;
 
 const toIP = (n: number): string => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.');
-const fromIP = (ip: string): number | undefined => {
+export const fromIP = (ip: string): number | undefined => {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(ip);
   if (!m || m.slice(1).some((p) => Number(p) > 255)) return undefined;
   return m.slice(1).reduce((n, p) => n * 256 + Number(p), 0);
+};
+
+/** An IPv4 CIDR as its first address and size; undefined when `cidr` is not one (or too small to hold a Service). */
+export const parseRange = (cidr: string): { cidr: string; base: number; count: number } | undefined => {
+  const [ip = '', bits = '', extra] = cidr.split('/');
+  const n = fromIP(ip);
+  const prefix = /^\d{1,2}$/.test(bits) ? Number(bits) : NaN;
+  if (n === undefined || extra !== undefined || !(prefix >= 1 && prefix <= 30)) return undefined;
+  const count = 2 ** (32 - prefix);
+  return { cidr, base: n - (n % count), count };
 };
 
 type Pool = 'serviceips' | 'servicenodeports';
@@ -58,7 +66,8 @@ const claim = async (storage: Storage, pool: Pool, uid: string, asked: string, r
 
 export const wantsIP = (o: KubeObject): boolean => str(obj(o.spec).type) !== 'ExternalName' && str(obj(o.spec).clusterIP) !== 'None';
 export const wantsNodePorts = (o: KubeObject): boolean => ['NodePort', 'LoadBalancer'].includes(str(obj(o.spec).type));
-const randomIP = () => toIP(IPBase + FirstIP + Math.floor(Math.random() * (IPCount - FirstIP - 1)));
+type Range = NonNullable<ReturnType<typeof parseRange>>;
+const randomIP = (r: Range) => () => toIP(r.base + FirstIP + Math.floor(Math.random() * (r.count - FirstIP - 1)));
 const randomPort = () => String(NodePorts.first + Math.floor(Math.random() * (NodePorts.last - NodePorts.first + 1)));
 
 /** The pool keys a Service holds: its clusterIP and its node ports. */
@@ -70,14 +79,14 @@ const held = (o: KubeObject): Set<string> => {
   return out;
 };
 
-const allocateIP = async (o: KubeObject, spec: Obj, storage: Storage): Promise<Undo> => {
+const allocateIP = async (o: KubeObject, spec: Obj, storage: Storage, range: Range): Promise<Undo> => {
   const asked = str(spec.clusterIP);
   const n = asked ? fromIP(asked) : undefined;
   if (asked && n === undefined) throw reject(o, 'spec.clusterIP', asked, 'must be a valid IP address, (e.g. 10.9.8.7)');
-  if (n !== undefined && (n - IPBase < 1 || n - IPBase >= IPCount - 1)) {
-    throw reject(o, 'spec.clusterIP', asked, `provided IP is not in the valid range. The range of valid IPs is ${ServiceCIDR}`);
+  if (n !== undefined && (n - range.base < 1 || n - range.base >= range.count - 1)) {
+    throw reject(o, 'spec.clusterIP', asked, `provided IP is not in the valid range. The range of valid IPs is ${range.cidr}`);
   }
-  const [ip, undo] = await claim(storage, 'serviceips', o.metadata.uid ?? '', asked, randomIP);
+  const [ip, undo] = await claim(storage, 'serviceips', o.metadata.uid ?? '', asked, randomIP(range));
   if (!undo) throw reject(o, 'spec.clusterIP', asked, asked ? 'provided IP is already allocated' : 'range is full');
   spec.clusterIP = ip;
   return undo;
@@ -99,11 +108,11 @@ const undoAll = (undos: Undo[]): Undo => async () => {
 };
 
 /** Fill in and reserve every value `o` needs that is not already in `keep` (what the stored object holds). */
-const fill = async (o: KubeObject, storage: Storage, keep: Set<string>): Promise<Undo> => {
+const fill = async (o: KubeObject, storage: Storage, keep: Set<string>, range: Range): Promise<Undo> => {
   const spec = child(o, 'spec');
   const undos: Undo[] = [];
   try {
-    if (wantsIP(o) && !keep.has(`serviceips/${str(spec.clusterIP)}`)) undos.push(await allocateIP(o, spec, storage));
+    if (wantsIP(o) && !keep.has(`serviceips/${str(spec.clusterIP)}`)) undos.push(await allocateIP(o, spec, storage, range));
     if (wantsNodePorts(o)) {
       const ports = arr(spec.ports).map(obj);
       for (let i = 0; i < ports.length; i++) {
@@ -125,13 +134,18 @@ const releaseAll = async (storage: Storage, keys: Iterable<string>): Promise<voi
   }
 };
 
-export const serviceAllocator: Allocator = {
-  allocate: (o, storage) => fill(o, storage, new Set()),
-  async reallocate(o, old, storage) {
-    const before = held(old);
-    const undo = await fill(o, storage, before);
-    const after = held(o);
-    return { undo, commit: () => releaseAll(storage, [...before].filter((k) => !after.has(k))) };
-  },
-  release: (o, storage) => releaseAll(storage, held(o)),
+/** The allocator for clusterIPs of `cidr` (an IPv4 CIDR, checked by whoever configures it). */
+export const serviceAllocator = (cidr = ServiceCIDR): Allocator => {
+  const range = parseRange(cidr);
+  if (!range) throw new Error(`service cluster IP range ${cidr} is not an IPv4 CIDR`);
+  return {
+    allocate: (o, storage) => fill(o, storage, new Set(), range),
+    async reallocate(o, old, storage) {
+      const before = held(old);
+      const undo = await fill(o, storage, before, range);
+      const after = held(o);
+      return { undo, commit: () => releaseAll(storage, [...before].filter((k) => !after.has(k))) };
+    },
+    release: (o, storage) => releaseAll(storage, held(o)),
+  };
 };

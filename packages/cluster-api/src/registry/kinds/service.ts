@@ -18,7 +18,8 @@ const externalIP = (o: KubeObject): string => {
   return spec(o).type === 'LoadBalancer' ? '<pending>' : '<none>';
 };
 
-export const service = core({
+/** The Service kind allocating clusterIPs from `serviceCidr` (kube-apiserver's --service-cluster-ip-range). */
+export const serviceKind = (serviceCidr?: string) => core({
   kind: 'Service',
   plural: 'services',
   singular: 'service',
@@ -28,7 +29,7 @@ export const service = core({
   categories: ['all'],
   subresources: { status: statusSubresource(), proxy: serviceProxy },
   nameRule: isDNS1035Label,
-  allocator: serviceAllocator,
+  allocator: serviceAllocator(serviceCidr),
   strategy: {
     prepareForCreate(o) {
       const s = child(o, 'spec');
@@ -68,3 +69,5 @@ export const service = core({
     column('Selector', (o) => Object.entries(obj(spec(o).selector)).map(([k, v]) => `${k}=${String(v)}`).join(',') || '<none>', { priority: 1 }),
   ],
 });
+
+export const service = serviceKind();

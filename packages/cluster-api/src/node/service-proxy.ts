@@ -1,0 +1,171 @@
+/**
+ * The node's service proxy (kube-proxy's old userspace mode): for each Service whose clusterIP is a
+ * loopback address (serve's --service-cluster-ip-range, bindable on Linux with no setup) a TCP server
+ * on `clusterIP:port` for each TCP port, and on `hostIP:nodePort` for NodePort and LoadBalancer
+ * Services, each connection forwarded to one of the Service's ready endpoints in turn. The endpoints
+ * are read from the Endpoints informer's cache when a connection comes in, so a pod that stops being
+ * ready is no longer chosen as soon as the Endpoints controller has moved it to notReadyAddresses.
+ */
+import { connect, createServer, isIPv4, type Server, type Socket } from 'node:net';
+import { Informer, type KubeClient, Resources, type KubeObject } from '@func/kube-client';
+
+interface ServicePort { name?: string; port: number; protocol?: string; nodePort?: number }
+type Service = KubeObject & { spec?: { clusterIP?: string; type?: string; ports?: ServicePort[] } };
+interface EndpointAddress { ip: string; nodeName?: string; targetRef?: { uid?: string } }
+type Endpoints = KubeObject & { subsets?: { addresses?: EndpointAddress[]; ports?: { name?: string; port: number; protocol?: string }[] }[] };
+
+export interface ServiceProxyOptions {
+  kube: KubeClient;
+  nodeName: string;
+  /** Where NodePorts are opened (the node's InternalIP). */
+  hostIP: string;
+  /** Where a connection to `ip:port` of a pod of this node really goes (the pod network's mapping). */
+  target(uid: string, port: number): { host: string; port: number } | undefined;
+  log: (entry: Record<string, unknown>) => void;
+}
+
+/** One listening address of one Service port. */
+interface Listener { service: string; port: ServicePort; server: Server; next: number }
+/** One forwarded connection; `idle` once the endpoint has answered and the client has sent nothing since. */
+interface Forwarded { l: Listener; target: string; client: Socket; upstream: Socket; idle: boolean }
+
+const quiet = () => undefined;
+const keyOf = (o: KubeObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+const isLoopback = (ip: string | undefined): ip is string => !!ip && isIPv4(ip) && ip.startsWith('127.');
+const isTcp = (p: { protocol?: string }) => (p.protocol ?? 'TCP') === 'TCP';
+
+/** The addresses a Service should be reachable at, each with the port it stands for. */
+function wanted(svc: Service, hostIP: string): Map<string, ServicePort> {
+  const out = new Map<string, ServicePort>();
+  const { clusterIP, type, ports = [] } = svc.spec ?? {};
+  if (!isLoopback(clusterIP) || type === 'ExternalName') return out;
+  for (const p of ports.filter(isTcp)) {
+    out.set(`${clusterIP}:${p.port}`, p);
+    if ((type === 'NodePort' || type === 'LoadBalancer') && p.nodePort) out.set(`${hostIP}:${p.nodePort}`, p);
+  }
+  return out;
+}
+
+export class ServiceProxy {
+  private readonly listeners = new Map<string, Listener>();
+  private readonly sockets = new Set<Socket>();
+  private readonly forwarded = new Set<Forwarded>();
+  private services?: Informer<Service>;
+  private endpoints?: Informer<Endpoints>;
+  private stopped = false;
+
+  constructor(private readonly opts: ServiceProxyOptions) {}
+
+  /** Starts the informers; resolves once both have listed. */
+  async start(): Promise<void> {
+    const { kube } = this.opts;
+    this.endpoints = new Informer<Endpoints>(kube, Resources.endpoints, { namespace: '', onError: quiet })
+      .on('update', (e) => this.retire(keyOf(e))).on('delete', (e) => this.retire(keyOf(e))).start();
+    this.services = new Informer<Service>(kube, Resources.services, { namespace: '', onError: quiet })
+      .on('add', (s) => this.sync(s)).on('update', (s) => this.sync(s)).on('delete', (s) => this.sync(s, true)).start();
+    await Promise.all([this.endpoints.synced, this.services.synced]);
+  }
+
+  /** Opens what the Service needs that is not open yet, closes what it no longer needs. */
+  private sync(svc: Service, deleted = false): void {
+    const service = keyOf(svc);
+    const want = deleted ? new Map<string, ServicePort>() : wanted(svc, this.opts.hostIP);
+    for (const [address, l] of this.listeners) {
+      if (l.service !== service) continue;
+      const port = want.get(address);
+      if (port) l.port = port;
+      else this.close(address);
+    }
+    if (this.stopped) return;
+    for (const [address, port] of want) if (!this.listeners.has(address)) this.listen(service, address, port);
+  }
+
+  private listen(service: string, address: string, port: ServicePort): void {
+    const at = address.lastIndexOf(':');
+    const server = createServer({ allowHalfOpen: true }, (client) => this.forward(listener, client));
+    const listener: Listener = { service, port, server, next: 0 };
+    this.listeners.set(address, listener);
+    server.on('error', (err: NodeJS.ErrnoException) => {
+      if (this.listeners.get(address) === listener) this.listeners.delete(address);
+      this.opts.log({ level: 'warn', msg: 'service proxy cannot listen', service, address, code: err.code ?? 'error' });
+    });
+    server.listen(Number(address.slice(at + 1)), address.slice(0, at));
+  }
+
+  private close(address: string): void {
+    this.listeners.get(address)?.server.close();
+    this.listeners.delete(address);
+  }
+
+  /** The Service port's ready endpoints: the endpoint port of the same name, or a subset's only one. */
+  private ready(l: Listener): { host: string; port: number }[] {
+    const [namespace, name] = l.service.split('/') as [string, string];
+    const out: { host: string; port: number }[] = [];
+    for (const subset of this.endpoints?.get(name, namespace)?.subsets ?? []) {
+      const ports = (subset.ports ?? []).filter(isTcp);
+      const port = ports.find((p) => (p.name ?? '') === (l.port.name ?? '')) ?? (ports.length === 1 ? ports[0] : undefined);
+      if (!port) continue;
+      for (const a of subset.addresses ?? []) {
+        const local = a.nodeName === this.opts.nodeName && a.targetRef?.uid ? this.opts.target(a.targetRef.uid, port.port) : undefined;
+        out.push(local ?? { host: a.ip, port: port.port });
+      }
+    }
+    return out;
+  }
+
+  /** Round robin over the ready endpoints, trying the next one when a connect fails; none ready: the client is refused. */
+  private forward(l: Listener, client: Socket, tries = 0): void {
+    if (tries === 0) this.track(client).on('error', quiet);
+    const targets = this.ready(l);
+    if (client.destroyed) return;
+    if (tries >= targets.length) return void client.resetAndDestroy();
+    const target = targets[l.next++ % targets.length]!;
+    const upstream = this.track(connect({ port: target.port, host: target.host, allowHalfOpen: true }));
+    const cut = () => upstream.destroy();
+    client.once('close', cut);
+    let connected = false;
+    upstream.once('connect', () => {
+      connected = true;
+      const f: Forwarded = { l, target: `${target.host}:${target.port}`, client, upstream, idle: false };
+      this.forwarded.add(f);
+      client.on('data', () => (f.idle = false));
+      upstream.on('data', () => (f.idle = true)).once('close', () => (this.forwarded.delete(f), client.destroy()));
+      client.pipe(upstream).pipe(client);
+    });
+    upstream.on('error', () => {
+      if (connected) return void client.destroy();
+      client.off('close', cut);
+      this.forward(l, client, tries + 1);
+    });
+  }
+
+  /**
+   * An endpoint no longer ready loses its idle connections (a kept-alive client would otherwise go
+   * on using a pod that is draining); a request in progress (the client spoke last) runs to its end.
+   */
+  private retire(service: string): void {
+    const byListener = new Map<Listener, Set<string>>();
+    for (const f of this.forwarded) {
+      if (f.l.service !== service || !f.idle) continue;
+      if (!byListener.has(f.l)) byListener.set(f.l, new Set(this.ready(f.l).map((t) => `${t.host}:${t.port}`)));
+      if (!byListener.get(f.l)!.has(f.target)) (f.upstream.destroy(), f.client.destroy());
+    }
+  }
+
+  private track(socket: Socket): Socket {
+    this.sockets.add(socket);
+    return socket.once('close', () => this.sockets.delete(socket));
+  }
+
+  /** The addresses listened on now (tests, and the agent's own checks). */
+  addresses(): string[] {
+    return [...this.listeners.entries()].filter(([, l]) => l.server.listening).map(([a]) => a);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all([this.services?.stop(), this.endpoints?.stop()]);
+    for (const address of [...this.listeners.keys()]) this.close(address);
+    for (const s of this.sockets) s.destroy();
+  }
+}
