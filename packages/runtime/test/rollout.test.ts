@@ -3,8 +3,7 @@
  * controllers, a function deployed and waited for until it serves, a version that cannot start
  * (the deploy fails fast with its log, the previous version keeps serving), and a redeploy after an
  * edit that rolls out the new digest while requests keep flowing through the printed URL, none of
- * them failing. Needs a cluster-api that runs pods (the node agent); without one every test here
- * says so and is skipped.
+ * them failing.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,7 +17,6 @@ import { copyFixture, killAll, spawnCli, until } from './dev-helpers.js';
 const exec = promisify(execFile);
 const work = mkdtempSync(join(tmpdir(), 'func-rollout-'));
 let cluster: Cluster;
-let runsPods = false;
 let dir: string;
 let remove: () => void;
 
@@ -28,7 +26,7 @@ async function kubectl(...args: string[]): Promise<string> {
 
 beforeAll(async () => {
   cluster = await startCluster();
-  runsPods = await until('the embedded node', async () => ((await kubectl('get', 'nodes', '-o', 'name')).trim() ? true : undefined), 10_000).catch(() => false);
+  await until('the embedded node', async () => ((await kubectl('get', 'nodes', '-o', 'name')).trim() ? true : undefined), 30_000);
   ({ dir, remove } = copyFixture('deployable'));
 }, 60_000);
 afterAll(async () => {
@@ -47,27 +45,20 @@ async function cli(args: string[]): Promise<{ code: number | null; output: strin
 const setVersion = (v: string) => writeFileSync(join(dir, 'src/greeting.ts'), readFileSync(join(dir, 'src/greeting.ts'), 'utf8').replace(/VERSION = '[^']*'/, `VERSION = '${v}'`));
 const podsJson = async () => JSON.parse(await kubectl('get', 'pods', '-l', 'function.knative.dev/name=deployable', '-o', 'json')) as { items: { metadata: { name: string; deletionTimestamp?: string }; spec: { containers: { image: string }[] }; status: { podIP?: string; phase?: string } }[] };
 
-/** Where the function answers from this machine: the printed URL, else (no service proxy) a ready pod. */
-async function answerUrl(output: string): Promise<string> {
-  const printed = /^\s+URL\s+(\S+)$/m.exec(output)?.[1];
-  if (printed) return printed;
-  const pod = (await podsJson()).items.find((p) => p.status.phase === 'Running' && !p.metadata.deletionTimestamp);
-  return `http://${pod!.status.podIP}:8080/`;
-}
 
 describe('func-runtime deploy onto the embedded node', () => {
   let url = '';
   let printedUrl: string | undefined;
 
-  it('waits until the new version serves, with progress, then says where it answers', async (ctx) => {
-    if (!runsPods) ctx.skip();
+  it('waits until the new version serves, with progress, then says where it answers', async () => {
     const res = await cli(['deploy']);
     expect(res.code, res.output).toBe(0);
     expect(res.output).toMatch(/rolling out localhost\/deployable@sha256:[0-9a-f]{12}…: 1\/1 ready — deployable-[a-z0-9]+-[a-z0-9]+ Running \(ready\)/);
     expect(res.output).toMatch(/deployed deployable to namespace default in [\d.]+ s \(localhost\/deployable@sha256:[0-9a-f]{64}\)/);
     expect(res.output).toMatch(/port-forward +kubectl port-forward -n default svc\/deployable 8080:80/);
     printedUrl = /^\s+URL\s+(\S+)$/m.exec(res.output)?.[1];
-    url = await answerUrl(res.output);
+    expect(printedUrl, `deploy printed no URL:\n${res.output}`).toBeTruthy();
+    url = printedUrl!;
     expect(await (await fetch(`${url}?name=node`)).text()).toBe('Hello, node! (v1)');
     const logs = await cli(['logs']);
     expect(logs.output).toMatch(/^deployable-\S+ +[\d:.]+ func-runtime: serving index\.mjs at http:/m);
@@ -76,8 +67,8 @@ describe('func-runtime deploy onto the embedded node', () => {
     expect(described.pods.map((p) => p.status)).toEqual(['Running']);
   });
 
-  it('a version that cannot start fails the deploy at once, with its log; the previous version keeps serving', async (ctx) => {
-    if (!runsPods || !url) ctx.skip();
+  it('a version that cannot start fails the deploy at once, with its log; the previous version keeps serving', async () => {
+    expect(url, 'the first deploy answered').toBeTruthy();
     const before = (await podsJson()).items.map((p) => p.metadata.name);
     const source = readFileSync(join(dir, 'src/index.ts'), 'utf8');
     writeFileSync(join(dir, 'src/index.ts'), `${source}\nthrow new Error('boom at load');\n`);
@@ -91,8 +82,8 @@ describe('func-runtime deploy onto the embedded node', () => {
     expect(await (await fetch(`${url}?name=again`)).text()).toBe('Hello, again! (v1)');
   });
 
-  it('a redeploy after an edit rolls out the new digest with no failed request in between', async (ctx) => {
-    if (!runsPods || !printedUrl) ctx.skip();
+  it('a redeploy after an edit rolls out the new digest with no failed request in between', async () => {
+    expect(printedUrl, 'the first deploy printed its URL').toBeTruthy();
     const results: { status: number | string; body: string }[] = [];
     let stop = false;
     const client = async () => {
