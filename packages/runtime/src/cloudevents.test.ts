@@ -1,5 +1,6 @@
 import { CloudEvent } from 'cloudevents';
 import { describe, expect, it } from 'vitest';
+import { decodeCloudEvents } from './cloudevent-decode.js';
 import { encodeBinary, isoTime, newCloudEvent, sdkCloudEvent } from './cloudevents.js';
 
 describe('isoTime', () => {
@@ -57,5 +58,30 @@ describe('encodeBinary', () => {
     expect(new Set(names).size).toBe(names.length);
     expect(names).toEqual(expect.arrayContaining(['ce-id', 'ce-time', 'ce-type', 'ce-source', 'ce-specversion']));
     expect(body).toBe('{"a":1}');
+  });
+});
+
+describe('decodeCloudEvents, binary mode', () => {
+  const headers = {
+    host: 'fn', 'content-type': 'application/json', 'ce-specversion': '1.0', 'ce-id': 'e-1', 'ce-source': '/orders',
+    'ce-type': 'order.created', 'ce-time': '2026-11-25T12:00:00.5+01:00', 'ce-subject': 'o-7', 'ce-myext': 'v',
+  };
+
+  it('builds the event the SDK constructor builds from the same attributes', () => {
+    const { events, body } = decodeCloudEvents(headers, Buffer.from('{"order":7}'));
+    const sdk = new CloudEvent({
+      specversion: '1.0', id: 'e-1', source: '/orders', type: 'order.created', time: '2026-11-25T11:00:00.500Z',
+      subject: 'o-7', myext: 'v', datacontenttype: 'application/json', data: { order: 7 },
+    });
+    expect(events[0]).toBeInstanceOf(CloudEvent);
+    expect(Object.keys(events[0]!).sort()).toEqual(Object.keys(sdk).sort());
+    expect(JSON.parse(JSON.stringify(events[0]))).toEqual(JSON.parse(JSON.stringify(sdk)));
+    expect(body).toEqual({ order: 7 });
+  });
+
+  it.each(['ce-id', 'ce-source', 'ce-type', 'ce-specversion'])('rejects an event without %s', (name) => {
+    const without: Record<string, string> = { ...headers };
+    delete without[name];
+    expect(() => decodeCloudEvents(without, Buffer.from('{}'))).toThrow(new RegExp(`"?${name}`));
   });
 });

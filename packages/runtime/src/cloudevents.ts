@@ -154,8 +154,8 @@ export function sdkCloudEvent(a: Record<string, unknown>): CloudEventLike {
 
 const DEFAULT_DATA_TYPE = 'application/json; charset=utf-8';
 const NOT_HEADERS = new Set(['data', 'data_base64', 'datacontenttype']);
-/** `ce-` header names of the SDK's attributes, made once rather than per header of every reply. */
-const HEADER_NAMES = new Map([...SDK_ATTRIBUTES].map((name) => [name, `ce-${name}`]));
+/** The header of each SDK attribute, made once rather than per header of every reply; '' for those that are no header. */
+const HEADER_OF = new Map([...SDK_ATTRIBUTES].map((name) => [name, NOT_HEADERS.has(name) ? '' : `ce-${name}`]));
 
 /**
  * Binary mode out: each attribute becomes a `ce-` header and the data the body, as HTTP.binary
@@ -172,7 +172,8 @@ export function encodeBinary(event: CloudEventLike, base: readonly string[]): { 
   headers.push('content-type', typeof event.datacontenttype === 'string' ? event.datacontenttype : DEFAULT_DATA_TYPE);
   for (const name of Object.keys(attributes)) {
     const value = attributes[name];
-    if (value !== undefined && value !== null && !NOT_HEADERS.has(name)) headers.push(HEADER_NAMES.get(name) ?? `ce-${name}`, value instanceof Date ? value.toISOString() : String(value));
+    const header = HEADER_OF.get(name) ?? `ce-${name}`;
+    if (value !== undefined && value !== null && header !== '') headers.push(header, typeof value === 'string' ? value : value instanceof Date ? value.toISOString() : String(value));
   }
   const data = event.data;
   const body = data === undefined || data === null ? undefined : typeof data === 'string' || data instanceof Uint8Array ? data : JSON.stringify(data);
