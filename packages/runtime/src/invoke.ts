@@ -124,8 +124,8 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
    * allocates no promise at all; an async one costs one `then`. This is the path of nearly every
    * request, plain or event, so it is written out.
    */
-  function dispatch(inv: Invocation, ctx: InvocationContext, data: unknown, answeringEvent: boolean): void {
-    inv.at = metrics.invoked(inv.at);
+  function dispatch(inv: Invocation, ctx: InvocationContext, data: unknown, answeringEvent: boolean, clock?: number): void {
+    inv.at = metrics.invoked(inv.at, clock);
     let out: unknown;
     try {
       out = handle.call(SCOPE, ctx, data);
@@ -172,7 +172,7 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
     dispatch(inv, ctx, protocol.data(event), true);
   }
 
-  function run(inv: Invocation, raw: Buffer): void {
+  function run(inv: Invocation, raw: Buffer, clock?: number): void {
     if (inv.finished) return; // timed out while init ran
     const { req, res } = inv;
     const event = isCloudEventRequest(req.headers);
@@ -189,17 +189,19 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
     }
     const ctx = (inv.ctx = new InvocationContext(req, res, rt, raw, body));
     if (event) runEvents(inv, ctx, raw);
-    else dispatch(inv, ctx, ctx.body, false);
+    else dispatch(inv, ctx, ctx.body, false, clock);
   }
 
   /**
    * The timeout runs from here (once the body is read: a slow upload is not the function's time);
    * requests that arrive while `init` is still running wait for it. Deadlines are taken from the
    * clock now, in the order they are added, which is what keeps the deadline list in order.
+   * `clock`: a reading taken in this same synchronous stretch (a request without a body, read at
+   * its arrival), reused for the deadline and the call of `handle` instead of reading the clock again.
    */
-  function runWhenReady(inv: Invocation, raw: Buffer): void {
-    deadlines?.add(inv, performance.now());
-    if (rt.ready === undefined) run(inv, raw);
+  function runWhenReady(inv: Invocation, raw: Buffer, clock?: number): void {
+    deadlines?.add(inv, clock ?? performance.now());
+    if (rt.ready === undefined) run(inv, raw, clock);
     else rt.ready.then(() => run(inv, raw), (err: unknown) => finish(inv, fail(inv, err)));
   }
 
@@ -210,10 +212,11 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
       return;
     }
     inflight.enter();
-    const inv = new Invocation(req, res, performance.now());
+    const arrived = performance.now();
+    const inv = new Invocation(req, res, arrived);
     const consumed = req.readableEnded || (req as { body?: unknown }).body !== undefined;
     if (consumed || !hasBody(req)) {
-      runWhenReady(inv, EMPTY);
+      runWhenReady(inv, EMPTY, arrived);
       return;
     }
     readBody(req, options.bodyLimit, (err, raw) => {

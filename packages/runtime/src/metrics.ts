@@ -57,9 +57,8 @@ export class Metrics {
     this.coldStart.observe(process.uptime());
   }
 
-  /** `handle` is about to be called for a request that arrived at `arrived` (performance.now()): returns now. */
-  invoked(arrived: number): number {
-    const now = performance.now();
+  /** `handle` is about to be called for a request that arrived at `arrived` (performance.now()): returns `now`. */
+  invoked(arrived: number, now = performance.now()): number {
     this.queue.observe((now - arrived) / 1000);
     return now;
   }

@@ -128,13 +128,24 @@ export function sendCloudEvent(res: ServerResponse, event: CloudEventLike, cors:
   res.end(body);
 }
 
+let headPairs: readonly string[] | undefined;
+let headLength = -1;
+let head: readonly string[] = [];
+
 /**
  * writeHead with a flat list sends the head at once, so Node can no longer add content-length
- * itself; without it every response would be chunked. The list is built per response, never copied.
+ * itself; without it every response would be chunked. A function answers mostly with the same
+ * headers and often with the same length, so the last list is kept and reused (writeHead only
+ * reads it).
  */
 function sendWith(res: ServerResponse, status: number, pairs: readonly string[], body: string | Uint8Array): void {
   const length = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
-  res.writeHead(status, pairs.concat('content-length', String(length)));
+  if (pairs !== headPairs || length !== headLength) {
+    head = Object.freeze(pairs.concat('content-length', String(length)));
+    headPairs = pairs;
+    headLength = length;
+  }
+  res.writeHead(status, head as string[]);
   res.end(body);
 }
 
