@@ -73,7 +73,7 @@ describe('the node service proxy', () => {
     for (let i = 0; i < 4; i++) expect(await text(url)).toBe('hello from web-2');
   }, 120_000);
 
-  it('closes a kept-alive connection to a pod once it is no longer ready, and keeps serving from the other', async () => {
+  it('keeps an established connection with its pod when it turns unready, as kube-proxy does; new ones go to the other', async () => {
     const { kube } = current;
     const setReady = async (pod: string, ready: boolean) =>
       (await kube.raw({ method: 'GET', path: `/api/v1/namespaces/default/pods/${pod}:8080/proxy/ready?set=${ready}`, accept: '*/*' })).body;
@@ -83,14 +83,18 @@ describe('the node service proxy', () => {
     const socket = connect(8081, clusterIP);
     let answer = '';
     socket.setEncoding('utf8').on('data', (d: string) => (answer += d));
-    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-    socket.write(`GET / HTTP/1.1\r\nhost: ${clusterIP}\r\nconnection: keep-alive\r\n\r\n`);
+    const ask = () => socket.write(`GET / HTTP/1.1\r\nhost: ${clusterIP}\r\nconnection: keep-alive\r\n\r\n`);
+    ask();
     const pod = await until('the answer on the kept-alive connection', () => /hello from (web-\d)/.exec(answer)?.[1], 30_000);
     expect(await setReady(pod, false)).toBe('ready=false');
-    await closed;
-    expect(socket.destroyed).toBe(true);
+    await endpointsReady('web', 1);
     const other = pod === 'web-1' ? 'web-2' : 'web-1';
     expect(await text(`http://${clusterIP}:8081/`)).toBe(`hello from ${other}`);
+    ask();
+    await until('the second answer on the same connection', () => (answer.match(/hello from web-\d/g) ?? []).length === 2, 30_000);
+    expect(answer.match(/hello from web-\d/g)).toEqual([`hello from ${pod}`, `hello from ${pod}`]);
+    expect(socket.destroyed).toBe(false);
+    socket.destroy();
     expect(await setReady(pod, true)).toBe('ready=true');
   }, 120_000);
 

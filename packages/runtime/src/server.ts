@@ -39,6 +39,9 @@ export function createDispatcher(rt: Runtime): NodeHandler {
     [rt.options.metricsPath, metricsHandler(rt)],
   ]);
   return function dispatch(req: IncomingMessage, res: ServerResponse) {
+    // Draining: every answer closes its connection, so a kept-alive client (or a service proxy that
+    // pinned its connection here) comes back on a new one, which reaches a ready replica.
+    if (rt.state.shuttingDown) res.shouldKeepAlive = false;
     const route = routes.get(pathOf(req.url));
     if (route !== undefined && (req.method === 'GET' || req.method === 'HEAD')) {
       void route(req, res);

@@ -62,6 +62,28 @@ describe('drain on SIGTERM', () => {
     expect(await r.exit()).toBe(0);
     expect(r.stdout()).toContain('fixture shutdown called');
   });
+
+  it('closes a kept-alive connection after its next answer once draining, so the client moves to a new one', async () => {
+    const r = await launch([fixture('slow'), '--drain-delay', '1500']);
+    const socket = connect(Number(new URL(r.url).port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let received = '';
+    socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
+    const ask = async (n: number) => {
+      socket.write('GET /?ms=1 HTTP/1.1\r\nhost: x\r\n\r\n');
+      await until(() => (received.match(/slept 1/g) ?? []).length >= n);
+    };
+    await ask(1);
+    expect(received).not.toMatch(/connection: close/i);
+    r.child.kill('SIGTERM');
+    await until(() => r.stdout().includes('"msg":"shutting down"'));
+    await ask(2);
+    const second = received.slice(received.indexOf('slept 1') + 'slept 1'.length);
+    expect(second).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(second).toMatch(/\r\nconnection: close\r\n/i);
+    await new Promise((resolve) => (socket.closed ? resolve(undefined) : socket.once('close', resolve)));
+    expect(await r.exit()).toBe(0);
+  });
 });
 
 /** Sends `body` as one structured or batch CloudEvent request; returns status and the problem body. */

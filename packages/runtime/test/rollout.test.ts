@@ -25,7 +25,7 @@ async function kubectl(...args: string[]): Promise<string> {
 }
 
 beforeAll(async () => {
-  cluster = await startCluster();
+  cluster = await startCluster({ node: true });
   await until('the embedded node', async () => ((await kubectl('get', 'nodes', '-o', 'name')).trim() ? true : undefined), 30_000);
   ({ dir, remove } = copyFixture('deployable'));
 }, 60_000);

@@ -5,6 +5,10 @@
  * Services, each connection forwarded to one of the Service's ready endpoints in turn. The endpoints
  * are read from the Endpoints informer's cache when a connection comes in, so a pod that stops being
  * ready is no longer chosen as soon as the Endpoints controller has moved it to notReadyAddresses.
+ * An established connection stays with its pod, as kube-proxy's conntrack keeps it: a draining
+ * function answers `Connection: close` (the runtime does), and its kept-alive clients come back on a
+ * new connection, to a ready pod. Closing "idle" connections here instead would race a client's next
+ * request on them.
  */
 import { connect, createServer, isIPv4, type Server, type Socket } from 'node:net';
 import { Informer, type KubeClient, Resources, type KubeObject } from '@func/kube-client';
@@ -26,8 +30,6 @@ export interface ServiceProxyOptions {
 
 /** One listening address of one Service port. */
 interface Listener { service: string; port: ServicePort; server: Server; next: number }
-/** One forwarded connection; `idle` once the endpoint has answered and the client has sent nothing since. */
-interface Forwarded { l: Listener; target: string; client: Socket; upstream: Socket; idle: boolean }
 
 const quiet = () => undefined;
 const keyOf = (o: KubeObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
@@ -49,7 +51,6 @@ function wanted(svc: Service, hostIP: string): Map<string, ServicePort> {
 export class ServiceProxy {
   private readonly listeners = new Map<string, Listener>();
   private readonly sockets = new Set<Socket>();
-  private readonly forwarded = new Set<Forwarded>();
   private services?: Informer<Service>;
   private endpoints?: Informer<Endpoints>;
   private stopped = false;
@@ -59,8 +60,7 @@ export class ServiceProxy {
   /** Starts the informers; resolves once both have listed. */
   async start(): Promise<void> {
     const { kube } = this.opts;
-    this.endpoints = new Informer<Endpoints>(kube, Resources.endpoints, { namespace: '', onError: quiet })
-      .on('update', (e) => this.retire(keyOf(e))).on('delete', (e) => this.retire(keyOf(e))).start();
+    this.endpoints = new Informer<Endpoints>(kube, Resources.endpoints, { namespace: '', onError: quiet }).start();
     this.services = new Informer<Service>(kube, Resources.services, { namespace: '', onError: quiet })
       .on('add', (s) => this.sync(s)).on('update', (s) => this.sync(s)).on('delete', (s) => this.sync(s, true)).start();
     await Promise.all([this.endpoints.synced, this.services.synced]);
@@ -126,10 +126,7 @@ export class ServiceProxy {
     let connected = false;
     upstream.once('connect', () => {
       connected = true;
-      const f: Forwarded = { l, target: `${target.host}:${target.port}`, client, upstream, idle: false };
-      this.forwarded.add(f);
-      client.on('data', () => (f.idle = false));
-      upstream.on('data', () => (f.idle = true)).once('close', () => (this.forwarded.delete(f), client.destroy()));
+      upstream.once('close', () => client.destroy());
       client.pipe(upstream).pipe(client);
     });
     upstream.on('error', () => {
@@ -137,19 +134,6 @@ export class ServiceProxy {
       client.off('close', cut);
       this.forward(l, client, tries + 1);
     });
-  }
-
-  /**
-   * An endpoint no longer ready loses its idle connections (a kept-alive client would otherwise go
-   * on using a pod that is draining); a request in progress (the client spoke last) runs to its end.
-   */
-  private retire(service: string): void {
-    const byListener = new Map<Listener, Set<string>>();
-    for (const f of this.forwarded) {
-      if (f.l.service !== service || !f.idle) continue;
-      if (!byListener.has(f.l)) byListener.set(f.l, new Set(this.ready(f.l).map((t) => `${t.host}:${t.port}`)));
-      if (!byListener.get(f.l)!.has(f.target)) (f.upstream.destroy(), f.client.destroy());
-    }
   }
 
   private track(socket: Socket): Socket {
