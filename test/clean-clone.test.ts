@@ -97,6 +97,15 @@ describe('README: from a clean clone', () => {
     writeFileSync(source, readFileSync(source, 'utf8').replace('`Hello, ${name}!`', '`Hello again, ${name}!`'));
     const again = await run('npm', ['run', 'deploy'], { cwd: project, env: { ...env, KUBECONFIG: kubeconfig } });
     expect(again.code, describeResult(again)).toBe(0);
-    expect(await (await fetch(`${url}?name=you`)).text()).toContain('Hello again, you!');
+    // A kept-alive connection may still reach the old replica while it drains; it answers with
+    // `Connection: close`, so the next request comes on a new connection to the new version.
+    const answers: string[] = [];
+    await until('the new version at the printed URL', async () => {
+      const res = await fetch(`${url}?name=you`);
+      expect(res.status).toBe(200);
+      answers.push(await res.text());
+      return answers.at(-1)!.includes('Hello again, you!') || undefined;
+    }, 30_000);
+    expect(answers.slice(0, -1).every((a) => a.includes('Hello, you!'))).toBe(true);
   }, 300_000);
 });
