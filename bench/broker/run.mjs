@@ -169,11 +169,22 @@ async function round(engine, store, natsUrl) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const engines = opts.engines.split(',');
-let nats;
-if (engines.includes('nats')) {
-  const { startNats } = await import(pathToFileURL(join(dist, 'log/testing/nats-server.js')).href);
-  nats = await startNats(1);
+/** One nats-server with JetStream on a free port, its store in the bench's temp dir. */
+async function startNats() {
+  const port = await new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
+  });
+  const child = spawn(process.env.NATS_SERVER ?? 'nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', join(dir, 'nats')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  await new Promise((resolve, reject) => {
+    child.stderr.on('data', (d) => (log += d) && /Server is ready/.test(log) && resolve());
+    child.once('exit', (code) => reject(new Error(`nats-server exited ${code}: ${log}`)));
+  });
+  return { url: `nats://127.0.0.1:${port}`, stop: () => new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM'))) };
 }
+
+let nats;
+if (engines.includes('nats')) nats = await startNats();
 const load0 = loadavg().map((x) => x.toFixed(2)).join(' ');
 const results = Object.fromEntries(engines.map((e) => [e, []]));
 for (let r = 0; r < ROUNDS; r++) {
