@@ -3,7 +3,7 @@ export { kubeconfigFiles, loadConnection, type Connection, type Credentials, typ
 export { inClusterConnection, isInCluster, SERVICE_ACCOUNT_ROOT, type InClusterOptions } from './in-cluster.js';
 export { KubeApiError, KubeConnectionError, KubeconfigError, isAlreadyExists, isConflict, isExpired, isNotFound, type ConnectionFailure, type Status, type StatusCause } from './errors.js';
 export { Resources, resourcePath, resourceType, apiVersionOf, type PathParts, type ResourceType } from './resources.js';
-export type { KubeList, KubeObject, ObjectMeta, WatchEvent, WatchEventType } from './types.js';
+export type { KubeList, KubeObject, ObjectMeta, OwnerReference, WatchEvent, WatchEventType } from './types.js';
 export type { WatchOptions } from './watch.js';
 export { Informer, type InformerOptions } from './informer.js';
 export { LeaderElector, type Lease, type LeaseSpec, type LeaderElectionOptions } from './leader-election.js';

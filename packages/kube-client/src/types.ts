@@ -1,5 +1,15 @@
 /** The few API shapes the client reads itself; objects are otherwise the caller's types. */
 
+/** metadata.ownerReferences[] (meta/v1 OwnerReference). */
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
 export interface ObjectMeta {
   name?: string;
   generateName?: string;
@@ -9,7 +19,7 @@ export interface ObjectMeta {
   generation?: number;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
-  ownerReferences?: unknown[];
+  ownerReferences?: OwnerReference[];
   finalizers?: string[];
   deletionTimestamp?: string;
   creationTimestamp?: string;

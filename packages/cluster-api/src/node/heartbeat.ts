@@ -88,7 +88,7 @@ export class NodeHeartbeat {
       await this.kube.update(Resources.leases, { ...lease, spec: { ...lease.spec, ...spec } }, { namespace: LeaseNamespace });
     } catch (err) {
       if (!isNotFound(err) || !this.node) throw err;
-      const owner = { apiVersion: 'v1', kind: 'Node', name, uid: this.node.metadata.uid };
+      const owner = { apiVersion: 'v1', kind: 'Node', name, uid: this.node.metadata.uid! };
       await this.kube.create(Resources.leases, { metadata: { name, namespace: LeaseNamespace, ownerReferences: [owner] }, spec }, { namespace: LeaseNamespace });
     }
   }

@@ -2,19 +2,11 @@
  * The parts of core/v1 the node agent reads and writes, named as Kubernetes names them. Everything is
  * optional on the wire; the agent treats a missing field as Kubernetes' default.
  */
+import type { ObjectMeta } from '@func/kube-client';
 
-export interface Meta {
-  name?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: { kind?: string; name?: string; uid?: string; controller?: boolean }[];
-  deletionTimestamp?: string;
+/** kube-client's object metadata, with the field a pod's deletion adds. */
+export interface Meta extends ObjectMeta {
   deletionGracePeriodSeconds?: number;
-  creationTimestamp?: string;
-  [key: string]: unknown;
 }
 
 export interface KeySelector {

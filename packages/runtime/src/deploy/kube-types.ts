@@ -2,21 +2,13 @@
  * The Kubernetes shapes deploy writes and reads (apps/v1 Deployment, v1 Service and Pod, Knative's
  * Service and Trigger), only the fields it touches; names and nesting as the API has them.
  */
-import type { ObjectMeta as KubeObjectMeta } from '@func/kube-client';
+import type { ObjectMeta as KubeObjectMeta, OwnerReference } from '@func/kube-client';
 
-/** kube-client's metadata, with the name every object here has and typed owner references. */
+export type { OwnerReference };
+
+/** kube-client's metadata, with the name every object here has. */
 export interface ObjectMeta extends KubeObjectMeta {
   name: string;
-  ownerReferences?: OwnerReference[];
-}
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
 }
 
 export interface Manifest {
