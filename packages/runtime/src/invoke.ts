@@ -133,13 +133,18 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
       finish(inv, fail(inv, err));
       return;
     }
-    if (!isThenable(out)) reply(inv, out, answeringEvent);
-    else out.then((value) => reply(inv, value, answeringEvent), (err: unknown) => finish(inv, fail(inv, err)));
+    if (!isThenable(out)) {
+      reply(inv, out, answeringEvent);
+      return;
+    }
+    waitAtMost(inv, inv.at);
+    out.then((value) => reply(inv, value, answeringEvent), (err: unknown) => finish(inv, fail(inv, err)));
   }
 
   /** A batch: `handle` once per event, in order; the events it returns come back as one batch. */
   async function runBatch(inv: Invocation, ctx: InvocationContext, events: CloudEventLike[]): Promise<void> {
     inv.at = metrics.invoked(inv.at);
+    waitAtMost(inv, inv.at);
     const replies: CloudEventLike[] = [];
     for (const event of events) {
       ctx.setEvent(event);
@@ -193,16 +198,28 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
   }
 
   /**
-   * The timeout runs from here (once the body is read: a slow upload is not the function's time);
-   * requests that arrive while `init` is still running wait for it. Deadlines are taken from the
-   * clock now, in the order they are added, which is what keeps the deadline list in order.
+   * The timeout runs from the moment the body is read (a slow upload is not the function's time),
+   * but an invocation joins the deadline list only once it has to wait: for `init`, or for the
+   * promise `handle` returned. One that answers within the same synchronous stretch could never
+   * see its timer fire, so it skips the list. `now` is a clock reading of this same stretch; as
+   * every entry is added with the clock of its own moment, the list stays in deadline order.
+   */
+  function waitAtMost(inv: Invocation, now: number): void {
+    if (deadlines !== undefined && inv.deadline === 0) deadlines.add(inv, now);
+  }
+
+  /**
+   * Requests that arrive while `init` is still running wait for it (their timeout running).
    * `clock`: a reading taken in this same synchronous stretch (a request without a body, read at
-   * its arrival), reused for the deadline and the call of `handle` instead of reading the clock again.
+   * its arrival), reused for the call of `handle` instead of reading the clock again.
    */
   function runWhenReady(inv: Invocation, raw: Buffer, clock?: number): void {
-    deadlines?.add(inv, clock ?? performance.now());
-    if (rt.ready === undefined) run(inv, raw, clock);
-    else rt.ready.then(() => run(inv, raw), (err: unknown) => finish(inv, fail(inv, err)));
+    if (rt.ready === undefined) {
+      run(inv, raw, clock);
+      return;
+    }
+    waitAtMost(inv, clock ?? performance.now());
+    rt.ready.then(() => run(inv, raw), (err: unknown) => finish(inv, fail(inv, err)));
   }
 
   return function invokeHandler(req, res) {

@@ -42,12 +42,9 @@ export function createDispatcher(rt: Runtime): NodeHandler {
     // Draining: every answer closes its connection, so a kept-alive client (or a service proxy that
     // pinned its connection here) comes back on a new one, which reaches a ready replica.
     if (rt.state.shuttingDown) res.shouldKeepAlive = false;
-    const route = routes.get(pathOf(req.url));
-    if (route !== undefined && (req.method === 'GET' || req.method === 'HEAD')) {
-      void route(req, res);
-      return;
-    }
-    invoke(req, res);
+    const route = req.method === 'GET' || req.method === 'HEAD' ? routes.get(pathOf(req.url)) : undefined;
+    if (route !== undefined) void route(req, res);
+    else invoke(req, res);
   };
 }
 
