@@ -150,9 +150,12 @@ const CLK_TCK = (() => {
   }
 })();
 
-/** User + system CPU seconds the process has used so far (/proc/<pid>/stat fields 14 and 15). */
-export function cpuSeconds(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/**
+ * User + system CPU seconds the process has used so far, all its threads (/proc/<pid>/stat fields
+ * 14 and 15); with `thread`, that one thread's (the main thread's id is the pid).
+ */
+export function cpuSeconds(pid, thread) {
+  const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
   // The command name (field 2) may contain spaces; fields are counted after its closing parenthesis.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
