@@ -170,6 +170,21 @@ describe('NodeRestriction for a node\'s x509 client certificate', () => {
     await absent('static-web');
   });
 
+  it('asks for tokens only bound to a pod of its own, by uid', async () => {
+    const mine = await admin.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'mine' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x:v1' }] } } });
+    const theirs = await admin.readNamespacedPod({ namespace: 'default', name: 'theirs' });
+    const ask = (boundObjectRef?: object) => node.createNamespacedServiceAccountToken({ namespace: 'default', name: 'default', body: { spec: { audiences: [], boundObjectRef } as never } });
+    // The graph lets n1 ask for the account of its pod once it has seen the pod.
+    await until('n1 may ask for a token bound to its pod', () => ask({ apiVersion: 'v1', kind: 'Pod', name: 'mine', uid: mine.metadata!.uid }).catch(() => undefined));
+    const cases: [object | undefined, string][] = [
+      [undefined, 'node requested token not bound to a pod'],
+      [{ apiVersion: 'v1', kind: 'Pod', name: 'mine' }, 'node requested token with a pod binding without a uid'],
+      [{ apiVersion: 'v1', kind: 'Pod', name: 'mine', uid: 'stale' }, 'the UID in the bound object reference (stale) does not match the UID in record. The object might have been deleted and then recreated'],
+      [{ apiVersion: 'v1', kind: 'Pod', name: 'theirs', uid: theirs.metadata!.uid }, 'node requested token bound to a pod scheduled on a different node'],
+    ];
+    for (const [ref, why] of cases) expect(await refusal(ask(ref))).toEqual(forbidden(`serviceaccounts "default" is forbidden: ${why}`));
+  });
+
   it('leaves everyone else untouched', async () => {
     const labels = { 'node-restriction.kubernetes.io/pool': 'gpu', 'example.k8s.io/x': 'y' };
     expect((await admin.createNode({ body: { metadata: { name: 'n2', labels }, spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] } } })).metadata?.labels).toEqual(labels);

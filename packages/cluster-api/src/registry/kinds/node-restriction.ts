@@ -11,6 +11,9 @@
  *   Node alone (as controller, without blockOwnerDeletion, with its uid), and naming no ServiceAccount,
  *   Secret, ConfigMap, ClusterTrustBundle or PersistentVolumeClaim.
  *
+ * - TokenRequest: a node's is bound to a pod (by uid) that runs on it (nodeTokenRequest, called by
+ *   subresources/token.ts, as a subresource create runs no kind's hook).
+ *
  * The authorizer (auth/node-authorizer.ts) holds the rest, as the request names the object: writes to
  * another node's Node or Lease, and which pods a node may delete, evict or write the status of (its own).
  */
@@ -118,3 +121,17 @@ export const mirrorPodsOnly = restrict('', 'pods', podCreate);
 export const ownLeaseOnly = restrict('coordination.k8s.io', 'leases', [
   (o, _, node) => (o.metadata.name === node ? undefined : 'can only access node lease with the same name as the requesting node'),
 ]);
+
+/** admitServiceAccount: a node asks for tokens only for pods bound to it, named with their uid. */
+export async function nodeTokenRequest(bound: { kind: string; name: string; uid?: string } | undefined, account: string, ctx: RequestContext, services: Services): Promise<void> {
+  const node = nodeOf(ctx);
+  if (node === undefined) return;
+  const refuse = (why: string) => forbidden({ group: '', resource: 'serviceaccounts' }, account, why);
+  if (bound?.kind !== 'Pod') throw refuse('node requested token not bound to a pod');
+  if (!bound.uid) throw refuse('node requested token with a pod binding without a uid');
+  const pod = await services.find('', 'v1', 'pods')!.get(ctx, bound.name);
+  if (pod.metadata.uid !== bound.uid) {
+    throw refuse(`the UID in the bound object reference (${bound.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
+  }
+  if (str(spec(pod).nodeName) !== node) throw refuse('node requested token bound to a pod scheduled on a different node');
+}
