@@ -24,6 +24,15 @@ describe('podReferences', () => {
     expect([...podReferences({ automountServiceAccountToken: false, containers: [{ envFrom: [{ secretRef: { name: 's' } }] }] })].sort()).toEqual(['secret/s', 'serviceaccount/default']);
   });
 
+  it('finds the Secrets named by every volume source VisitPodSecretNames walks', () => {
+    const volumes = [
+      { name: 'a', cephfs: { monitors: ['m'], secretRef: { name: 'ceph' } } },
+      { name: 'b', csi: { driver: 'd', nodePublishSecretRef: { name: 'csi' } } },
+      { name: 'c', azureFile: { secretName: 'azure', shareName: 's' } },
+    ];
+    expect([...podReferences({ automountServiceAccountToken: false, volumes })].sort()).toEqual(['secret/azure', 'secret/ceph', 'secret/csi', 'serviceaccount/default']);
+  });
+
   it('counts the service account volume the agent mounts unless the pod opts out', () => {
     expect([...podReferences({ serviceAccountName: 'ci', containers: [{}] })].sort()).toEqual(['configmap/kube-root-ca.crt', 'serviceaccount/ci']);
   });
@@ -51,13 +60,18 @@ describe('NodeAuthorizer', () => {
     expect(decide(req('create', 'serviceaccounts', { subresource: 'token', name: 'default' }))).toBe('NoOpinion');
   });
 
-  it('writes the status of, evicts and deletes its own pods only; creates none', () => {
+  it('writes the status of, evicts and deletes its own pods only; creates pods for NodeRestriction to judge', () => {
     expect(decide(req('patch', 'pods', { subresource: 'status', name: 'web' }))).toBe('Allow');
     expect(decide(req('delete', 'pods', { name: 'web' }))).toBe('Allow');
     expect(decide(req('create', 'pods', { subresource: 'eviction', name: 'web' }))).toBe('Allow');
     expect(decide(req('patch', 'pods', { subresource: 'status', name: 'other' }))).toBe('NoOpinion');
     expect(decide(req('delete', 'pods', { name: 'other' }))).toBe('NoOpinion');
-    expect(decide(req('create', 'pods', { name: 'new' }))).toBe('NoOpinion');
+    expect(authorizer.authorize(req('delete', 'pods', { name: 'other' })).reason).toBe('node "a" can only delete pods with spec.nodeName set to itself');
+    expect(authorizer.authorize(req('create', 'pods', { subresource: 'eviction', name: 'other' })).reason).toBe('node a can only evict pods with spec.nodeName set to itself');
+    expect(authorizer.authorize(req('update', 'pods', { subresource: 'status', name: 'other' })).reason).toBe('node "a" can only update pod status for pods with spec.nodeName set to itself');
+    expect(decide(req('create', 'pods', {}))).toBe('Allow');
+    expect(decide(req('create', 'pods', { subresource: 'binding', name: 'web' }))).toBe('NoOpinion');
+    expect(decide(req('update', 'pods', { name: 'web' }))).toBe('NoOpinion');
     expect(decide(req('watch', 'pods', { namespace: '' }))).toBe('Allow');
   });
 
@@ -65,6 +79,7 @@ describe('NodeAuthorizer', () => {
     expect(decide(req('create', 'nodes', { namespace: '', name: 'a' }))).toBe('Allow');
     expect(decide(req('patch', 'nodes', { namespace: '', subresource: 'status', name: 'a' }))).toBe('Allow');
     expect(decide(req('patch', 'nodes', { namespace: '', subresource: 'status', name: 'b' }))).toBe('NoOpinion');
+    expect(decide(req('delete', 'nodes', { namespace: '', name: 'a' }))).toBe('NoOpinion');
     expect(decide(req('update', 'leases', { apiGroup: 'coordination.k8s.io', namespace: 'kube-node-lease', name: 'a' }))).toBe('Allow');
     expect(decide(req('update', 'leases', { apiGroup: 'coordination.k8s.io', namespace: 'kube-node-lease', name: 'b' }))).toBe('NoOpinion');
     expect(decide(req('get', 'leases', { apiGroup: 'coordination.k8s.io', namespace: 'kube-system', name: 'a' }))).toBe('NoOpinion');

@@ -5,10 +5,10 @@
  *
  * - read the Secrets, ConfigMaps and PersistentVolumeClaims its pods reference, and request tokens
  *   for their ServiceAccounts (by name: a list or watch must name the object);
- * - read pods; update and patch the status of, evict and delete only the pods bound to it; create no
- *   pod (kubelets may create only mirror pods, which this server does not serve);
- * - create, read and watch Nodes, but change or delete only its own; get, create, update, patch and
- *   delete only its own Lease in kube-node-lease;
+ * - read pods; update and patch the status of, evict and delete only the pods bound to it; create
+ *   pods (NodeRestriction's admit hook, registry/kinds/node-restriction.ts, lets only mirror pods through);
+ * - create, read and watch Nodes, but update and patch only its own, and delete none (kube's bootstrap
+ *   NodeRules); get, create, update, patch and delete only its own Lease in kube-node-lease;
  * - write Events, create TokenReviews and SubjectAccessReviews (its kubelet server's webhook checks),
  *   read Services and Endpoints.
  *
@@ -50,6 +50,15 @@ const none = (reason = ''): NodeDecision => ({ decision: 'NoOpinion', reason });
 /** Resources decided from the graph: a node reads them only when one of its pods references them. */
 const Graphed: Record<string, Related> = { secrets: 'secret', configmaps: 'configmap', persistentvolumeclaims: 'pvc' };
 
+const q = JSON.stringify;
+
+/** The pod writes a node may make to the pods bound to it, with NodeRestriction's refusal for any other pod. */
+const PodWrites: readonly { subresource: string; verbs: readonly string[]; refusal(node: string): string }[] = [
+  { subresource: '', verbs: ['delete'], refusal: (node) => `node ${q(node)} can only delete pods with spec.nodeName set to itself` },
+  { subresource: 'eviction', verbs: ['create'], refusal: (node) => `node ${node} can only evict pods with spec.nodeName set to itself` },
+  { subresource: 'status', verbs: ['update', 'patch'], refusal: (node) => `node ${q(node)} can only update pod status for pods with spec.nodeName set to itself` },
+];
+
 /** What every node may do whatever its pods (bootstrap policy's NodeRules, the parts that apply here). */
 function nodeRules(r: NodeRequest): boolean {
   const g = r.apiGroup;
@@ -77,7 +86,7 @@ export class NodeAuthorizer {
       return this.graph.relates(node, 'serviceaccount', r.namespace, r.name) ? allow : none(`no relationship found between node '${node}' and this object`);
     }
     if (r.apiGroup === '' && r.resource === 'pods') return this.pods(node, r);
-    if (r.apiGroup === '' && r.resource === 'nodes') return r.name === node && ['update', 'patch', 'delete', 'get'].includes(r.verb) ? allow : none(`node '${node}' cannot modify node '${r.name}'`);
+    if (r.apiGroup === '' && r.resource === 'nodes') return r.name === node && ['update', 'patch', 'get'].includes(r.verb) ? allow : none(`node '${node}' cannot modify node '${r.name}'`);
     if (r.apiGroup === 'coordination.k8s.io' && r.resource === 'leases') return this.lease(node, r);
     return none();
   }
@@ -96,12 +105,11 @@ export class NodeAuthorizer {
     return allow;
   }
 
-  /** NodeRestriction's pod rules, decided from which node the graph says a pod is bound to. */
+  /** NodeRestriction's pod rules, decided from which node the graph says a pod is bound to, refused in its words. */
   private pods(node: string, r: NodeRequest): NodeDecision {
-    if (r.verb === 'create' && !r.subresource) return none(`node '${node}' can only create mirror pods`);
-    const own = this.graph.podNode(r.namespace, r.name) === node;
-    const write = (r.subresource === 'status' && ['update', 'patch'].includes(r.verb)) || (r.subresource === 'eviction' && r.verb === 'create') || (!r.subresource && r.verb === 'delete');
+    if (r.verb === 'create' && !r.subresource) return allow;
+    const write = PodWrites.find((w) => w.subresource === r.subresource && w.verbs.includes(r.verb));
     if (!write) return none();
-    return own ? allow : none(`node '${node}' can only modify pods with spec.nodeName set to itself`);
+    return this.graph.podNode(r.namespace, r.name) === node ? allow : none(write.refusal(node));
   }
 }

@@ -1,14 +1,14 @@
 /**
  * What each node may read, as kube-apiserver's Node authorizer keeps it (its graph): the pods bound to
  * a node, and for each pod the Secrets, ConfigMaps, ServiceAccount and PersistentVolumeClaims it
- * references (volumes, projected sources, env, envFrom, imagePullSecrets — podutil's
- * VisitPodSecretNames / VisitPodConfigmapNames). Kept in memory from a watch of every pod, so the
- * authorizer decides synchronously.
+ * references (registry/kinds/pod-references.ts: podutil's VisitPodSecretNames / VisitPodConfigmapNames).
+ * Kept in memory from a watch of every pod, so the authorizer decides synchronously.
  */
 import type { KubeObject } from '../api/meta.js';
 import type { Registry } from '../registry/rest.js';
+import { specReferences, type Referenced } from '../registry/kinds/pod-references.js';
 
-export type Related = 'secret' | 'configmap' | 'serviceaccount' | 'pvc';
+export type Related = Exclude<Referenced, 'clustertrustbundle'>;
 
 interface PodEdges {
   node: string;
@@ -16,38 +16,16 @@ interface PodEdges {
 }
 
 type Obj = Record<string, unknown>;
-const arr = (v: unknown): Obj[] => (Array.isArray(v) ? (v as Obj[]) : []);
 const obj = (v: unknown): Obj => (v && typeof v === 'object' ? (v as Obj) : {});
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
-/** `kind/name` of everything a pod spec references. */
+/** `kind/name` of everything a pod spec references, with what its ServiceAccount brings implicitly. */
 export function podReferences(spec: Obj): Set<string> {
-  const refs = new Set<string>();
-  const add = (kind: Related, name: unknown) => void (str(name) && refs.add(`${kind}/${str(name)}`));
-  add('serviceaccount', spec.serviceAccountName || 'default');
+  const refs = specReferences(spec);
+  refs.add(`serviceaccount/${str(spec.serviceAccountName) || 'default'}`);
   // The ServiceAccount admission plugin's kube-api-access volume (token + kube-root-ca.crt), which
   // this server's node agent adds itself instead of writing it into the stored spec.
-  if (spec.automountServiceAccountToken !== false) add('configmap', 'kube-root-ca.crt');
-  for (const s of arr(spec.imagePullSecrets)) add('secret', s.name);
-  for (const v of arr(spec.volumes)) {
-    add('secret', obj(v.secret).secretName);
-    add('configmap', obj(v.configMap).name);
-    add('pvc', obj(v.persistentVolumeClaim).claimName);
-    for (const src of arr(obj(v.projected).sources)) {
-      add('secret', obj(src.secret).name);
-      add('configmap', obj(src.configMap).name);
-    }
-  }
-  for (const c of [...arr(spec.containers), ...arr(spec.initContainers), ...arr(spec.ephemeralContainers)]) {
-    for (const e of arr(c.env)) {
-      add('secret', obj(obj(e.valueFrom).secretKeyRef).name);
-      add('configmap', obj(obj(e.valueFrom).configMapKeyRef).name);
-    }
-    for (const f of arr(c.envFrom)) {
-      add('secret', obj(f.secretRef).name);
-      add('configmap', obj(f.configMapRef).name);
-    }
-  }
+  if (spec.automountServiceAccountToken !== false) refs.add('configmap/kube-root-ca.crt');
   return refs;
 }
 

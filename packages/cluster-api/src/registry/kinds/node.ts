@@ -9,7 +9,7 @@ import { isIP } from 'node:net';
 import type { KubeObject } from '../../api/meta.js';
 import { check, duplicate, forbiddenField, invalidValue, isQualifiedName, notSupported, required, type FieldError } from '../generic/validation.js';
 import { nodeProxy } from '../subresources/node-proxy.js';
-import { ownNodeOnly } from './node-restriction.js';
+import { nodeRestriction } from './node-restriction.js';
 import { statusSubresource } from '../subresources/status.js';
 import { AllVerbs, arr, child, column, core, obj, spec, status, str } from './common.js';
 import { ageColumn, nameColumn } from './columns.js';
@@ -94,7 +94,7 @@ export const node = core({
   verbs: AllVerbs,
   shortNames: ['no'],
   subresources: { status: statusSubresource({ prepareForUpdate: defaultStatus, validate }, { keptOnCreate: true }), proxy: nodeProxy },
-  hooks: { admit: ownNodeOnly },
+  hooks: { admit: nodeRestriction },
   strategy: {
     prepareForCreate: defaultStatus,
     validate,

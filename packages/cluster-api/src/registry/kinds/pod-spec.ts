@@ -25,13 +25,15 @@ const defaultContainer = (c: Obj): void => {
   for (const p of arr(c.ports)) if (p && typeof p === 'object') setDefault(p as Obj, 'protocol', 'TCP');
 };
 
-export const defaultPodSpec = (spec: Obj): void => {
+/** `account`: a spec naming no ServiceAccount gets `default` (the ServiceAccount admission plugin's default for pods). */
+export const defaultPodSpec = (spec: Obj, { account = true } = {}): void => {
   setDefault(spec, 'restartPolicy', 'Always');
   setDefault(spec, 'dnsPolicy', 'ClusterFirst');
   setDefault(spec, 'terminationGracePeriodSeconds', 30);
   setDefault(spec, 'schedulerName', 'default-scheduler');
-  setDefault(spec, 'serviceAccountName', str(spec.serviceAccount) || 'default');
-  setDefault(spec, 'serviceAccount', spec.serviceAccountName);
+  setDefault(spec, 'serviceAccountName', str(spec.serviceAccount) || (account ? 'default' : ''));
+  if (spec.serviceAccountName) setDefault(spec, 'serviceAccount', spec.serviceAccountName);
+  else delete spec.serviceAccountName;
   child(spec, 'securityContext');
   for (const c of [...arr(spec.containers), ...arr(spec.initContainers)]) if (c && typeof c === 'object') defaultContainer(c as Obj);
 };

@@ -8,6 +8,7 @@ import { eviction } from '../subresources/eviction.js';
 import { podAttach, podExec, podLog, podPortForward } from '../subresources/pod-connect.js';
 import { podProxy } from '../subresources/proxy.js';
 import { statusSubresource } from '../subresources/status.js';
+import { mirrorPodsOnly } from './node-restriction.js';
 import { defaultPodSpec, validatePodSpec } from './pod-spec.js';
 
 const containers = (o: KubeObject): Obj[] => arr(status(o).containerStatuses).map(obj);
@@ -61,7 +62,8 @@ export const pod = core({
   subresources: { status: statusSubresource(), binding, eviction, log: podLog, exec: podExec, attach: podAttach, portforward: podPortForward, proxy: podProxy },
   strategy: {
     prepareForCreate(o) {
-      defaultPodSpec(child(o, 'spec'));
+      // The ServiceAccount admission plugin gives a mirror pod no account: its kubelet runs it without one.
+      defaultPodSpec(child(o, 'spec'), { account: !('kubernetes.io/config.mirror' in (o.metadata.annotations ?? {})) });
       o.status = { phase: 'Pending', qosClass: 'BestEffort' };
     },
     validate: (o) => validatePodSpec(spec(o), 'spec'),
@@ -77,6 +79,7 @@ export const pod = core({
     }),
   },
   deletion: { gracePeriod },
+  hooks: { admit: mirrorPodsOnly },
   columns: [
     column('Ready', (o) => `${containers(o).filter((c) => c.ready === true).length}/${arr(spec(o).containers).length}`),
     column('Status', podStatus),

@@ -9,6 +9,7 @@ import type { RequestContext } from '../rest.js';
 import type { SubresourceDef } from '../subresource.js';
 import { badRequest, conflict, invalid, pathNotFound } from '../../api/errors.js';
 import { isObject, timestamp } from '../generic/meta.js';
+import { nodeTokenRequest } from '../kinds/node-restriction.js';
 
 const DefaultSeconds = 3600;
 const MinSeconds = 600;
@@ -66,6 +67,7 @@ export const token: SubresourceDef = {
     async create(asked: Asked, account, ctx, services) {
       if (!services.tokens) throw pathNotFound();
       const name = account.metadata.name ?? '';
+      await nodeTokenRequest(asked.bound, name, ctx, services);
       const bound = asked.bound && (await boundObject(asked.bound, ctx, services));
       const namespace = account.metadata.namespace ?? '';
       const { token, expiresAt, audiences } = services.tokens.issue({ namespace, name, uid: account.metadata.uid ?? '' }, asked.audiences, asked.seconds, bound);
