@@ -124,6 +124,19 @@ describe('function pods', () => {
   });
 });
 
+describe('mirror pods', () => {
+  it('never runs a mirror pod from the API: with no static pod behind it, the agent deletes it as the kubelet deletes an orphan', async () => {
+    const node = await current.kube.get<Obj>(Resources.nodes, 'node-a');
+    const created = await current.kube.create<Obj>(Resources.pods, {
+      metadata: { name: 'mirror', annotations: { 'kubernetes.io/config.mirror': 'abc' }, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: node.metadata.uid, controller: true }] },
+      spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'nginx:1.27' }] },
+    });
+    await until('the orphaned mirror pod deleted', () => current.kube.get(Resources.pods, 'mirror').then(() => false, (err: { code?: number }) => err.code === 404));
+    const events = await eventsOf(current.kube, 'mirror');
+    expect(events.filter((e) => e.involvedObject?.uid === created.metadata.uid && e.source?.component === 'kubelet')).toEqual([]);
+  });
+});
+
 describe('simulated images', () => {
   it('runs an nginx pod as kwok does: Running and Ready with kwok\'s fields (and an empty imageID), nothing started', async () => {
     await current.kube.create(Resources.pods, { metadata: { name: 'web' }, spec: { containers: [{ name: 'nginx', image: 'nginx:1.27' }] } });

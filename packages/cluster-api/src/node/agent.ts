@@ -53,6 +53,7 @@ export interface NodeAgentOptions {
 }
 
 const quiet = () => undefined;
+const MirrorAnnotation = 'kubernetes.io/config.mirror';
 
 /** The API server as pods see it: kubelet's service variables for the `kubernetes` Service. */
 function serviceEnv(server: string): Record<string, string> {
@@ -136,12 +137,18 @@ export class NodeAgent {
     if (worker) return worker.update(pod);
     // A pod already finished and gone from the API's point of view needs no worker.
     if (pod.metadata.deletionTimestamp && !pod.status?.containerStatuses) return void this.deleteUnstarted(pod);
+    // A mirror pod stands for a static pod of this node, and this agent runs none: the kubelet never
+    // runs a mirror pod from the API, and deletes one without its static pod as an orphan.
+    if (MirrorAnnotation in (pod.metadata.annotations ?? {})) {
+      this.log({ level: 'info', msg: 'deleting orphaned mirror pod', pod: `${pod.metadata.namespace}/${pod.metadata.name}` });
+      return void this.deleteUnstarted(pod);
+    }
     const created = new PodWorker(pod, { kube: this.opts.kube, context: (p, w, s) => this.context(p, w, s), status: new StatusWriter(this.opts.kube, pod, 'kubelet', this.log), finished: () => this.workers.delete(uid) });
     this.workers.set(uid, created);
     created.kick(0);
   }
 
-  /** A pod deleted before this node ever ran it is removed for good at once, as the kubelet does. */
+  /** A pod deleted before this node ever ran it (or an orphaned mirror pod) is removed for good at once, as the kubelet does. */
   private async deleteUnstarted(pod: Pod): Promise<void> {
     const { name = '', namespace, uid } = pod.metadata;
     await this.opts.kube.delete(Resources.pods, name, { namespace, gracePeriodSeconds: 0, preconditions: { uid } }).catch(quiet);
