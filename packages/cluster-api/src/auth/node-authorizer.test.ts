@@ -96,6 +96,26 @@ describe('NodeAuthorizer', () => {
     expect(decide(req('delete', 'namespaces', { namespace: '', name: 'shop' }))).toBe('NoOpinion');
   });
 
+  it('keeps an edge while any pod of the node makes it, and drops what a changed pod no longer references', () => {
+    const g = new NodeGraph();
+    const pod = (name: string, secret: string, nodeName = 'a') => ({ metadata: { name, namespace: 'ns' }, spec: { nodeName, containers: [{ name: 'c', envFrom: [{ secretRef: { name: secret } }] }] } });
+    g.observe('ADDED', pod('p1', 'shared'));
+    g.observe('ADDED', pod('p2', 'shared'));
+    expect(g.relates('a', 'secret', 'ns', 'shared')).toBe(true);
+    expect(g.relates('a', 'secret', 'other', 'shared')).toBe(false);
+    expect(g.relates('b', 'secret', 'ns', 'shared')).toBe(false);
+    g.observe('DELETED', pod('p1', 'shared'));
+    expect(g.relates('a', 'secret', 'ns', 'shared')).toBe(true);
+    g.observe('MODIFIED', pod('p2', 'replaced'));
+    expect(g.relates('a', 'secret', 'ns', 'shared')).toBe(false);
+    expect(g.relates('a', 'secret', 'ns', 'replaced')).toBe(true);
+    g.observe('MODIFIED', pod('p2', 'replaced', 'b'));
+    expect([g.relates('a', 'secret', 'ns', 'replaced'), g.relates('b', 'secret', 'ns', 'replaced')]).toEqual([false, true]);
+    g.observe('MODIFIED', { metadata: { name: 'p2', namespace: 'ns' }, spec: { containers: [] } });
+    expect(g.relates('b', 'secret', 'ns', 'replaced')).toBe(false);
+    expect(g.podNode('ns', 'p2')).toBeUndefined();
+  });
+
   it('forgets pods that leave the node', () => {
     graph.observe('DELETED', { metadata: { name: 'web', namespace: 'shop' }, spec: {} });
     expect(decide(req('get', 'secrets', { name: 'creds' }))).toBe('NoOpinion');

@@ -2,7 +2,9 @@
  * What each node may read, as kube-apiserver's Node authorizer keeps it (its graph): the pods bound to
  * a node, and for each pod the Secrets, ConfigMaps, ServiceAccount and PersistentVolumeClaims it
  * references (registry/kinds/pod-references.ts: podutil's VisitPodSecretNames / VisitPodConfigmapNames).
- * Kept in memory from a watch of every pod, so the authorizer decides synchronously.
+ * Kept in memory from a watch of every pod, so the authorizer decides synchronously. Each edge
+ * (node, namespace, referenced object) carries the number of pods that make it, so a node's read is
+ * one lookup whatever the number of pods, and the edge goes when its last pod does.
  */
 import type { KubeObject } from '../api/meta.js';
 import type { Registry } from '../registry/rest.js';
@@ -12,6 +14,7 @@ export type Related = Exclude<Referenced, 'clustertrustbundle'>;
 
 interface PodEdges {
   node: string;
+  namespace: string;
   refs: Set<string>;
 }
 
@@ -29,17 +32,36 @@ export function podReferences(spec: Obj): Set<string> {
   return refs;
 }
 
+/** An edge's key: names cannot hold a NUL, so the parts cannot run into each other. */
+const edgeKey = (node: string, namespace: string, ref: string): string => `${node}\0${namespace}\0${ref}`;
+
 export class NodeGraph {
   private readonly pods = new Map<string, PodEdges>();
+  /** edgeKey → how many pods make the edge. */
+  private readonly edges = new Map<string, number>();
   private watch?: { close(): void };
   private stopped = false;
 
   /** A pod was seen (or changed): it and its references belong to its node, if it has one. */
   observe(type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: KubeObject): void {
-    const key = `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
+    const namespace = pod.metadata.namespace ?? '';
+    const key = `${namespace}/${pod.metadata.name ?? ''}`;
+    const before = this.pods.get(key);
+    if (before) this.count(before, -1);
     const node = str(obj(pod.spec).nodeName);
     if (type === 'DELETED' || !node) return void this.pods.delete(key);
-    this.pods.set(key, { node, refs: podReferences(obj(pod.spec)) });
+    const now = { node, namespace, refs: podReferences(obj(pod.spec)) };
+    this.pods.set(key, now);
+    this.count(now, 1);
+  }
+
+  private count(pod: PodEdges, by: 1 | -1): void {
+    for (const ref of pod.refs) {
+      const key = edgeKey(pod.node, pod.namespace, ref);
+      const n = (this.edges.get(key) ?? 0) + by;
+      if (n > 0) this.edges.set(key, n);
+      else this.edges.delete(key);
+    }
   }
 
   /** The node a pod is bound to. */
@@ -49,9 +71,7 @@ export class NodeGraph {
 
   /** Whether a pod bound to `node` in `namespace` references `kind/name`. */
   relates(node: string, kind: Related, namespace: string, name: string): boolean {
-    const ref = `${kind}/${name}`;
-    for (const [key, edges] of this.pods) if (edges.node === node && key.startsWith(`${namespace}/`) && edges.refs.has(ref)) return true;
-    return false;
+    return this.edges.has(edgeKey(node, namespace, `${kind}/${name}`));
   }
 
   /** Follows every pod through the registry until stop(), re-watching after an error. */
@@ -60,6 +80,7 @@ export class NodeGraph {
     const follow = (): void => {
       if (this.stopped || !pods) return;
       this.pods.clear();
+      this.edges.clear();
       pods.watch({}, {}, {
         onEvent: (e) => {
           if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED') this.observe(e.type, e.object);
