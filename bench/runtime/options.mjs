@@ -7,6 +7,8 @@ import { scenarioIds } from './scenarios.mjs';
 export const USAGE = `Usage: npm run bench -- [options]      (or: node bench/run.mjs [options])
 
   --rounds N          measured rounds per framework and scenario, interleaved (default 5)
+  --processes N       spread the rounds over N fresh sets of server processes, each started and
+                      warmed up (default 1): evens out how two processes of one build differ
   --duration S        seconds per round (default 5)
   --warmup S          seconds of load per server before measuring, discarded (default 3)
   --connections N     concurrent connections (default 50)
@@ -29,6 +31,7 @@ const PRESETS = {
 
 const FLAGS = {
   rounds: { type: 'string' },
+  processes: { type: 'string' },
   duration: { type: 'string' },
   warmup: { type: 'string' },
   connections: { type: 'string' },
@@ -57,7 +60,7 @@ function list(name, value, known) {
   return items;
 }
 
-/** @returns {{rounds: number, duration: number, warmup: number, connections: number, coldStarts: number,
+/** @returns {{rounds: number, processes: number, duration: number, warmup: number, connections: number, coldStarts: number,
  *   scenarios: string[], frameworks: string[], loader: string, maxSeconds: number, quick: boolean, help: boolean,
  *   contended: boolean, baseline: string | undefined}} */
 export function parseOptions(argv) {
@@ -67,6 +70,7 @@ export function parseOptions(argv) {
     quick: v.quick,
     help: v.help,
     rounds: v.rounds ? positiveInt('rounds', v.rounds) : preset.rounds,
+    processes: v.processes ? positiveInt('processes', v.processes) : 1,
     duration: v.duration ? positiveInt('duration', v.duration) : preset.duration,
     warmup: v.warmup ? positiveInt('warmup', v.warmup) : preset.warmup,
     connections: v.connections ? positiveInt('connections', v.connections) : 50,
@@ -86,6 +90,7 @@ export function parseOptions(argv) {
 
 /** Load time plus about a second per server start and per cold start. */
 export function plannedSeconds(o) {
-  const perScenario = o.frameworks.length * (o.warmup + o.rounds * o.duration + 1);
+  const sets = Math.min(o.processes ?? 1, o.rounds);
+  const perScenario = o.frameworks.length * (sets * (o.warmup + 1) + o.rounds * o.duration);
   return o.scenarios.length * (o.contended ? 2 : 1) * perScenario + o.coldStarts * o.frameworks.length;
 }

@@ -99,6 +99,7 @@ export function renderReport(run, fws, scenarios) {
       `load average ${run.loadBefore} before, ${run.loadAfter} after; the server's CPU share of its core ` +
       `during the rounds was ${busyRange(run)} (median per framework and scenario).`,
     `Load: ${run.loaderVersion}, ${o.connections} connections, ${o.rounds} interleaved rounds of ${o.duration} s ` +
+      `${(o.processes ?? 1) > 1 ? `over ${Math.min(o.processes, o.rounds)} fresh sets of server processes, each ` : ''}` +
       `after a ${o.warmup} s warm-up per server; medians. Servers pinned to core 0, load generator to core 1. ` +
       `${o.coldStarts > 0 ? `Cold start: median of ${o.coldStarts} runs. ` : ''}func-runtime: commit ${run.runtimeCommit}, build of ${run.runtimeBuiltAt ?? 'n/a'} (copied before the run)` +
       `${run.baseline ? `; func-runtime (before): ${run.baseline}` : ''}.` +

@@ -1,11 +1,19 @@
 // Throughput of one scenario: every framework's server up at once (idle ones cost nothing), one
 // warm-up each, then rounds interleaved A B C D A B C D … so that drift on a shared machine
-// spreads over all frameworks instead of landing on one.
+// spreads over all frameworks instead of landing on one. With `processes` > 1 the rounds are
+// spread over that many fresh sets of servers, each started, warmed up and checked again: two
+// processes of one build can differ by several per cent (code and heap placement, JIT decisions),
+// and one process per framework would carry its luck into the whole result.
 import { occupyServerCore } from './contention.mjs';
 import { runLoad } from './load.mjs';
 import { cpuSeconds, fileSize, rssKiB, stop } from './procs.mjs';
 import { startServer, verify } from './servers.mjs';
 import { median } from './stats.mjs';
+
+/** How many of `rounds` the process set `i` of `processes` measures: as even as can be, the first ones one more. */
+export function roundsOf(i, rounds, processes) {
+  return Math.floor(rounds / processes) + (i < rounds % processes ? 1 : 0);
+}
 
 /**
  * @typedef {{ok: boolean, reason?: string, rps?: number, p99Ms?: number, reqPerCpuS?: number,
@@ -15,6 +23,20 @@ import { median } from './stats.mjs';
  */
 export async function runScenario(scenario, fws, opts, ctx) {
   const results = {};
+  const measured = new Map(fws.map((fw) => [fw.id, { rounds: [], rss: undefined, logBytes: 0 }]));
+  const processes = Math.min(opts.processes ?? 1, opts.rounds);
+  let round = 0;
+  for (let i = 0; i < processes; i++) {
+    const count = roundsOf(i, opts.rounds, processes);
+    await runProcessSet(scenario, fws.filter((fw) => !results[fw.id]), opts, ctx, { first: round + 1, count }, results, measured);
+    round += count;
+  }
+  for (const fw of fws) if (!results[fw.id]) results[fw.id] = summary(measured.get(fw.id));
+  return results;
+}
+
+/** One set of servers: started, warmed up, `count` interleaved rounds, the reply checked again, stopped. */
+async function runProcessSet(scenario, fws, opts, ctx, { first, count }, results, measured) {
   const up = [];
   for (const fw of fws) {
     const s = await startServer(fw, scenario, ctx.logDir);
@@ -23,29 +45,28 @@ export async function runScenario(scenario, fws, opts, ctx) {
       ctx.say(`  ${fw.id}: ${s.reason}`);
       continue;
     }
-    up.push({ fw, ...s });
+    up.push({ fw, ...s, rounds: measured.get(fw.id).rounds });
   }
   const release = scenario.contended && up.length > 0 ? await occupyServerCore() : undefined;
   try {
-    for (const s of up) await warmUp(s, scenario, opts, ctx, results);
+    for (const s of up) await warmUp(s, scenario, opts, ctx, results, measured.get(s.fw.id));
     const running = up.filter((s) => !results[s.fw.id]);
-    for (let round = 1; round <= opts.rounds; round++) {
+    for (let round = first; round < first + count; round++) {
       for (const s of running) await measureRound(s, scenario, opts, ctx, round, results);
     }
-    for (const s of running) await finish(s, scenario, results);
+    for (const s of running) await check(s, scenario, results);
   } finally {
     await release?.();
     await Promise.all(up.map((s) => stop(s.child)));
   }
-  for (const s of up) if (results[s.fw.id]?.ok) results[s.fw.id].logBytes = fileSize(s.logFile);
-  return results;
+  for (const s of up) measured.get(s.fw.id).logBytes = fileSize(s.logFile);
 }
 
-async function warmUp(s, scenario, opts, ctx, results) {
+async function warmUp(s, scenario, opts, ctx, results, measured) {
   try {
     await runLoad(opts.loader, loadArgs(s, scenario, opts, ctx, opts.warmup));
-    s.rss = rssKiB(s.child.pid);
-    s.rounds = [];
+    // RSS after warm-up, of the first process set.
+    measured.rss ??= rssKiB(s.child.pid);
   } catch (err) {
     results[s.fw.id] = { ok: false, reason: `warm-up failed: ${err.message}` };
   }
@@ -71,24 +92,26 @@ async function measureRound(s, scenario, opts, ctx, round, results) {
 }
 
 /** Checks the reply once more: a server that breaks under load must not keep its numbers. */
-async function finish(s, scenario, results) {
+async function check(s, scenario, results) {
   if (results[s.fw.id]) return;
   const problems = s.child.exitInfo ? ['server exited during the run'] : await verify(s.fw, scenario, s.port);
-  if (problems.length > 0) {
-    results[s.fw.id] = { ok: false, reason: `wrong reply after load: ${problems.join('; ')}` };
-    return;
-  }
-  results[s.fw.id] = {
+  if (problems.length > 0) results[s.fw.id] = { ok: false, reason: `wrong reply after load: ${problems.join('; ')}` };
+}
+
+/** Medians over every round of every process set. */
+function summary({ rounds, rss, logBytes }) {
+  return {
     ok: true,
-    rps: median(s.rounds.map((r) => r.rps)),
-    p99Ms: median(s.rounds.map((r) => r.p99Ms)),
-    reqPerCpuS: median(s.rounds.map((r) => r.reqPerCpuS)),
-    busy: median(s.rounds.map((r) => r.busy)),
-    rssKiB: s.rss,
-    non2xx: s.rounds.reduce((n, r) => n + r.non2xx, 0),
-    errors: s.rounds.reduce((n, r) => n + r.errors, 0),
-    timeouts: s.rounds.reduce((n, r) => n + r.timeouts, 0),
-    rounds: s.rounds,
+    rps: median(rounds.map((r) => r.rps)),
+    p99Ms: median(rounds.map((r) => r.p99Ms)),
+    reqPerCpuS: median(rounds.map((r) => r.reqPerCpuS)),
+    busy: median(rounds.map((r) => r.busy)),
+    rssKiB: rss,
+    non2xx: rounds.reduce((n, r) => n + r.non2xx, 0),
+    errors: rounds.reduce((n, r) => n + r.errors, 0),
+    timeouts: rounds.reduce((n, r) => n + r.timeouts, 0),
+    rounds,
+    logBytes,
   };
 }
 
