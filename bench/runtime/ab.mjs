@@ -20,8 +20,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bodyFileFor, runLoad, wrkAvailable } from './load.mjs';
-import { scenarios } from './scenarios.mjs';
-import { cpuSeconds, freePort, installCleanup, SERVER_CPU, spawnPinned, stop } from './procs.mjs';
+import { positiveInt } from './options.mjs';
+import { requestOf, scenarios } from './scenarios.mjs';
+import { median } from './stats.mjs';
+import { cpuSeconds, freePort, installCleanup, SERVER_CPU, spawnPinned, stop, waitForReply } from './procs.mjs';
 
 /** CPU seconds of a server so far: all its threads, and its main thread alone. */
 function cpuOf(pid) {
@@ -33,24 +35,6 @@ async function load(port, seconds, o) {
   const r = await runLoad(o.loader, { port, scenario: o.scenario, bodyFile: o.bodyFile, connections: o.connections, seconds });
   if (r.errors > 0 || r.non2xx > 0) throw new Error(`port ${port}: ${r.errors} socket errors, ${r.non2xx} non-2xx replies in a round`);
   return r.requests;
-}
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-
-async function waitForPort(port, child) {
-  for (let i = 0; i < 100; i++) {
-    if (child.exitCode !== null) throw new Error(`server on port ${port} exited (${child.exitCode})`);
-    try {
-      await fetch(`http://127.0.0.1:${port}/`, { method: 'OPTIONS' });
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  throw new Error(`server on port ${port} did not answer within 10 s`);
 }
 
 async function main() {
@@ -68,7 +52,7 @@ async function main() {
   if (!scenario) throw new Error(`--scenario: unknown "${v.scenario}"; known: ${scenarios.map((x) => x.id).join(', ')}`);
   const tmp = mkdtempSync(join(tmpdir(), 'func-ab-'));
   process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
-  const o = { rounds: Number(v.rounds), seconds: Number(v.seconds), warmup: Number(v.warmup), connections: Number(v.connections), scenario, bodyFile: bodyFileFor(tmp, scenario), loader: wrkAvailable() ? 'wrk' : 'autocannon' };
+  const o = { rounds: positiveInt('rounds', v.rounds), seconds: positiveInt('seconds', v.seconds), warmup: positiveInt('warmup', v.warmup), connections: positiveInt('connections', v.connections), scenario, bodyFile: bodyFileFor(tmp, scenario), loader: wrkAvailable() ? 'wrk' : 'autocannon' };
   if (positionals.length < 2 || positionals.some((p) => !p.includes('='))) throw new Error('give at least two NAME=COMMAND arguments (see the header of this file)');
   installCleanup();
   const servers = [];
@@ -81,7 +65,10 @@ async function main() {
     servers.push({ name: spec.slice(0, at), port, child, rounds: [] });
   }
   try {
-    for (const s of servers) await waitForPort(s.port, s.child);
+    for (const s of servers) {
+      const ready = await waitForReply(s.child, s.port, requestOf(scenario), 15_000);
+      if (!ready.ok) throw new Error(`${s.name} did not start: ${ready.reason}`);
+    }
     for (const s of servers) await load(s.port, o.warmup, o);
     for (let r = 0; r < o.rounds; r++) {
       for (const s of servers) {

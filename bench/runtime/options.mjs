@@ -47,7 +47,7 @@ const FLAGS = {
   help: { type: 'boolean', default: false },
 };
 
-function positiveInt(name, value, min = 1) {
+export function positiveInt(name, value, min = 1) {
   const n = Number(value);
   if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}, got "${value}"`);
   return n;

@@ -3,14 +3,10 @@
  * Field names and optionality follow Kubernetes so JSON round-trips with real clients.
  */
 
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
+import type { OwnerReference } from '@func/kube-client';
+
+/** metadata.ownerReferences[]: the one definition is kube-client's, which this server's own clients use too. */
+export type { OwnerReference };
 
 export interface ObjectMeta {
   name?: string;

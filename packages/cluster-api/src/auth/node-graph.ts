@@ -8,6 +8,7 @@
  */
 import type { KubeObject } from '../api/meta.js';
 import type { Registry } from '../registry/rest.js';
+import { obj, str, type Obj } from '../registry/kinds/common.js';
 import { specReferences, type Referenced } from '../registry/kinds/pod-references.js';
 
 export type Related = Exclude<Referenced, 'clustertrustbundle'>;
@@ -17,10 +18,6 @@ interface PodEdges {
   namespace: string;
   refs: Set<string>;
 }
-
-type Obj = Record<string, unknown>;
-const obj = (v: unknown): Obj => (v && typeof v === 'object' ? (v as Obj) : {});
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** `kind/name` of everything a pod spec references, with what its ServiceAccount brings implicitly. */
 export function podReferences(spec: Obj): Set<string> {
