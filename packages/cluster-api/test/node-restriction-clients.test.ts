@@ -1,7 +1,7 @@
 /**
  * NodeRestriction through real clients over TLS: a node authenticated by the client certificate
  * `cluster-api node-credentials` issues (system:node:n1 in system:nodes), talking with
- * @kubernetes/client-node and kubectl. Each refusal is kube-apiserver's 403 Status and leaves the
+ * @kubernetes/client-node, kubectl and the Python client. Each refusal is kube-apiserver's 403 Status and leaves the
  * object as it was; what a kubelet does (its own labels and status, mirror pods bound to itself,
  * deleting its pods) goes through.
  */
@@ -190,5 +190,26 @@ describe('NodeRestriction for a node\'s x509 client certificate', () => {
     expect((await admin.createNode({ body: { metadata: { name: 'n2', labels }, spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] } } })).metadata?.labels).toEqual(labels);
     expect((await admin.patchNode({ name: 'n2', body: { spec: { taints: [] } } }, merge)).spec?.taints).toEqual([]);
     expect((await admin.readNamespacedPod({ namespace: 'default', name: 'theirs' })).spec?.serviceAccountName).toBe('default');
+  });
+
+  it('refuses and allows the same through the Python client (python3-kubernetes with the node\'s kubeconfig)', async () => {
+    const script = [
+      'import json, sys',
+      'from kubernetes import client, config',
+      'from kubernetes.client.rest import ApiException',
+      'config.load_kube_config(sys.argv[1])',
+      'v1 = client.CoreV1Api()',
+      'out = {}',
+      'try:',
+      '    v1.patch_node("n1", {"spec": {"taints": []}})',
+      '    out["taints"] = "allowed"',
+      'except ApiException as e:',
+      '    out["taints"] = [e.status, json.loads(e.body)["message"]]',
+      'out["label"] = v1.patch_node("n1", {"metadata": {"labels": {"rack": "r7"}}}).metadata.labels.get("rack")',
+      'print(json.dumps(out))',
+    ].join('\n');
+    const { stdout } = await run('/usr/bin/python3', ['-c', script, nodeConfig], { env: { PATH: process.env.PATH, HOME: dir, PYTHONDONTWRITEBYTECODE: '1' } });
+    expect(JSON.parse(stdout)).toEqual({ taints: [403, 'nodes "n1" is forbidden: node "n1" is not allowed to modify taints'], label: 'r7' });
+    expect((await admin.readNode({ name: 'n1' })).spec?.taints).toEqual([{ key: 'dedicated', value: 'ci', effect: 'NoSchedule' }]);
   });
 });
