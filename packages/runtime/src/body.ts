@@ -2,6 +2,7 @@
  * Request bodies: one raw capture bounded by the body limit, parsed lazily by content type on first
  * read. The limit applies to every content type, so no parser can be made to buffer more than it.
  */
+import { Buffer } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
 import { RuntimeError } from './errors.js';

@@ -5,6 +5,7 @@
  * copies and re-scans the headers and builds two ValidationErrors (stack traces) per call even
  * when nothing is wrong; for structured events it invents an id when there is none.
  */
+import { Buffer } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isJsonType, mediaType } from './body.js';
 import { attributeProblem, sdkCloudEvent, invalidEvent, versionProblem } from './cloudevents.js';

@@ -3,6 +3,7 @@
  * event in or out must meet, and binary-mode encoding. Decoding requests is cloudevent-decode.ts.
  * The SDK is loaded only when a request or a return value involves an event.
  */
+import { Buffer } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { createRequire } from 'node:module';

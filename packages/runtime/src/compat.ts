@@ -5,6 +5,7 @@
  * reply), what a thrown error becomes. The runtime's own safety stays on in this mode: body limits,
  * CloudEvent validation, problem+json for errors the runtime raises, the drain on SIGTERM.
  */
+import { Buffer } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
 import { mediaType } from './body.js';

@@ -2,6 +2,7 @@
  * The runtime's error catalog. Each code is part of the public contract: problem-details bodies
  * carry it in `code`, and the error-description service serves these entries by code.
  */
+import { Buffer } from 'node:buffer';
 import type { ServerResponse } from 'node:http';
 
 export interface RuntimeErrorEntry {

@@ -3,7 +3,9 @@
  * routing here before connections close) and while the event loop lags past the limit (so an
  * overloaded replica sheds traffic instead of timing out). A user check replaces the default OK.
  */
+import { Buffer } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { errorStatus, sendResult } from './response.js';
 import type { Runtime } from './runtime.js';
 import type { HealthCheck } from './types.js';

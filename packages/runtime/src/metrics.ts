@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
 
 const requireLazy = createRequire(import.meta.url);
 

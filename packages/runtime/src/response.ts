@@ -2,6 +2,7 @@
  * Maps what a function returns (or throws) to an HTTP response, writing straight to node:http's
  * ServerResponse: header lists for the common cases are built once and reused.
  */
+import { Buffer } from 'node:buffer';
 import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import { encodeBinary, isCloudEvent } from './cloudevents.js';

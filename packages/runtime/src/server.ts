@@ -5,6 +5,7 @@
  * of start-up), and Knative gates a new replica on that probe. Express stays supported the other
  * way round: createHandler() mounts inside any Express app as middleware.
  */
+import { Buffer } from 'node:buffer';
 import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { healthPaths, livenessHandler, monitorEventLoop, readinessHandler } from './health.js';
 import { createInvokeHandler, type NodeHandler } from './invoke.js';
@@ -33,16 +34,19 @@ function metricsHandler(rt: Runtime): Route {
 export function createDispatcher(rt: Runtime): NodeHandler {
   const invoke = createInvokeHandler(rt);
   const paths = healthPaths(rt);
-  const routes = new Map<string, Route>([
-    [paths.liveness, livenessHandler(rt)],
-    [paths.readiness, readinessHandler(rt)],
-    [rt.options.metricsPath, metricsHandler(rt)],
-  ]);
+  const liveness = livenessHandler(rt);
+  const readiness = readinessHandler(rt);
+  const metrics = metricsHandler(rt);
+  const metricsPath = rt.options.metricsPath;
+  // Three comparisons cost less than hashing every request's path for a map lookup; where two
+  // paths are configured alike, metrics wins, then readiness.
+  const routeOf = (path: string): Route | undefined =>
+    path === metricsPath ? metrics : path === paths.readiness ? readiness : path === paths.liveness ? liveness : undefined;
   return function dispatch(req: IncomingMessage, res: ServerResponse) {
     // Draining: every answer closes its connection, so a kept-alive client (or a service proxy that
     // pinned its connection here) comes back on a new one, which reaches a ready replica.
     if (rt.state.shuttingDown) res.shouldKeepAlive = false;
-    const route = req.method === 'GET' || req.method === 'HEAD' ? routes.get(pathOf(req.url)) : undefined;
+    const route = req.method === 'GET' || req.method === 'HEAD' ? routeOf(pathOf(req.url)) : undefined;
     if (route !== undefined) void route(req, res);
     else invoke(req, res);
   };

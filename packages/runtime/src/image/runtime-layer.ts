@@ -41,9 +41,10 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /**
- * The runtime reaches some packages through `createRequire(import.meta.url)` so that they load on
- * first use; esbuild follows only `require`, so those calls are renamed for the bundle, where they
- * stay lazy (esbuild evaluates a required CommonJS module on its first call).
+ * The runtime reaches some packages through `createRequire(import.meta.url)`: `requireLazy` so that
+ * they load on first use, `requireSync` so that the entry points load the rest without import (see
+ * cli.ts). esbuild follows only `require`, so those calls are renamed for the bundle, where they
+ * keep their timing (esbuild evaluates a required module on its first call).
  */
 function lazyRequires(): Plugin {
   return {
@@ -52,7 +53,7 @@ function lazyRequires(): Plugin {
       build.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, (args) => {
         if (!args.path.startsWith(packageRoot)) return undefined;
         const source = readFileSync(args.path, 'utf8');
-        return { contents: source.replace(/\brequireLazy\(('[^']+')\)/g, 'require($1)'), loader: 'js' };
+        return { contents: source.replace(/\brequire(?:Lazy|Sync)\(('[^']+')\)/g, 'require($1)'), loader: 'js' };
       });
     },
   };
