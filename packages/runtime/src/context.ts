@@ -11,7 +11,7 @@ import { parse as parseQueryString } from 'node:querystring';
 import type { CloudEvent } from 'cloudevents';
 import { newCloudEvent } from './cloudevents.js';
 import { requestId, type RuntimeLogger } from './logger.js';
-import { originForm, pathOf } from './request-target.js';
+import { originForm } from './request-target.js';
 import { RequestLog } from './request-log.js';
 import type { CloudEventLike, CloudEventResponse, Context } from './types.js';
 
@@ -48,8 +48,8 @@ export class CloudEventResponseBuilder implements CloudEventResponse {
   }
 }
 
-function queryOf(url: string): Record<string, string | string[]> {
-  const q = url.indexOf('?');
+/** The query of a target whose `?` is at `q` (-1: none), as a plain object of its own. */
+function queryOf(url: string, q: number): Record<string, string | string[]> {
   return q === -1 ? {} : { ...parseQueryString(url.slice(q + 1)) } as Record<string, string | string[]>;
 }
 
@@ -92,8 +92,9 @@ export class InvocationContext implements Context {
 
   constructor(req: IncomingMessage, res: ServerResponse | undefined, rt: ContextRuntime, raw: Buffer, body: unknown) {
     const url = originForm(req.url);
+    const q = url.indexOf('?');
     this.body = body as Context['body'];
-    this.query = queryOf(url);
+    this.query = queryOf(url, q);
     this.headers = req.headers;
     this.method = req.method ?? 'GET';
     this.httpVersion = req.httpVersion;
@@ -103,7 +104,7 @@ export class InvocationContext implements Context {
     this.rawBody = rawBodyOf(rt, req, raw);
     if (rt.compat) copyQuery(this, this.query);
     this.log = new RequestLog(rt.logger, this);
-    this.path = pathOf(url);
+    this.path = q === -1 ? url : url.slice(0, q);
     this.url = url;
     this.cloudevent = undefined as unknown as CloudEvent<unknown>;
     this.#req = req;

@@ -231,8 +231,8 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
     inflight.enter();
     const arrived = performance.now();
     const inv = new Invocation(req, res, arrived);
-    const consumed = req.readableEnded || (req as { body?: unknown }).body !== undefined;
-    if (consumed || !hasBody(req)) {
+    // No body to read: none declared, or one an Express body parser upstream has consumed.
+    if (!hasBody(req) || req.readableEnded || (req as { body?: unknown }).body !== undefined) {
       runWhenReady(inv, EMPTY, arrived);
       return;
     }
