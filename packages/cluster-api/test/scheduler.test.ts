@@ -121,7 +121,12 @@ describe('unschedulable pods', () => {
     await node('gpu', { taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }] });
     await pod('tolerant', { tolerations: [{ key: 'gpu', operator: 'Equal', value: 'true', effect: 'NoSchedule' }] });
     expect(await boundTo('tolerant')).toBe('gpu');
-    expect((await unschedulable('lonely')).message).toBe('0/1 nodes are available: 1 node(s) had untolerated taint {gpu: true}. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.');
+    // The new node sends `lonely` back to the scheduler too, on its own schedule: wait for that verdict.
+    const retried = await until('lonely scheduled again', async () => {
+      const condition = await unschedulable('lonely');
+      return condition.message !== 'no nodes available to schedule pods' && condition;
+    });
+    expect(retried.message).toBe('0/1 nodes are available: 1 node(s) had untolerated taint {gpu: true}. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.');
   });
 });
 
