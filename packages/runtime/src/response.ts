@@ -1,35 +1,46 @@
 /**
  * Maps what a function returns (or throws) to an HTTP response, writing straight to node:http's
- * ServerResponse: header lists for the common cases are built once and reused.
+ * ServerResponse. The heads of the common answers (a 204, text, bytes, JSON, with the CORS pairs)
+ * are built and checked once and reused (head.ts); what a function chose itself (a structured
+ * return's headers, an event's attributes) is checked by node:http on every response, as usual.
  */
 import { Buffer } from 'node:buffer';
 import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import { encodeBinary, isCloudEvent } from './cloudevents.js';
 import { RuntimeError, sendProblem } from './errors.js';
+import { headOf, withLength, writeHead, type Head } from './head.js';
 import type { CloudEventLike, StructuredReturn } from './types.js';
 
 const TEXT = 'text/plain; charset=utf-8';
 const JSON_TYPE = 'application/json; charset=utf-8';
 const OCTET = 'application/octet-stream';
 
-const cache = new WeakMap<readonly string[], Map<string, readonly string[]>>();
+/** The head of a base list alone (a 204 sends only the CORS pairs), checked once per list. */
+const bare = new WeakMap<readonly string[], Head>();
+/** base pairs + content-type, per (base list, type): both come from small fixed sets. */
+const typed = new WeakMap<readonly string[], Map<string, Head>>();
+
+function bareHead(base: readonly string[]): Head {
+  let h = bare.get(base);
+  if (!h) bare.set(base, (h = headOf(base)));
+  return h;
+}
 
 let lastBase: readonly string[] | undefined;
 let lastType = '';
-let lastPairs: readonly string[] = [];
+let lastHead: Head | undefined;
 
-/** base pairs + content-type, memoised per (base list, type): both come from small fixed sets. */
-function withType(base: readonly string[], type: string): readonly string[] {
+function withType(base: readonly string[], type: string): Head {
   // A server answers mostly one way: the last pair answers without a map lookup.
-  if (base === lastBase && type === lastType) return lastPairs;
-  let byType = cache.get(base);
-  if (!byType) cache.set(base, (byType = new Map()));
+  if (base === lastBase && type === lastType) return lastHead!;
+  let byType = typed.get(base);
+  if (!byType) typed.set(base, (byType = new Map()));
   let h = byType.get(type);
-  if (!h) byType.set(type, (h = Object.freeze([...base, 'content-type', type])));
+  if (!h) byType.set(type, (h = headOf([...base, 'content-type', type])));
   lastBase = base;
   lastType = type;
-  lastPairs = h;
+  lastHead = h;
   return h;
 }
 
@@ -129,38 +140,37 @@ export function sendCloudEvent(res: ServerResponse, event: CloudEventLike, cors:
   res.end(body);
 }
 
-let headPairs: readonly string[] | undefined;
-let headLength = -1;
-let head: readonly string[] = [];
+let sentHead: Head | undefined;
+let sentLength = -1;
+let sent: Head | undefined;
 
 /**
  * writeHead with a flat list sends the head at once, so Node can no longer add content-length
  * itself; without it every response would be chunked. A function answers mostly with the same
- * headers and often with the same length, so the last list is kept and reused (writeHead only
- * reads it).
+ * headers and often with the same length, so the last head is kept and reused.
  */
-function sendWith(res: ServerResponse, status: number, pairs: readonly string[], body: string | Uint8Array): void {
+function sendWith(res: ServerResponse, status: number, head: Head, body: string | Uint8Array): void {
   const length = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
-  if (pairs !== headPairs || length !== headLength) {
-    head = Object.freeze(pairs.concat('content-length', String(length)));
-    headPairs = pairs;
-    headLength = length;
+  if (head !== sentHead || length !== sentLength) {
+    sent = withLength(head, length);
+    sentHead = head;
+    sentLength = length;
   }
-  res.writeHead(status, head as string[]);
+  writeHead(res, status, sent!);
   res.end(body);
 }
 
 /** Writes a function's return value: nothing → 204, string → text, bytes → octet-stream, object → JSON. */
 export function sendResult(res: ServerResponse, value: unknown, cors: readonly string[]): void {
   if (value === undefined || value === null || value === '') {
-    res.writeHead(204, cors as string[]);
+    writeHead(res, 204, bareHead(cors));
     res.end();
   } else if (typeof value === 'string') {
     sendWith(res, 200, withType(cors, TEXT), value);
   } else if (isBytes(value)) {
     sendWith(res, 200, withType(cors, OCTET), value);
   } else if (isReadable(value)) {
-    sendStream(res, 200, withType(cors, OCTET), value);
+    sendStream(res, 200, withType(cors, OCTET).pairs, value);
   } else if (typeof value === 'object' && isCloudEvent(value)) {
     sendCloudEvent(res, value, cors);
   } else if (typeof value === 'object' && isStructured(value)) {

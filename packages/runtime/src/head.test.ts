@@ -1,0 +1,103 @@
+import { once } from 'node:events';
+import { createServer, type ServerResponse } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { headOf, slotInUse, withLength, writeHead } from './head.js';
+
+const servers: ReturnType<typeof createServer>[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
+});
+
+/** Serves `answer` on 127.0.0.1 and returns the raw bytes of the reply to one GET, without its Date line. */
+async function rawReply(answer: (res: ServerResponse) => void, method = 'GET'): Promise<string> {
+  const server = createServer((_req, res) => answer(res));
+  servers.push(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+  socket.end(`${method} / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+  let text = '';
+  socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+  await once(socket, 'close');
+  return text.replace(/\r\nDate: [^\r]*/, '');
+}
+
+const CORS = ['access-control-allow-origin', '*', 'access-control-allow-methods', 'OPTIONS, GET, DELETE, POST, PUT, HEAD, PATCH'];
+
+describe('response heads checked once', () => {
+  it('hands heads to node:http in its own slot on this Node', () => {
+    expect(slotInUse).toBe(true);
+    expect(headOf(CORS).slot).toBeDefined();
+  });
+
+  it('sends the same bytes as writeHead with the list, for a body and for a 204', async () => {
+    const pairs = [...CORS, 'content-type', 'text/plain; charset=utf-8'];
+    const head = withLength(headOf(pairs), 13);
+    const fast = await rawReply((res) => { writeHead(res, 200, head); res.end('Hello, world!'); });
+    const plain = await rawReply((res) => { res.writeHead(200, [...pairs, 'content-length', '13']); res.end('Hello, world!'); });
+    expect(fast).toBe(plain);
+    expect(fast).toContain('\r\naccess-control-allow-methods: OPTIONS, GET, DELETE, POST, PUT, HEAD, PATCH\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 13\r\n');
+    const fast204 = await rawReply((res) => { writeHead(res, 204, headOf(CORS)); res.end(); });
+    const plain204 = await rawReply((res) => { res.writeHead(204, CORS); res.end(); });
+    expect(fast204).toBe(plain204);
+    expect(fast204.startsWith('HTTP/1.1 204 No Content\r\naccess-control-allow-origin: *\r\n')).toBe(true);
+  });
+
+  it('keeps headers a response already holds (an Express app in front) and adds the head\'s', async () => {
+    const head = withLength(headOf(CORS), 2);
+    const reply = await rawReply((res) => { res.setHeader('X-Powered-By', 'Express'); writeHead(res, 200, head); res.end('ok'); });
+    expect(reply).toContain('\r\nX-Powered-By: Express\r\n');
+    expect(reply).toContain('\r\naccess-control-allow-origin: *\r\n');
+    expect(reply).toContain('\r\ncontent-length: 2\r\n');
+  });
+
+  it('leaves a shared head as it was: each response sends it whole, and reads it back', async () => {
+    const head = withLength(headOf([...CORS, 'content-type', 'text/plain']), 1);
+    const seen: unknown[] = [];
+    for (let i = 0; i < 3; i++) {
+      const reply = await rawReply((res) => {
+        writeHead(res, 200, head);
+        seen.push(res.getHeaders());
+        expect(() => res.setHeader('x-late', '1')).toThrow(expect.objectContaining({ code: 'ERR_HTTP_HEADERS_SENT' }));
+        res.end('x');
+      });
+      expect(reply).toContain('\r\ncontent-type: text/plain\r\ncontent-length: 1\r\n');
+      expect(reply).not.toContain('x-late');
+    }
+    expect(seen[2]).toEqual(seen[0]);
+    expect(Object.keys(seen[0] as object)).toEqual(['access-control-allow-origin', 'access-control-allow-methods', 'content-type', 'content-length']);
+  });
+
+  it('refuses a bad name or value when the head is made, as node:http would on writeHead', () => {
+    expect(() => headOf(['x-ok', 'a\r\nx-injected: 1'])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_CHAR' }));
+    expect(() => headOf(['bad name', 'v'])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_HTTP_TOKEN' }));
+    expect(() => headOf(['x-undefined', undefined as unknown as string])).toThrow(expect.objectContaining({ code: 'ERR_HTTP_INVALID_HEADER_VALUE' }));
+  });
+
+  it('sends a name given twice twice, through writeHead with the list', async () => {
+    const head = headOf(['vary', 'origin', 'Vary', 'accept']);
+    expect(head.slot).toBeUndefined();
+    const reply = await rawReply((res) => { writeHead(res, 204, head); res.end(); });
+    expect(reply).toContain('\r\nvary: origin\r\nVary: accept\r\n');
+  });
+
+  it('writes no inherited property as a header', async () => {
+    const head = withLength(headOf(CORS), 1);
+    Object.defineProperty(Object.prototype, 'x-polluted', { value: ['x-polluted', 'yes'], enumerable: true, configurable: true, writable: true });
+    try {
+      const reply = await rawReply((res) => { writeHead(res, 200, head); res.end('x'); });
+      expect(reply).not.toContain('x-polluted');
+      expect(reply).toContain('\r\ncontent-length: 1\r\n');
+    } finally {
+      delete (Object.prototype as Record<string, unknown>)['x-polluted'];
+    }
+  });
+
+  it('answers a HEAD request with the head and no body', async () => {
+    const head = withLength(headOf([...CORS, 'content-type', 'text/plain']), 5);
+    const reply = await rawReply((res) => { writeHead(res, 200, head); res.end('hello'); }, 'HEAD');
+    expect(reply).toContain('\r\ncontent-length: 5\r\n');
+    expect(reply.endsWith('\r\n\r\n')).toBe(true);
+  });
+});
