@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runColdStarts } from './runtime/coldstart.mjs';
+import { callgrindAvailable, countInstructions } from './runtime/instructions.mjs';
 import { withVariants } from './runtime/contention.mjs';
 import { baselineFramework, frameworks, repoRoot, singleThreadedGcFramework, useRuntimeCli } from './runtime/frameworks.mjs';
 import { bodyFileFor, loaderVersion } from './runtime/load.mjs';
@@ -42,6 +43,11 @@ async function measure(opts, fws, scenarios, ctx) {
     say(`\ncold start ×${opts.coldStarts}`);
     run.cold = await runColdStarts(fws, opts.coldStarts, ctx);
   }
+  if (opts.instructions) {
+    say('\ninstructions per request (callgrind)');
+    const counting = { warmup: opts.instructionWarmup, requests: opts.instructionRequests, processes: 1 };
+    run.instructions = await countInstructions(fws, scenarios.filter((s) => !s.contended), counting, say);
+  }
   return run;
 }
 
@@ -66,6 +72,7 @@ function save(run, markdown) {
 async function main() {
   const opts = parseOptions(process.argv.slice(2));
   if (opts.help) return say(USAGE);
+  if (opts.instructions && !callgrindAvailable()) throw new Error('--instructions: valgrind (callgrind, callgrind_control) is not installed: apt-get install -y valgrind');
   installCleanup();
   if (!pinSelf()) say('bench: taskset unavailable; numbers are not pinned to cores');
   armDeadline(opts.maxSeconds);

@@ -20,6 +20,9 @@ export const USAGE = `Usage: npm run bench -- [options]      (or: node bench/run
   --single-threaded-gc  also run func-runtime with node --single-threaded-gc, as its own column
   --baseline DIR      also run the func-runtime build in DIR (its package.json and dist/) as
                       "func-runtime (before)", interleaved with the current build
+  --instructions      also count each server's main-thread instructions per request under valgrind's
+                      callgrind (bench/runtime/instructions.mjs): a number the machine's noise does
+                      not move; about a minute per framework and scenario
   --max-seconds S     abort (killing every child) after S seconds (default: planned time x 1.5 + 60)
   --quick             about a minute: 3 rounds of 1 s, 1 s warm-up, 5 cold starts
   --help`;
@@ -42,6 +45,7 @@ const FLAGS = {
   'max-seconds': { type: 'string' },
   quick: { type: 'boolean', default: false },
   contended: { type: 'boolean', default: false },
+  instructions: { type: 'boolean', default: false },
   'single-threaded-gc': { type: 'boolean', default: false },
   baseline: { type: 'string' },
   help: { type: 'boolean', default: false },
@@ -62,7 +66,8 @@ function list(name, value, known) {
 
 /** @returns {{rounds: number, processes: number, duration: number, warmup: number, connections: number, coldStarts: number,
  *   scenarios: string[], frameworks: string[], loader: string, maxSeconds: number, quick: boolean, help: boolean,
- *   contended: boolean, baseline: string | undefined}} */
+ *   contended: boolean, instructions: boolean, instructionWarmup: number, instructionRequests: number,
+ *   baseline: string | undefined}} */
 export function parseOptions(argv) {
   const { values: v } = parseArgs({ args: argv, options: FLAGS });
   const preset = v.quick ? PRESETS.quick : PRESETS.full;
@@ -78,6 +83,9 @@ export function parseOptions(argv) {
     scenarios: v.scenarios ? list('scenarios', v.scenarios, scenarioIds) : scenarioIds,
     frameworks: v.frameworks ? list('frameworks', v.frameworks, [...frameworkIds, 'func-runtime-before', 'func-runtime-stgc']) : [...frameworkIds],
     contended: v.contended,
+    instructions: v.instructions,
+    instructionWarmup: 15000,
+    instructionRequests: 5000,
     baseline: v.baseline,
     loader: v.loader ? list('loader', v.loader, LOADERS)[0] : wrkAvailable() ? 'wrk' : 'autocannon',
   };
@@ -92,5 +100,6 @@ export function parseOptions(argv) {
 export function plannedSeconds(o) {
   const sets = Math.min(o.processes ?? 1, o.rounds);
   const perScenario = o.frameworks.length * (sets * (o.warmup + 1) + o.rounds * o.duration);
-  return o.scenarios.length * (o.contended ? 2 : 1) * perScenario + o.coldStarts * o.frameworks.length;
+  const counting = o.instructions ? o.scenarios.length * o.frameworks.length * 90 : 0;
+  return o.scenarios.length * (o.contended ? 2 : 1) * perScenario + o.coldStarts * o.frameworks.length + counting;
 }

@@ -62,9 +62,9 @@ export function spawnPinned(cpu, args, { env, cwd, logFile, pipe = false } = {})
   return child;
 }
 
-/** Spawns a non-node command (wrk) under taskset, capturing stdout. */
-export function spawnTool(cpu, cmd, args, { env } = {}) {
-  const child = spawn('taskset', ['-c', cpu, cmd, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Spawns a non-node command (wrk, valgrind) under taskset, capturing its output unless `quiet`. */
+export function spawnTool(cpu, cmd, args, { env, cwd, quiet = false } = {}) {
+  const child = spawn('taskset', ['-c', cpu, cmd, ...args], { env, cwd, stdio: quiet ? 'ignore' : ['ignore', 'pipe', 'pipe'] });
   track(child);
   return child;
 }

@@ -1,6 +1,7 @@
 // The markdown table: one column per framework, ratios against faas-js-runtime, and a numbered note
 // for every cell that has no number (a server that failed to start or answered wrongly).
 import { FLOOR, REFERENCE } from './frameworks.mjs';
+import { median } from './stats.mjs';
 
 const int = (n) => Math.round(n).toLocaleString('en-US');
 const ms = (n) => (n < 10 ? n.toFixed(2) : n.toFixed(1));
@@ -13,7 +14,7 @@ function row(label, fws, get, notes, { format, ratio = false, ratioTo = REFERENC
     const r = get(fw.id);
     if (!r) return '–';
     if (!r.ok) return `n/a (note ${notes.add(`${fw.label}: ${r.reason}`)})`;
-    let cell = format(r.value);
+    let cell = format(r.value) + (r.suffix ?? '');
     if (ratio && ref?.ok && ref.value > 0) cell += ` (${(r.value / ref.value).toFixed(2)}×)`;
     for (const flag of r.flags ?? []) cell += ` (note ${notes.add(flag)})`;
     return cell;
@@ -44,10 +45,27 @@ function throughputFlags(fw, scenario, r) {
 
 const us = (n) => n.toFixed(1);
 
-/** The CPU one request costs the server: the inverse of requests per server CPU-second. */
-function cpuPerRequest(result) {
+/**
+ * The CPU one request costs the server (the inverse of requests per server CPU-second, median of
+ * the rounds) and its ratio to the floor's, paired: the median over the rounds of this framework's
+ * round against the floor's round of the same interleaved pass, seconds apart. On a shared
+ * host the speed of every server moves by tens of per cent from one round to the next; a ratio of
+ * the two medians carries that drift, a paired ratio mostly cancels it.
+ */
+function cpuPerRequest(result, floor) {
   if (!result) return undefined;
-  return result.ok ? { ok: true, value: 1e6 / result.reqPerCpuS } : { ok: false, reason: result.reason };
+  if (!result.ok) return { ok: false, reason: result.reason };
+  const value = 1e6 / result.reqPerCpuS;
+  if (!floor?.ok || floor.rounds.length !== result.rounds.length) return { ok: true, value };
+  const ratios = result.rounds.map((r, i) => floor.rounds[i].reqPerCpuS / r.reqPerCpuS);
+  return { ok: true, value, suffix: ` (${median(ratios).toFixed(2)}×)` };
+}
+
+/** Main-thread instructions per request under callgrind (instructions.mjs), and the ratio to the floor's. */
+function instructionsPerRequest(result, floor) {
+  if (!result) return undefined;
+  if (!result.ok) return { ok: false, reason: result.reason };
+  return { ok: true, value: result.perRequest, suffix: floor?.ok ? ` (${(result.perRequest / floor.perRequest).toFixed(3)}×)` : '' };
 }
 
 function pick(result, key, flags) {
@@ -70,7 +88,9 @@ export function renderTable(run, fws, scenarios) {
     const fwOf = (id) => fws.find((f) => f.id === id);
     lines.push(row(`${s.label}, req/s`, fws, (id) => pick(res[id], 'rps', res[id]?.ok ? throughputFlags(fwOf(id), s, res[id]) : []), notes, { format: int, ratio: true }));
     lines.push(row(`${s.label}, p99 ms`, fws, (id) => pick(res[id], 'p99Ms', []), notes, { format: ms, ratio: true }));
-    lines.push(row(`${s.label}, server CPU per request, µs (× node:http)`, fws, (id) => cpuPerRequest(res[id]), notes, { format: us, ratio: true, ratioTo: FLOOR }));
+    lines.push(row(`${s.label}, server CPU per request, µs (× node:http, paired)`, fws, (id) => cpuPerRequest(res[id], res[FLOOR]), notes, { format: us }));
+    const counted = run.instructions?.[s.id];
+    if (counted) lines.push(row(`${s.label}, main-thread instructions per request (× node:http)`, fws, (id) => instructionsPerRequest(counted[id], counted[FLOOR]), notes, { format: int }));
   }
   if (run.cold) {
     lines.push(row('cold start, spawn → first 200, median ms', fws, (id) => pick(run.cold[id], 'medianMs', []), notes, { format: ms, ratio: true }));
@@ -100,10 +120,11 @@ export function renderReport(run, fws, scenarios) {
       `during the rounds was ${busyRange(run)} (median per framework and scenario).`,
     `Load: ${run.loaderVersion}, ${o.connections} connections, ${o.rounds} interleaved rounds of ${o.duration} s ` +
       `${(o.processes ?? 1) > 1 ? `over ${Math.min(o.processes, o.rounds)} fresh sets of server processes, each ` : ''}` +
-      `after a ${o.warmup} s warm-up per server; medians. Servers pinned to core 0, load generator to core 1. ` +
+      `after a ${o.warmup} s warm-up per server; medians (CPU per request × node:http: the median of the per-round ratios). Servers pinned to core 0, load generator to core 1. ` +
       `${o.coldStarts > 0 ? `Cold start: median of ${o.coldStarts} runs. ` : ''}func-runtime: commit ${run.runtimeCommit}, build of ${run.runtimeBuiltAt ?? 'n/a'} (copied before the run)` +
       `${run.baseline ? `; func-runtime (before): ${run.baseline}` : ''}.` +
       `${o.contended ? ' "core shared": another process busy on the server\'s core for the whole scenario.' : ''}`,
+    ...(run.instructions ? [`Instructions: callgrind, main thread only, ${o.instructionRequests} requests one after another on one connection after ${o.instructionWarmup}, V8's young generation fixed at 16 MiB (bench/runtime/instructions.mjs).`] : []),
     `Command: \`${run.command}\``,
     '',
     renderTable(run, fws, scenarios),

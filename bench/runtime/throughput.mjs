@@ -1,5 +1,5 @@
 // Throughput of one scenario: every framework's server up at once (idle ones cost nothing), one
-// warm-up each, then rounds interleaved A B C D A B C D … so that drift on a shared machine
+// warm-up each, then rounds interleaved A B C D, D C B A, … so that drift on a shared machine
 // spreads over all frameworks instead of landing on one. With `processes` > 1 the rounds are
 // spread over that many fresh sets of servers, each started, warmed up and checked again: two
 // processes of one build can differ by several per cent (code and heap placement, JIT decisions),
@@ -52,7 +52,10 @@ async function runProcessSet(scenario, fws, opts, ctx, { first, count }, results
     for (const s of up) await warmUp(s, scenario, opts, ctx, results, measured.get(s.fw.id));
     const running = up.filter((s) => !results[s.fw.id]);
     for (let round = first; round < first + count; round++) {
-      for (const s of running) await measureRound(s, scenario, opts, ctx, round, results);
+      // Every other round in reverse order (A B C, C B A, …): a framework is not always measured
+      // right after the same one, nor always first after a warm-up.
+      const order = round % 2 === 0 ? [...running].reverse() : running;
+      for (const s of order) await measureRound(s, scenario, opts, ctx, round, results);
     }
     for (const s of running) await check(s, scenario, results);
   } finally {
