@@ -1,19 +1,19 @@
 // `node bench/runtime/ab.mjs [options] NAME=COMMAND …`: server CPU per request of several server
-// commands in many short interleaved rounds, for judging a change of a few per cent (a variant
-// build, a floor with one more piece of work). The first server is the reference: besides the
-// median CPU per request, each server gets the median of its per-round ratios to the reference's
-// round just before it (paired, so that the machine's drift cancels). Servers are pinned to core 0,
-// the load generator (the bench's, with the bench's scenarios) to core 1, 127.0.0.1 only. In COMMAND,
-// PORT is replaced by the server's port; each server must answer the scenario (a server's own
-// argument names it, as in bench/runtime/functions/node-http/server.mjs).
+// commands, for judging a change of a few per cent (a variant build, a floor with one more piece of
+// work). All servers run at once, each under its own load, and take turns on one core in 100 ms
+// slices (slices.mjs), so that each repetition measures every server over the same seconds; the
+// first server is the reference, and each other gets the median of its per-repetition ratios to it.
+// Servers are pinned to core 0, the load generator (wrk, with the bench's scenarios) to core 1,
+// 127.0.0.1 only. In COMMAND, PORT is replaced by the server's port; each server must answer the
+// scenario (a server's own argument names it, as in bench/runtime/functions/node-http/server.mjs).
 //
-//   node bench/runtime/ab.mjs --rounds 25 --seconds 1 \
+//   node bench/runtime/ab.mjs --repeats 5 --seconds 20 \
 //     "floor=node bench/runtime/functions/node-http/server.mjs hello PORT" \
 //     "ours=node packages/runtime/dist/cli.js bench/runtime/functions/knative/hello.mjs --port PORT" \
 //     "ours-again=node packages/runtime/dist/cli.js bench/runtime/functions/knative/hello.mjs --port PORT"
 //
-// Options: --rounds N (25), --seconds S per round (1), --warmup S per server (2), --connections N (50),
-// --scenario hello|echo|cloudevent (hello): the request, as in `npm run bench`.
+// Options: --repeats N (5), --seconds S of slices per repetition (20), --warmup S per server (2),
+// --connections N (50), --scenario hello|echo|cloudevent (hello): the request, as in `npm run bench`.
 // Naming the same command twice shows the spread between two processes of one build.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,28 +21,17 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bodyFileFor, runLoad, wrkAvailable } from './load.mjs';
 import { positiveInt } from './options.mjs';
+import { freePort, installCleanup, pinSelf, SERVER_CPU, spawnPinned, stop, waitForReply } from './procs.mjs';
 import { requestOf, scenarios } from './scenarios.mjs';
+import { measureInSlices, SLICE_MS } from './slices.mjs';
 import { median } from './stats.mjs';
-import { cpuSeconds, freePort, installCleanup, SERVER_CPU, spawnPinned, stop, waitForReply } from './procs.mjs';
-
-/** CPU seconds of a server so far: all its threads, and its main thread alone. */
-function cpuOf(pid) {
-  return { all: cpuSeconds(pid), main: cpuSeconds(pid, pid) };
-}
-
-/** Requests served in one round of the scenario's load (the bench's own load generator). */
-async function load(port, seconds, o) {
-  const r = await runLoad(o.loader, { port, scenario: o.scenario, bodyFile: o.bodyFile, connections: o.connections, seconds });
-  if (r.errors > 0 || r.non2xx > 0) throw new Error(`port ${port}: ${r.errors} socket errors, ${r.non2xx} non-2xx replies in a round`);
-  return r.requests;
-}
 
 async function main() {
   const { values: v, positionals } = parseArgs({
     allowPositionals: true,
     options: {
-      rounds: { type: 'string', default: '25' },
-      seconds: { type: 'string', default: '1' },
+      repeats: { type: 'string', default: '5' },
+      seconds: { type: 'string', default: '20' },
       warmup: { type: 'string', default: '2' },
       connections: { type: 'string', default: '50' },
       scenario: { type: 'string', default: 'hello' },
@@ -50,32 +39,35 @@ async function main() {
   });
   const scenario = scenarios.find((x) => x.id === v.scenario);
   if (!scenario) throw new Error(`--scenario: unknown "${v.scenario}"; known: ${scenarios.map((x) => x.id).join(', ')}`);
+  if (!wrkAvailable()) throw new Error('wrk is not installed (apt-get install wrk)');
   const tmp = mkdtempSync(join(tmpdir(), 'func-ab-'));
   process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
-  const o = { rounds: positiveInt('rounds', v.rounds), seconds: positiveInt('seconds', v.seconds), warmup: positiveInt('warmup', v.warmup), connections: positiveInt('connections', v.connections), scenario, bodyFile: bodyFileFor(tmp, scenario), loader: wrkAvailable() ? 'wrk' : 'autocannon' };
+  const o = { repeats: positiveInt('repeats', v.repeats), seconds: positiveInt('seconds', v.seconds), warmup: positiveInt('warmup', v.warmup), connections: positiveInt('connections', v.connections) };
   if (positionals.length < 2 || positionals.some((p) => !p.includes('='))) throw new Error('give at least two NAME=COMMAND arguments (see the header of this file)');
   installCleanup();
+  pinSelf();
+  const ctx = { bodyFiles: { [scenario.id]: bodyFileFor(tmp, scenario) } };
   const servers = [];
   for (const spec of positionals) {
     const port = await freePort();
     const at = spec.indexOf('=');
     const [cmd, ...args] = spec.slice(at + 1).replaceAll('PORT', String(port)).split(' ');
     if (cmd !== 'node') throw new Error(`${spec}: the command must start with "node"`);
-    const child = spawnPinned(SERVER_CPU, args);
-    servers.push({ name: spec.slice(0, at), port, child, rounds: [] });
+    servers.push({ fw: { id: spec.slice(0, at) }, port, child: spawnPinned(SERVER_CPU, args), us: [] });
   }
   try {
     for (const s of servers) {
       const ready = await waitForReply(s.child, s.port, requestOf(scenario), 15_000);
-      if (!ready.ok) throw new Error(`${s.name} did not start: ${ready.reason}`);
+      if (!ready.ok) throw new Error(`${s.fw.id} did not start: ${ready.reason}`);
+      const warm = await runLoad('wrk', { port: s.port, scenario, bodyFile: ctx.bodyFiles[scenario.id], connections: o.connections, seconds: o.warmup });
+      if (warm.errors > 0 || warm.non2xx > 0) throw new Error(`${s.fw.id}: ${warm.errors} socket errors, ${warm.non2xx} non-2xx replies in the warm-up`);
     }
-    for (const s of servers) await load(s.port, o.warmup, o);
-    for (let r = 0; r < o.rounds; r++) {
+    for (let r = 0; r < o.repeats; r++) {
+      const cpu = await measureInSlices(servers, scenario, { seconds: o.seconds, connections: o.connections }, ctx);
       for (const s of servers) {
-        const before = cpuOf(s.child.pid);
-        const requests = await load(s.port, o.seconds, o);
-        const after = cpuOf(s.child.pid);
-        s.rounds.push({ us: ((after.all - before.all) * 1e6) / requests, otherUs: ((after.all - before.all - (after.main - before.main)) * 1e6) / requests });
+        const m = cpu.get(s.fw.id);
+        if (m.error) throw new Error(`${s.fw.id}: ${m.error}`);
+        s.us.push(m.us);
       }
       process.stderr.write('.');
     }
@@ -84,13 +76,12 @@ async function main() {
     await Promise.all(servers.map((s) => stop(s.child)));
   }
   const ref = servers[0];
-  const lines = ['| server | CPU per request, µs | × first | paired × first | other threads, µs |', '|---|--:|--:|--:|--:|'];
+  const lines = ['| server | CPU per request, µs | × first (median of the repetitions\' ratios) | ratios, lowest–highest |', '|---|--:|--:|--:|'];
   for (const s of servers) {
-    const us = median(s.rounds.map((x) => x.us));
-    const paired = median(s.rounds.map((x, i) => x.us / ref.rounds[i].us));
-    lines.push(`| ${s.name} | ${us.toFixed(2)} | ${(us / median(ref.rounds.map((x) => x.us))).toFixed(3)} | ${paired.toFixed(3)} | ${median(s.rounds.map((x) => x.otherUs)).toFixed(2)} |`);
+    const ratios = s.us.map((us, i) => us / ref.us[i]);
+    lines.push(`| ${s.fw.id} | ${median(s.us).toFixed(2)} | ${median(ratios).toFixed(3)} | ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)} |`);
   }
-  process.stdout.write(`${scenario.label}: ${o.rounds} interleaved rounds of ${o.seconds} s (${o.loader}), ${o.connections} connections, after ${o.warmup} s of warm-up per server; medians.\n\n${lines.join('\n')}\n`);
+  process.stdout.write(`${scenario.label}: ${o.repeats} repetitions of ${o.seconds} s in which the servers take turns in ${SLICE_MS} ms slices, each under its own load (wrk, ${o.connections} connections), after ${o.warmup} s of warm-up per server; medians.\n\n${lines.join('\n')}\n`);
 }
 
 main().catch((err) => {

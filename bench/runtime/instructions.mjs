@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { FLOOR, frameworks, repoRoot, serverEnv } from './frameworks.mjs';
-import { positiveInt } from './options.mjs';
+import { list, positiveInt } from './options.mjs';
 import { SERVER_CPU, freePort, installCleanup, pinSelf, spawnTool, stop, waitForReply } from './procs.mjs';
 import { requestOf, scenarios } from './scenarios.mjs';
 import { verify } from './servers.mjs';
@@ -168,11 +168,7 @@ export function parseInstructionOptions(argv) {
       processes: { type: 'string', default: '1' },
     },
   });
-  const pick = (list, known, what) => list.split(',').map((id) => {
-    const found = known.find((k) => k.id === id);
-    if (!found) throw new Error(`--${what}: unknown "${id}"; known: ${known.map((k) => k.id).join(', ')}`);
-    return found;
-  });
+  const pick = (value, known, what) => list(what, value, known.map((k) => k.id)).map((id) => known.find((k) => k.id === id));
   return {
     scenarios: pick(v.scenarios, scenarios, 'scenarios'),
     frameworks: pick(v.frameworks, frameworks, 'frameworks'),

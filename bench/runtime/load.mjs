@@ -65,12 +65,34 @@ export async function runLoad(tool, { port, scenario, bodyFile, connections, sec
   return tool === 'wrk' ? parseWrk(out) : parseAutocannon(out);
 }
 
-function startWrk(url, scenario, bodyFile, connections, seconds) {
+function startWrk(url, scenario, bodyFile, connections, seconds, timeoutSeconds) {
   const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '-s', join(here, 'wrk-report.lua')];
+  if (timeoutSeconds !== undefined) args.push('--timeout', `${timeoutSeconds}s`);
   for (const [k, v] of Object.entries(scenario.headers)) args.push('-H', `${k}: ${v}`);
   args.push(url);
   const env = { ...process.env, BENCH_METHOD: scenario.method, BENCH_BODY_FILE: bodyFile };
   return spawnTool(LOAD_CPU, 'wrk', args, { env });
+}
+
+/**
+ * wrk, started now and running until `stop()` (SIGINT: wrk stops, then reports as at the end of a
+ * timed run); `stop()` resolves to the report. For loads whose end the harness decides (slices.mjs).
+ * `timeoutSeconds`: how long a request may wait for its answer (a server may be paused meanwhile).
+ */
+export function startOpenLoad({ port, scenario, bodyFile, connections, timeoutSeconds }) {
+  const child = startWrk(`http://127.0.0.1:${port}${scenario.path}`, scenario, bodyFile, connections, 3600, timeoutSeconds);
+  let out = '';
+  child.stdout?.on('data', (d) => (out += d));
+  return {
+    async stop() {
+      child.kill('SIGINT');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      const exit = await child.exited;
+      clearTimeout(killer);
+      if (exit.code !== 0) throw new Error(`wrk failed (${JSON.stringify(exit)})`);
+      return parseWrk(out);
+    },
+  };
 }
 
 function parseWrk(out) {

@@ -10,6 +10,9 @@ export const USAGE = `Usage: npm run bench -- [options]      (or: node bench/run
   --processes N       spread the rounds over N fresh sets of server processes, each started and
                       warmed up (default 1): evens out how two processes of one build differ
   --duration S        seconds per round (default 5)
+  --cpu-seconds S     per process set, seconds in which the servers take turns in 100 ms slices
+                      to measure CPU per request over the same stretch of time (default 20; 0: from
+                      the rounds instead; needs wrk)
   --warmup S          seconds of load per server before measuring, discarded (default 3)
   --connections N     concurrent connections (default 50)
   --cold-starts N     cold starts per framework, 0 to skip (default 10)
@@ -28,14 +31,15 @@ export const USAGE = `Usage: npm run bench -- [options]      (or: node bench/run
   --help`;
 
 const PRESETS = {
-  full: { rounds: 5, duration: 5, warmup: 3, coldStarts: 10 },
-  quick: { rounds: 3, duration: 1, warmup: 1, coldStarts: 5 },
+  full: { rounds: 5, duration: 5, warmup: 3, coldStarts: 10, cpuSeconds: 20 },
+  quick: { rounds: 3, duration: 1, warmup: 1, coldStarts: 5, cpuSeconds: 3 },
 };
 
 const FLAGS = {
   rounds: { type: 'string' },
   processes: { type: 'string' },
   duration: { type: 'string' },
+  'cpu-seconds': { type: 'string' },
   warmup: { type: 'string' },
   connections: { type: 'string' },
   'cold-starts': { type: 'string' },
@@ -57,14 +61,14 @@ export function positiveInt(name, value, min = 1) {
   return n;
 }
 
-function list(name, value, known) {
+export function list(name, value, known) {
   const items = value.split(',').map((s) => s.trim()).filter(Boolean);
   const unknown = items.filter((i) => !known.includes(i));
   if (unknown.length > 0 || items.length === 0) throw new Error(`--${name}: unknown "${unknown.join(',')}"; known: ${known.join(',')}`);
   return items;
 }
 
-/** @returns {{rounds: number, processes: number, duration: number, warmup: number, connections: number, coldStarts: number,
+/** @returns {{rounds: number, processes: number, duration: number, cpuSeconds: number, warmup: number, connections: number, coldStarts: number,
  *   scenarios: string[], frameworks: string[], loader: string, maxSeconds: number, quick: boolean, help: boolean,
  *   contended: boolean, instructions: boolean, instructionWarmup: number, instructionRequests: number,
  *   baseline: string | undefined}} */
@@ -77,6 +81,7 @@ export function parseOptions(argv) {
     rounds: v.rounds ? positiveInt('rounds', v.rounds) : preset.rounds,
     processes: v.processes ? positiveInt('processes', v.processes) : 1,
     duration: v.duration ? positiveInt('duration', v.duration) : preset.duration,
+    cpuSeconds: v['cpu-seconds'] ? positiveInt('cpu-seconds', v['cpu-seconds'], 0) : preset.cpuSeconds,
     warmup: v.warmup ? positiveInt('warmup', v.warmup) : preset.warmup,
     connections: v.connections ? positiveInt('connections', v.connections) : 50,
     coldStarts: v['cold-starts'] ? positiveInt('cold-starts', v['cold-starts'], 0) : preset.coldStarts,
@@ -99,7 +104,7 @@ export function parseOptions(argv) {
 /** Load time plus about a second per server start and per cold start. */
 export function plannedSeconds(o) {
   const sets = Math.min(o.processes ?? 1, o.rounds);
-  const perScenario = o.frameworks.length * (sets * (o.warmup + 1) + o.rounds * o.duration);
+  const perScenario = o.frameworks.length * (sets * (o.warmup + 1) + o.rounds * o.duration) + sets * o.cpuSeconds;
   const counting = o.instructions ? o.scenarios.length * o.frameworks.length * 90 : 0;
   return o.scenarios.length * (o.contended ? 2 : 1) * perScenario + o.coldStarts * o.frameworks.length + counting;
 }

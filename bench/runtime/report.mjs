@@ -1,6 +1,7 @@
 // The markdown table: one column per framework, ratios against faas-js-runtime, and a numbered note
 // for every cell that has no number (a server that failed to start or answered wrongly).
 import { FLOOR, REFERENCE } from './frameworks.mjs';
+import { SLICE_MS } from './slices.mjs';
 import { median } from './stats.mjs';
 
 const int = (n) => Math.round(n).toLocaleString('en-US');
@@ -46,15 +47,20 @@ function throughputFlags(fw, scenario, r) {
 const us = (n) => n.toFixed(1);
 
 /**
- * The CPU one request costs the server (the inverse of requests per server CPU-second, median of
- * the rounds) and its ratio to the floor's, paired: the median over the rounds of this framework's
- * round against the floor's round of the same interleaved pass, seconds apart. On a shared
- * host the speed of every server moves by tens of per cent from one round to the next; a ratio of
- * the two medians carries that drift, a paired ratio mostly cancels it.
+ * The CPU one request costs the server and its ratio to the floor's. Measured in slices
+ * (slices.mjs), every server of a process set over the same seconds: the median over the sets, and
+ * the median of the per-set ratios to the floor (paired: same set, same seconds). Without slices
+ * (autocannon, or --cpu-seconds 0), from the rounds: the median of the rounds, and the median of
+ * the per-round ratios to the floor's round of the same interleaved pass.
  */
 function cpuPerRequest(result, floor) {
   if (!result) return undefined;
   if (!result.ok) return { ok: false, reason: result.reason };
+  if (result.cpuUs !== undefined) {
+    const bySet = new Map(floor?.ok ? floor.slices.map((x) => [x.set, x.us]) : []);
+    const ratios = result.slices.filter((x) => bySet.has(x.set)).map((x) => x.us / bySet.get(x.set));
+    return { ok: true, value: result.cpuUs, suffix: ratios.length > 0 ? ` (${median(ratios).toFixed(2)}×)` : '' };
+  }
   const value = 1e6 / result.reqPerCpuS;
   if (!floor?.ok || floor.rounds.length !== result.rounds.length) return { ok: true, value };
   const ratios = result.rounds.map((r, i) => floor.rounds[i].reqPerCpuS / r.reqPerCpuS);
@@ -88,7 +94,7 @@ export function renderTable(run, fws, scenarios) {
     const fwOf = (id) => fws.find((f) => f.id === id);
     lines.push(row(`${s.label}, req/s`, fws, (id) => pick(res[id], 'rps', res[id]?.ok ? throughputFlags(fwOf(id), s, res[id]) : []), notes, { format: int, ratio: true }));
     lines.push(row(`${s.label}, p99 ms`, fws, (id) => pick(res[id], 'p99Ms', []), notes, { format: ms, ratio: true }));
-    lines.push(row(`${s.label}, server CPU per request, µs (× node:http, paired)`, fws, (id) => cpuPerRequest(res[id], res[FLOOR]), notes, { format: us }));
+    lines.push(row(`${s.label}, server CPU per request, µs (× node:http)`, fws, (id) => cpuPerRequest(res[id], res[FLOOR]), notes, { format: us }));
     const counted = run.instructions?.[s.id];
     if (counted) lines.push(row(`${s.label}, main-thread instructions per request (× node:http)`, fws, (id) => instructionsPerRequest(counted[id], counted[FLOOR]), notes, { format: int }));
   }
@@ -109,6 +115,12 @@ function busyRange(run) {
   return `${Math.round(Math.min(...all) * 100)}–${Math.round(Math.max(...all) * 100)} %`;
 }
 
+function cpuMethod(o) {
+  if (o.cpuSeconds > 0 && o.loader === 'wrk')
+    return `Server CPU per request: after the rounds of each process set, ${o.cpuSeconds} s in which the servers take turns in ${SLICE_MS} ms slices, each under its own load (slices.mjs); × node:http is the median of the per-set ratios.`;
+  return 'Server CPU per request from the rounds; × node:http is the median of the per-round ratios.';
+}
+
 export function renderReport(run, fws, scenarios) {
   const m = run.machine;
   const o = run.options;
@@ -120,7 +132,7 @@ export function renderReport(run, fws, scenarios) {
       `during the rounds was ${busyRange(run)} (median per framework and scenario).`,
     `Load: ${run.loaderVersion}, ${o.connections} connections, ${o.rounds} interleaved rounds of ${o.duration} s ` +
       `${(o.processes ?? 1) > 1 ? `over ${Math.min(o.processes, o.rounds)} fresh sets of server processes, each ` : ''}` +
-      `after a ${o.warmup} s warm-up per server; medians (CPU per request × node:http: the median of the per-round ratios). Servers pinned to core 0, load generator to core 1. ` +
+      `after a ${o.warmup} s warm-up per server; medians. ${cpuMethod(o)} Servers pinned to core 0, load generator to core 1. ` +
       `${o.coldStarts > 0 ? `Cold start: median of ${o.coldStarts} runs. ` : ''}func-runtime: commit ${run.runtimeCommit}, build of ${run.runtimeBuiltAt ?? 'n/a'} (copied before the run)` +
       `${run.baseline ? `; func-runtime (before): ${run.baseline}` : ''}.` +
       `${o.contended ? ' "core shared": another process busy on the server\'s core for the whole scenario.' : ''}`,

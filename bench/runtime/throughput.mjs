@@ -6,6 +6,7 @@
 // and one process per framework would carry its luck into the whole result.
 import { occupyServerCore } from './contention.mjs';
 import { runLoad } from './load.mjs';
+import { SLICE_MS, measureInSlices } from './slices.mjs';
 import { cpuSeconds, fileSize, rssKiB, stop } from './procs.mjs';
 import { startServer, verify } from './servers.mjs';
 import { median } from './stats.mjs';
@@ -23,20 +24,23 @@ export function roundsOf(i, rounds, processes) {
  */
 export async function runScenario(scenario, fws, opts, ctx) {
   const results = {};
-  const measured = new Map(fws.map((fw) => [fw.id, { rounds: [], rss: undefined, logBytes: 0 }]));
+  const measured = new Map(fws.map((fw) => [fw.id, { rounds: [], slices: [], rss: undefined, logBytes: 0 }]));
   const processes = Math.min(opts.processes ?? 1, opts.rounds);
   let round = 0;
   for (let i = 0; i < processes; i++) {
     const count = roundsOf(i, opts.rounds, processes);
-    await runProcessSet(scenario, fws.filter((fw) => !results[fw.id]), opts, ctx, { first: round + 1, count }, results, measured);
+    await runProcessSet(scenario, fws.filter((fw) => !results[fw.id]), opts, ctx, { set: i, first: round + 1, count }, results, measured);
     round += count;
   }
   for (const fw of fws) if (!results[fw.id]) results[fw.id] = summary(measured.get(fw.id));
   return results;
 }
 
-/** One set of servers: started, warmed up, `count` interleaved rounds, the reply checked again, stopped. */
-async function runProcessSet(scenario, fws, opts, ctx, { first, count }, results, measured) {
+/**
+ * One set of servers: started, warmed up, `count` interleaved rounds, CPU per request in slices
+ * (slices.mjs), the reply checked again, stopped.
+ */
+async function runProcessSet(scenario, fws, opts, ctx, { set, first, count }, results, measured) {
   const up = [];
   for (const fw of fws) {
     const s = await startServer(fw, scenario, ctx.logDir);
@@ -57,6 +61,7 @@ async function runProcessSet(scenario, fws, opts, ctx, { first, count }, results
       const order = round % 2 === 0 ? [...running].reverse() : running;
       for (const s of order) await measureRound(s, scenario, opts, ctx, round, results);
     }
+    if (opts.cpuSeconds > 0 && opts.loader === 'wrk') await measureCpu(running.filter((s) => !results[s.fw.id]), scenario, opts, ctx, set, results, measured);
     for (const s of running) await check(s, scenario, results);
   } finally {
     await release?.();
@@ -94,6 +99,22 @@ async function measureRound(s, scenario, opts, ctx, round, results) {
   }
 }
 
+async function measureCpu(servers, scenario, opts, ctx, set, results, measured) {
+  if (servers.length === 0) return;
+  const cpu = await measureInSlices(servers, scenario, { seconds: opts.cpuSeconds, connections: opts.connections }, ctx);
+  const line = [];
+  for (const s of servers) {
+    const r = cpu.get(s.fw.id);
+    if (r.error) {
+      results[s.fw.id] = { ok: false, reason: `CPU slices failed: ${r.error}` };
+      continue;
+    }
+    measured.get(s.fw.id).slices.push({ set, us: r.us, requests: r.requests });
+    line.push(`${s.fw.id} ${r.us.toFixed(2)} µs`);
+  }
+  ctx.say(`  CPU per request in ${SLICE_MS} ms slices, process set ${set + 1}: ${line.join(', ')}`);
+}
+
 /** Checks the reply once more: a server that breaks under load must not keep its numbers. */
 async function check(s, scenario, results) {
   if (results[s.fw.id]) return;
@@ -101,10 +122,12 @@ async function check(s, scenario, results) {
   if (problems.length > 0) results[s.fw.id] = { ok: false, reason: `wrong reply after load: ${problems.join('; ')}` };
 }
 
-/** Medians over every round of every process set. */
-function summary({ rounds, rss, logBytes }) {
+/** Medians over every round of every process set; CPU per request from the slices where they ran. */
+function summary({ rounds, slices, rss, logBytes }) {
   return {
     ok: true,
+    cpuUs: slices.length > 0 ? median(slices.map((x) => x.us)) : undefined,
+    slices,
     rps: median(rounds.map((r) => r.rps)),
     p99Ms: median(rounds.map((r) => r.p99Ms)),
     reqPerCpuS: median(rounds.map((r) => r.reqPerCpuS)),

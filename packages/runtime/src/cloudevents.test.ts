@@ -35,9 +35,19 @@ describe('newCloudEvent', () => {
     ['a type that is not a string', { source: '/s', type: 7 }, /"type" is missing or empty/],
     ['an unsupported specversion', { source: '/s', type: 't', specversion: '2.0' }, /specversion "2\.0" is not supported/],
     ['an extension name with capitals', { source: '/s', type: 't', BadName: 'x' }, /attribute name "BadName"/],
+    ['an extension name with a dash', { source: '/s', type: 't', 'my-ext': 'x' }, /attribute name "my-ext"/],
+    ['an empty extension name', { source: '/s', type: 't', '': 'x' }, /attribute name ""/],
     ['a time that is no timestamp', { source: '/s', type: 't', time: 'yesterday' }, /time "yesterday"/],
   ])('rejects %s', (_what, attributes, message) => {
     expect(() => newCloudEvent(attributes)).toThrow(message);
+  });
+});
+
+describe('attribute names', () => {
+  it('takes lower-case letters and digits, and the SDK\'s own names (data_base64 among them)', () => {
+    const event = newCloudEvent({ source: '/s', type: 't', ext1: 'a', '2x': 'b', data_base64: 'AA==' });
+    expect(event).toMatchObject({ ext1: 'a', '2x': 'b' });
+    expect(encodeBinary(event, []).headers).toEqual(expect.arrayContaining(['ce-ext1', 'a', 'ce-2x', 'b']));
   });
 });
 

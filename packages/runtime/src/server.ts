@@ -42,11 +42,15 @@ export function createDispatcher(rt: Runtime): NodeHandler {
   // paths are configured alike, metrics wins, then readiness.
   const routeOf = (path: string): Route | undefined =>
     path === metricsPath ? metrics : path === paths.readiness ? readiness : path === paths.liveness ? liveness : undefined;
+  // A target shorter than every one of those paths names none of them (node:http's targets are never
+  // empty; the absolute form is longer still), so most requests skip the path's extraction.
+  const shortest = Math.min(metricsPath.length, paths.readiness.length, paths.liveness.length);
   return function dispatch(req: IncomingMessage, res: ServerResponse) {
     // Draining: every answer closes its connection, so a kept-alive client (or a service proxy that
     // pinned its connection here) comes back on a new one, which reaches a ready replica.
     if (rt.state.shuttingDown) res.shouldKeepAlive = false;
-    const route = req.method === 'GET' || req.method === 'HEAD' ? routeOf(pathOf(req.url)) : undefined;
+    const url = req.url ?? '/';
+    const route = (req.method === 'GET' || req.method === 'HEAD') && url.length >= shortest ? routeOf(pathOf(url)) : undefined;
     if (route !== undefined) void route(req, res);
     else invoke(req, res);
   };
