@@ -12,7 +12,9 @@
 //     "ours=node packages/runtime/dist/cli.js bench/runtime/functions/knative/hello.mjs --port PORT" \
 //     "ours-again=node packages/runtime/dist/cli.js bench/runtime/functions/knative/hello.mjs --port PORT"
 //
-// Options: --repeats N (5), --seconds S of slices per repetition (20), --warmup S per server (2),
+// Options: --sets N of fresh server processes (1; two processes of one build differ by a few per
+// cent, so a change that small needs several), --repeats N per set (5), --seconds S of slices per
+// repetition (20), --warmup S per server (2),
 // --connections N (50), --scenario hello|echo|cloudevent (hello): the request, as in `npm run bench`.
 // Naming the same command twice shows the spread between two processes of one build.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -26,10 +28,41 @@ import { requestOf, scenarios } from './scenarios.mjs';
 import { measureInSlices, SLICE_MS } from './slices.mjs';
 import { median } from './stats.mjs';
 
+/** One set of fresh server processes: started, warmed up, `repeats` measurements in slices, stopped. */
+async function measureSet(specs, scenario, o, ctx) {
+  const servers = [];
+  for (const { name, command } of specs) {
+    const port = await freePort();
+    const args = command.replaceAll('PORT', String(port)).split(' ').slice(1);
+    servers.push({ fw: { id: name }, name, port, child: spawnPinned(SERVER_CPU, args), us: [] });
+  }
+  try {
+    for (const s of servers) {
+      const ready = await waitForReply(s.child, s.port, requestOf(scenario), 15_000);
+      if (!ready.ok) throw new Error(`${s.name} did not start: ${ready.reason}`);
+      const warm = await runLoad('wrk', { port: s.port, scenario, bodyFile: ctx.bodyFiles[scenario.id], connections: o.connections, seconds: o.warmup });
+      if (warm.errors > 0 || warm.non2xx > 0) throw new Error(`${s.name}: ${warm.errors} socket errors, ${warm.non2xx} non-2xx replies in the warm-up`);
+    }
+    for (let r = 0; r < o.repeats; r++) {
+      const cpu = await measureInSlices(servers, scenario, { seconds: o.seconds, connections: o.connections }, ctx);
+      for (const s of servers) {
+        const m = cpu.get(s.name);
+        if (m.error) throw new Error(`${s.name}: ${m.error}`);
+        s.us.push(m.us);
+      }
+      process.stderr.write('.');
+    }
+  } finally {
+    await Promise.all(servers.map((s) => stop(s.child)));
+  }
+  return servers;
+}
+
 async function main() {
   const { values: v, positionals } = parseArgs({
     allowPositionals: true,
     options: {
+      sets: { type: 'string', default: '1' },
       repeats: { type: 'string', default: '5' },
       seconds: { type: 'string', default: '20' },
       warmup: { type: 'string', default: '2' },
@@ -42,46 +75,30 @@ async function main() {
   if (!wrkAvailable()) throw new Error('wrk is not installed (apt-get install wrk)');
   const tmp = mkdtempSync(join(tmpdir(), 'func-ab-'));
   process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
-  const o = { repeats: positiveInt('repeats', v.repeats), seconds: positiveInt('seconds', v.seconds), warmup: positiveInt('warmup', v.warmup), connections: positiveInt('connections', v.connections) };
+  const o = { sets: positiveInt('sets', v.sets), repeats: positiveInt('repeats', v.repeats), seconds: positiveInt('seconds', v.seconds), warmup: positiveInt('warmup', v.warmup), connections: positiveInt('connections', v.connections) };
   if (positionals.length < 2 || positionals.some((p) => !p.includes('='))) throw new Error('give at least two NAME=COMMAND arguments (see the header of this file)');
   installCleanup();
   pinSelf();
   const ctx = { bodyFiles: { [scenario.id]: bodyFileFor(tmp, scenario) } };
-  const servers = [];
-  for (const spec of positionals) {
-    const port = await freePort();
+  const specs = positionals.map((spec) => {
     const at = spec.indexOf('=');
-    const [cmd, ...args] = spec.slice(at + 1).replaceAll('PORT', String(port)).split(' ');
-    if (cmd !== 'node') throw new Error(`${spec}: the command must start with "node"`);
-    servers.push({ fw: { id: spec.slice(0, at) }, port, child: spawnPinned(SERVER_CPU, args), us: [] });
+    const command = spec.slice(at + 1);
+    if (!command.startsWith('node ')) throw new Error(`${spec}: the command must start with "node"`);
+    return { name: spec.slice(0, at), command };
+  });
+  const us = new Map(specs.map((x) => [x.name, []]));
+  for (let set = 0; set < o.sets; set++) {
+    for (const r of await measureSet(specs, scenario, o, ctx)) us.get(r.name).push(...r.us);
+    process.stderr.write(` set ${set + 1} done\n`);
   }
-  try {
-    for (const s of servers) {
-      const ready = await waitForReply(s.child, s.port, requestOf(scenario), 15_000);
-      if (!ready.ok) throw new Error(`${s.fw.id} did not start: ${ready.reason}`);
-      const warm = await runLoad('wrk', { port: s.port, scenario, bodyFile: ctx.bodyFiles[scenario.id], connections: o.connections, seconds: o.warmup });
-      if (warm.errors > 0 || warm.non2xx > 0) throw new Error(`${s.fw.id}: ${warm.errors} socket errors, ${warm.non2xx} non-2xx replies in the warm-up`);
-    }
-    for (let r = 0; r < o.repeats; r++) {
-      const cpu = await measureInSlices(servers, scenario, { seconds: o.seconds, connections: o.connections }, ctx);
-      for (const s of servers) {
-        const m = cpu.get(s.fw.id);
-        if (m.error) throw new Error(`${s.fw.id}: ${m.error}`);
-        s.us.push(m.us);
-      }
-      process.stderr.write('.');
-    }
-    process.stderr.write('\n');
-  } finally {
-    await Promise.all(servers.map((s) => stop(s.child)));
-  }
+  const servers = specs.map((x) => ({ fw: { id: x.name }, us: us.get(x.name) }));
   const ref = servers[0];
   const lines = ['| server | CPU per request, µs | × first (median of the repetitions\' ratios) | ratios, lowest–highest |', '|---|--:|--:|--:|'];
   for (const s of servers) {
     const ratios = s.us.map((us, i) => us / ref.us[i]);
     lines.push(`| ${s.fw.id} | ${median(s.us).toFixed(2)} | ${median(ratios).toFixed(3)} | ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)} |`);
   }
-  process.stdout.write(`${scenario.label}: ${o.repeats} repetitions of ${o.seconds} s in which the servers take turns in ${SLICE_MS} ms slices, each under its own load (wrk, ${o.connections} connections), after ${o.warmup} s of warm-up per server; medians.\n\n${lines.join('\n')}\n`);
+  process.stdout.write(`${scenario.label}: ${o.sets} set(s) of fresh server processes, ${o.repeats} repetitions each of ${o.seconds} s in which the servers take turns in ${SLICE_MS} ms slices, each under its own load (wrk, ${o.connections} connections), after ${o.warmup} s of warm-up per server; medians.\n\n${lines.join('\n')}\n`);
 }
 
 main().catch((err) => {

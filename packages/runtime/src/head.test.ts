@@ -82,6 +82,51 @@ describe('response heads checked once', () => {
     expect(reply).toContain('\r\nvary: origin\r\nVary: accept\r\n');
   });
 
+  it('lets a wrapped writeHead change one response\'s headers, and the next responses send the head unchanged', async () => {
+    const head = withLength(headOf([...CORS, 'content-type', 'text/plain']), 1);
+    // As on-headers (Express's compression, response-time) wraps it: headers changed just before they are written.
+    const wrapped = (res: ServerResponse, change: (r: ServerResponse) => void) => {
+      const original = res.writeHead;
+      res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
+        change(this);
+        return original.apply(this, args);
+      } as ServerResponse['writeHead'];
+    };
+    const first = await rawReply((res) => {
+      wrapped(res, (r) => { r.setHeader('x-response-time', '1ms'); r.removeHeader('access-control-allow-methods'); r.appendHeader('content-type', 'x/y'); });
+      writeHead(res, 200, head);
+      res.end('x');
+    });
+    expect(first).toContain('\r\nx-response-time: 1ms\r\n');
+    expect(first).not.toContain('access-control-allow-methods');
+    expect(first).toContain('\r\ncontent-type: text/plain\r\ncontent-type: x/y\r\n');
+    for (let i = 0; i < 2; i++) {
+      const next = await rawReply((res) => { writeHead(res, 200, head); res.end('x'); });
+      expect(next).not.toContain('x-response-time');
+      expect(next).not.toContain('x/y');
+      expect(next).toContain('\r\naccess-control-allow-methods: OPTIONS, GET, DELETE, POST, PUT, HEAD, PATCH\r\n');
+      expect(next).toBe(await rawReply((res) => { res.writeHead(200, head.pairs as string[]); res.end('x'); }));
+    }
+  });
+
+  it('keeps heads that share a base apart when one response appends to a header', async () => {
+    const base = headOf([...CORS, 'content-type', 'text/plain']);
+    const one = withLength(base, 1);
+    const two = withLength(base, 2);
+    await rawReply((res) => {
+      const original = res.writeHead;
+      res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
+        this.appendHeader('access-control-allow-origin', 'https://b.example');
+        return original.apply(this, args);
+      } as ServerResponse['writeHead'];
+      writeHead(res, 200, one);
+      res.end('x');
+    });
+    const other = await rawReply((res) => { writeHead(res, 200, two); res.end('xy'); });
+    expect(other).toContain('\r\naccess-control-allow-origin: *\r\naccess-control-allow-methods');
+    expect(other).not.toContain('b.example');
+  });
+
   it('writes no inherited property as a header', async () => {
     const head = withLength(headOf(CORS), 1);
     Object.defineProperty(Object.prototype, 'x-polluted', { value: ['x-polluted', 'yes'], enumerable: true, configurable: true, writable: true });

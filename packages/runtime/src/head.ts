@@ -14,6 +14,13 @@
  * described (a response with a slot of our making, written, reads back those headers), and only on
  * a response that holds no headers yet (an Express app in front may have set some). Anywhere else
  * the same list goes to `writeHead(status, list)`: the same bytes on the wire either way.
+ *
+ * One slot serves every response with that head, so nothing may change it. node:http itself does
+ * not once the head is written (setHeader and removeHeader then throw), but a wrapped writeHead can
+ * change headers just before it writes them (on-headers does, for Express's compression and
+ * response-time middleware; APM agents wrap writeHead too). So after each write the slot is checked:
+ * if anything changed it, it stays with that response (it is what was sent) and the head goes back
+ * to `writeHead(status, list)` for good.
  */
 import { IncomingMessage, ServerResponse, validateHeaderName, validateHeaderValue } from 'node:http';
 
@@ -23,8 +30,10 @@ type Slot = Record<string, [string, string]>;
 export interface Head {
   /** [name, value, …], as writeHead takes them. */
   readonly pairs: readonly string[];
-  /** The same headers in node:http's slot form; undefined where the slot is not used. */
-  readonly slot: Slot | undefined;
+  /** The same headers in node:http's slot form; undefined where the slot is not used, or since something changed it. */
+  slot: Slot | undefined;
+  /** The slot's keys (lower-case names), in the order of `pairs`. */
+  readonly keys: readonly string[];
 }
 
 /** node:http's outgoing-headers symbol, if it keeps headers as this module expects. */
@@ -72,24 +81,45 @@ function repeatsAName(pairs: readonly string[]): boolean {
   return false;
 }
 
+function keysOf(pairs: readonly string[]): string[] {
+  const keys: string[] = [];
+  for (let i = 0; i < pairs.length; i += 2) keys.push(pairs[i]!.toLowerCase());
+  return keys;
+}
+
 /** A head for `pairs`, checked now as node:http checks headers (it throws what writeHead would throw). */
 export function headOf(pairs: readonly string[]): Head {
   for (let i = 0; i < pairs.length; i += 2) {
     validateHeaderName(pairs[i]!);
     validateHeaderValue(pairs[i]!, pairs[i + 1]);
   }
-  return { pairs, slot: SLOT === undefined || repeatsAName(pairs) ? undefined : slotOf(pairs) };
+  return { pairs, slot: SLOT === undefined || repeatsAName(pairs) ? undefined : slotOf(pairs), keys: keysOf(pairs) };
 }
 
 /** `head` (which carries no content-length) with a content-length after its headers: digits, nothing to check. */
 export function withLength(head: Head, length: number): Head {
   const value = String(length);
   const pairs = head.pairs.concat('content-length', value);
-  if (head.slot === undefined || 'content-length' in head.slot) return { pairs, slot: undefined };
+  const keys = head.keys.concat('content-length');
+  if (head.slot === undefined || 'content-length' in head.slot) return { pairs, slot: undefined, keys };
+  // Entries of its own: node:http's appendHeader changes an entry in place.
   const slot = emptySlot();
-  for (const name in head.slot) slot[name] = head.slot[name]!;
+  for (const name in head.slot) slot[name] = [head.slot[name]![0], head.slot[name]![1]];
   slot['content-length'] = ['content-length', value];
-  return { pairs, slot };
+  return { pairs, slot, keys };
+}
+
+/** True while `slot` holds exactly the head's names and values: nothing added, removed, replaced or appended to. */
+function intact(slot: Slot, head: Head): boolean {
+  const { pairs, keys } = head;
+  let count = 0;
+  for (const _ in slot) count++;
+  if (count !== keys.length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const entry = slot[keys[i]!];
+    if (entry === undefined || entry[0] !== pairs[2 * i] || entry[1] !== pairs[2 * i + 1]) return false;
+  }
+  return true;
 }
 
 /** res.writeHead(status, head.pairs), without checking the headers again where that can be done. */
@@ -98,6 +128,8 @@ export function writeHead(res: ServerResponse, status: number, head: Head): void
   if (slot !== undefined && (res as unknown as Record<symbol, unknown>)[SLOT!] === null) {
     (res as unknown as Record<symbol, unknown>)[SLOT!] = slot;
     res.writeHead(status);
+    // A wrapped writeHead changed the headers of this response: the slot is now this response's own.
+    if (!intact(slot, head)) head.slot = undefined;
   } else {
     res.writeHead(status, head.pairs as string[]);
   }
