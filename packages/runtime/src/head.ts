@@ -16,11 +16,12 @@
  * the same list goes to `writeHead(status, list)`: the same bytes on the wire either way.
  *
  * One slot serves every response with that head, so nothing may change it. node:http itself does
- * not once the head is written (setHeader and removeHeader then throw), but a wrapped writeHead can
- * change headers just before it writes them (on-headers does, for Express's compression and
- * response-time middleware; APM agents wrap writeHead too). So after each write the slot is checked:
- * if anything changed it, it stays with that response (it is what was sent) and the head goes back
- * to `writeHead(status, list)` for good.
+ * not (writeHead(status) only reads the slot, and setHeader and removeHeader throw once the head is
+ * written), but a wrapped writeHead can change headers just before it writes them (on-headers does,
+ * for Express's compression and response-time middleware; APM agents wrap writeHead on a response or
+ * on ServerResponse.prototype). So the slot is handed over only when the response's writeHead is
+ * node:http's own, recognised at load by its source (a wrapper installed before this module loads
+ * has a source of its own); a wrapped one gets the list, and what it changes is that response's own.
  */
 import { IncomingMessage, ServerResponse, validateHeaderName, validateHeaderValue } from 'node:http';
 
@@ -30,14 +31,21 @@ type Slot = Record<string, [string, string]>;
 export interface Head {
   /** [name, value, …], as writeHead takes them. */
   readonly pairs: readonly string[];
-  /** The same headers in node:http's slot form; undefined where the slot is not used, or since something changed it. */
-  slot: Slot | undefined;
-  /** The slot's keys (lower-case names), in the order of `pairs`. */
-  readonly keys: readonly string[];
+  /** The same headers in node:http's slot form; undefined where the slot is not used. */
+  readonly slot: Slot | undefined;
+}
+
+/** node:http's own ServerResponse.prototype.writeHead, unless something wrapped it before this module loaded. */
+const NODE_WRITE_HEAD: ServerResponse['writeHead'] | undefined = nodeWriteHead();
+
+function nodeWriteHead(): ServerResponse['writeHead'] | undefined {
+  const own = ServerResponse.prototype.writeHead;
+  const source = Function.prototype.toString.call(own);
+  return source.startsWith('function writeHead(') && source.includes('kOutHeaders') ? own : undefined;
 }
 
 /** node:http's outgoing-headers symbol, if it keeps headers as this module expects. */
-const SLOT: symbol | undefined = findSlot();
+const SLOT: symbol | undefined = NODE_WRITE_HEAD === undefined ? undefined : findSlot();
 
 function findSlot(): symbol | undefined {
   try {
@@ -81,55 +89,32 @@ function repeatsAName(pairs: readonly string[]): boolean {
   return false;
 }
 
-function keysOf(pairs: readonly string[]): string[] {
-  const keys: string[] = [];
-  for (let i = 0; i < pairs.length; i += 2) keys.push(pairs[i]!.toLowerCase());
-  return keys;
-}
-
 /** A head for `pairs`, checked now as node:http checks headers (it throws what writeHead would throw). */
 export function headOf(pairs: readonly string[]): Head {
   for (let i = 0; i < pairs.length; i += 2) {
     validateHeaderName(pairs[i]!);
     validateHeaderValue(pairs[i]!, pairs[i + 1]);
   }
-  return { pairs, slot: SLOT === undefined || repeatsAName(pairs) ? undefined : slotOf(pairs), keys: keysOf(pairs) };
+  return { pairs, slot: SLOT === undefined || repeatsAName(pairs) ? undefined : slotOf(pairs) };
 }
 
 /** `head` (which carries no content-length) with a content-length after its headers: digits, nothing to check. */
 export function withLength(head: Head, length: number): Head {
   const value = String(length);
   const pairs = head.pairs.concat('content-length', value);
-  const keys = head.keys.concat('content-length');
-  if (head.slot === undefined || 'content-length' in head.slot) return { pairs, slot: undefined, keys };
-  // Entries of its own: node:http's appendHeader changes an entry in place.
+  if (head.slot === undefined || 'content-length' in head.slot) return { pairs, slot: undefined };
   const slot = emptySlot();
-  for (const name in head.slot) slot[name] = [head.slot[name]![0], head.slot[name]![1]];
+  for (const name in head.slot) slot[name] = head.slot[name]!;
   slot['content-length'] = ['content-length', value];
-  return { pairs, slot, keys };
-}
-
-/** True while `slot` holds exactly the head's names and values: nothing added, removed, replaced or appended to. */
-function intact(slot: Slot, head: Head): boolean {
-  const { pairs, keys } = head;
-  let count = 0;
-  for (const _ in slot) count++;
-  if (count !== keys.length) return false;
-  for (let i = 0; i < keys.length; i++) {
-    const entry = slot[keys[i]!];
-    if (entry === undefined || entry[0] !== pairs[2 * i] || entry[1] !== pairs[2 * i + 1]) return false;
-  }
-  return true;
+  return { pairs, slot };
 }
 
 /** res.writeHead(status, head.pairs), without checking the headers again where that can be done. */
 export function writeHead(res: ServerResponse, status: number, head: Head): void {
   const slot = head.slot;
-  if (slot !== undefined && (res as unknown as Record<symbol, unknown>)[SLOT!] === null) {
+  if (slot !== undefined && res.writeHead === NODE_WRITE_HEAD && (res as unknown as Record<symbol, unknown>)[SLOT!] === null) {
     (res as unknown as Record<symbol, unknown>)[SLOT!] = slot;
     res.writeHead(status);
-    // A wrapped writeHead changed the headers of this response: the slot is now this response's own.
-    if (!intact(slot, head)) head.slot = undefined;
   } else {
     res.writeHead(status, head.pairs as string[]);
   }
