@@ -14,6 +14,9 @@ export const USAGE = `Usage: npm run bench -- [options]      (or: node bench/run
                       to measure CPU per request over the same stretch of time (default 20; 0: from
                       the rounds instead; needs wrk)
   --warmup S          seconds of load per server before measuring, discarded (default 3)
+  --prime S           seconds of load right before each measured round, discarded (default 1; 0:
+                      none): a round then starts from the server's own load, not from whatever
+                      the server measured before it left in the caches
   --connections N     concurrent connections (default 50)
   --cold-starts N     cold starts per framework, 0 to skip (default 10)
   --scenarios LIST    comma-separated: ${scenarioIds.join(',')} (default all)
@@ -31,8 +34,8 @@ export const USAGE = `Usage: npm run bench -- [options]      (or: node bench/run
   --help`;
 
 const PRESETS = {
-  full: { rounds: 5, duration: 5, warmup: 3, coldStarts: 10, cpuSeconds: 20 },
-  quick: { rounds: 3, duration: 1, warmup: 1, coldStarts: 5, cpuSeconds: 3 },
+  full: { rounds: 5, duration: 5, warmup: 3, prime: 1, coldStarts: 10, cpuSeconds: 20 },
+  quick: { rounds: 3, duration: 1, warmup: 1, prime: 0, coldStarts: 5, cpuSeconds: 3 },
 };
 
 const FLAGS = {
@@ -41,6 +44,7 @@ const FLAGS = {
   duration: { type: 'string' },
   'cpu-seconds': { type: 'string' },
   warmup: { type: 'string' },
+  prime: { type: 'string' },
   connections: { type: 'string' },
   'cold-starts': { type: 'string' },
   scenarios: { type: 'string' },
@@ -68,7 +72,7 @@ export function list(name, value, known) {
   return items;
 }
 
-/** @returns {{rounds: number, processes: number, duration: number, cpuSeconds: number, warmup: number, connections: number, coldStarts: number,
+/** @returns {{rounds: number, processes: number, duration: number, cpuSeconds: number, warmup: number, prime: number, connections: number, coldStarts: number,
  *   scenarios: string[], frameworks: string[], loader: string, maxSeconds: number, quick: boolean, help: boolean,
  *   contended: boolean, instructions: boolean, instructionWarmup: number, instructionRequests: number,
  *   baseline: string | undefined}} */
@@ -83,6 +87,7 @@ export function parseOptions(argv) {
     duration: v.duration ? positiveInt('duration', v.duration) : preset.duration,
     cpuSeconds: v['cpu-seconds'] ? positiveInt('cpu-seconds', v['cpu-seconds'], 0) : preset.cpuSeconds,
     warmup: v.warmup ? positiveInt('warmup', v.warmup) : preset.warmup,
+    prime: v.prime ? positiveInt('prime', v.prime, 0) : preset.prime,
     connections: v.connections ? positiveInt('connections', v.connections) : 50,
     coldStarts: v['cold-starts'] ? positiveInt('cold-starts', v['cold-starts'], 0) : preset.coldStarts,
     scenarios: v.scenarios ? list('scenarios', v.scenarios, scenarioIds) : scenarioIds,
@@ -104,7 +109,7 @@ export function parseOptions(argv) {
 /** Load time plus about a second per server start and per cold start. */
 export function plannedSeconds(o) {
   const sets = Math.min(o.processes ?? 1, o.rounds);
-  const perScenario = o.frameworks.length * (sets * (o.warmup + 1) + o.rounds * o.duration) + sets * o.cpuSeconds;
+  const perScenario = o.frameworks.length * (sets * (o.warmup + 1) + o.rounds * (o.duration + (o.prime ?? 0))) + sets * o.cpuSeconds;
   const counting = o.instructions ? o.scenarios.length * o.frameworks.length * 90 : 0;
   return o.scenarios.length * (o.contended ? 2 : 1) * perScenario + o.coldStarts * o.frameworks.length + counting;
 }

@@ -132,7 +132,7 @@ export function renderReport(run, fws, scenarios) {
       `during the rounds was ${busyRange(run)} (median per framework and scenario).`,
     `Load: ${run.loaderVersion}, ${o.connections} connections, ${o.rounds} interleaved rounds of ${o.duration} s ` +
       `${(o.processes ?? 1) > 1 ? `over ${Math.min(o.processes, o.rounds)} fresh sets of server processes, each ` : ''}` +
-      `after a ${o.warmup} s warm-up per server; medians. ${cpuMethod(o)} Servers pinned to core 0, load generator to core 1. ` +
+      `after a ${o.warmup} s warm-up per server${o.prime > 0 ? `, each round after ${o.prime} s of discarded load on its server` : ''}; medians. ${cpuMethod(o)} Servers pinned to core 0, load generator to core 1. ` +
       `${o.coldStarts > 0 ? `Cold start: median of ${o.coldStarts} runs. ` : ''}func-runtime: commit ${run.runtimeCommit}, build of ${run.runtimeBuiltAt ?? 'n/a'} (copied before the run)` +
       `${run.baseline ? `; func-runtime (before): ${run.baseline}` : ''}.` +
       `${o.contended ? ' "core shared": another process busy on the server\'s core for the whole scenario.' : ''}`,

@@ -83,6 +83,8 @@ async function warmUp(s, scenario, opts, ctx, results, measured) {
 async function measureRound(s, scenario, opts, ctx, round, results) {
   if (results[s.fw.id]) return;
   try {
+    // Discarded: the round starts from this server's own steady load, whoever ran before it.
+    if (opts.prime > 0) await runLoad(opts.loader, loadArgs(s, scenario, opts, ctx, opts.prime));
     const cpu0 = cpuSeconds(s.child.pid);
     const r = await runLoad(opts.loader, loadArgs(s, scenario, opts, ctx, opts.duration));
     const cpu = cpuSeconds(s.child.pid) - cpu0;
