@@ -34,20 +34,20 @@ async function measureSet(specs, scenario, o, ctx) {
   for (const { name, command } of specs) {
     const port = await freePort();
     const args = command.replaceAll('PORT', String(port)).split(' ').slice(1);
-    servers.push({ fw: { id: name }, name, port, child: spawnPinned(SERVER_CPU, args), us: [] });
+    servers.push({ fw: { id: name }, port, child: spawnPinned(SERVER_CPU, args), us: [] });
   }
   try {
     for (const s of servers) {
       const ready = await waitForReply(s.child, s.port, requestOf(scenario), 15_000);
-      if (!ready.ok) throw new Error(`${s.name} did not start: ${ready.reason}`);
+      if (!ready.ok) throw new Error(`${s.fw.id} did not start: ${ready.reason}`);
       const warm = await runLoad('wrk', { port: s.port, scenario, bodyFile: ctx.bodyFiles[scenario.id], connections: o.connections, seconds: o.warmup });
-      if (warm.errors > 0 || warm.non2xx > 0) throw new Error(`${s.name}: ${warm.errors} socket errors, ${warm.non2xx} non-2xx replies in the warm-up`);
+      if (warm.errors > 0 || warm.non2xx > 0) throw new Error(`${s.fw.id}: ${warm.errors} socket errors, ${warm.non2xx} non-2xx replies in the warm-up`);
     }
     for (let r = 0; r < o.repeats; r++) {
       const cpu = await measureInSlices(servers, scenario, { seconds: o.seconds, connections: o.connections }, ctx);
       for (const s of servers) {
-        const m = cpu.get(s.name);
-        if (m.error) throw new Error(`${s.name}: ${m.error}`);
+        const m = cpu.get(s.fw.id);
+        if (m.error) throw new Error(`${s.fw.id}: ${m.error}`);
         s.us.push(m.us);
       }
       process.stderr.write('.');
@@ -88,7 +88,7 @@ async function main() {
   });
   const us = new Map(specs.map((x) => [x.name, []]));
   for (let set = 0; set < o.sets; set++) {
-    for (const r of await measureSet(specs, scenario, o, ctx)) us.get(r.name).push(...r.us);
+    for (const r of await measureSet(specs, scenario, o, ctx)) us.get(r.fw.id).push(...r.us);
     process.stderr.write(` set ${set + 1} done\n`);
   }
   const servers = specs.map((x) => ({ fw: { id: x.name }, us: us.get(x.name) }));
