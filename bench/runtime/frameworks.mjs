@@ -60,6 +60,14 @@ export const frameworks = [
     missing: () => null,
     args: (s, port) => [join(fnDir, 'node-http/server.mjs'), s, String(port)],
   },
+  {
+    // The floor again, with the reply headers func-runtime and faas-js-runtime send: the CORS pair
+    // that faas-js-runtime's contract puts on every reply. The same reply, without a framework.
+    id: 'node-http-cors',
+    label: 'node:http, same headers',
+    missing: () => null,
+    args: (s, port) => [join(fnDir, 'node-http/server.mjs'), s, String(port), 'cors'],
+  },
 ];
 
 /**
@@ -87,9 +95,13 @@ export function singleThreadedGcFramework() {
   return { ...base, id: 'func-runtime-stgc', label: 'func-runtime, --single-threaded-gc', nodeFlags: ['--single-threaded-gc'] };
 }
 
-/** The ratio columns divide by this framework; CPU per request divides by the floor. */
+/**
+ * The ratio columns divide by this framework; CPU per request and instructions divide by the floor,
+ * and also by the floor sending the same headers when it is measured.
+ */
 export const REFERENCE = 'faas-js-runtime';
 export const FLOOR = 'node-http';
+export const SAME_HEADERS_FLOOR = 'node-http-cors';
 
 export const frameworkIds = frameworks.map((f) => f.id);
 

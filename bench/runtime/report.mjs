@@ -1,6 +1,6 @@
 // The markdown table: one column per framework, ratios against faas-js-runtime, and a numbered note
 // for every cell that has no number (a server that failed to start or answered wrongly).
-import { FLOOR, REFERENCE } from './frameworks.mjs';
+import { FLOOR, REFERENCE, SAME_HEADERS_FLOOR } from './frameworks.mjs';
 import { SLICE_MS } from './slices.mjs';
 import { median } from './stats.mjs';
 
@@ -53,25 +53,39 @@ const us = (n) => n.toFixed(1);
  * (autocannon, or --cpu-seconds 0), from the rounds: the median of the rounds, and the median of
  * the per-round ratios to the floor's round of the same interleaved pass.
  */
-function cpuPerRequest(result, floor) {
+function cpuPerRequest(result, floors) {
   if (!result) return undefined;
   if (!result.ok) return { ok: false, reason: result.reason };
-  if (result.cpuUs !== undefined) {
-    const bySet = new Map(floor?.ok ? floor.slices.map((x) => [x.set, x.us]) : []);
-    const ratios = result.slices.filter((x) => bySet.has(x.set)).map((x) => x.us / bySet.get(x.set));
-    return { ok: true, value: result.cpuUs, suffix: ratios.length > 0 ? ` (${median(ratios).toFixed(2)}×)` : '' };
-  }
+  if (result.cpuUs !== undefined) return { ok: true, value: result.cpuUs, suffix: ratiosSuffix(floors, (floor) => pairedRatio(result, floor)) };
   const value = 1e6 / result.reqPerCpuS;
-  if (!floor?.ok || floor.rounds.length !== result.rounds.length) return { ok: true, value };
-  const ratios = result.rounds.map((r, i) => floor.rounds[i].reqPerCpuS / r.reqPerCpuS);
-  return { ok: true, value, suffix: ` (${median(ratios).toFixed(2)}×)` };
+  return { ok: true, value, suffix: ratiosSuffix(floors, (floor) => roundRatio(result, floor)) };
+}
+
+/** The median of the per-set ratios to a floor measured in slices, or undefined. */
+function pairedRatio(result, floor) {
+  if (!floor?.ok || floor.cpuUs === undefined) return undefined;
+  const bySet = new Map(floor.slices.map((x) => [x.set, x.us]));
+  const ratios = result.slices.filter((x) => bySet.has(x.set)).map((x) => x.us / bySet.get(x.set));
+  return ratios.length > 0 ? median(ratios) : undefined;
+}
+
+/** The median of the per-round ratios to a floor's round of the same interleaved pass, or undefined. */
+function roundRatio(result, floor) {
+  if (!floor?.ok || floor.rounds.length !== result.rounds.length) return undefined;
+  return median(result.rounds.map((r, i) => floor.rounds[i].reqPerCpuS / r.reqPerCpuS));
+}
+
+/** " (1.05× / 1.01×)": the ratio to each floor that was measured, in order; "" when none was. */
+function ratiosSuffix(floors, ratioTo, digits = 2) {
+  const ratios = floors.map(ratioTo).filter((r) => r !== undefined);
+  return ratios.length > 0 ? ` (${ratios.map((r) => `${r.toFixed(digits)}×`).join(' / ')})` : '';
 }
 
 /** Main-thread instructions per request under callgrind (instructions.mjs), and the ratio to the floor's. */
-function instructionsPerRequest(result, floor) {
+function instructionsPerRequest(result, floors) {
   if (!result) return undefined;
   if (!result.ok) return { ok: false, reason: result.reason };
-  return { ok: true, value: result.perRequest, suffix: floor?.ok ? ` (${(result.perRequest / floor.perRequest).toFixed(3)}×)` : '' };
+  return { ok: true, value: result.perRequest, suffix: ratiosSuffix(floors, (floor) => (floor?.ok ? result.perRequest / floor.perRequest : undefined), 3) };
 }
 
 function pick(result, key, flags) {
@@ -88,15 +102,17 @@ function rssCell(run, fwId, scenarios) {
 
 export function renderTable(run, fws, scenarios) {
   const notes = new Notes();
+  const floorsLabel = [[FLOOR, '× node:http'], [SAME_HEADERS_FLOOR, '× node:http with the same headers']]
+    .filter(([id]) => fws.some((f) => f.id === id)).map(([, label]) => label).join(' / ') || '× node:http';
   const lines = [`| | ${fws.map((f) => f.label).join(' | ')} |`, `|---|${fws.map(() => '--:|').join('')}`];
   for (const s of scenarios) {
     const res = run.throughput[s.id] ?? {};
     const fwOf = (id) => fws.find((f) => f.id === id);
     lines.push(row(`${s.label}, req/s`, fws, (id) => pick(res[id], 'rps', res[id]?.ok ? throughputFlags(fwOf(id), s, res[id]) : []), notes, { format: int, ratio: true }));
     lines.push(row(`${s.label}, p99 ms`, fws, (id) => pick(res[id], 'p99Ms', []), notes, { format: ms, ratio: true }));
-    lines.push(row(`${s.label}, server CPU per request, µs (× node:http)`, fws, (id) => cpuPerRequest(res[id], res[FLOOR]), notes, { format: us }));
+    lines.push(row(`${s.label}, server CPU per request, µs (${floorsLabel})`, fws, (id) => cpuPerRequest(res[id], [res[FLOOR], res[SAME_HEADERS_FLOOR]]), notes, { format: us }));
     const counted = run.instructions?.[s.id];
-    if (counted) lines.push(row(`${s.label}, main-thread instructions per request (× node:http)`, fws, (id) => instructionsPerRequest(counted[id], counted[FLOOR]), notes, { format: int }));
+    if (counted) lines.push(row(`${s.label}, main-thread instructions per request (${floorsLabel})`, fws, (id) => instructionsPerRequest(counted[id], [counted[FLOOR], counted[SAME_HEADERS_FLOOR]]), notes, { format: int }));
   }
   if (run.cold) {
     lines.push(row('cold start, spawn → first 200, median ms', fws, (id) => pick(run.cold[id], 'medianMs', []), notes, { format: ms, ratio: true }));
