@@ -22,7 +22,7 @@ class Histogram {
   /**
    * Observations per bucket, not cumulative: an observation bumps one slot (most land in the first).
    * A plain array of small integers: as a Float64Array, these two bumps per request cost about 2 %
-   * of a hello's CPU (bench/README.md, run 21).
+   * of a hello's CPU (bench/README.md, "Where hello's CPU beyond its instruction count went").
    */
   readonly counts: number[] = Array.from({ length: BUCKETS.length + 1 }, () => 0);
   sum = 0;
