@@ -75,10 +75,14 @@ function roundRatio(result, floor) {
   return median(result.rounds.map((r, i) => floor.rounds[i].reqPerCpuS / r.reqPerCpuS));
 }
 
-/** " (1.05× / 1.01×)": the ratio to each floor that was measured, in order; "" when none was. */
+/**
+ * " (1.05× / 1.01×)": the ratio to each floor that ran, in order, "–" where one has none (it
+ * failed), so each ratio stays under its label; "" when no floor ran.
+ */
 function ratiosSuffix(floors, ratioTo, digits = 2) {
-  const ratios = floors.map(ratioTo).filter((r) => r !== undefined);
-  return ratios.length > 0 ? ` (${ratios.map((r) => `${r.toFixed(digits)}×`).join(' / ')})` : '';
+  const ran = floors.filter((floor) => floor !== undefined);
+  if (ran.length === 0) return '';
+  return ` (${ran.map((floor) => { const r = ratioTo(floor); return r === undefined ? '–' : `${r.toFixed(digits)}×`; }).join(' / ')})`;
 }
 
 /** Main-thread instructions per request under callgrind (instructions.mjs), and the ratio to the floor's. */

@@ -71,6 +71,10 @@ if (!handler) {
   console.error(`unknown scenario "${scenario}"; expected one of ${Object.keys(handlers).join(', ')}`);
   process.exit(2);
 }
+if (variant !== undefined && !cors) {
+  console.error(`unknown variant "${variant}"; expected cors, or nothing`);
+  process.exit(2);
+}
 createServer(handler).listen(Number(port), '127.0.0.1');
 // A normal exit on SIGTERM, so that `node --cpu-prof` can write its profile.
 process.on('SIGTERM', () => process.exit(0));
