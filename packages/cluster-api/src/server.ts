@@ -36,6 +36,7 @@ import { openStorage } from './storage/factory.js';
 import type { Storage } from './storage/interface.js';
 import { startEmbeddedBroker } from './broker/cluster/embedded.js';
 import type { ClusterBroker } from './broker/cluster/start.js';
+import { Aggregator, ensureFrontProxy, type FrontProxy } from './aggregation/index.js';
 
 export interface StartOptions {
   storage: Storage;
@@ -65,6 +66,8 @@ export interface StartOptions {
   podNetwork?: PodNetwork;
   /** Where Service clusterIPs come from (kube-apiserver's --service-cluster-ip-range); default 10.96.0.0/12. */
   serviceClusterIpRange?: string;
+  /** The aggregation layer's front-proxy credentials (`--proxy-client-cert-file`, `--requestheader-client-ca-file`). */
+  frontProxy?: FrontProxy;
 }
 
 export interface ClusterApiServer {
@@ -89,6 +92,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   // The pod network dials through the node agents, which it finds through the registry made here.
   let created: Registry | undefined;
   const nodes = () => created?.find('', 'v1', 'nodes');
+  const podNetwork = options.podNetwork ?? (kubeletClient && kubeletPodNetwork(kubeletClient, async (name) => nodes()?.get({}, name)));
   const registry =
     options.registry ??
     (created = createRegistry(storage, {
@@ -98,7 +102,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
       authorizer: () => authorizer,
       kubelet: kubeletClient,
       serviceClusterIpRange: options.serviceClusterIpRange,
-      podNetwork: options.podNetwork ?? (kubeletClient && kubeletPodNetwork(kubeletClient, async (name) => nodes()?.get({}, name))),
+      podNetwork,
     }));
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);
   const policy = await authorizationReady(registry, options.log);
@@ -106,8 +110,11 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   const modes = options.authorization ?? ['Node', 'RBAC'];
   const nodeGraph = modes.includes('Node') ? new NodeGraph().start(registry) : undefined;
   authorizer = buildAuthorizer(modes, { policy, nodes: nodeGraph });
+  const aggregator = new Aggregator({ registry, frontProxy: options.frontProxy, clientCa: options.clientCa, podNetwork, log: options.log });
+  await aggregator.start();
   const watches = new Set<ServerResponse>();
   const handler = createApp({
+    aggregator,
     registry,
     authenticator,
     authorizer,
@@ -126,7 +133,8 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, () => (server.off('error', reject), resolve()));
-  }).catch((err: unknown) => {
+  }).catch(async (err: unknown) => {
+    await aggregator.stop();
     policy.close();
     nodeGraph?.stop();
     throw err;
@@ -140,7 +148,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   return {
     url: `${options.tls ? 'https' : 'http'}://${urlHost}:${port}`,
     port,
-    close: () => (closing ??= (controllers?.stop() ?? Promise.resolve()).then(() => (policy.close(), nodeGraph?.stop(), shutdown(server, watches, taken, storage)))),
+    close: () => (closing ??= (controllers?.stop() ?? Promise.resolve()).then(() => aggregator.stop()).then(() => (policy.close(), nodeGraph?.stop(), shutdown(server, watches, taken, storage)))),
   };
 }
 
@@ -199,7 +207,7 @@ export async function serve(config: ServeConfig, log?: StartOptions['log'], part
     server = await startServer({
       storage, authenticator: withUsers(authenticator, embedded.users), tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey,
       controllers: config.controllers, authorization: config.authorizationMode,
-      clientCa: tls ? ca.cert : undefined, kubeletClient: embedded.kubeletClient,
+      clientCa: tls ? ca.cert : undefined, kubeletClient: embedded.kubeletClient, frontProxy: ensureFrontProxy(join(config.dataDir, 'tls')),
       serviceClusterIpRange: config.serviceClusterIpRange,
       nodeControllers: { clusterCidr: config.clusterCidr, nodeCidrMaskSize: config.nodeCidrMaskSize, gracePeriodMs: config.nodeMonitorGracePeriod * 1000 },
       ...parts,

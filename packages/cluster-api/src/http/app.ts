@@ -26,6 +26,7 @@ import { notFoundAt, resolve } from './router.js';
 import { isPretty } from './query.js';
 import { isApiError, methodNotSupported, pathNotFound, unauthorized } from '../api/errors.js';
 import { serverErrorReporter, type ReportServerError } from './status.js';
+import type { Aggregator } from '../aggregation/index.js';
 
 export interface AppOptions {
   registry: Registry;
@@ -42,6 +43,8 @@ export interface AppOptions {
   log?: (entry: Record<string, unknown>) => void;
   /** Open watch streams are kept here while they run, so that shutdown can end them. */
   watches?: Set<ServerResponse>;
+  /** The aggregation layer: remote APIServices' paths and the merged `/apis`. */
+  aggregator?: Aggregator;
 }
 
 /** `upgrade`: the connection of a request that asked to switch protocols (upgrade.ts); the same pipeline serves it. */
@@ -144,6 +147,8 @@ function route({ req, res, path, query, method, upgrade }: Incoming, user: UserI
   const { options } = app;
   const info = parseRequestInfo(method, path, query);
   if (user && options.authorizer) authorizeRequest(options.authorizer, user, info, method, path, query);
+  const aggregated = options.aggregator?.serve(info, { req, res, path, query, method, user, upgrade, localGroups: () => app.discovery().groupList() });
+  if (aggregated) return aggregated;
   if (info.type === 'resource') {
     return serveResource(resolve(options.registry, info), { req, res, query, user, watches: options.watches, report: app.report, upgrade });
   }

@@ -95,7 +95,7 @@ export class Discovery {
   }
 
   /** Highest priority first (kube-apiserver's order, see groupPriority); otherwise as registered. */
-  groupList(): object {
+  groupList(): { kind: 'APIGroupList'; apiVersion: 'v1'; groups: APIGroup[] } {
     const groups = [...this.groups.values()].sort((a, b) => groupPriority(b.name) - groupPriority(a.name));
     return { kind: 'APIGroupList', apiVersion: 'v1', groups };
   }

@@ -7,9 +7,9 @@
  * through as raw bytes once the backend is reached. A backend that cannot be reached is a 503
  * "error trying to reach service"; after the answer has started, a failure cuts the connection.
  */
-import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { connect as tlsConnect } from 'node:tls';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { backendUnavailable } from '../api/errors.js';
 import { forwardedRequestHeaders, returnedResponseHeaders, type ForwardContext } from './proxy-headers.js';
 import { dialFailure, splice } from './splice.js';
@@ -25,6 +25,10 @@ export interface ProxyTarget {
   path: string;
   /** The API path of the backend's root: `/api/v1/namespaces/ns/pods/web:8080/proxy`. */
   prefix: string;
+  /** How an `https:` backend is verified and what this server shows it; default: unverified, no client certificate. */
+  tls?: ConnectionOptions;
+  /** Last change to the request headers the backend gets (the aggregator's X-Remote-* identity). */
+  rewrite?(headers: OutgoingHttpHeaders): OutgoingHttpHeaders;
 }
 
 /** The connection an upgrade request came on, taken over only once the backend answered the dial. */
@@ -44,7 +48,7 @@ export async function proxyHttp(req: IncomingMessage, res: ServerResponse, targe
   const path = (target.path || '/') + query;
   const ctx: ForwardContext = { clientIp: req.socket.remoteAddress, prefix: target.prefix, path: target.path || '/' };
   const backend = await connect(target);
-  if (take && isUpgradeRequest(req)) return tunnel(req, backend, path, ctx, take);
+  if (take && isUpgradeRequest(req)) return tunnel(req, backend, path, ctx, take, target);
   return exchange(req, res, backend, path, ctx, target);
 }
 
@@ -57,7 +61,7 @@ async function connect(target: ProxyTarget): Promise<Duplex> {
   }
   if (target.scheme === 'http') return socket;
   return new Promise((resolve, reject) => {
-    const tls = tlsConnect({ socket, rejectUnauthorized: false });
+    const tls = tlsConnect({ rejectUnauthorized: false, ...target.tls, socket });
     tls.once('secureConnect', () => resolve(tls));
     tls.once('error', (err) => (socket.destroy(), reject(unreachable(err))));
   });
@@ -65,7 +69,7 @@ async function connect(target: ProxyTarget): Promise<Duplex> {
 
 function exchange(req: IncomingMessage, res: ServerResponse, backend: Duplex, path: string, ctx: ForwardContext, target: ProxyTarget): Promise<void> {
   return new Promise((resolve, reject) => {
-    const upstream = httpRequest({ method: req.method, path, headers: forwardedRequestHeaders(req.headers, ctx), createConnection: () => backend as never });
+    const upstream = httpRequest({ method: req.method, path, headers: requestHeaders(req, ctx, target), createConnection: () => backend as never });
     upstream.on('error', (err) => {
       if (!res.headersSent) return reject(unreachable(err));
       res.destroy();
@@ -87,10 +91,15 @@ function exchange(req: IncomingMessage, res: ServerResponse, backend: Duplex, pa
   });
 }
 
+const requestHeaders = (req: IncomingMessage, ctx: ForwardContext, target: ProxyTarget): OutgoingHttpHeaders => {
+  const headers = forwardedRequestHeaders(req.headers, ctx);
+  return target.rewrite ? target.rewrite(headers) : headers;
+};
+
 /** The request head as it goes to the backend, then raw bytes both ways: the backend's 101 (or refusal) reaches the client as sent. */
-function tunnel(req: IncomingMessage, backend: Duplex, path: string, ctx: ForwardContext, take: TakeConnection): void {
+function tunnel(req: IncomingMessage, backend: Duplex, path: string, ctx: ForwardContext, take: TakeConnection, target: ProxyTarget): void {
   const { socket, head } = take();
-  const headers = forwardedRequestHeaders(req.headers, { ...ctx, upgrade: true });
+  const headers = requestHeaders(req, { ...ctx, upgrade: true }, target);
   const lines = Object.entries(headers).flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((v) => `${name}: ${String(v)}\r\n`));
   backend.write(`${req.method ?? 'GET'} ${path} HTTP/1.1\r\n${lines.join('')}\r\n`);
   if (head.length > 0) backend.write(head);

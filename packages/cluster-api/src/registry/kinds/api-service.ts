@@ -1,39 +1,53 @@
 /**
- * APIService (apiregistration.k8s.io/v1): one per group version this server serves, all `Local`
- * (served here, no aggregated server behind them) and Available, as kube-aggregator lists them for a
- * kube-apiserver's own groups. Read-only and computed from the registry on every read, so a kind
- * added at run time (a CRD's group) appears at once. Priorities: registry/versions.ts.
+ * APIService (apiregistration.k8s.io/v1): a group version and who serves it. `Local` ones (no
+ * `spec.service`) are this server's own group versions, kept by the aggregation layer's autoregister
+ * (aggregation/autoregister.ts); one naming a Service is an extension API server, proxied to
+ * (aggregation/). kube-aggregator's validation (ValidateAPIService) and defaults (port 443); status is
+ * written through `apiservices/status` by the availability check.
  */
 import type { KubeObject } from '../../api/meta.js';
-import type { ResourceDefinition, Services } from '../definition.js';
-import { compareVersions, groupPriority } from '../versions.js';
-import { timestamp } from '../generic/meta.js';
-import type { ResourceStore } from '../rest.js';
-import { arr, column, inGroup, obj, spec, str } from './common.js';
-import { computedStore } from './component-store.js';
+import { check, invalidValue, isDNS1035Label, isDNS1123Subdomain, isValidPathSegmentName, required, type FieldError } from '../generic/validation.js';
+import { statusSubresource } from '../subresources/status.js';
+import { AllVerbs, arr, column, inGroup, obj, spec, str } from './common.js';
 
-const VersionPriorities = [15, 9, 1];
+const int = (v: unknown): number => (Number.isInteger(v) ? (v as number) : 0);
 
-const startedAt = timestamp();
-
-const apiServices = (defs: readonly ResourceDefinition[], def: ResourceDefinition): KubeObject[] => {
-  const byGroup = new Map<string, Set<string>>();
-  for (const d of defs) byGroup.set(d.group, (byGroup.get(d.group) ?? new Set()).add(d.version));
-  const out: KubeObject[] = [];
-  for (const [group, versions] of byGroup) {
-    [...versions].sort(compareVersions).forEach((version, i) => out.push({
-      apiVersion: 'apiregistration.k8s.io/v1',
-      kind: def.kind,
-      metadata: { name: `${version}.${group}`, creationTimestamp: startedAt, labels: { 'kube-aggregator.kubernetes.io/automanaged': 'onstart' } },
-      spec: { group, version, groupPriorityMinimum: groupPriority(group), versionPriority: VersionPriorities[Math.min(i, 2)] },
-      status: { conditions: [{ type: 'Available', status: 'True', lastTransitionTime: startedAt, reason: 'Local', message: 'Local APIServices are always available' }] },
-    }));
+const validate = (o: KubeObject): FieldError[] => {
+  const s = spec(o);
+  const group = str(s.group);
+  const version = str(s.version);
+  const errs: FieldError[] = [];
+  const name = o.metadata.name ?? '';
+  const wanted = `${version}.${group}`;
+  if (name && isValidPathSegmentName(name).length === 0 && name !== wanted) errs.push(invalidValue('metadata.name', name, `must be \`spec.version+"."+spec.group\`: "${wanted}"`));
+  if (!group && version !== 'v1') errs.push(required('spec.group', 'only v1 may have an empty group and it better be legacy kube'));
+  if (group) errs.push(...check('spec.group', group, isDNS1123Subdomain));
+  errs.push(...check('spec.version', version, isDNS1035Label));
+  const groupPriority = int(s.groupPriorityMinimum);
+  if (groupPriority <= 0 || groupPriority > 20000) errs.push(invalidValue('spec.groupPriorityMinimum', s.groupPriorityMinimum ?? 0, 'must be positive and less than 20000'));
+  const versionPriority = int(s.versionPriority);
+  if (versionPriority <= 0 || versionPriority > 1000) errs.push(invalidValue('spec.versionPriority', s.versionPriority ?? 0, 'must be positive and less than 1000'));
+  const caBundle = str(s.caBundle);
+  if (s.service === undefined || s.service === null) {
+    if (caBundle) errs.push(invalidValue('spec.caBundle', `${Buffer.from(caBundle, 'base64').length} bytes`, 'local APIServices may not have a caBundle'));
+    if (s.insecureSkipTLSVerify === true) errs.push(invalidValue('spec.insecureSkipTLSVerify', true, 'local APIServices may not have insecureSkipTLSVerify'));
+    return errs;
   }
-  return out.sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
+  const service = obj(s.service);
+  if (!str(service.namespace)) errs.push(required('spec.service.namespace'));
+  if (!str(service.name)) errs.push(required('spec.service.name'));
+  const port = service.port;
+  if (!(Number.isInteger(port) && (port as number) >= 1 && (port as number) <= 65535)) errs.push(invalidValue('spec.service.port', port, 'port is not valid: must be between 1 and 65535, inclusive'));
+  if (s.insecureSkipTLSVerify === true && caBundle) errs.push(invalidValue('spec.insecureSkipTLSVerify', true, 'may not be true if caBundle is present'));
+  if (caBundle && !/^[A-Za-z0-9+/]*={0,2}$/.test(caBundle)) errs.push(invalidValue('spec.caBundle', caBundle.slice(0, 32), 'must be base64 encoded PEM'));
+  return errs;
 };
 
-const apiServiceStore = (def: ResourceDefinition, services: Services): ResourceStore =>
-  computedStore(def, async () => apiServices(services.definitions?.() ?? [], def));
+/** SetDefaults_ServiceReference: port 443. */
+const defaults = (o: KubeObject): void => {
+  const service = spec(o).service;
+  if (service && typeof service === 'object' && obj(service).port === undefined) obj(service).port = 443;
+};
 
 const available = (o: KubeObject): string => {
   const c = obj(arr(obj(o.status).conditions).map(obj).find((x) => x.type === 'Available'));
@@ -46,10 +60,19 @@ export const apiService = inGroup('apiregistration.k8s.io', 'v1')({
   plural: 'apiservices',
   singular: 'apiservice',
   namespaced: false,
-  verbs: ['get', 'list'],
+  verbs: AllVerbs,
   categories: ['api-extensions'],
-  strategy: {},
-  store: apiServiceStore,
+  subresources: { status: statusSubresource() },
+  nameRule: isValidPathSegmentName,
+  strategy: {
+    prepareForCreate(o) {
+      defaults(o);
+      o.status = {};
+    },
+    prepareForUpdate: defaults,
+    validate,
+    validateUpdate: validate,
+  },
   columns: [
     column('Service', (o) => {
       const svc = spec(o).service;

@@ -5,7 +5,8 @@
  * is decided here (pod.ResourceLocation, the service REST's ResourceLocation over Endpoints); how it
  * goes is streaming/http-proxy.ts.
  */
-import { isIP } from 'node:net';
+import { createConnection, isIP } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { KubeObject } from '../../api/meta.js';
 import { backendUnavailable, badRequest } from '../../api/errors.js';
 import { proxyHttp, type ProxyTarget } from '../../streaming/http-proxy.js';
@@ -88,22 +89,34 @@ export const podProxy = proxy('pod', 'PodProxyOptions', (pod, request, services)
 
 export const serviceProxy = proxy('service', 'ServiceProxyOptions', async (service, request, services) => {
   const { scheme, name, port } = splitSchemeNamePort(request.id)!;
-  const endpoint = await pickEndpoint(service, servicePortName(service, name, port), request, services);
-  return proxyTo(request, { dial: dialer(services.podNetwork, endpoint.pod, endpoint.port), scheme, backendHost: hostPort(endpoint.ip, endpoint.port) });
+  const endpoint = await pickEndpoint(service, servicePortName(service, name, port), { namespace: request.namespace, id: request.id }, services);
+  return proxyTo(request, { dial: endpoint.dial, scheme, backendHost: hostPort(endpoint.ip, endpoint.port) });
 });
 
 /** A port number names the service port that has it; a name (or nothing) is the port's name already. */
-function servicePortName(service: KubeObject, name: string, port: string): string {
+export function servicePortName(service: KubeObject, name: string, port: string): string {
   if (!/^\d+$/.test(port)) return port;
   const found = arr(spec(service).ports).map(obj).find((p) => Number(p.port) === Number(port));
   if (!found) throw backendUnavailable(`no service port ${port} found for service "${name}"`);
   return str(found.name);
 }
 
-interface Endpoint {
-  pod: KubeObject;
+export interface Endpoint {
   ip: string;
   port: number;
+  /** A connection to it: through the pod network to a pod, else (`anyAddress`) over TCP. */
+  dial(): Promise<Duplex>;
+}
+
+export interface EndpointQuery {
+  namespace: string | undefined;
+  /** How the service is named in the 503 when no endpoint is found. */
+  id: string;
+  /**
+   * kube-aggregator's ResolveEndpoint takes any ready address of the Endpoints; services/proxy only
+   * one that is a pod of the namespace with that IP (kube-apiserver's isValidAddress).
+   */
+  anyAddress?: boolean;
 }
 
 const rotated = <T>(items: readonly T[]): T[] => {
@@ -115,24 +128,34 @@ const rotated = <T>(items: readonly T[]): T[] => {
  * The service REST's ResourceLocation: a random subset with the port, a random address in it whose
  * target is a pod of this namespace that has that IP (kube-apiserver's isValidAddress).
  */
-async function pickEndpoint(service: KubeObject, portName: string, request: ConnectRequest, services: Services): Promise<Endpoint> {
+export async function pickEndpoint(service: KubeObject, portName: string, query: EndpointQuery, services: Services): Promise<Endpoint> {
   const name = service.metadata.name ?? '';
   const endpoints = services.find('', 'v1', 'endpoints');
   const noEndpoints = (which: string) => backendUnavailable(`no endpoints available for service "${which}"`);
   if (!endpoints) throw noEndpoints(name);
-  const ctx = { namespace: request.namespace };
+  const ctx = { namespace: query.namespace };
   const subsets = arr((await endpoints.get(ctx, name)).subsets).map(obj);
   if (subsets.length === 0) throw noEndpoints(name);
   for (const subset of rotated(subsets)) {
     const port = arr(subset.ports).map(obj).find((p) => str(p.name) === portName);
     if (!port) continue;
+    const number = Number(port.port);
     for (const address of rotated(arr(subset.addresses).map(obj))) {
-      const pod = await addressPod(address, request.namespace, services);
-      if (pod) return { pod, ip: str(address.ip), port: Number(port.port) };
+      const ip = str(address.ip);
+      const pod = await addressPod(address, query.namespace, services);
+      if (pod) return { ip, port: number, dial: dialer(services.podNetwork, pod, number) };
+      if (query.anyAddress && isIP(ip)) return { ip, port: number, dial: () => tcpDial(ip, number) };
     }
   }
-  throw noEndpoints(request.id);
+  throw noEndpoints(query.id);
 }
+
+const tcpDial = (host: string, port: number): Promise<Duplex> =>
+  new Promise((resolve, reject) => {
+    const socket = createConnection({ host, port, allowHalfOpen: true });
+    socket.once('connect', () => (socket.off('error', reject), resolve(socket)));
+    socket.once('error', reject);
+  });
 
 async function addressPod(address: Record<string, unknown>, namespace: string | undefined, services: Services): Promise<KubeObject | undefined> {
   const ref = obj(address.targetRef);
