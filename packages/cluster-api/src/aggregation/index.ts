@@ -61,16 +61,23 @@ const GroupVersionPath = /^\/apis\/([^/]+)\/([^/]+)(?:\/|$)/;
 export class Aggregator {
   private readonly store?: ResourceStore;
   private readonly cache?: ObjectCache;
+  /** Services and Endpoints, watched so that an APIService is checked again as soon as its backend's change. */
+  private readonly backends: ObjectCache[] = [];
   private readonly services;
   private timer?: NodeJS.Timeout;
   private generation = -1;
   private readonly checking = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
   private stopped = false;
 
   constructor(private readonly options: AggregatorOptions) {
     // A registry without APIServices (a test's own) has nothing to aggregate.
     this.store = options.registry.find('apiregistration.k8s.io', 'v1', 'apiservices');
     this.cache = this.store && new ObjectCache(this.store, options.log);
+    for (const plural of ['services', 'endpoints']) {
+      const store = options.registry.find('', 'v1', plural);
+      if (store && this.cache) this.backends.push(new ObjectCache(store, options.log));
+    }
     this.services = { find: options.registry.find.bind(options.registry), podNetwork: options.podNetwork };
   }
 
@@ -84,6 +91,10 @@ export class Aggregator {
     });
     this.cache.start();
     await this.cache.synced;
+    for (const backend of this.backends) {
+      backend.on((_type, o) => this.backendChanged(o));
+      backend.start();
+    }
     await this.sync();
     await Promise.all(this.cache.list().map((o) => this.check(o.metadata.name!)));
     this.timer = setInterval(() => this.tick(), this.options.checkIntervalMs ?? 10_000);
@@ -94,6 +105,7 @@ export class Aggregator {
     this.stopped = true;
     clearInterval(this.timer);
     this.cache?.stop();
+    for (const backend of this.backends) backend.stop();
     await Promise.all(this.checking.values());
   }
 
@@ -131,17 +143,29 @@ export class Aggregator {
     return proxyToBackend(exchange.req, exchange.res, exchange.path, exchange.user, located.backend, exchange.upgrade);
   }
 
+  /** kube-aggregator's availability controller queues the APIServices whose Service or Endpoints changed. */
+  private backendChanged(o: KubeObject): void {
+    for (const apiService of this.cache!.list()) {
+      const ref = obj(spec(apiService).service);
+      if (str(ref.namespace) === o.metadata.namespace && str(ref.name) === o.metadata.name) this.schedule(apiService.metadata.name);
+    }
+  }
+
   private tick(): void {
     if (this.generation !== this.options.registry.generation) this.schedule('sync');
     for (const o of this.cache!.list()) if (!isLocal(o)) this.schedule(o.metadata.name);
   }
 
-  /** One pass per key at a time; `sync` re-registers the local APIServices. */
+  /** One pass per key at a time, run once more when asked for meanwhile; `sync` re-registers the local APIServices. */
   private schedule(key: string | undefined): void {
-    if (!key || this.stopped || this.checking.has(key)) return;
+    if (!key || this.stopped) return;
+    if (this.checking.has(key)) return void this.again.add(key);
     const run = (key === 'sync' ? this.sync() : this.check(key))
       .catch((err: unknown) => this.options.log?.({ level: 'error', msg: 'aggregation: pass failed', key, error: err instanceof Error ? err.message : String(err) }))
-      .finally(() => this.checking.delete(key));
+      .finally(() => {
+        this.checking.delete(key);
+        if (this.again.delete(key)) this.schedule(key);
+      });
     this.checking.set(key, run);
   }
 
