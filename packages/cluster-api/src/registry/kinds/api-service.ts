@@ -71,7 +71,6 @@ export const apiService = inGroup('apiregistration.k8s.io', 'v1')({
     },
     prepareForUpdate: defaults,
     validate,
-    validateUpdate: validate,
   },
   columns: [
     column('Service', (o) => {
