@@ -25,7 +25,7 @@ import { locateBackend } from './backend.js';
 import { mergedGroupList, remoteGroups } from './discovery.js';
 import type { APIGroup } from '../http/discovery.js';
 import { authenticationConfigMap, type FrontProxy } from './front-proxy.js';
-import { isLocal, localApiServices, syncLocal } from './local.js';
+import { AutomanagedLabel, isLocal, localApiServices, syncLocal } from './local.js';
 import { proxyToBackend } from './proxy.js';
 
 export { ensureFrontProxy, type FrontProxy } from './front-proxy.js';
@@ -86,8 +86,9 @@ export class Aggregator {
     if (!this.cache) return;
     await this.publishAuthentication();
     this.cache.on((type, o) => {
-      if (type === 'DELETED') return void this.schedule(isLocal(o) ? 'sync' : undefined);
-      this.schedule(o.metadata.name);
+      // A Local one deleted or changed is put back (a pass that finds nothing to do writes nothing).
+      if (obj(o.metadata.labels)[AutomanagedLabel]) this.schedule('sync');
+      if (type !== 'DELETED') this.schedule(o.metadata.name);
     });
     this.cache.start();
     await this.cache.synced;

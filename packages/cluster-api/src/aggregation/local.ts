@@ -1,6 +1,6 @@
 /**
  * kube-apiserver's autoregister: one `Local` APIService per group version this server serves, created
- * when missing (also after a client deleted it), its spec put back when changed, and removed once the
+ * when missing (also after a client deleted it), its spec put back when a client changed it, and removed once the
  * group version is no longer served (a CRD's group gone). Labelled as kube-aggregator labels the ones
  * it manages; a client's APIService of another name is never touched.
  */
@@ -48,7 +48,7 @@ export async function syncLocal(store: ResourceStore, wanted: Map<string, KubeOb
   for (const [name, want] of wanted) {
     const found = have.get(name);
     if (!found) await store.create(SystemContext, structuredClone(want)).catch(tolerate);
-    else if (isLocal(found) && !sameSpec(found, want)) {
+    else if (!sameSpec(found, want)) {
       await store.update(SystemContext, name, { ...found, spec: structuredClone(want.spec) }).catch(tolerate);
     }
   }

@@ -182,7 +182,10 @@ spec: {group: other.example.com, version: v1, groupPriorityMinimum: 10, versionP
     expect(badName.stderr).toContain('The APIService "v2.other.example.com" is invalid');
   });
 
-  it('keeps the Local APIServices: one deleted comes back', async () => {
+  it('keeps the Local APIServices: one deleted comes back, one changed is put back', async () => {
+    expect((await kubectl('patch', 'apiservice', 'v1.apps', '--type=merge', '-p', '{"spec":{"versionPriority":1}}')).code).toBe(0);
+    const reset = await until(() => kubectl('get', 'apiservice', 'v1.apps', '-o', 'jsonpath={.spec.versionPriority}'), (r) => r.stdout === '15');
+    expect(reset.stdout).toBe('15');
     expect((await kubectl('delete', 'apiservice', 'v1.apps')).code).toBe(0);
     const back = await until(() => kubectl('get', 'apiservice', 'v1.apps', '-o', 'jsonpath={.spec.service}{.status.conditions[0].reason}'), (r) => r.code === 0 && r.stdout === 'Local');
     expect(back.stdout).toBe('Local');
