@@ -124,6 +124,22 @@ spec:
     expect((await call(`/apis/${Group}`)).json).toMatchObject({ kind: 'APIGroup', name: Group, versions: [{ groupVersion: `${Group}/${Version}`, version: Version }] });
   });
 
+  it('does not trust a backend whose certificate its caBundle does not verify', async () => {
+    const otherCa = (await import('../../src/auth/tls.js')).ensureCa(join(dir, 'other-ca')).cert;
+    const registered = await apply('untrusted.yaml', `apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1beta1.${Group}}
+spec: {group: ${Group}, version: v1beta1, groupPriorityMinimum: 1000, versionPriority: 10, service: {namespace: wardle, name: api}, caBundle: ${Buffer.from(otherCa).toString('base64')}}
+`);
+    expect(registered.code, registered.stderr).toBe(0);
+    const state = () => kubectl('get', 'apiservice', `v1beta1.${Group}`, '-o', 'jsonpath={.status.conditions[0].reason}: {.status.conditions[0].message}');
+    const failed = await until(state, (r) => r.stdout.startsWith('FailedDiscoveryCheck'));
+    expect(failed.stdout).toBe(`FailedDiscoveryCheck: failing or missing response from https://api.wardle.svc:443/apis/${Group}/v1beta1: tls: failed to verify certificate`);
+    expect((await call(`/apis/${Group}/v1beta1/namespaces/wardle/flunders`)).status).toBe(503);
+    expect(wardle.seen.some((s) => s.path.includes('/v1beta1'))).toBe(false);
+    expect((await kubectl('delete', 'apiservice', `v1beta1.${Group}`)).code).toBe(0);
+  });
+
   it('sends an impersonated identity with its extra, drops X-Remote-* a client sends, and streams a watch', async () => {
     const before = wardle.seen.length;
     const path = `/apis/${Group}/${Version}/namespaces/wardle/flunders`;
@@ -180,6 +196,13 @@ spec: {group: other.example.com, version: v1, groupPriorityMinimum: 10, versionP
     expect(badName.stderr).toContain('spec.caBundle: Invalid value: "1 bytes": local APIServices may not have a caBundle');
     expect(badName.stderr).toContain('spec.insecureSkipTLSVerify: Invalid value: true: local APIServices may not have insecureSkipTLSVerify');
     expect(badName.stderr).toContain('The APIService "v2.other.example.com" is invalid');
+    const notBase64 = await apply('bad4.yaml', `apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1.other.example.com}
+spec: {group: other.example.com, version: v1, groupPriorityMinimum: 10, versionPriority: 10, service: {namespace: wardle, name: api}, caBundle: "not base64!"}
+`);
+    expect(notBase64.stderr).toContain('spec.caBundle: Invalid value: "<certificate data>": must be base64-encoded');
+    expect((await kubectl('get', 'apiservice', 'v1.other.example.com')).code).not.toBe(0);
   });
 
   it('keeps the Local APIServices: one deleted comes back, one changed is put back', async () => {

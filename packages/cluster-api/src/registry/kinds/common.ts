@@ -18,6 +18,9 @@ export const inGroup = (group: string, version: string) => (def: CoreInput): Res
 /** A non-negative integer field, or absent (ValidateNonnegativeField). */
 export const nonNegative = (v: unknown): boolean => v === undefined || v === null || (Number.isInteger(v) && (v as number) >= 0);
 
+/** Standard base64 with its padding, as Go's encoding/json decodes a []byte field. */
+export const Base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
 export const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
 
 export type Obj = Record<string, unknown>;

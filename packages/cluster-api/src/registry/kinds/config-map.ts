@@ -6,12 +6,11 @@
 import type { KubeObject } from '../../api/meta.js';
 import { isDeepStrictEqual } from 'node:util';
 import { duplicate, forbiddenField, invalidValue, tooLong, type FieldError } from '../generic/validation.js';
-import { AllVerbs, column, core, obj } from './common.js';
+import { AllVerbs, Base64, column, core, obj } from './common.js';
 
 export const MaxConfigMapSize = 1024 * 1024;
 const KeyPattern = /^[-._a-zA-Z0-9]+$/;
 const KeyMessage = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
-const Base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** IsConfigMapKey. */
 const keyErrors = (key: string, at: string): FieldError[] => {

@@ -4,13 +4,12 @@
  */
 import type { KubeObject } from '../../api/meta.js';
 import { forbiddenField, immutable, invalidValue, required, tooLong, type FieldError } from '../generic/validation.js';
-import { AllVerbs, column, core, obj, setDefault, str, type Obj } from './common.js';
+import { AllVerbs, Base64, column, core, obj, setDefault, str, type Obj } from './common.js';
 import { fillServiceAccountToken } from './service-account-token-secret.js';
 
 export const MaxSecretSize = 1024 * 1024;
 const KeyPattern = /^[-._a-zA-Z0-9]+$/;
 const KeyMessage = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
-const Base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** Keys a secret of a well-known type must hold. */
 const RequiredKeys: Readonly<Record<string, readonly string[]>> = {
