@@ -9,6 +9,7 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
+import { connect } from 'node:tls';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config.js';
@@ -159,6 +160,24 @@ spec: {group: ${Group}, version: v1beta1, groupPriorityMinimum: 1000, versionPri
       req.end();
     });
     expect(JSON.parse(first)).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'mellow' } } });
+  });
+
+  it('passes an upgrade through: the backend switches protocols and the bytes flow both ways', async () => {
+    const socket = connect({ host: '127.0.0.1', port: served.server.port, ca: readCa(), servername: 'localhost' });
+    await new Promise((resolve, reject) => (socket.once('secureConnect', resolve), socket.once('error', reject)));
+    socket.write(`GET /apis/${Group}/${Version}/namespaces/wardle/flunders/mellow/attach HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n`);
+    let received = '';
+    const seen = (text: string) => new Promise<void>((resolve) => {
+      const look = () => (received.includes(text) ? (socket.off('data', more), resolve()) : undefined);
+      const more = (chunk: Buffer) => ((received += chunk.toString()), look());
+      socket.on('data', more);
+      look();
+    });
+    await seen('admin\n');
+    expect(received).toMatch(/^HTTP\/1\.1 101 Switching Protocols\r\n/);
+    socket.write('ping through the proxy');
+    await seen('ping through the proxy');
+    socket.destroy();
   });
 
   it('authorizes before proxying: a user without a grant gets 403 and the backend never sees it', async () => {

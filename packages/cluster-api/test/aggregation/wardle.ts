@@ -84,6 +84,12 @@ export async function startWardle(dir: string, host: string, auth: WardleAuthent
     if (list) return send(200, flunders(list[1]!));
     send(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'the server could not find the requested resource' });
   });
+  // An upgrade (as `kubectl exec` into an extension's resource would make): switched, then every byte echoed, after the user it came as.
+  server.on('upgrade', (req, socket: Socket) => {
+    const trusted = (socket as TLSSocket).authorized;
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n${trusted ? String(req.headers['x-remote-user']) : 'untrusted'}\n`);
+    socket.pipe(socket);
+  });
   server.on('connection', (s: Socket) => (sockets.add(s), s.once('close', () => sockets.delete(s))));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
