@@ -13,7 +13,7 @@ import type { APIGroup } from '../http/discovery.js';
 const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
 
 /** The groups of the remote APIServices, each with its priority. */
-export function remoteGroups(remote: readonly KubeObject[]): Map<string, { group: APIGroup; priority: number }> {
+function remoteGroups(remote: readonly KubeObject[]): Map<string, { group: APIGroup; priority: number }> {
   const byGroup = new Map<string, KubeObject[]>();
   for (const o of remote) byGroup.set(str(spec(o).group), [...(byGroup.get(str(spec(o).group)) ?? []), o]);
   const out = new Map<string, { group: APIGroup; priority: number }>();
@@ -27,7 +27,7 @@ export function remoteGroups(remote: readonly KubeObject[]): Map<string, { group
 }
 
 /** `/apis`: the local list with the remote groups added (a group served both ways gets the remote versions too). */
-export function mergedGroupList(local: { groups: APIGroup[] }, remote: readonly KubeObject[]): object {
+export function mergedGroupList(local: { groups: APIGroup[] }, remote: readonly KubeObject[]): { kind: 'APIGroupList'; apiVersion: 'v1'; groups: APIGroup[] } {
   const extra = remoteGroups(remote);
   const priorities = new Map<string, number>();
   const groups = local.groups.map((g) => {

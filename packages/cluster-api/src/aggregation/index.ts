@@ -22,7 +22,7 @@ import { isPretty } from '../http/query.js';
 import type { RequestInfo } from '../http/request-info.js';
 import { checkAvailability, withAvailability } from './availability.js';
 import { locateBackend } from './backend.js';
-import { mergedGroupList, remoteGroups } from './discovery.js';
+import { mergedGroupList } from './discovery.js';
 import type { APIGroup } from '../http/discovery.js';
 import { authenticationConfigMap, type FrontProxy } from './front-proxy.js';
 import { AutomanagedLabel, isLocal, localApiServices, syncLocal } from './local.js';
@@ -117,10 +117,9 @@ export class Aggregator {
     const remote = this.cache.list().filter((o) => !isLocal(o));
     if (info.type === 'discovery' && (exchange.method === 'GET' || exchange.method === 'HEAD')) {
       if (info.document === 'groupList') return this.answer(exchange, mergedGroupList(exchange.localGroups(), remote));
-      if (info.document === 'group') {
-        const group = remoteGroups(remote).get(info.group!)?.group;
-        const local = exchange.localGroups().groups.some((g) => g.name === info.group);
-        if (group && !local) return this.answer(exchange, group);
+      // A group with a remote version: its versions from both sides, as in `/apis`.
+      if (info.document === 'group' && remote.some((o) => str(spec(o).group) === info.group)) {
+        return this.answer(exchange, mergedGroupList(exchange.localGroups(), remote).groups.find((g) => g.name === info.group)!);
       }
     }
     const m = GroupVersionPath.exec(exchange.path);
