@@ -23,7 +23,8 @@ export interface Availability {
 
 const DiscoveryTimeoutMs = 5000;
 
-export async function checkAvailability(apiService: KubeObject, services: Pick<Services, 'find' | 'podNetwork'>, frontProxy: FrontProxy | undefined): Promise<Availability> {
+/** `signal`: the check is given up (the server stops); its answer is then not to be written. */
+export async function checkAvailability(apiService: KubeObject, services: Pick<Services, 'find' | 'podNetwork'>, frontProxy: FrontProxy | undefined, signal?: AbortSignal): Promise<Availability> {
   if (isLocal(apiService)) return { status: 'True', reason: 'Local', message: 'Local APIServices are always available' };
   const located = await locateBackend(apiService, services, frontProxy);
   if ('unavailable' in located) return { status: 'False', ...located.unavailable };
@@ -31,13 +32,13 @@ export async function checkAvailability(apiService: KubeObject, services: Pick<S
   const ref = obj(s.service);
   const path = `/apis/${str(s.group)}/${str(s.version)}`;
   const url = `https://${str(ref.name)}.${str(ref.namespace)}.svc:${Number(ref.port ?? 443)}${path}`;
-  const failed = await discoveryFailure(located.backend, path);
+  const failed = await discoveryFailure(located.backend, path, signal);
   if (failed === undefined) return { status: 'True', reason: 'Passed', message: 'all checks passed' };
   return { status: 'False', reason: 'FailedDiscoveryCheck', message: typeof failed === 'number' ? `bad status from ${url}: ${failed}` : `failing or missing response from ${url}: ${failed}` };
 }
 
 /** undefined: a 2xx answer; a number: the status otherwise; a string: why no answer came. */
-async function discoveryFailure(backend: Backend, path: string): Promise<number | string | undefined> {
+async function discoveryFailure(backend: Backend, path: string, signal: AbortSignal | undefined): Promise<number | string | undefined> {
   let socket: Duplex;
   try {
     socket = await backend.endpoint.dial();
@@ -47,6 +48,7 @@ async function discoveryFailure(backend: Backend, path: string): Promise<number 
   return new Promise((resolve) => {
     const done = (answer: number | string | undefined) => (clearTimeout(timer), secure.destroy(), socket.destroy(), resolve(answer));
     const timer = setTimeout(() => done('context deadline exceeded'), DiscoveryTimeoutMs);
+    signal?.addEventListener('abort', () => done('context canceled'), { once: true });
     const secure = tlsConnect({ ...backend.tls, socket });
     secure.once('error', (err) => done(tlsFailure(err)));
     const request = httpRequest({

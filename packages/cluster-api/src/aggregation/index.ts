@@ -69,6 +69,8 @@ export class Aggregator {
   private readonly checking = new Map<string, Promise<void>>();
   private readonly again = new Set<string>();
   private stopped = false;
+  /** Ends the discovery checks in flight when the server stops. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: AggregatorOptions) {
     // A registry without APIServices (a test's own) has nothing to aggregate.
@@ -97,13 +99,16 @@ export class Aggregator {
       backend.start();
     }
     await this.sync();
-    await Promise.all(this.cache.list().map((o) => this.check(o.metadata.name!)));
+    // Local ones at once; a remote backend is not waited for (kube-apiserver starts before its extension servers answer).
+    await Promise.all(this.cache.list().filter(isLocal).map((o) => this.check(o.metadata.name!)));
+    for (const o of this.cache.list()) if (!isLocal(o)) this.schedule(o.metadata.name);
     this.timer = setInterval(() => this.tick(), this.options.checkIntervalMs ?? 10_000);
     this.timer.unref();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     clearInterval(this.timer);
     this.cache?.stop();
     for (const backend of this.backends) backend.stop();
@@ -177,8 +182,9 @@ export class Aggregator {
   private async check(name: string): Promise<void> {
     const apiService = this.cache!.get(undefined, name);
     if (!apiService) return;
-    const status = withAvailability(apiService, await checkAvailability(apiService, this.services, this.options.frontProxy), timestamp());
-    if (!status) return;
+    const found = await checkAvailability(apiService, this.services, this.options.frontProxy, this.stopping.signal);
+    const status = withAvailability(apiService, found, timestamp());
+    if (!status || this.stopped) return;
     try {
       const written = await this.store!.update(SystemContext, name, { ...apiService, status }, 'status');
       this.cache!.observe(written.object);

@@ -9,6 +9,7 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { connect } from 'node:tls';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -139,6 +140,39 @@ spec: {group: ${Group}, version: v1beta1, groupPriorityMinimum: 1000, versionPri
     expect((await call(`/apis/${Group}/v1beta1/namespaces/wardle/flunders`)).status).toBe(503);
     expect(wardle.seen.some((s) => s.path.includes('/v1beta1'))).toBe(false);
     expect((await kubectl('delete', 'apiservice', `v1beta1.${Group}`)).code).toBe(0);
+  });
+
+  it('gives up on a backend that never answers: FailedDiscoveryCheck after 5 s, the API answering meanwhile', async () => {
+    const held: Socket[] = [];
+    const silent = createServer((socket) => void held.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    try {
+      const registered = await apply('silent.yaml', `apiVersion: v1
+kind: Service
+metadata: {name: silent, namespace: wardle}
+spec: {ports: [{name: https, port: 443}]}
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: silent, namespace: wardle}
+subsets: [{addresses: [{ip: 127.0.0.1}], ports: [{name: https, port: ${port}}]}]
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1.silent.example.com}
+spec: {group: silent.example.com, version: v1, groupPriorityMinimum: 1000, versionPriority: 10, service: {namespace: wardle, name: silent}, insecureSkipTLSVerify: true}
+`);
+      expect(registered.code, registered.stderr).toBe(0);
+      expect((await kubectl('get', 'namespace', 'wardle', '-o', 'name')).stdout.trim()).toBe('namespace/wardle');
+      const state = () => kubectl('get', 'apiservice', 'v1.silent.example.com', '-o', 'jsonpath={.status.conditions[0].reason}: {.status.conditions[0].message}');
+      const failed = await until(state, (r) => r.stdout.startsWith('FailedDiscoveryCheck'));
+      expect(failed.stdout).toBe('FailedDiscoveryCheck: failing or missing response from https://silent.wardle.svc:443/apis/silent.example.com/v1: context deadline exceeded');
+      expect((await kubectl('delete', 'apiservice', 'v1.silent.example.com')).code).toBe(0);
+    } finally {
+      silent.close();
+      for (const socket of held) socket.destroy();
+    }
   });
 
   it('sends an impersonated identity with its extra, drops X-Remote-* a client sends, and streams a watch', async () => {
