@@ -64,6 +64,8 @@ export class Aggregator {
   /** Services and Endpoints, watched so that an APIService is checked again as soon as its backend's change. */
   private readonly backends: ObjectCache[] = [];
   private readonly services;
+  /** The APIServices naming a Service, kept as the cache changes: every request under /apis looks here. */
+  private remote: KubeObject[] = [];
   private timer?: NodeJS.Timeout;
   private generation = -1;
   private readonly checking = new Map<string, Promise<void>>();
@@ -88,6 +90,7 @@ export class Aggregator {
     if (!this.cache) return;
     await this.publishAuthentication();
     this.cache.on((type, o) => {
+      this.remote = this.cache!.list().filter((x) => !isLocal(x));
       // A Local one deleted or changed is put back (a pass that finds nothing to do writes nothing).
       if (obj(o.metadata.labels)[AutomanagedLabel]) this.schedule('sync');
       if (type !== 'DELETED') this.schedule(o.metadata.name);
@@ -119,7 +122,8 @@ export class Aggregator {
   serve(info: RequestInfo, exchange: Exchange): Promise<void> | undefined {
     if (!this.cache || !exchange.path.startsWith('/apis')) return undefined;
     if (this.generation !== this.options.registry.generation) this.schedule('sync');
-    const remote = this.cache.list().filter((o) => !isLocal(o));
+    const { remote } = this;
+    if (remote.length === 0) return undefined;
     if (info.type === 'discovery' && (exchange.method === 'GET' || exchange.method === 'HEAD')) {
       if (info.document === 'groupList') return this.answer(exchange, mergedGroupList(exchange.localGroups(), remote));
       // A group with a remote version: its versions from both sides, as in `/apis`.
@@ -157,6 +161,7 @@ export class Aggregator {
   }
 
   private tick(): void {
+    this.remote = this.cache!.list().filter((x) => !isLocal(x));
     if (this.generation !== this.options.registry.generation) this.schedule('sync');
     for (const o of this.cache!.list()) if (!isLocal(o)) this.schedule(o.metadata.name);
   }
