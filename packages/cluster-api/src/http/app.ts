@@ -76,7 +76,6 @@ export function createApp(options: AppOptions): RequestHandler {
   const { report } = app;
   return (req, res, upgrade) => {
     const fail = (err: unknown): void => {
-      if (isApiError(err) && err.code === 413) res.setHeader('Connection', 'close');
       const { format, pretty } = errorOutput(req, err);
       sendError(res, err, format, report(err, req), pretty);
     };
