@@ -19,7 +19,7 @@ import { negotiateOutput, type OutputFormat } from './negotiate.js';
 import type { Probe, VersionInfo } from './nonresource.js';
 import { serveNonResource } from './nonresource.js';
 import { OpenApiV3 } from './openapi.js';
-import type { DiscoveryInfo } from './request-info.js';
+import type { DiscoveryInfo, RequestInfo } from './request-info.js';
 import { parseRequestInfo } from './request-info.js';
 import { send, sendError } from './respond.js';
 import { notFoundAt, resolve } from './router.js';
@@ -139,10 +139,17 @@ interface Incoming {
  * and name (`web:8080` for a proxy, as kube-apiserver authorizes it), so one check covers the
  * streaming paths too.
  */
-function route({ req, res, path, query, method, upgrade }: Incoming, user: UserInfo | undefined, app: App): void | Promise<void> {
-  const { options } = app;
+function route(incoming: Incoming, user: UserInfo | undefined, app: App): void | Promise<void> {
+  const { path, query, method } = incoming;
   const info = parseRequestInfo(method, path, query);
-  if (user && options.authorizer) authorizeRequest(options.authorizer, user, info, method, path, query);
+  const authorizer = app.options.authorizer;
+  const checked = user && authorizer ? authorizeRequest(authorizer, user, info, method, path, query) : undefined;
+  return checked ? checked.then(() => serve(incoming, info, user, app)) : serve(incoming, info, user, app);
+}
+
+/** An authorized request: a resource route, a discovery document or a non-resource path. */
+function serve({ req, res, path, query, method, upgrade }: Incoming, info: RequestInfo, user: UserInfo | undefined, app: App): void | Promise<void> {
+  const { options } = app;
   if (info.type === 'resource') {
     return serveResource(resolve(options.registry, info), { req, res, query, user, watches: options.watches, report: app.report, upgrade });
   }
