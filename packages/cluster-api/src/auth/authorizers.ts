@@ -101,5 +101,7 @@ export function buildAuthorizer(modes: readonly AuthorizationMode[], deps: ModeD
   const chain = union([privilegedGroups([SystemPrivilegedGroup]), ...built]);
   const rbac = built.find((a): a is RbacAuthorizer => a instanceof RbacAuthorizer);
   const allowedSubjects = (attrs: Parameters<RbacAuthorizer['allowedSubjects']>[0]) => rbac?.allowedSubjects(attrs) ?? { users: [], groups: [SystemPrivilegedGroup] };
-  return { modes, rbac, authorize: chain.authorize, rulesFor: chain.rulesFor, allowedSubjects };
+  // Only RBAC decides from a cache that a denial can be checked against (the policy cache's sync).
+  const refresh = rbac ? () => deps.policy.sync() : undefined;
+  return { modes, rbac, authorize: chain.authorize, rulesFor: chain.rulesFor, allowedSubjects, refresh };
 }

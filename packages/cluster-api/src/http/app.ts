@@ -19,7 +19,7 @@ import { negotiateOutput, type OutputFormat } from './negotiate.js';
 import type { Probe, VersionInfo } from './nonresource.js';
 import { serveNonResource } from './nonresource.js';
 import { OpenApiV3 } from './openapi.js';
-import type { DiscoveryInfo } from './request-info.js';
+import type { DiscoveryInfo, RequestInfo } from './request-info.js';
 import { parseRequestInfo } from './request-info.js';
 import { send, sendError } from './respond.js';
 import { notFoundAt, resolve } from './router.js';
@@ -79,7 +79,6 @@ export function createApp(options: AppOptions): RequestHandler {
   const { report } = app;
   return (req, res, upgrade) => {
     const fail = (err: unknown): void => {
-      if (isApiError(err) && err.code === 413) res.setHeader('Connection', 'close');
       const { format, pretty } = errorOutput(req, err);
       sendError(res, err, format, report(err, req), pretty);
     };
@@ -143,10 +142,17 @@ interface Incoming {
  * and name (`web:8080` for a proxy, as kube-apiserver authorizes it), so one check covers the
  * streaming paths too.
  */
-function route({ req, res, path, query, method, upgrade }: Incoming, user: UserInfo | undefined, app: App): void | Promise<void> {
-  const { options } = app;
+function route(incoming: Incoming, user: UserInfo | undefined, app: App): void | Promise<void> {
+  const { path, query, method } = incoming;
   const info = parseRequestInfo(method, path, query);
-  if (user && options.authorizer) authorizeRequest(options.authorizer, user, info, method, path, query);
+  const authorizer = app.options.authorizer;
+  const checked = user && authorizer ? authorizeRequest(authorizer, user, info, method, path, query) : undefined;
+  return checked ? checked.then(() => serve(incoming, info, user, app)) : serve(incoming, info, user, app);
+}
+
+/** An authorized request: an aggregated API's, a resource route, a discovery document or a non-resource path. */
+function serve({ req, res, path, query, method, upgrade }: Incoming, info: RequestInfo, user: UserInfo | undefined, app: App): void | Promise<void> {
+  const { options } = app;
   const aggregated = options.aggregator?.serve(info, { req, res, path, query, method, user, upgrade, localGroups: () => app.discovery().groupList() });
   if (aggregated) return aggregated;
   if (info.type === 'resource') {

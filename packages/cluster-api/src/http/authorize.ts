@@ -4,8 +4,8 @@
  * kube-apiserver's message. Attributes do not depend on what the server serves: an unknown resource
  * is forbidden to whoever may not use it, as in Kubernetes, and 404 only to whoever may.
  */
-import type { Attributes, Authorizer } from '../registry/authorization.js';
-import { nonResourceAttributes } from '../registry/authorization.js';
+import type { Attributes, Authorization, Authorizer } from '../registry/authorization.js';
+import { decideFresh, nonResourceAttributes } from '../registry/authorization.js';
 import { isValidPathSegmentName } from '../registry/generic/validation.js';
 import type { UserInfo } from '../registry/rest.js';
 import { forbiddenError } from '../auth/forbidden.js';
@@ -42,9 +42,17 @@ export function attributesOf(user: UserInfo, info: RequestInfo, method: string, 
   };
 }
 
-/** Throws the 403 unless the chain allows the request. */
-export function authorizeRequest(authorizer: Authorizer, user: UserInfo, info: RequestInfo, method: string, path: string, query: URLSearchParams): void {
+/**
+ * Throws the 403 unless the chain allows the request. Allowed: synchronous. Refused by an authorizer
+ * that can refresh: asked again once it has (a promise), and only that answer is final.
+ */
+export function authorizeRequest(authorizer: Authorizer, user: UserInfo, info: RequestInfo, method: string, path: string, query: URLSearchParams): void | Promise<void> {
   const attrs = attributesOf(user, info, method, path, query);
-  const found = authorizer.authorize(attrs);
-  if (found.decision !== 'Allow') throw forbiddenError(attrs, found.reason);
+  const found = decideFresh(authorizer, attrs);
+  if (!(found instanceof Promise)) return allowedOr403(attrs, found);
+  return found.then((again) => allowedOr403(attrs, again));
 }
+
+const allowedOr403 = (attrs: Attributes, found: Authorization): void => {
+  if (found.decision !== 'Allow') throw forbiddenError(attrs, found.reason);
+};

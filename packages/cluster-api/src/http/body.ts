@@ -1,6 +1,8 @@
 /**
  * Request bodies: read once, bounded by kube-apiserver's 3 MiB limit. A declared Content-Length over
- * the limit is refused before a byte is read; a chunked body is cut off as soon as it crosses it.
+ * the limit is refused before a byte is kept; a chunked body as soon as it crosses it. The rest of a
+ * refused body is read and dropped (up to `DiscardBytes`), so that the client, still sending, reads
+ * the 413 on a connection that stays usable rather than a reset.
  */
 import type { IncomingMessage } from 'node:http';
 import { malformedBody, tooLarge } from '../api/errors.js';
@@ -8,9 +10,12 @@ import { malformedBody, tooLarge } from '../api/errors.js';
 /** Kubernetes' default request body limit (apiserver MaxRequestBodyBytes, 3 MiB). */
 export const MaxRequestBodyBytes = 3 * 1024 * 1024;
 
+/** How much of a refused body is read and dropped before the connection is cut instead. */
+export const DiscardBytes = 4 * MaxRequestBodyBytes;
+
 export function readBody(req: IncomingMessage, limit = MaxRequestBodyBytes): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge(limit));
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(refuse(req, limit, 0));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -18,9 +23,7 @@ export function readBody(req: IncomingMessage, limit = MaxRequestBodyBytes): Pro
       size += chunk.length;
       if (size > limit) {
         req.off('data', onData);
-        // Stop buffering; the caller answers 413 and the connection is closed after it.
-        req.pause();
-        reject(tooLarge(limit));
+        reject(refuse(req, limit, size));
         return;
       }
       chunks.push(chunk);
@@ -33,6 +36,17 @@ export function readBody(req: IncomingMessage, limit = MaxRequestBodyBytes): Pro
     req.once('error', early);
     req.once('close', () => req.complete || early());
   });
+}
+
+/** The 413 for a body over `limit`; what is left of it is dropped as it arrives, past `DiscardBytes` the connection is cut. */
+function refuse(req: IncomingMessage, limit: number, read: number): Error {
+  let dropped = read;
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DiscardBytes) req.socket.destroy();
+  });
+  req.resume();
+  return tooLarge(limit);
 }
 
 /** An empty body is "no body" (DELETE without DeleteOptions), not an empty JSON document. */

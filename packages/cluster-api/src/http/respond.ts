@@ -10,23 +10,44 @@ import { statusOf } from './status.js';
 
 export function send(res: ServerResponse, code: number, value: unknown, format: OutputFormat = 'json', pretty = false): void {
   const { contentType, body } = encode(value, format === 'table' ? 'json' : format, pretty);
-  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body) });
-  res.end(body);
+  const length = Buffer.byteLength(body);
+  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': length });
+  endBody(res, body, length);
 }
 
 /** An answer already encoded, sent as it is. */
 export function sendBytes(res: ServerResponse, code: number, body: Uint8Array, contentType: string): void {
   res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': body.byteLength });
-  res.end(body);
+  endBody(res, body, body.byteLength);
 }
 
 /** Compact JSON spliced from stored bytes, ended with json.Encoder's newline (written after it: no copy of a large list). */
 export function sendStoredJson(res: ServerResponse, code: number, body: Uint8Array): void {
   res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': body.byteLength + 1 });
-  // Corked, so body and newline leave in one write; end() uncorks.
+  endDrained(res, body, Newline);
+}
+
+/** A body in one piece: ended at once when it fits the socket's buffer, else its last byte held back. */
+function endBody(res: ServerResponse, body: string | Uint8Array, length: number): void {
+  if (length < res.writableHighWaterMark) return void res.end(body);
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  endDrained(res, bytes.subarray(0, -1), bytes.subarray(-1));
+}
+
+/**
+ * Ends an answer, its last bytes sent only once the rest has left
+ * the socket. Node's HTTP/1.1 server pauses a kept-alive connection whose writes still wait to drain
+ * when the next request arrives on it, and over TLS its parser then fails on the rest of that
+ * request's body (HPE_PAUSED) and destroys the socket: the client reads a connection reset. A client
+ * sends its next request only once it has the whole answer, so holding the end back until the drain
+ * closes that window. A body that fits the socket's buffer (the common case) leaves in one write.
+ */
+function endDrained(res: ServerResponse, body: Uint8Array, last: Uint8Array): void {
+  // Corked, so headers, body and end leave in one write when nothing has to wait; end() uncorks.
   res.cork();
-  res.write(body);
-  res.end(Newline);
+  if (res.write(body)) return void res.end(last);
+  res.uncork();
+  res.once('drain', () => res.end(last));
 }
 
 /** Errors are JSON unless the client asked for YAML or protobuf: a Table client still parses a JSON Status. */

@@ -55,6 +55,21 @@ export interface Authorizer {
   rulesFor?(user: UserInfo, namespace: string): SubjectRules;
   /** Who may do what `attrs` asks, whatever its user (rbac.SubjectAccessEvaluator; OpenShift's ResourceAccessReview). */
   allowedSubjects?(attrs: Attributes): { users: string[]; groups: string[] };
+  /**
+   * Brings what it decides from up to the store (its cache may be a moment behind a write); a request
+   * it refused is asked about again once this resolves, so a committed grant is never missed.
+   */
+  refresh?(): Promise<void>;
+}
+
+/**
+ * The chain's decision on `attrs`, never missing a committed grant: an Allow at once (synchronous);
+ * otherwise, from an authorizer that can refresh, the decision asked again once it has.
+ */
+export function decideFresh(authorizer: Authorizer, attrs: Attributes): Authorization | Promise<Authorization> {
+  const found = authorizer.authorize(attrs);
+  if (found.decision === 'Allow' || !authorizer.refresh) return found;
+  return authorizer.refresh().then(() => authorizer.authorize(attrs));
 }
 
 const blank = { apiGroup: '', apiVersion: '', resource: '', subresource: '', namespace: '', name: '', path: '' };

@@ -37,11 +37,11 @@ function namespaceOf(o: KubeObject): string {
   return fromPath;
 }
 
-const answerAccess: ReviewAnswer = (o, services, ctx) => {
+const answerAccess: ReviewAnswer = async (o, services, ctx) => {
   const namespace = namespaceOf(o);
   const asked = str(o.user) || groupsOf(o.groups).length > 0;
   const user = asked ? { name: str(o.user), uid: '', groups: groupsOf(o.groups) } : requester(ctx.user);
-  const { decision, reason, evaluationError } = decide(services, actionAttributes(user, namespace, o));
+  const { decision, reason, evaluationError } = await decide(services, actionAttributes(user, namespace, o));
   return {
     kind: 'SubjectAccessReviewResponse', apiVersion: ApiVersion, metadata: {},
     ...(namespace && { namespace }), allowed: decision === 'Allow', ...(reason && { reason }), ...(evaluationError && { evaluationError }),

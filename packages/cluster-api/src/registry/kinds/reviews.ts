@@ -7,7 +7,7 @@
  */
 import type { KubeObject } from '../../api/meta.js';
 import { badRequest } from '../../api/errors.js';
-import { nonResourceAttributes, resourceAttributes, type Attributes, type Authorization } from '../authorization.js';
+import { decideFresh, nonResourceAttributes, resourceAttributes, type Attributes, type Authorization } from '../authorization.js';
 import type { ReviewAnswer, Services, Strategy } from '../definition.js';
 import type { UserInfo } from '../rest.js';
 import { invalidValue, required, type FieldError } from '../generic/validation.js';
@@ -54,9 +54,9 @@ export function reviewAttributes(user: UserInfo, s: Obj): Attributes {
   });
 }
 
-/** The chain's decision on `attrs`; without an authorizer everything is allowed. */
-export const decide = (services: Services, attrs: Attributes): Authorization =>
-  services.authorizer?.authorize(attrs) ?? { decision: 'Allow', reason: 'no authorizer: every authenticated request is allowed' };
+/** The chain's decision on `attrs` (a denial only once the authorizer is up to the store); without an authorizer everything is allowed. */
+export const decide = async (services: Services, attrs: Attributes): Promise<Authorization> =>
+  services.authorizer ? decideFresh(services.authorizer, attrs) : { decision: 'Allow', reason: 'no authorizer: every authenticated request is allowed' };
 
 /** SubjectAccessReviewStatus as Kubernetes writes it (denied, reason, evaluationError only when set). */
 const accessStatus = ({ decision, reason, evaluationError }: Authorization): Obj => ({
@@ -75,9 +75,9 @@ const subjectOf = (s: Obj): UserInfo => {
 /** The requester; an anonymous request only where the server authenticates nobody. */
 export const requester = (user: UserInfo | undefined): UserInfo => user ?? { name: 'system:anonymous', uid: '', groups: ['system:unauthenticated'] };
 
-const answerSelf: ReviewAnswer = (o, services, ctx) => ({ ...o, status: accessStatus(decide(services, reviewAttributes(requester(ctx.user), spec(o)))) });
+const answerSelf: ReviewAnswer = async (o, services, ctx) => ({ ...o, status: accessStatus(await decide(services, reviewAttributes(requester(ctx.user), spec(o)))) });
 
-const answerSubject: ReviewAnswer = (o, services) => ({ ...o, status: accessStatus(decide(services, reviewAttributes(subjectOf(spec(o)), spec(o)))) });
+const answerSubject: ReviewAnswer = async (o, services) => ({ ...o, status: accessStatus(await decide(services, reviewAttributes(subjectOf(spec(o)), spec(o)))) });
 
 const answerLocalSubject: ReviewAnswer = (o, services, ctx) => {
   const namespace = o.metadata.namespace ?? '';
