@@ -127,6 +127,18 @@ describe('unschedulable pods wait for a cluster event', () => {
     });
   });
 
+  it('rewrites only its own condition when the verdict changes: another writer\'s condition stays', async () => {
+    const [name] = await fullNodeWithWaiting('kept', 1);
+    await kube.patch(Resources.pods, name!, { status: { conditions: [{ type: 'example.com/Checked', status: 'True' }] } }, { type: 'strategic', subresource: 'status' });
+    await kube.create(Resources.nodes, { metadata: { name: 'tainted' }, spec: { taints: [{ key: 'gpu', effect: 'NoSchedule' }] }, status: { capacity: { cpu: '4', memory: '8Gi', pods: '110' } } });
+    const pod = await until('the new verdict written', async () => {
+      const p = await kube.get<Obj>(Resources.pods, name!);
+      return p.status.conditions.find((c: Obj) => c.type === 'PodScheduled')?.message.startsWith('0/2 nodes are available') && p;
+    });
+    expect(pod.status.conditions.find((c: Obj) => c.type === 'PodScheduled').message).toBe('0/2 nodes are available: 1 Too many pods, 1 node(s) had untolerated taint {gpu: }. preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.');
+    expect(pod.status.conditions.find((c: Obj) => c.type === 'example.com/Checked')).toMatchObject({ status: 'True' });
+  });
+
   it('a Node added binds them promptly, without waiting for the 5-minute flush', async () => {
     const names = await fullNodeWithWaiting('added', 3);
     await node('roomy', '110');

@@ -33,6 +33,11 @@ export interface SchedulerOptions {
 
 const keyOf = (p: Pod) => `${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`;
 const MaxBindsInFlight = 32;
+/**
+ * PodScheduled conditions written at once; the rest wait, the latest per pod (as kube-scheduler's
+ * client is held to its QPS): a burst of unschedulable pods does not open a connection each.
+ */
+const MaxConditionWritesInFlight = 8;
 
 export class Scheduler {
   private readonly name: string;
@@ -42,6 +47,8 @@ export class Scheduler {
   private readonly queue: SchedulingQueue;
   private readonly assumed = new Map<string, { pod: Pod; node: string }>();
   private binds = 0;
+  private readonly conditionWrites = new Map<string, { pod: Pod; patch: object }>();
+  private conditionWriters = 0;
   private timer?: NodeJS.Timeout;
   private pumping = false;
   private stopped = false;
@@ -89,6 +96,7 @@ export class Scheduler {
     if (p.spec.nodeName) {
       this.assumed.delete(p.metadata.uid ?? '');
       this.queue.forget(keyOf(p));
+      this.conditionWrites.delete(keyOf(p));
       if (old && podFreedRoom(old, p)) this.clusterChanged('AssignedPodUpdate');
       return;
     }
@@ -101,6 +109,7 @@ export class Scheduler {
   private podGone(p: Pod): void {
     this.assumed.delete(p.metadata.uid ?? '');
     this.queue.forget(keyOf(p));
+    this.conditionWrites.delete(keyOf(p));
     if (p.spec.nodeName) this.clusterChanged('AssignedPodDelete');
   }
 
@@ -195,15 +204,34 @@ export class Scheduler {
     if (was?.status === 'False' && was.reason === 'Unschedulable' && was.message === message) return;
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     const scheduled = { type: 'PodScheduled', status: 'False', lastProbeTime: null, lastTransitionTime: was?.status === 'False' ? was.lastTransitionTime : now, reason: 'Unschedulable', message };
-    const patch = { metadata: { uid: pod.metadata.uid }, status: { conditions: [...conditions.filter((c) => c.type !== 'PodScheduled'), scheduled] } };
-    void this.opts.kube.patch(Resources.pods, pod.metadata.name ?? '', patch, { namespace: pod.metadata.namespace, type: 'merge', subresource: 'status', fieldManager: this.name })
-      .catch((err: Error) => this.opts.log?.({ level: 'debug', msg: 'pod condition not written', pod: keyOf(pod), error: err.message }));
+    // A strategic merge patch of this one condition (merged by type): whatever else wrote the pod's
+    // conditions meanwhile stays.
+    const patch = { metadata: { uid: pod.metadata.uid }, status: { conditions: [scheduled] } };
+    this.conditionWrites.delete(keyOf(pod));
+    this.conditionWrites.set(keyOf(pod), { pod, patch });
+    while (this.conditionWriters < MaxConditionWritesInFlight && this.conditionWrites.size > 0) void this.writeConditions();
+  }
+
+  /** One writer: takes the oldest waiting condition until none is left. */
+  private async writeConditions(): Promise<void> {
+    this.conditionWriters++;
+    try {
+      for (const [key, { pod, patch }] of this.conditionWrites) {
+        if (this.stopped) break;
+        this.conditionWrites.delete(key);
+        await this.opts.kube.patch(Resources.pods, pod.metadata.name ?? '', patch, { namespace: pod.metadata.namespace, type: 'strategic', subresource: 'status', fieldManager: this.name })
+          .catch((err: Error) => this.opts.log?.({ level: 'debug', msg: 'pod condition not written', pod: key, error: err.message }));
+      }
+    } finally {
+      this.conditionWriters--;
+    }
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     this.queue.close();
+    this.conditionWrites.clear();
     this.events.close();
     await Promise.all([this.pods.stop(), this.nodes.stop()]);
   }
