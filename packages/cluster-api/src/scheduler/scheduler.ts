@@ -46,6 +46,8 @@ export class Scheduler {
   private readonly events: EventRecorder;
   private readonly queue: SchedulingQueue;
   private readonly assumed = new Map<string, { pod: Pod; node: string }>();
+  /** Pods with a spec.nodeName, by uid: what a snapshot of the nodes counts, without walking every pending pod. */
+  private readonly assigned = new Map<string, Pod>();
   private binds = 0;
   private readonly conditionWrites = new Map<string, { pod: Pod; patch: object }>();
   private conditionWriters = 0;
@@ -67,7 +69,7 @@ export class Scheduler {
     });
     const quiet = () => undefined;
     this.pods = new Informer<Pod>(kube, Resources.pods, { namespace: '', onError: quiet })
-      .on('add', (p) => this.consider(p))
+      .on('add', (p) => (this.track(p), this.consider(p)))
       .on('update', (p, old) => this.podChanged(p, old))
       .on('delete', (p) => this.podGone(p));
     this.nodes = new Informer<Node>(kube, Resources.nodes, { onError: quiet })
@@ -92,7 +94,13 @@ export class Scheduler {
     this.queue.add(keyOf(p));
   }
 
+  private track(p: Pod): void {
+    if (p.spec.nodeName) this.assigned.set(p.metadata.uid ?? '', p);
+    else this.assigned.delete(p.metadata.uid ?? '');
+  }
+
   private podChanged(p: Pod, old?: Pod): void {
+    this.track(p);
     if (p.spec.nodeName) {
       this.assumed.delete(p.metadata.uid ?? '');
       this.queue.forget(keyOf(p));
@@ -107,6 +115,7 @@ export class Scheduler {
   }
 
   private podGone(p: Pod): void {
+    this.assigned.delete(p.metadata.uid ?? '');
     this.assumed.delete(p.metadata.uid ?? '');
     this.queue.forget(keyOf(p));
     this.conditionWrites.delete(keyOf(p));
@@ -131,7 +140,7 @@ export class Scheduler {
     try {
       const keys = this.queue.drain();
       if (keys.length === 0) return;
-      const infos = nodeInfos(this.nodes.list(), this.pods.list(), this.assumed);
+      const infos = nodeInfos(this.nodes.list(), [...this.assigned.values()], this.assumed);
       let i = 0;
       for (; i < keys.length && this.binds < MaxBindsInFlight; i++) {
         const key = keys[i]!;
