@@ -181,6 +181,28 @@ describe('unschedulable pods wait for a cluster event', () => {
   });
 });
 
+describe('podMaxInUnschedulablePodsDuration', () => {
+  it('tries a parked pod again once it has waited that long, with no event, and parks it again', async () => {
+    const flushing = new Scheduler({ kube: plainClient(server.url), schedulerName: 'flushing', backoffInitialMs: 50, backoffMaxMs: BackoffMaxMs, flushMs: 300 });
+    await flushing.start();
+    try {
+      await node('tiny', '0');
+      await kube.create<Obj>(Resources.pods, { metadata: { name: 'flushed' }, spec: { schedulerName: 'flushing', containers: [{ name: 'c', image: 'nginx' }] } });
+      await until('first attempt', () => flushing.attempts >= 1);
+      const after = flushing.attempts;
+      await until('tried again after the flush period', () => flushing.attempts >= after + 2);
+      const failed = await until('FailedScheduling counted', async () => {
+        const e = (await eventsOf(kube, 'flushed')).filter((x) => x.reason === 'FailedScheduling');
+        return e.length === 1 && e[0]!.count >= 3 && e[0];
+      });
+      expect(failed).toMatchObject({ source: { component: 'flushing' }, message: TooManyPods });
+      expect((await kube.get<Obj>(Resources.pods, 'flushed')).spec.nodeName).toBeUndefined();
+    } finally {
+      await flushing.stop();
+    }
+  });
+});
+
 describe('the event recorder\'s spam filter', () => {
   it('holds one pod\'s FailedScheduling to a burst of 25, however often it is tried', async () => {
     const [name] = await fullNodeWithWaiting('spam', 1);
