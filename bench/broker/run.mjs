@@ -17,6 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { httpClient } from '../cluster-api/http-client.mjs';
+import { median } from '../lib/stats.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dist = join(root, 'packages/cluster-api/dist/broker');
@@ -167,7 +168,6 @@ async function round(engine, store, natsUrl) {
   return out;
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const engines = opts.engines.split(',');
 /** One nats-server with JetStream on a free port, its store in the bench's temp dir. */
 async function startNats() {

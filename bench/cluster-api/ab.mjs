@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { httpClient } from './http-client.mjs';
-import { canPin, cpuMs, inParallel, podBody, startServer } from './server.mjs';
+import { cpuMs } from '../lib/process.mjs';
+import { canPin, inParallel, podBody, startServer } from './server.mjs';
 
 const { values: opts, positionals: builds } = parseArgs({
   allowPositionals: true,

@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { httpClient } from './http-client.mjs';
-import { canPin, cpuMs, inParallel, podBody, startServer } from './server.mjs';
+import { cpuMs } from '../lib/process.mjs';
+import { median } from '../lib/stats.mjs';
+import { canPin, inParallel, podBody, startServer } from './server.mjs';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, 'per-round': { type: 'string', default: '2000' }, cpu: { type: 'string', default: '0' } } });
 const rounds = Number(values.rounds);
@@ -40,7 +42,6 @@ const crd = (plural) => JSON.stringify({
 /** The Pod body, as a custom resource of the same size. */
 const crBody = (name) => podBody(name).replace('"apiVersion":"v1","kind":"Pod"', '"apiVersion":"bench.example.com/v1","kind":"Widget"');
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const dir = mkdtempSync(join(tmpdir(), 'crd-bench-'));
 const cpu = canPin(values.cpu) ? values.cpu : undefined;

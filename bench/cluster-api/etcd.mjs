@@ -5,13 +5,15 @@
 // straight into the storage interface), the CPU seconds each process spent per 1,000 creates, and
 // etcd's own WAL fsync count and mean duration during the creates, so the table says what dominates.
 // Prints a markdown table; writes it with the raw numbers to bench/results/. Never asserts.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { cpuMs } from '../lib/process.mjs';
+import { medianTime } from '../lib/stats.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dist = (p) => join(root, 'packages/cluster-api/dist', p);
@@ -81,26 +83,6 @@ async function inParallel(n, concurrency, op) {
   return performance.now() - start;
 }
 
-async function median(rounds, fn) {
-  const times = [];
-  for (let i = 0; i < rounds; i++) {
-    const start = performance.now();
-    await fn();
-    times.push(performance.now() - start);
-  }
-  return times.sort((a, b) => a - b)[Math.floor(times.length / 2)];
-}
-
-/** utime + stime of a process in seconds (Linux /proc; 100 ticks/s). */
-function cpuSeconds(pid) {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
 /** etcd's WAL fsync histogram (count, sum seconds) summed over members. */
 async function walFsync(etcd) {
   let count = 0;
@@ -119,13 +101,13 @@ async function measureApi(calls, pids, etcd) {
   const pick = (i) => calls[i % calls.length];
   const expect = (want, r, what) => { if (r.status !== want) throw new Error(`${what}: HTTP ${r.status} ${r.body.toString().slice(0, 200)}`); };
   expect(201, await calls[0]('POST', '/api/v1/namespaces', JSON.stringify({ metadata: { name: 'bench' } })), 'namespace');
-  const cpu0 = pids.map(([, pid]) => cpuSeconds(pid));
+  const cpu0 = pids.map(([, pid]) => (cpuMs(pid) / 1000));
   const fsync0 = await walFsync(etcd);
   const createMs = await inParallel(N, CLIENTS, async (i) => expect(201, await pick(i)('POST', '/api/v1/namespaces/bench/pods', bodies[i]), 'create'));
   const fsync1 = await walFsync(etcd);
-  const cpuPer1k = Object.fromEntries(pids.map(([name, pid], j) => [name, ((cpuSeconds(pid) - cpu0[j]) / N) * 1000]));
+  const cpuPer1k = Object.fromEntries(pids.map(([name, pid], j) => [name, (((cpuMs(pid) / 1000) - cpu0[j]) / N) * 1000]));
   const getMs = await inParallel(N, CLIENTS, async (i) => expect(200, await pick(i)('GET', `/api/v1/namespaces/bench/pods/${names[i]}`), 'get'));
-  const listAllMs = await median(ROUNDS, async () => {
+  const listAllMs = await medianTime(ROUNDS, async () => {
     const r = await calls[0]('GET', '/api/v1/namespaces/bench/pods');
     expect(200, r, 'list');
     if (JSON.parse(r.body).items.length !== N) throw new Error('list is short');

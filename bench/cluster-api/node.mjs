@@ -15,7 +15,7 @@
  * Prints a table; asserts nothing. Targets (issue 21): function pod ≤ 500 ms median, 100 pods ≤ 30 s,
  * 1,000 simulated ≤ 10 s.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,13 +24,14 @@ import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { KubeClient, Resources } from '../../packages/kube-client/dist/index.js';
 import { buildFunctionImage, ImageLayout, nodePackageEntries } from '../../packages/oci/dist/index.js';
+import { listeningLine, spawnUntil } from '../lib/process.mjs';
+import { median } from '../lib/stats.mjs';
 
 const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '15' }, burst: { type: 'string', default: '100' }, simulated: { type: 'string', default: '1000' } } });
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const cli = join(repo, 'packages/cluster-api/dist/cli.js');
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'bench-node-'));
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ms = (n) => `${Math.round(n)} ms`;
 
 async function image() {
@@ -42,16 +43,9 @@ async function image() {
   await buildFunctionImage(layout, { bundleDir: bundle, runtime: { entries, cli: 'node_modules/@func/runtime/dist/cli.js' }, name: 'hello', tag: 'hello:bench' });
 }
 
-function serve() {
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--data-dir', join(dir, 'data'), '--node-name', 'bench', '--max-pods', '2000'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  return new Promise((resolve, reject) => {
-    child.stderr.on('data', (d) => {
-      log += d;
-      if (log.includes('"msg":"listening"')) resolve(child);
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${log}`)));
-  });
+async function serve() {
+  const argv = [cli, 'serve', '--port', '0', '--data-dir', join(dir, 'data'), '--node-name', 'bench', '--max-pods', '2000'];
+  return (await spawnUntil(process.execPath, argv, { ready: listeningLine })).child;
 }
 
 const ready = (p) => p.status?.phase === 'Running' && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');

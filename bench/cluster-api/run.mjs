@@ -1,14 +1,18 @@
-// `npm run bench:cluster-api`: the cluster API over HTTP (a real `cluster-api serve` process, plain
-// HTTP on loopback, 50 keep-alive clients) beside the raw storage speed of the same backend, so the
-// API's own overhead shows as a ratio. Prints a markdown table; writes it with the raw numbers to
-// bench/results/. Never asserts: targets are printed next to the numbers.
+// `npm run bench:cluster-api`: the cluster API over HTTP (a real `cluster-api serve` process with its
+// node agent, scheduler and broker off, plain HTTP on loopback, 50 keep-alive clients) beside the raw
+// storage speed of the same backend, so the API's own overhead shows as a ratio; then `serve` with
+// every part on and thousands of mostly unschedulable pods (scale.mjs). Prints markdown tables; writes
+// them with the raw numbers to bench/results/. Never asserts: targets are printed next to the numbers.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { httpClient } from './http-client.mjs';
-import { canPin, cpuMs, defaultCli, inParallel, podBody, root, startServer as startShared } from './server.mjs';
+import { cpuMs } from '../lib/process.mjs';
+import { medianTime } from '../lib/stats.mjs';
+import { measureScale, renderScale } from './scale.mjs';
+import { apiOnly, canPin, defaultCli, inParallel, podBody, root, startServer as startShared } from './server.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -16,7 +20,11 @@ const { values: opts } = parseArgs({
     clients: { type: 'string', default: '50' },
     rounds: { type: 'string', default: '5' },
     backends: { type: 'string', default: 'memory,sqlite' },
-    'max-seconds': { type: 'string', default: '600' },
+    'max-seconds': { type: 'string', default: '1500' },
+    // The "parts on" rows: pods created on serve's one 110-pod node ("" for none), then this long measured.
+    scale: { type: 'string', default: '2000,10000' },
+    'scale-clients': { type: 'string', default: '20' },
+    'scale-seconds': { type: 'string', default: '60' },
     // Server on core 0 (taskset): run the bench itself as `taskset -c 1 node …` so load and server
     // never share a core; "none" turns pinning off.
     'server-cpu': { type: 'string', default: '0' },
@@ -44,19 +52,6 @@ const startServer = (storage, dataDir) =>
 
 const client = (server) => httpClient(server.url, { token: server.token, connections: CLIENTS });
 
-/** Median time of `fn` (request sent → last byte in); `check` looks at what it returned afterwards, off the clock. */
-async function median(rounds, fn, check) {
-  const times = [];
-  for (let i = 0; i < rounds; i++) {
-    const start = performance.now();
-    const out = await fn();
-    times.push(performance.now() - start);
-    check(out);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)];
-}
-
 async function timedWithCpu(pid, n, op) {
   const cpu0 = cpuMs(pid);
   const ms = await inParallel(n, CLIENTS, op);
@@ -65,20 +60,20 @@ async function timedWithCpu(pid, n, op) {
 
 async function measureApi(call, pid) {
   const names = Array.from({ length: N }, (_, i) => `pod-${String(i).padStart(6, '0')}`);
-  const bodies = names.map(podBody);
+  const bodies = names.map((name) => podBody(name));
   const expect = (want, r, what) => { if (r.status !== want) throw new Error(`${what}: HTTP ${r.status} ${r.body.toString().slice(0, 200)}`); };
   expect(201, await call('POST', '/api/v1/namespaces', JSON.stringify({ metadata: { name: 'bench' } })), 'namespace');
   const creates = await timedWithCpu(pid, N, async (i) => expect(201, await call('POST', '/api/v1/namespaces/bench/pods', bodies[i]), 'create'));
   const gets = await timedWithCpu(pid, N, async (i) => expect(200, await call('GET', `/api/v1/namespaces/bench/pods/${names[i]}`), 'get'));
   const listCpu0 = cpuMs(pid);
-  const listAllMs = await median(ROUNDS, () => call('GET', '/api/v1/namespaces/bench/pods'), (r) => {
+  const listAllMs = await medianTime(ROUNDS, () => call('GET', '/api/v1/namespaces/bench/pods'), (r) => {
     expect(200, r, 'list');
     const items = JSON.parse(r.body).items.length;
     if (items !== N) throw new Error(`list returned ${items} of ${N}`);
   });
   const listCpuMs = (cpuMs(pid) - listCpu0) / ROUNDS;
   // Each page is parsed on the clock: the next request needs its continue token.
-  const listPagedMs = await median(ROUNDS, async () => {
+  const listPagedMs = await medianTime(ROUNDS, async () => {
     let cont = '';
     let count = 0;
     do {
@@ -171,16 +166,25 @@ async function measureCeiling() {
   }
 }
 
+const loadAtStart = loadavg();
 const ceiling = await measureCeiling();
 const results = [];
 for (const backend of opts.backends.split(',')) results.push(await runBackend(backend));
 const pinning = pinnable ? `server pinned to cpu ${opts['server-cpu']}` : 'server not pinned';
-const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}, ${pinning}`;
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average ${loadAtStart.map((l) => l.toFixed(2)).join(' ')} at the start, ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end, ${pinning}`;
 const table = render(results);
+const scaleRuns = [];
+for (const pods of opts.scale.split(',').filter(Boolean).map(Number)) {
+  scaleRuns.push(await measureScale({
+    cli, pods, clients: Number(opts['scale-clients']), seconds: Number(opts['scale-seconds']),
+    cpu: pinnable ? opts['server-cpu'] : undefined, children, say,
+  }));
+}
+const scaleSection = scaleRuns.length === 0 ? '' : `\n## serve with every part on: pods on one 110-pod node, most unschedulable\n\n\`serve\` with its defaults (node agent, scheduler, controllers, broker; SQLite), the pods created by ${opts['scale-clients']} parallel clients, then the server's CPU over the next ${opts['scale-seconds']} s once it has settled (target: < 5 % of a core for 2,000 pods) and the latency of a GET and a LIST of 500 on a new connection twice a second meanwhile (scale.mjs).\n\n${renderScale(scaleRuns)}\n`;
 const ceilingLine = `Ceiling on this machine now (bare node:http, ~2 KiB JSON answer, same clients): ${fmt(ceiling.createsPerSec, '/s')} POSTs, ${fmt(ceiling.getsPerSec, '/s')} GETs; its CPU: ${ceiling.createCpuUs.toFixed(0)} µs per POST, ${ceiling.getCpuUs.toFixed(0)} µs per GET.`;
-const report = `# cluster-api benchmark\n\n${new Date().toISOString()} · ${machine}\n\nPlain HTTP/1.1 keep-alive on 127.0.0.1 (\`--insecure-http\`), ${N} Pods of ~2 KiB, ${CLIENTS} concurrent clients. "API / raw": the share of the raw storage speed the API keeps.\n\n${ceilingLine}\n\n${table}\n`;
+const report = `# cluster-api benchmark\n\n${new Date().toISOString()} · ${machine}\n\nPlain HTTP/1.1 keep-alive on 127.0.0.1 (\`--insecure-http ${apiOnly.join(' ')}\`), ${N} Pods of ~2 KiB, ${CLIENTS} concurrent clients. "API / raw": the share of the raw storage speed the API keeps.\n\n${ceilingLine}\n\n${table}\n${scaleSection}`;
 process.stdout.write(report);
 mkdirSync(join(root, 'bench/results'), { recursive: true });
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 writeFileSync(join(root, `bench/results/cluster-api-${stamp}.md`), report);
-writeFileSync(join(root, `bench/results/cluster-api-${stamp}.json`), JSON.stringify({ machine, n: N, clients: CLIENTS, ceiling, results }, null, 2));
+writeFileSync(join(root, `bench/results/cluster-api-${stamp}.json`), JSON.stringify({ machine, n: N, clients: CLIENTS, ceiling, results, scale: scaleRuns }, null, 2));

@@ -4,7 +4,7 @@
 // every watcher's events against the write log: no gap, no duplicate, in order. Prints a markdown
 // table and writes it with the raw numbers to bench/results/. Never asserts.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cpuMs, defaultCli, root, startServer as startShared } from './server.mjs';
+import { cpuMs, rssMiB } from '../lib/process.mjs';
+import { percentile } from '../lib/stats.mjs';
+import { defaultCli, root, startServer as startShared } from './server.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -58,10 +60,6 @@ const startServer = (dataDir) =>
     nodeFlags: opts['server-prof'] ? ['--cpu-prof', '--cpu-prof-dir', opts['server-prof']] : [],
   });
 
-const rssMiB = (pid) => {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : Number.NaN;
-};
 
 function client(server) {
   const agent = new Agent({ keepAlive: true, maxSockets: 32 });
@@ -147,7 +145,6 @@ function openWatcher(server, path, onEvent) {
   });
 }
 
-const pct = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : Number.NaN);
 
 /** The writer process; resolves with its acknowledgement log. */
 function runWriter(server) {
@@ -289,9 +286,9 @@ async function main() {
       ['watchers', W],
       ['writes (create / patch / delete)', `${expected} at ${(expected / writeSeconds).toFixed(0)}/s (target ${RATE}/s)`],
       ['events delivered', latencies.length.toLocaleString('en-US')],
-      ['delivery latency p50', `${pct(latencies, 50).toFixed(1)} ms`],
-      ['delivery latency p99', `${pct(latencies, 99).toFixed(1)} ms (target ≤ 100 ms)`],
-      ['delivery latency max', `${pct(latencies, 100).toFixed(1)} ms`],
+      ['delivery latency p50', `${percentile(latencies, 50).toFixed(1)} ms`],
+      ['delivery latency p99', `${percentile(latencies, 99).toFixed(1)} ms (target ≤ 100 ms)`],
+      ['delivery latency max', `${percentile(latencies, 100).toFixed(1)} ms`],
       ['gaps / duplicates / out of order', `${gaps} / ${dups} / ${outOfOrder}`],
       ['write log complete (every acknowledged write seen)', logComplete ? 'yes' : 'NO'],
       ['failed writes', failures.length],

@@ -21,6 +21,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { listeningLine, spawnUntil } from '../lib/process.mjs';
+import { median } from '../lib/stats.mjs';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('../../', import.meta.url));
@@ -30,7 +32,6 @@ const oci = join(repo, 'packages/oci/dist/index.js');
 const layerModule = join(repo, 'packages/runtime/dist/image/runtime-layer.js');
 const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 5;
 const work = mkdtempSync(join(tmpdir(), 'bench-deploy-'));
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const range = (xs) => `${Math.round(Math.min(...xs))}–${Math.round(Math.max(...xs))}`;
 const env = { ...process.env, XDG_CACHE_HOME: join(work, 'cache'), KUBECONFIG: '' };
 
@@ -142,12 +143,7 @@ async function cli() {
 // ---- 3. deploy to the embedded cluster ----
 async function startCluster() {
   const dataDir = join(work, 'cluster');
-  const child = spawn(process.execPath, [CLUSTER, 'serve', '--port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'ignore', 'pipe'], env });
-  let log = '';
-  await new Promise((resolve, reject) => {
-    child.stderr.on('data', (d) => { log += d; if (/"msg":"listening"/.test(log)) resolve(); });
-    child.once('exit', (code) => reject(new Error(`cluster-api exited ${code}: ${log.slice(-1000)}`)));
-  });
+  const { child } = await spawnUntil(process.execPath, [CLUSTER, 'serve', '--port', '0', '--data-dir', dataDir], { ready: listeningLine, env });
   return { child, kubeconfig: join(dataDir, 'kubeconfig.yaml') };
 }
 

@@ -15,6 +15,8 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { cpuMs } from '../lib/process.mjs';
+import { median } from '../lib/stats.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(repo, 'packages/runtime/dist/cli.js');
@@ -83,11 +85,6 @@ async function until(port, accept, child, keepAlive) {
   }
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const pause = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ---- the functions, written into a scratch directory that sees the repo's node_modules ----
@@ -155,15 +152,6 @@ async function reloadLatency(label, dir, edit) {
 }
 
 // ---- 2. cold start ----
-
-function cpuMs(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in 1/100 s ticks
-  } catch {
-    return NaN;
-  }
-}
 
 async function coldStartOnce(args, cwd) {
   const port = await freePort();

@@ -10,7 +10,7 @@ import { SignJWT } from 'jose';
 import { runLoad, wrkAvailable, wrkVersion } from '../runtime/load.mjs';
 import { loadAverage, machineInfo, runtimeCommit } from '../runtime/machine.mjs';
 import { SERVER_CPU, cpuSeconds, freePort, installCleanup, killAll, pinSelf, spawnPinned, stop, waitForReply } from '../runtime/procs.mjs';
-import { median } from '../runtime/stats.mjs';
+import { median } from '../lib/stats.mjs';
 import { verifyCostUs } from './verify.mjs';
 
 const root = new URL('../../', import.meta.url).pathname;

@@ -12,12 +12,14 @@
  *   push (first) everything to a local docker-registry
  *   push (again) after an edit: only the bundle layer, config and manifest go up
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { spawnUntil } from '../lib/process.mjs';
+import { median } from '../lib/stats.mjs';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('../../', import.meta.url));
@@ -50,18 +52,10 @@ async function measure(layoutDir, tag, push = '', lean = false) {
 async function startRegistry() {
   const dir = mkdtempSync(join(work, 'registry-'));
   writeFileSync(join(dir, 'config.yml'), `version: 0.1\nlog:\n  level: info\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: ${dir}/data\nhttp:\n  addr: 127.0.0.1:0\n  secret: bench\n`);
-  const child = spawn('/usr/bin/docker-registry', ['serve', join(dir, 'config.yml')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const host = await new Promise((resolve, reject) => {
-    const seen = (d) => { const m = /listening on (127\.0\.0\.1:\d+)/.exec(String(d)); if (m) resolve(m[1]); };
-    child.stdout.on('data', seen);
-    child.stderr.on('data', seen);
-    child.once('error', reject);
-    child.once('exit', () => reject(new Error('docker-registry exited')));
-  });
-  return { host, child };
+  const { child, match } = await spawnUntil('/usr/bin/docker-registry', ['serve', join(dir, 'config.yml')], { ready: /listening on (127\.0\.0\.1:\d+)/, stdout: 'pipe' });
+  return { host: match[1], child };
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const results = { cold: [], rebuild: [], pushFirst: [], pushAgain: [], leanCold: [], leanRebuild: [] };
 let leanSize = 0;
 let size = 0;

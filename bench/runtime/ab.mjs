@@ -26,7 +26,7 @@ import { positiveInt } from './options.mjs';
 import { freePort, installCleanup, pinSelf, SERVER_CPU, spawnPinned, stop, waitForReply } from './procs.mjs';
 import { requestOf, scenarios } from './scenarios.mjs';
 import { measureInSlices, SLICE_MS } from './slices.mjs';
-import { median } from './stats.mjs';
+import { median } from '../lib/stats.mjs';
 
 /** One set of fresh server processes: started, warmed up, `repeats` measurements in slices, stopped. */
 async function measureSet(specs, scenario, o, ctx) {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { repoRoot, serverEnv } from './frameworks.mjs';
 import { SERVER_CPU, cpuSeconds, freePort, spawnPinned, stop, waitForReply } from './procs.mjs';
 import { requestOf, scenarios } from './scenarios.mjs';
-import { median } from './stats.mjs';
+import { median } from '../lib/stats.mjs';
 
 const hello = scenarios.find((s) => s.id === 'hello');
 const TIMEOUT_MS = 15000;

@@ -12,7 +12,7 @@ import { bodyFileFor, runLoad } from './load.mjs';
 import { installCleanup, killAll, pinSelf, stop } from './procs.mjs';
 import { scenarios } from './scenarios.mjs';
 import { startServer } from './servers.mjs';
-import { median } from './stats.mjs';
+import { median } from '../lib/stats.mjs';
 
 const { values: v } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '6' }, scenario: { type: 'string', default: 'echo' } } });
 const scenario = scenarios.find((s) => s.id === v.scenario);

@@ -28,7 +28,7 @@ import { list, positiveInt } from './options.mjs';
 import { SERVER_CPU, freePort, installCleanup, pinSelf, spawnTool, stop, waitForReply } from './procs.mjs';
 import { requestOf, scenarios } from './scenarios.mjs';
 import { verify } from './servers.mjs';
-import { median } from './stats.mjs';
+import { median } from '../lib/stats.mjs';
 
 const YOUNG_GENERATION = ['--min-semi-space-size=16', '--max-semi-space-size=16'];
 const START_TIMEOUT_MS = 180_000;

@@ -2,7 +2,7 @@
 // for every cell that has no number (a server that failed to start or answered wrongly).
 import { FLOOR, REFERENCE, SAME_HEADERS_FLOOR } from './frameworks.mjs';
 import { SLICE_MS } from './slices.mjs';
-import { median } from './stats.mjs';
+import { median } from '../lib/stats.mjs';
 
 const int = (n) => Math.round(n).toLocaleString('en-US');
 const ms = (n) => (n < 10 ? n.toFixed(2) : n.toFixed(1));

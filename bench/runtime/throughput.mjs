@@ -9,7 +9,7 @@ import { runLoad } from './load.mjs';
 import { SLICE_MS, measureInSlices } from './slices.mjs';
 import { cpuSeconds, fileSize, rssKiB, stop } from './procs.mjs';
 import { startServer, verify } from './servers.mjs';
-import { median } from './stats.mjs';
+import { median } from '../lib/stats.mjs';
 
 /** How many of `rounds` the process set `i` of `processes` measures: as even as can be, the first ones one more. */
 export function roundsOf(i, rounds, processes) {

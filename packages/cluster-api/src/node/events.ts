@@ -3,7 +3,9 @@
  * controller: named `<object>.<hex nanoseconds>`, in the object's namespace (`default` for a Node),
  * with `source` and `reportingComponent`/`reportingInstance`. A repeat of the same event (same object,
  * type, reason and message) bumps `count` and `lastTimestamp` of the one already written, as the
- * EventCorrelator does. Writing never blocks the caller; a bounded queue drops what it cannot keep.
+ * EventCorrelator does, and its spam filter holds each source and object to a burst of 25 events, then
+ * one every 5 minutes (a pod that stays unschedulable does not write an event per attempt). Writing
+ * never blocks the caller; a bounded queue drops what it cannot keep.
  */
 import type { KubeClient } from '@func/kube-client';
 import { Resources } from '@func/kube-client';
@@ -48,9 +50,13 @@ const MaxQueue = 1000;
 const MaxSeen = 4096;
 /** The correlator forgets an event after this long and writes a new one. */
 const SeenForMs = 10 * 60 * 1000;
+/** EventSourceObjectSpamFilter: a token bucket per source and object. */
+const SpamBurst = 25;
+const SpamRefillMs = 5 * 60 * 1000;
 
 export class EventRecorder {
   private readonly seen = new Map<string, Seen>();
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
   private queue: (() => Promise<unknown>)[] = [];
   private running = false;
   private closed = false;
@@ -60,8 +66,9 @@ export class EventRecorder {
   record(involved: InvolvedObject, type: 'Normal' | 'Warning', reason: string, message: string): void {
     if (this.closed || this.queue.length >= MaxQueue) return;
     const namespace = involved.namespace || 'default';
-    const key = JSON.stringify([involved.kind, namespace, involved.name, involved.uid, involved.fieldPath, type, reason, message]);
     const now = Date.now();
+    if (!this.allowed(JSON.stringify([involved.kind, namespace, involved.name, involved.uid, involved.apiVersion]), now)) return;
+    const key = JSON.stringify([involved.kind, namespace, involved.name, involved.uid, involved.fieldPath, type, reason, message]);
     const seen = this.seen.get(key);
     if (seen && now - seen.at < SeenForMs) {
       seen.count++;
@@ -87,6 +94,17 @@ export class EventRecorder {
       reportingInstance: this.source.instance,
     };
     this.enqueue(() => this.writer.create(namespace, event));
+  }
+
+  private allowed(object: string, now: number): boolean {
+    const bucket = this.buckets.get(object) ?? { tokens: SpamBurst, at: now };
+    bucket.tokens = Math.min(SpamBurst, bucket.tokens + (now - bucket.at) / SpamRefillMs);
+    bucket.at = now;
+    if (this.buckets.size >= MaxSeen && !this.buckets.has(object)) this.buckets.delete(this.buckets.keys().next().value!);
+    this.buckets.set(object, bucket);
+    if (bucket.tokens < 1) return false;
+    bucket.tokens--;
+    return true;
   }
 
   private remember(key: string, seen: Seen): void {

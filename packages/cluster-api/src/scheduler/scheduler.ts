@@ -4,63 +4,83 @@
  * own through a kubeconfig). One pod at a time: filters (filters.ts) then scores (scores.ts), the best
  * node (ties broken at random) assumed at once and bound through pods/binding while the next pod is
  * scheduled. A pod that fits nowhere gets PodScheduled=False/Unschedulable with kube-scheduler's
- * message and a FailedScheduling event, and is tried again when nodes or pods change (after a
- * back-off of 1 s doubling to 10 s per pod), and at least every 5 minutes.
+ * message and a FailedScheduling event, and is parked in the scheduling queue (queue.ts): it is tried
+ * again only on a cluster event that could make it fit (cluster-events.ts), once its back-off (1 s
+ * doubling to 10 s per pod) is over, or after 5 minutes. Nothing runs while such pods wait, and the
+ * scheduler's own writes about a pod (its condition, its events) do not send it back to the queue.
  */
 import { Informer, type KubeClient, Resources } from '@func/kube-client';
 import { clientEvents, EventRecorder } from '../node/events.js';
 import type { Node, Pod } from '../node/types.js';
 import { fitErrorMessage, refusal, type Refusal } from './filters.js';
 import { hostPorts, nodeInfos, podRequests, type NodeInfo } from './node-info.js';
+import { nodeUpdateMatters, podFreedRoom, podUpdateMatters } from './cluster-events.js';
+import { SchedulingQueue } from './queue.js';
 import { scoreNodes } from './scores.js';
 
 export interface SchedulerOptions {
   kube: KubeClient;
   /** Pods naming another spec.schedulerName are left alone (default `default-scheduler`). */
   schedulerName?: string;
+  /** podInitialBackoffDuration (1 s). */
   backoffInitialMs?: number;
+  /** podMaxBackoffDuration (10 s). */
   backoffMaxMs?: number;
-  /** Unschedulable pods are tried again at least this often (kube-scheduler: 5 minutes). */
+  /** podMaxInUnschedulablePodsDuration: unschedulable pods are tried again at least this often (5 minutes). */
   flushMs?: number;
   log?: (entry: Record<string, unknown>) => void;
 }
 
 const keyOf = (p: Pod) => `${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`;
 const MaxBindsInFlight = 32;
+/**
+ * PodScheduled conditions written at once; the rest wait, the latest per pod (as kube-scheduler's
+ * client is held to its QPS): a burst of unschedulable pods does not open a connection each.
+ */
+const MaxConditionWritesInFlight = 8;
 
 export class Scheduler {
   private readonly name: string;
   private readonly pods: Informer<Pod>;
   private readonly nodes: Informer<Node>;
   private readonly events: EventRecorder;
-  private readonly active = new Set<string>();
-  private readonly waiting = new Map<string, { attempts: number; until: number }>();
+  private readonly queue: SchedulingQueue;
   private readonly assumed = new Map<string, { pod: Pod; node: string }>();
+  /** Pods with a spec.nodeName, by uid: what a snapshot of the nodes counts, without walking every pending pod. */
+  private readonly assigned = new Map<string, Pod>();
   private binds = 0;
+  private readonly conditionWrites = new Map<string, { pod: Pod; patch: object }>();
+  private conditionWriters = 0;
   private timer?: NodeJS.Timeout;
-  private flush?: NodeJS.Timeout;
   private pumping = false;
   private stopped = false;
+  /** Scheduling attempts made (each pod popped from activeQ and run through the filters). */
+  attempts = 0;
 
   constructor(private readonly opts: SchedulerOptions) {
     const { kube } = opts;
     this.name = opts.schedulerName ?? 'default-scheduler';
     this.events = new EventRecorder(clientEvents(kube), { component: this.name, instance: this.name }, opts.log);
+    this.queue = new SchedulingQueue({
+      initialBackoffMs: opts.backoffInitialMs ?? 1000,
+      maxBackoffMs: opts.backoffMaxMs ?? 10_000,
+      maxUnschedulableMs: opts.flushMs ?? 300_000,
+      onActive: () => this.kick(),
+    });
     const quiet = () => undefined;
     this.pods = new Informer<Pod>(kube, Resources.pods, { namespace: '', onError: quiet })
-      .on('add', (p) => this.consider(p))
+      .on('add', (p) => (this.track(p), this.consider(p)))
       .on('update', (p, old) => this.podChanged(p, old))
       .on('delete', (p) => this.podGone(p));
     this.nodes = new Informer<Node>(kube, Resources.nodes, { onError: quiet })
-      .on('add', () => this.retryWaiting()).on('update', () => this.retryWaiting()).on('delete', () => this.retryWaiting());
+      .on('add', () => this.clusterChanged('NodeAdd'))
+      .on('update', (n, old) => (!old || nodeUpdateMatters(old, n)) && this.clusterChanged('NodeUpdate'));
   }
 
   async start(): Promise<void> {
     this.nodes.start();
     this.pods.start();
     await Promise.all([this.nodes.synced, this.pods.synced]);
-    this.flush = setInterval(() => this.retryWaiting(true), this.opts.flushMs ?? 300_000);
-    this.flush.unref();
     this.kick();
   }
 
@@ -71,31 +91,41 @@ export class Scheduler {
 
   private consider(p: Pod): void {
     if (!this.pending(p) || this.assumed.has(p.metadata.uid ?? '')) return;
-    if (!this.waiting.has(keyOf(p))) this.active.add(keyOf(p));
-    this.kick();
+    this.queue.add(keyOf(p));
+  }
+
+  private track(p: Pod): void {
+    if (p.spec.nodeName) this.assigned.set(p.metadata.uid ?? '', p);
+    else this.assigned.delete(p.metadata.uid ?? '');
   }
 
   private podChanged(p: Pod, old?: Pod): void {
-    if (p.spec.nodeName) this.assumed.delete(p.metadata.uid ?? '');
-    const freed = old && old.status?.phase !== p.status?.phase && (p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed');
-    if (freed) this.retryWaiting();
+    this.track(p);
+    if (p.spec.nodeName) {
+      this.assumed.delete(p.metadata.uid ?? '');
+      this.queue.forget(keyOf(p));
+      this.conditionWrites.delete(keyOf(p));
+      if (old && podFreedRoom(old, p)) this.clusterChanged('AssignedPodUpdate');
+      return;
+    }
+    if (!this.pending(p)) return this.queue.forget(keyOf(p));
+    // skipPodUpdate: what the scheduler itself wrote (PodScheduled, status) is no reason to try again.
+    if (!old || podUpdateMatters(old, p)) this.queue.update(keyOf(p));
     this.consider(p);
   }
 
   private podGone(p: Pod): void {
+    this.assigned.delete(p.metadata.uid ?? '');
     this.assumed.delete(p.metadata.uid ?? '');
-    this.active.delete(keyOf(p));
-    this.waiting.delete(keyOf(p));
-    if (p.spec.nodeName) this.retryWaiting();
+    this.queue.forget(keyOf(p));
+    this.conditionWrites.delete(keyOf(p));
+    if (p.spec.nodeName) this.clusterChanged('AssignedPodDelete');
   }
 
-  /** Cluster changed: unschedulable pods get another try once their back-off is over. */
-  private retryWaiting(all = false): void {
-    const now = Date.now();
-    for (const [key, w] of this.waiting) if (all || w.until <= now) this.active.add(key);
-    const next = Math.min(...[...this.waiting.values()].filter((w) => w.until > now).map((w) => w.until));
-    if (!all && Number.isFinite(next)) setTimeout(() => this.retryWaiting(), next - now).unref();
-    this.kick();
+  /** A change that could make unschedulable pods fit: they go back to activeQ, or backoffQ. */
+  private clusterChanged(event: string): void {
+    const moved = this.queue.moveAll();
+    if (moved) this.opts.log?.({ level: 'debug', msg: 'unschedulable pods moved', event, pods: moved });
   }
 
   private kick(): void {
@@ -108,20 +138,26 @@ export class Scheduler {
     if (this.pumping || this.stopped) return;
     this.pumping = true;
     try {
-      const infos = nodeInfos(this.nodes.list(), this.pods.list(), this.assumed);
-      for (const key of [...this.active]) {
-        if (this.binds >= MaxBindsInFlight) break;
-        this.active.delete(key);
+      const keys = this.queue.drain();
+      if (keys.length === 0) return;
+      const infos = nodeInfos(this.nodes.list(), [...this.assigned.values()], this.assumed);
+      let i = 0;
+      for (; i < keys.length && this.binds < MaxBindsInFlight; i++) {
+        const key = keys[i]!;
         const [namespace, name] = key.split('/');
         const pod = this.pods.get(name!, namespace);
-        if (!pod || !this.pending(pod) || this.assumed.has(pod.metadata.uid ?? '')) continue;
+        if (!pod || !this.pending(pod) || this.assumed.has(pod.metadata.uid ?? '')) {
+          this.queue.forget(key);
+          continue;
+        }
+        this.attempts++;
         this.scheduleOne(pod, infos);
       }
+      this.queue.requeue(keys.slice(i));
     } finally {
       this.pumping = false;
     }
   }
-
   private scheduleOne(pod: Pod, infos: NodeInfo[]): void {
     const refusals: Refusal[] = [];
     const feasible = infos.filter((info) => {
@@ -143,7 +179,7 @@ export class Scheduler {
     info.pods.push(pod);
     for (const [k, v] of Object.entries({ ...podRequests(pod), pods: 1 })) info.requested[k] = (info.requested[k] ?? 0) + v;
     for (const p of hostPorts(pod)) info.ports.add(p);
-    this.waiting.delete(keyOf(pod));
+    this.queue.forget(keyOf(pod));
   }
 
   private async bind(pod: Pod, node: string): Promise<void> {
@@ -153,21 +189,15 @@ export class Scheduler {
       await this.opts.kube.bind(name, node, { namespace });
       this.events.record(this.involved(pod), 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${node}`);
     } catch (err) {
+      // ForgetPod: the room it held is free again, for the others first; the pod itself backs off.
       this.assumed.delete(pod.metadata.uid ?? '');
       this.opts.log?.({ level: 'warn', msg: 'binding failed', pod: keyOf(pod), node, error: (err as Error).message });
-      this.backOff(pod);
+      this.clusterChanged('AssignedPodDelete');
+      this.queue.backOffNow(keyOf(pod));
     } finally {
       this.binds--;
-      if (this.active.size) this.kick();
+      this.kick();
     }
-  }
-
-  private backOff(pod: Pod): void {
-    const key = keyOf(pod);
-    const attempts = (this.waiting.get(key)?.attempts ?? 0) + 1;
-    const delay = Math.min((this.opts.backoffInitialMs ?? 1000) * 2 ** (attempts - 1), this.opts.backoffMaxMs ?? 10_000);
-    this.waiting.set(key, { attempts, until: Date.now() + delay });
-    setTimeout(() => this.retryWaiting(), delay).unref();
   }
 
   private involved(pod: Pod) {
@@ -176,22 +206,41 @@ export class Scheduler {
 
   /** PodScheduled=False with the reason, when it says something new; FailedScheduling every time. */
   private unschedulable(pod: Pod, message: string): void {
-    this.backOff(pod);
+    this.queue.unschedulableNow(keyOf(pod));
     this.events.record(this.involved(pod), 'Warning', 'FailedScheduling', message);
     const conditions = pod.status?.conditions ?? [];
     const was = conditions.find((c) => c.type === 'PodScheduled');
     if (was?.status === 'False' && was.reason === 'Unschedulable' && was.message === message) return;
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     const scheduled = { type: 'PodScheduled', status: 'False', lastProbeTime: null, lastTransitionTime: was?.status === 'False' ? was.lastTransitionTime : now, reason: 'Unschedulable', message };
-    const patch = { metadata: { uid: pod.metadata.uid }, status: { conditions: [...conditions.filter((c) => c.type !== 'PodScheduled'), scheduled] } };
-    void this.opts.kube.patch(Resources.pods, pod.metadata.name ?? '', patch, { namespace: pod.metadata.namespace, type: 'merge', subresource: 'status', fieldManager: this.name })
-      .catch((err: Error) => this.opts.log?.({ level: 'debug', msg: 'pod condition not written', pod: keyOf(pod), error: err.message }));
+    // A strategic merge patch of this one condition (merged by type): whatever else wrote the pod's
+    // conditions meanwhile stays.
+    const patch = { metadata: { uid: pod.metadata.uid }, status: { conditions: [scheduled] } };
+    this.conditionWrites.delete(keyOf(pod));
+    this.conditionWrites.set(keyOf(pod), { pod, patch });
+    while (this.conditionWriters < MaxConditionWritesInFlight && this.conditionWrites.size > 0) void this.writeConditions();
+  }
+
+  /** One writer: takes the oldest waiting condition until none is left. */
+  private async writeConditions(): Promise<void> {
+    this.conditionWriters++;
+    try {
+      for (const [key, { pod, patch }] of this.conditionWrites) {
+        if (this.stopped) break;
+        this.conditionWrites.delete(key);
+        await this.opts.kube.patch(Resources.pods, pod.metadata.name ?? '', patch, { namespace: pod.metadata.namespace, type: 'strategic', subresource: 'status', fieldManager: this.name })
+          .catch((err: Error) => this.opts.log?.({ level: 'debug', msg: 'pod condition not written', pod: key, error: err.message }));
+      }
+    } finally {
+      this.conditionWriters--;
+    }
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    clearInterval(this.flush);
+    this.queue.close();
+    this.conditionWrites.clear();
     this.events.close();
     await Promise.all([this.pods.stop(), this.nodes.stop()]);
   }
