@@ -49,16 +49,18 @@ let supervisor: Supervisor | undefined;
 let stopping = false;
 
 /**
- * The last resort: an error nothing caught is logged, with the part whose code it came from when its
- * stack says so (that part is restarted, or the process ends as for any failure of it); the rest
- * keeps serving.
+ * The last resort of the commands that serve (serve and the role commands, not the one-shot ones):
+ * an error nothing caught is logged, with the part whose code it came from when its stack says so
+ * (that part is restarted, or the process ends as for any failure of it); the rest keeps serving.
  */
-const stray = (what: string) => (err: unknown): void => {
-  if (supervisor) supervisor.stray(err, what);
-  else log({ level: 'error', msg: what, error: messageOf(err), ...(err instanceof Error && err.stack && { stack: err.stack }) });
-};
-process.on('unhandledRejection', stray('unhandled rejection'));
-process.on('uncaughtException', stray('uncaught exception'));
+function keepServing(): void {
+  const stray = (what: string) => (err: unknown): void => {
+    if (supervisor) supervisor.stray(err, what);
+    else log({ level: 'error', msg: what, error: messageOf(err), ...(err instanceof Error && err.stack && { stack: err.stack }) });
+  };
+  process.on('unhandledRejection', stray('unhandled rejection'));
+  process.on('uncaughtException', stray('uncaught exception'));
+}
 
 /** A part that cannot go on: one line naming it, the others stopped in reverse, exit 1. */
 function fatal(message: string): void {
@@ -71,7 +73,8 @@ function fatal(message: string): void {
 
 /** A role command: its one part under the same supervisor as serve's. */
 async function runAlone(p: Part): Promise<void> {
-  const running = new Supervisor([p], { log, fatal });
+  keepServing();
+  const running = new Supervisor([p], { log, fatal, firstStartFails: true });
   await running.start();
   supervisor = running;
   untilSignal(() => running.stop());
@@ -121,6 +124,7 @@ function nodeCredentialsCommand(argv: Record<string, unknown>): void {
 
 async function serveCommand(argv: Record<string, unknown>): Promise<void> {
   const config = resolveConfig(argv, process.env, process.cwd());
+  keepServing();
   const { server, kubeconfig, broker, supervisor: parts } = await serve(config, log, { fatal });
   supervisor = parts;
   untilSignal(() => server.close());

@@ -15,6 +15,11 @@ export interface SupervisorOptions {
   /** First delay before a restart (default 1000 ms); doubles to `maxBackoffMs` (default 60 000). */
   backoffMs?: number;
   maxBackoffMs?: number;
+  /**
+   * A part that fails its first start ends start(), restartable or not: a role command run alone
+   * (`cluster-api node` with a kubeconfig it cannot use) says why and exits, as before it had parts.
+   */
+  firstStartFails?: boolean;
 }
 
 /**
@@ -61,7 +66,7 @@ export class Supervisor {
     for (const entry of this.entries) {
       const err = await this.startOne(entry);
       if (err === undefined) continue;
-      if (!entry.part.restartable || permanentFailure(entry.part, err)) {
+      if (this.opts.firstStartFails || !entry.part.restartable || permanentFailure(entry.part, err)) {
         await this.stop();
         throw new PartError(entry.part.name, err, 'start');
       }

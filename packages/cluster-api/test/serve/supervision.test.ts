@@ -3,6 +3,7 @@
  * may not be restarted, and errors nothing caught. The API keeps answering a real client throughout,
  * and every failure is logged with the part's name.
  */
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +15,7 @@ import { part, type Part, type PartContext } from '../../src/serve/part.js';
 import { PartError, Supervisor } from '../../src/serve/supervisor.js';
 import { tempDir } from '../helpers.js';
 import { until } from '../node-fixtures.js';
-import { haveKubectl, startServe, type ServeProcess } from './process.js';
+import { cli, haveKubectl, startServe, type ServeProcess } from './process.js';
 
 type Entry = Record<string, unknown>;
 
@@ -139,6 +140,18 @@ describe.runIf(haveKubectl)('cluster-api serve (process) keeps serving past erro
     const r = await s.kubectl('create', 'namespace', 'still-here');
     expect([r.code, r.stdout.trim()]).toEqual([0, 'namespace/still-here created']);
     expect((await s.kubectl('get', 'namespace', 'still-here', '-o', 'name')).stdout.trim()).toBe('namespace/still-here');
+  });
+
+  it('a role command whose part cannot start says why in one line and exits 1, as before it was a part', async () => {
+    for (const role of ['node', 'scheduler', 'broker']) {
+      const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const data = role === 'scheduler' ? [] : ['--data-dir', join(tempDir(), 'd')];
+        execFile(process.execPath, [cli, role, '--kubeconfig', '/nonexistent/k.yaml', ...data], { timeout: 20_000 }, (err, _out, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stderr }));
+      });
+      expect([role, r.code]).toEqual([role, 1]);
+      expect(r.stderr.trim()).toBe('cluster-api: kubeconfig /nonexistent/k.yaml: cannot read it (ENOENT)');
+    }
   });
 
   it('refuses --disable of an unknown part, or of the API server, with one line and exit 1', async () => {
