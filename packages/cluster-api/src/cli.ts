@@ -18,7 +18,9 @@ import { serve } from './server.js';
 import { nodeOptions, resolveNodeConfig } from './node/config.js';
 import { runNode } from './node/run.js';
 import { NodeCredentialsError, nodeKubeconfig } from './auth/node-credentials.js';
-import { Scheduler } from './scheduler/scheduler.js';
+import { brokerPart, nodePart, schedulerPart } from './serve/embedded.js';
+import { messageOf, type Part } from './serve/part.js';
+import { PartError, Supervisor } from './serve/supervisor.js';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
@@ -27,14 +29,55 @@ const log = (entry: Record<string, unknown>): void => {
 };
 
 function fail(err: unknown): never {
-  const e = err as Error;
-  const known =
-    e instanceof ConfigError || e instanceof TokenFileError || e instanceof TlsFileError || e instanceof NodeCredentialsError || e instanceof KubeconfigError ||
-    e instanceof BrokerStartError || (e as NodeJS.ErrnoException)?.code !== undefined;
+  // A part that could not start: its own known error's words (a port in use, a bad kubeconfig), else the part's one line.
+  const cause = err instanceof PartError ? err.cause : undefined;
+  const e = (cause !== undefined && isKnown(cause) ? cause : err) as Error;
+  const known = isKnown(e) || e instanceof PartError;
   // The operator reads what a client never may: what failed below (storage unreachable at start-up).
-  const cause = e?.cause instanceof Error ? `: ${e.cause.message}` : '';
-  process.stderr.write(`cluster-api: ${known ? `${e.message}${cause}` : (e?.stack ?? String(err))}\n`);
+  const below = !(e instanceof PartError) && e?.cause instanceof Error ? `: ${e.cause.message}` : '';
+  process.stderr.write(`cluster-api: ${known ? `${e.message}${below}` : (e?.stack ?? String(err))}\n`);
   process.exit(1);
+}
+
+function isKnown(e: unknown): boolean {
+  return e instanceof ConfigError || e instanceof TokenFileError || e instanceof TlsFileError || e instanceof NodeCredentialsError || e instanceof KubeconfigError ||
+    e instanceof BrokerStartError || (e as NodeJS.ErrnoException)?.code !== undefined;
+}
+
+/** What runs in this process: its parts' supervisor, once there is one. */
+let supervisor: Supervisor | undefined;
+let stopping = false;
+
+/**
+ * The last resort of the commands that serve (serve and the role commands, not the one-shot ones):
+ * an error nothing caught is logged, with the part whose code it came from when its stack says so
+ * (that part is restarted, or the process ends as for any failure of it); the rest keeps serving.
+ */
+function keepServing(): void {
+  const stray = (what: string) => (err: unknown): void => {
+    if (supervisor) supervisor.stray(err, what);
+    else log({ level: 'error', msg: what, error: messageOf(err), ...(err instanceof Error && err.stack && { stack: err.stack }) });
+  };
+  process.on('unhandledRejection', stray('unhandled rejection'));
+  process.on('uncaughtException', stray('uncaught exception'));
+}
+
+/** A part that cannot go on: one line naming it, the others stopped in reverse, exit 1. */
+function fatal(message: string): void {
+  if (stopping) return;
+  stopping = true;
+  process.stderr.write(`cluster-api: ${message}\n`);
+  setTimeout(() => process.exit(1), 10_000).unref();
+  void (supervisor?.stop() ?? Promise.resolve()).finally(() => process.exit(1));
+}
+
+/** A role command: its one part under the same supervisor as serve's. */
+async function runAlone(p: Part): Promise<void> {
+  keepServing();
+  const running = new Supervisor([p], { log, fatal, firstStartFails: true });
+  await running.start();
+  supervisor = running;
+  untilSignal(() => running.stop());
 }
 
 /**
@@ -48,7 +91,6 @@ const optionsOf = (rows: readonly { flag: string; type: 'string' | 'number' | 'b
 
 /** Runs until SIGTERM / SIGINT, then `stop()` and exit 0. */
 function untilSignal(stop: () => Promise<void>): void {
-  let stopping = false;
   const end = (signal: string): void => {
     if (stopping) return;
     stopping = true;
@@ -61,16 +103,14 @@ function untilSignal(stop: () => Promise<void>): void {
 
 async function nodeCommand(argv: Record<string, unknown>): Promise<void> {
   const config = resolveNodeConfig(argv, process.env, process.cwd());
-  const agent = await runNode(config, log);
-  untilSignal(() => agent.stop());
-  log({ level: 'info', msg: 'node agent running', node: agent.name, kubeletPort: agent.port, dataDir: config.dataDir });
+  let agent: Awaited<ReturnType<typeof runNode>> | undefined;
+  await runAlone(nodePart(async () => (agent = await runNode(config, log))));
+  log({ level: 'info', msg: 'node agent running', node: agent?.name, kubeletPort: agent?.port, dataDir: config.dataDir });
 }
 
 async function schedulerCommand(argv: Record<string, unknown>): Promise<void> {
   const kube = KubeClient.fromKubeconfig({ kubeconfig: argv.kubeconfig as string | undefined, context: argv.context as string | undefined });
-  const scheduler = new Scheduler({ kube, schedulerName: argv['scheduler-name'] as string | undefined, log });
-  await scheduler.start();
-  untilSignal(() => scheduler.stop());
+  await runAlone(schedulerPart(() => kube, { elect: false, schedulerName: argv['scheduler-name'] as string | undefined, log }));
   log({ level: 'info', msg: 'scheduler running' });
 }
 
@@ -84,7 +124,9 @@ function nodeCredentialsCommand(argv: Record<string, unknown>): void {
 
 async function serveCommand(argv: Record<string, unknown>): Promise<void> {
   const config = resolveConfig(argv, process.env, process.cwd());
-  const { server, kubeconfig, broker } = await serve(config, log);
+  keepServing();
+  const { server, kubeconfig, broker, supervisor: parts } = await serve(config, log, { fatal });
+  supervisor = parts;
   untilSignal(() => server.close());
   // Logged last: whoever waits for this line may signal the process at once.
   log({ level: 'info', msg: 'listening', url: server.url, storage: config.storage.split(':', 1)[0], kubeconfig, ...(broker ? { broker: broker.broker.url } : {}) });
@@ -93,16 +135,16 @@ async function serveCommand(argv: Record<string, unknown>): Promise<void> {
 async function brokerCommand(argv: Record<string, unknown>): Promise<void> {
   const config = resolveBrokerConfig(argv, process.env, process.cwd());
   const client = KubeClient.fromKubeconfig({ kubeconfig: config.kubeconfig, context: config.context });
-  const running = await startClusterBroker({
+  let running: Awaited<ReturnType<typeof startClusterBroker>> | undefined;
+  await runAlone(brokerPart(async () => (running = await startClusterBroker({
     client, store: config.brokerStore, port: config.port, host: config.bindAddress,
     advertise: config.advertiseAddress === undefined ? undefined : parseAdvertised(config.advertiseAddress),
     logger: (level, msg, fields) => log({ level, msg, ...fields }),
   }).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'EADDRINUSE') throw new BrokerStartError(`port ${config.port} on ${config.bindAddress} is in use: pick another with --port`);
     throw new BrokerStartError(`the broker did not start: ${err.message}`);
-  });
-  untilSignal(() => running.stop());
-  log({ level: 'info', msg: 'listening', url: running.broker.url, store: config.brokerStore.split(':', 1)[0], apiServer: client.connection.server });
+  }))));
+  log({ level: 'info', msg: 'listening', url: running?.broker.url, store: config.brokerStore.split(':', 1)[0], apiServer: client.connection.server });
 }
 
 await yargs(hideBin(process.argv))

@@ -1,16 +1,30 @@
 import { describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
-import { resolveBrokerConfig, resolveConfig } from './config.js';
+import { disabledParts, resolveBrokerConfig, resolveConfig } from './config.js';
 
 describe('resolveConfig', () => {
   it('defaults like k3s: 6443 on loopback, TLS, sqlite in the data dir', () => {
     expect(resolveConfig({}, {}, '/srv')).toEqual({
       port: 6443, bindAddress: '127.0.0.1', dataDir: '/srv/data', storage: 'sqlite:/srv/data/state.db',
       kubeconfigOut: '/srv/data/kubeconfig.yaml', insecureHttp: false, authorizationMode: ['Node', 'RBAC'], controllers: ['*'],
-      disableAgent: false, disableScheduler: false, nodeName: hostname().toLowerCase(), simulate: true, maxPods: 110, kubeletPort: 0,
+      disable: [], disableAgent: false, disableScheduler: false, nodeName: hostname().toLowerCase(), simulate: true, maxPods: 110, kubeletPort: 0,
       clusterCidr: '127.64.0.0/10', serviceClusterIpRange: '127.128.0.0/12', nodeCidrMaskSize: 20, nodeMonitorGracePeriod: 40, nodeLeaseDurationSeconds: 40,
       broker: true, brokerStore: 'sqlite:/srv/data/broker.db', brokerPort: 8090, brokerBindAddress: '127.0.0.1',
     });
+  });
+
+  it('takes --disable as k3s does: repeatable or comma-separated, its older flags as aliases', () => {
+    const off = (cli: Record<string, unknown>, env: Record<string, string> = {}) => [...disabledParts(resolveConfig(cli, env, '/'))].sort();
+    expect(off({})).toEqual([]);
+    expect(off({ disable: ['node', 'scheduler,broker'] })).toEqual(['broker', 'node', 'scheduler']);
+    expect(off({ disable: 'controller-manager' })).toEqual(['controller-manager']);
+    expect(off({}, { CLUSTER_API_DISABLE: 'broker, node' })).toEqual(['broker', 'node']);
+    expect(off({ 'disable-agent': true, 'disable-scheduler': true, broker: false })).toEqual(['broker', 'node', 'scheduler']);
+    // The aliases follow --disable, so the checks made on them (the node agent needs Node authorization) hold either way.
+    expect(resolveConfig({ disable: 'node' }, {}, '/')).toMatchObject({ disableAgent: true, disableScheduler: false, broker: true });
+    expect(resolveConfig({ disable: 'node', 'authorization-mode': 'RBAC' }, {}, '/').authorizationMode).toEqual(['RBAC']);
+    for (const bad of ['api-server', 'kubelet', 'node,,nodes'])
+      expect(() => resolveConfig({ disable: bad }, {}, '/')).toThrow(/^--disable: "(api-server|kubelet|nodes)" is not a part that can be disabled; parts: controller-manager, scheduler, node, broker$/);
   });
 
   it('takes --authorization-mode as kube-apiserver does: a comma-separated list, in order', () => {

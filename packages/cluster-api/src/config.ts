@@ -11,6 +11,7 @@ import { podNetwork } from './node/config.js';
 import { parseStorageUrl } from './storage/factory.js';
 import { AuthorizationModes, type AuthorizationMode } from './auth/authorizers.js';
 import { parseRange } from './registry/kinds/service-allocator.js';
+import { Disableable } from './serve/names.js';
 import { ConfigError, bool, count, path, port, portOf, resolveRows, text, type AnyRow, type OptionRow, type Resolving } from './options.js';
 
 export { ConfigError } from './options.js';
@@ -37,7 +38,9 @@ export interface ServeConfig {
   authorizationMode: AuthorizationMode[];
   /** kube-controller-manager's --controllers: `*` (every controller on by default), `name`, `-name`. */
   controllers: string[];
-  /** No embedded node agent (k3s' --disable-agent): an API server for other machines' agents only. */
+  /** Parts of serve not run in this process (k3s' --disable): controller-manager, scheduler, node, broker. */
+  disable: string[];
+  /** No embedded node agent (k3s' --disable-agent; `--disable node`): an API server for other machines' agents only. */
   disableAgent: boolean;
   /** No embedded scheduler (k3s' --disable-scheduler). */
   disableScheduler: boolean;
@@ -107,6 +110,16 @@ const controllerList = (raw: unknown): string[] => {
   if (unknown.length > 0) throw new ConfigError(`--controllers: ${JSON.stringify(unknown[0])} is not in the list of known controllers`);
   return words;
 };
+/** `--disable a --disable b,c` (or the variable's `a,b`): known parts, each once. */
+const partList = (raw: unknown): string[] => {
+  const names = [...new Set(([] as unknown[]).concat(raw).flatMap((v) => String(v).split(',')).map((n) => n.trim()).filter(Boolean))];
+  const unknown = names.find((n) => !(Disableable as readonly string[]).includes(n));
+  if (unknown !== undefined) throw new ConfigError(`--disable: ${JSON.stringify(unknown)} is not a part that can be disabled; parts: ${Disableable.join(', ')}`);
+  return names;
+};
+/** The parts serve leaves out: --disable's, and those of its older flags (--disable-agent, --disable-scheduler, --no-broker). */
+export const disabledParts = (config: Pick<ServeConfig, 'disable' | 'disableAgent' | 'disableScheduler' | 'broker'>): Set<string> =>
+  new Set([...(config.disable ?? []), ...(config.disableAgent ? ['node'] : []), ...(config.disableScheduler ? ['scheduler'] : []), ...(config.broker ? [] : ['broker'])]);
 const cidr = (flag: string, example: string) => (raw: unknown): string => {
   if (!parseRange(String(raw))) throw new ConfigError(`--${flag} must be an IPv4 CIDR such as ${example}, got ${String(raw)}`);
   return String(raw);
@@ -150,8 +163,9 @@ export const serveOptions: readonly AnyRow<ServeConfig>[] = [
   row({ key: 'authorizationMode', flag: 'authorization-mode', env: 'CLUSTER_API_AUTHORIZATION_MODE', type: 'string', default: ['Node', 'RBAC'], parse: authorizationModes, describe: 'authorizers in order (default Node,RBAC): Node (node agents: their own Node, Lease, pods and what those pods reference), RBAC, AlwaysAllow (every authenticated request; a warning at start), AlwaysDeny; system:masters is always allowed' }),
   row({ key: 'insecureHttp', flag: 'insecure-http', env: 'CLUSTER_API_INSECURE_HTTP', type: 'boolean', default: false, parse: bool, describe: 'serve plain HTTP (loopback bind addresses only)' }),
   row({ key: 'controllers', flag: 'controllers', env: 'CLUSTER_API_CONTROLLERS', type: 'string', default: ['*'], parse: controllerList, describe: 'controllers to run, as kube-controller-manager\'s flag: * (all on by default), name, -name (e.g. *,-job)' }),
-  row({ key: 'disableAgent', flag: 'disable-agent', env: 'CLUSTER_API_DISABLE_AGENT', type: 'boolean', default: false, parse: bool, describe: 'run no node agent in this process (nodes join with `cluster-api node`)' }),
-  row({ key: 'disableScheduler', flag: 'disable-scheduler', env: 'CLUSTER_API_DISABLE_SCHEDULER', type: 'boolean', default: false, parse: bool, describe: 'run no scheduler in this process (`cluster-api scheduler` may run elsewhere)' }),
+  row({ key: 'disable', flag: 'disable', env: 'CLUSTER_API_DISABLE', type: 'string', default: [], parse: partList, describe: `parts not to run in this process, repeatable or comma-separated: ${Disableable.join(', ')} (each runs alone as its own command)` }),
+  row({ key: 'disableAgent', flag: 'disable-agent', env: 'CLUSTER_API_DISABLE_AGENT', type: 'boolean', default: ({ config }) => config.disable!.includes('node'), parse: bool, describe: 'the same as --disable node: run no node agent in this process (nodes join with `cluster-api node`)' }),
+  row({ key: 'disableScheduler', flag: 'disable-scheduler', env: 'CLUSTER_API_DISABLE_SCHEDULER', type: 'boolean', default: ({ config }) => config.disable!.includes('scheduler'), parse: bool, describe: 'the same as --disable scheduler: run no scheduler in this process (`cluster-api scheduler` may run elsewhere)' }),
   row({ key: 'nodeName', flag: 'node-name', env: 'CLUSTER_API_NODE_NAME', type: 'string', default: () => hostname().toLowerCase(), parse: text, describe: 'the embedded node agent\'s node name (default: the host name)' }),
   row({ key: 'simulate', flag: 'simulate', env: 'CLUSTER_API_SIMULATE', type: 'boolean', default: true, parse: bool, describe: 'run images that are not function images simulated, as kwok does (default); --no-simulate refuses them' }),
   row({ key: 'maxPods', flag: 'max-pods', env: 'CLUSTER_API_MAX_PODS', type: 'number', default: 110, parse: count('max-pods', 1, 100_000), describe: 'pods the embedded node accepts (default 110)' }),
@@ -162,7 +176,7 @@ export const serveOptions: readonly AnyRow<ServeConfig>[] = [
   row({ key: 'nodeCidrMaskSize', flag: 'node-cidr-mask-size', env: 'CLUSTER_API_NODE_CIDR_MASK_SIZE', type: 'number', default: 20, parse: count('node-cidr-mask-size', 8, 30), describe: 'size of each node\'s pod CIDR block (default 20)' }),
   row({ key: 'nodeLeaseDurationSeconds', flag: 'node-lease-duration-seconds', env: 'CLUSTER_API_NODE_LEASE_DURATION_SECONDS', type: 'number', default: 40, parse: count('node-lease-duration-seconds', 1, 3600), describe: 'the embedded node\'s Lease duration, renewed every quarter of it (default 40)' }),
   row({ key: 'nodeMonitorGracePeriod', flag: 'node-monitor-grace-period', env: 'CLUSTER_API_NODE_MONITOR_GRACE_PERIOD', type: 'number', default: 40, parse: count('node-monitor-grace-period', 1, 86_400), describe: 'seconds a node may go without a heartbeat before it is NotReady (default 40)' }),
-  row({ key: 'broker', flag: 'broker', env: 'CLUSTER_API_BROKER', type: 'boolean', default: true, parse: bool, describe: 'run the event broker (Knative Brokers and Triggers) in this process; --no-broker turns it off' }),
+  row({ key: 'broker', flag: 'broker', env: 'CLUSTER_API_BROKER', type: 'boolean', default: ({ config }) => !config.disable!.includes('broker'), parse: bool, describe: 'run the event broker (Knative Brokers and Triggers) in this process; --no-broker (the same as --disable broker) turns it off' }),
   row({ key: 'brokerStore', flag: 'broker-store', env: 'CLUSTER_API_BROKER_STORE', type: 'string', default: (at) => `sqlite:${inDataDir('broker.db')(at)}`, parse: brokerStoreUrl, describe: 'the broker\'s event log: sqlite:<file> (default <data-dir>/broker.db) or nats://host:port[,host:port…][?replicas=N]' }),
   row({ key: 'brokerPort', flag: 'broker-port', env: 'CLUSTER_API_BROKER_PORT', type: 'number', default: ({ config }) => (config.port === 0 ? 0 : BROKER_PORT), parse: portOf('broker-port'), describe: `port of the broker's ingress (default ${BROKER_PORT}; a free one when --port is 0)` }),
   row({ key: 'brokerBindAddress', flag: 'broker-bind-address', env: 'CLUSTER_API_BROKER_BIND_ADDRESS', type: 'string', default: ({ config }) => config.bindAddress!, parse: text, describe: 'address of the broker\'s ingress (default: --bind-address)' }),
@@ -202,7 +216,7 @@ function check(config: ServeConfig): ServeConfig {
     throw new ConfigError('--tls-cert-file and --tls-private-key-file must be given together');
   if (config.tlsCaFile && !config.tlsCertFile) throw new ConfigError('--tls-ca-file goes with --tls-cert-file (the generated CA is embedded already)');
   if (!config.disableAgent && !config.authorizationMode.some((m) => m === 'Node' || m === 'AlwaysAllow'))
-    throw new ConfigError(`--authorization-mode ${config.authorizationMode.join(',')} gives the embedded node agent no way to register its Node: add Node (e.g. Node,${config.authorizationMode.join(',')}) or pass --disable-agent`);
+    throw new ConfigError(`--authorization-mode ${config.authorizationMode.join(',')} gives the embedded node agent no way to register its Node: add Node (e.g. Node,${config.authorizationMode.join(',')}) or pass --disable-agent (--disable node)`);
   if (Boolean(config.etcdCertfile) !== Boolean(config.etcdKeyfile))
     throw new ConfigError('--etcd-certfile and --etcd-keyfile must be given together');
   if (Number(config.clusterCidr.split('/')[1]) > config.nodeCidrMaskSize)

@@ -1,27 +1,19 @@
 /**
- * The listening server: plain node:http / node:https around the one request handler (http/app.ts),
- * and `serve()`, which does what `cluster-api serve` does on start — open storage, make sure TLS
- * material and credentials exist, listen, write the kubeconfig.
+ * The listening server: plain node:http / node:https around the one request handler (http/app.ts).
+ * `serve()` (serve/index.ts: what `cluster-api serve` runs, as a list of parts) is re-exported here.
  */
 import type { KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import type { ServeConfig } from './config.js';
 import { createApp } from './http/app.js';
 import { upgradeListener } from './http/upgrade.js';
 import type { Authenticator } from './auth/authenticator.js';
-import { loadTokenFile, tokenAuthenticator, withUsers } from './auth/authenticator.js';
-import { AdminUser, ensureAdminToken, firstToken, writeKubeconfig } from './auth/credentials.js';
 import { versionInfo } from './http/nonresource.js';
 import type { TlsMaterial } from './auth/tls.js';
-import { ensureCa, ensureTls, loadTls, servingHosts } from './auth/tls.js';
-import { components } from './components.js';
-import { ServiceAccountTokens, ephemeralSigningKey, loadOrCreateSigningKey, withServiceAccountTokens } from './auth/service-account-tokens.js';
+import { ServiceAccountTokens, ephemeralSigningKey, withServiceAccountTokens } from './auth/service-account-tokens.js';
 import type { Registry } from './registry/rest.js';
 import type { PodNetwork } from './registry/definition.js';
 import { createRegistry, ensureSystemNamespaces, ensureSystemPriorityClasses } from './registry/index.js';
@@ -32,11 +24,8 @@ import { NodeGraph } from './auth/node-graph.js';
 import { PolicyCache } from './auth/policy-cache.js';
 import { startControllers, type ControllersOptions } from './controllers/index.js';
 import { KubeletClient, kubeletPodNetwork, type KubeletClientTls } from './node/kubelet-client.js';
-import { openStorage } from './storage/factory.js';
 import type { Storage } from './storage/interface.js';
-import { startEmbeddedBroker } from './broker/cluster/embedded.js';
-import type { ClusterBroker } from './broker/cluster/start.js';
-import { Aggregator, ensureFrontProxy, type FrontProxy } from './aggregation/index.js';
+import { Aggregator, type FrontProxy } from './aggregation/index.js';
 
 export interface StartOptions {
   storage: Storage;
@@ -83,7 +72,8 @@ const packageVersion = (createRequire(import.meta.url)('../package.json') as { v
 /** In-flight requests get this long after close() before their connections are cut. */
 const drainMs = 5000;
 
-export async function startServer(options: StartOptions): Promise<ClusterApiServer> {
+/** The server, and the registry it serves (what the controller-manager part runs against in-process). */
+export async function startServer(options: StartOptions): Promise<ClusterApiServer & { registry: Registry }> {
   const { storage } = options;
   const tokens = new ServiceAccountTokens(options.serviceAccountKey ?? ephemeralSigningKey);
   let authenticator: Authenticator | undefined;
@@ -148,6 +138,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   return {
     url: `${options.tls ? 'https' : 'http'}://${urlHost}:${port}`,
     port,
+    registry,
     close: () => (closing ??= (controllers?.stop() ?? Promise.resolve()).then(() => aggregator.stop()).then(() => (policy.close(), nodeGraph?.stop(), shutdown(server, watches, taken, storage)))),
   };
 }
@@ -181,78 +172,4 @@ async function shutdown(server: Server, watches: Set<ServerResponse>, taken: Set
   await storage.close();
 }
 
-export interface Served {
-  /** Its close() stops the broker first. */
-  server: ClusterApiServer;
-  /** Where the kubeconfig was written, if one was. */
-  kubeconfig?: string;
-  /** The embedded broker (`--broker`, the default). */
-  broker?: ClusterBroker;
-}
-
-/** Everything `cluster-api serve` does before it waits for a signal; `parts` are what an embedding process brings (the node agent's pod network). */
-export async function serve(config: ServeConfig, log?: StartOptions['log'], parts: Pick<StartOptions, 'podNetwork'> = {}): Promise<Served> {
-  const { authenticator, token } = credentials(config);
-  const tls = config.insecureHttp ? undefined : tlsMaterial(config);
-  // The CA that signs node and component certificates; with a brought-in serving certificate too.
-  const ca = ensureCa(join(config.dataDir, 'tls'));
-  const embedded = components(config, ca);
-  // Kept in the data dir, as the CA is: service account tokens outlive a restart.
-  const serviceAccountKey = loadOrCreateSigningKey(join(config.dataDir, 'service-account.key'));
-  const storage = await openStorage(config.storage, { etcd: { caFile: config.etcdCafile, certFile: config.etcdCertfile, keyFile: config.etcdKeyfile } });
-  if (config.authorizationMode.includes('AlwaysAllow'))
-    log?.({ level: 'warn', msg: '--authorization-mode AlwaysAllow: every authenticated user may do anything; RBAC objects are kept but not enforced' });
-  let server: ClusterApiServer;
-  try {
-    server = await startServer({
-      storage, authenticator: withUsers(authenticator, embedded.users), tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey,
-      controllers: config.controllers, authorization: config.authorizationMode,
-      clientCa: tls ? ca.cert : undefined, kubeletClient: embedded.kubeletClient, frontProxy: ensureFrontProxy(join(config.dataDir, 'tls')),
-      serviceClusterIpRange: config.serviceClusterIpRange,
-      nodeControllers: { clusterCidr: config.clusterCidr, nodeCidrMaskSize: config.nodeCidrMaskSize, gracePeriodMs: config.nodeMonitorGracePeriod * 1000 },
-      ...parts,
-    });
-  } catch (err) {
-    await storage.close();
-    throw err;
-  }
-  try {
-    await embedded.start(server.url, tls?.ca, log);
-  } catch (err) {
-    await embedded.stop();
-    await server.close();
-    throw err;
-  }
-  const api = server;
-  const stopApi = () => embedded.stop().then(() => api.close());
-  let closing: Promise<void> | undefined;
-  const whole: ClusterApiServer = { url: api.url, port: api.port, close: () => (closing ??= stopApi()) };
-  if (!token) return { server: whole };
-  writeKubeconfig(config.kubeconfigOut, { server: api.url, token, ca: tls?.ca });
-  if (!config.broker) return { server: whole, kubeconfig: config.kubeconfigOut };
-  let broker: ClusterBroker;
-  try {
-    broker = await startEmbeddedBroker({
-      apiUrl: api.url, ca: tls?.ca, token, log,
-      store: config.brokerStore, port: config.brokerPort, host: config.brokerBindAddress, advertiseAddress: config.brokerAdvertiseAddress,
-    });
-  } catch (err) {
-    await stopApi();
-    throw err;
-  }
-  const close = () => (closing ??= broker.stop().finally(stopApi));
-  return { server: { ...whole, close }, kubeconfig: config.kubeconfigOut, broker };
-}
-
-function credentials(config: ServeConfig): { authenticator: Authenticator; token?: string } {
-  if (config.tokenAuthFile)
-    return { authenticator: loadTokenFile(config.tokenAuthFile), token: firstToken(readFileSync(config.tokenAuthFile, 'utf8')) };
-  const token = ensureAdminToken(join(config.dataDir, 'admin.token'));
-  return { authenticator: tokenAuthenticator(new Map([[token, AdminUser]])), token };
-}
-
-function tlsMaterial(config: ServeConfig): TlsMaterial {
-  if (config.tlsCertFile && config.tlsPrivateKeyFile)
-    return loadTls(config.tlsCertFile, config.tlsPrivateKeyFile, config.tlsCaFile);
-  return ensureTls(join(config.dataDir, 'tls'), servingHosts(config.bindAddress));
-}
+export { serve, type Served, type ServeOptions } from './serve/index.js';

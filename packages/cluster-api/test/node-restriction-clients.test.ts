@@ -170,6 +170,26 @@ describe('NodeRestriction for a node\'s x509 client certificate', () => {
     await absent('static-web');
   });
 
+  it('gets 404 for a pod that is gone, as a kubelet does, and NodeRestriction\'s 403 for one its graph has not placed', async () => {
+    const status = { status: { phase: 'Running' } };
+    const notFound = { code: 404, reason: 'NotFound', message: 'pods "gone" not found' };
+    // Never existed, or force-deleted since: the store's answer, not the authorizer's.
+    expect(await refusal(node.deleteNamespacedPod({ namespace: 'default', name: 'gone', gracePeriodSeconds: 0 }))).toEqual(notFound);
+    expect(await refusal(node.patchNamespacedPodStatus({ namespace: 'default', name: 'gone', body: status }, merge))).toEqual(notFound);
+    expect(await refusal(node.createNamespacedPodEviction({ namespace: 'default', name: 'gone', body: { metadata: { name: 'gone', namespace: 'default' } } }))).toEqual(notFound);
+    const bound = await admin.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'bound' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x:v1' }] } } });
+    await until('n1 may write its pod\'s status', () => node.patchNamespacedPodStatus({ namespace: 'default', name: 'bound', body: status }, merge).catch(() => undefined));
+    await admin.deleteNamespacedPod({ namespace: 'default', name: 'bound', gracePeriodSeconds: 0 });
+    expect(await refusal(node.deleteNamespacedPod({ namespace: 'default', name: 'bound', gracePeriodSeconds: 0, body: { preconditions: { uid: bound.metadata!.uid } } }))).toEqual({ ...notFound, message: 'pods "bound" not found' });
+    // Not bound to any node, so never in the graph: the stored pod decides, in NodeRestriction's words.
+    await admin.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'pending' }, spec: { containers: [{ name: 'c', image: 'x:v1' }] } } });
+    expect(await refusal(node.deleteNamespacedPod({ namespace: 'default', name: 'pending' }))).toEqual(forbidden('pods "pending" is forbidden: node "n1" can only delete pods with spec.nodeName set to itself'));
+    expect(await refusal(node.patchNamespacedPodStatus({ namespace: 'default', name: 'pending', body: status }, merge))).toEqual(forbidden('pods "pending" is forbidden: node "n1" can only update pod status for pods with spec.nodeName set to itself'));
+    expect(await refusal(node.createNamespacedPodEviction({ namespace: 'default', name: 'pending', body: { metadata: { name: 'pending', namespace: 'default' } } }))).toEqual(forbidden('pods "pending" is forbidden: node "n1" can only delete pods with spec.nodeName set to itself'));
+    const kept = await admin.readNamespacedPod({ namespace: 'default', name: 'pending' });
+    expect([kept.status?.phase, kept.metadata?.deletionTimestamp]).toEqual(['Pending', undefined]);
+  });
+
   it('asks for tokens only bound to a pod of its own, by uid', async () => {
     const mine = await admin.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'mine' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x:v1' }] } } });
     const theirs = await admin.readNamespacedPod({ namespace: 'default', name: 'theirs' });

@@ -76,6 +76,15 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
   const timeout = options.timeout;
   const deadlines = timeout > 0 ? new Deadlines<Invocation>(timeout, onTimeout) : undefined;
 
+  /**
+   * Draining (SIGTERM arrived while this invocation ran): its answer closes the connection, as every
+   * answer to a request that arrives while draining does (server.ts), so a kept-alive client sends
+   * its next request on a new connection instead of on one the drain is about to close.
+   */
+  function closeIfDraining(res: ServerResponse): void {
+    if (rt.state.shuttingDown) res.shouldKeepAlive = false;
+  }
+
   function finish(inv: Invocation, failed: boolean): void {
     if (inv.finished) return;
     inv.finished = true;
@@ -88,6 +97,7 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
   function fail(inv: Invocation, err: unknown): boolean {
     const { req, res, ctx } = inv;
     const log = ctx?.log ?? rt.logger;
+    closeIfDraining(res);
     if (res.headersSent) {
       log.error({ err }, 'function failed after its response was sent');
       return true;
@@ -103,6 +113,7 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
     const message = `The function did not answer within ${timeout} ms.`;
     inv.ctx?.abort(new RuntimeError('timeout', message));
     (inv.ctx?.log ?? rt.logger).error(`function timed out after ${timeout} ms`);
+    closeIfDraining(inv.res);
     sendProblem(inv.res, 'timeout', message);
     finish(inv, true);
   }
@@ -110,6 +121,7 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
   function reply(inv: Invocation, value: unknown, answeringEvent: boolean): void {
     let failed = false;
     if (!inv.res.headersSent) {
+      closeIfDraining(inv.res);
       try {
         protocol.reply(inv.res, value, cors.headers(inv.req), answeringEvent);
       } catch (err) {

@@ -1,7 +1,8 @@
 /**
  * Shutdown. On SIGTERM/SIGINT: readiness → 503; for `drainDelay` the listener stays open and serves,
  * so a platform that probes readiness on new connections sees the replica go unready before it stops
- * accepting, and every answer carries `Connection: close` (server.ts), so kept-alive clients move to
+ * accepting, and every answer carries `Connection: close` (server.ts for requests that arrive while
+ * draining, invoke.ts for those in flight at the signal), so kept-alive clients move to
  * a new connection, and so to a ready replica; then the listener closes, in-flight invocations finish (up to `shutdownTimeout`, then
  * they are cut), `shutdown` runs, logs are flushed, and the exit code is reported: 0, or 1 when the
  * drain was cut short or `shutdown` threw. Exiting itself is left to cli.ts, the only module allowed

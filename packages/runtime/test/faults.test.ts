@@ -3,6 +3,7 @@
  * fixed. The process must stay up (or stop the way the platform expects), the client must get a
  * clear 4xx/5xx it can read, and nothing internal may reach the response body.
  */
+import { Agent, get as httpGet } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixture, runCli, type Running } from './helpers/cli.js';
@@ -83,6 +84,33 @@ describe('drain on SIGTERM', () => {
     expect(second).toMatch(/\r\nconnection: close\r\n/i);
     await new Promise((resolve) => (socket.closed ? resolve(undefined) : socket.once('close', resolve)));
     expect(await r.exit()).toBe(0);
+  });
+
+  it.each([
+    ['0', 'closed at once: a fresh connection finds no listener', { status: 0, connection: undefined, body: 'ECONNREFUSED' }],
+    ['3000', 'open for the drain delay: a fresh connection gets the 503', { status: 503, connection: 'close', body: 'Shutting down' }],
+  ])('a request in flight at SIGTERM is answered with connection: close, so a kept-alive client\'s next request is never reset (--drain-delay %s, listener %s)', async (drainDelay, _, expected) => {
+    const r = await launch([fixture('slow'), '--drain-delay', drainDelay]);
+    // One socket, kept alive: what the client sends next goes on the connection of the slow request.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const get = (path: string) => new Promise<{ status: number; connection: string | undefined; body: string }>((resolve) => {
+      httpGet(`${r.url}${path}`, { agent }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, body }));
+      }).on('error', (err: NodeJS.ErrnoException) => resolve({ status: 0, connection: undefined, body: err.code ?? err.message }));
+    });
+    try {
+      expect((await get('/health/readiness')).status).toBe(200);
+      const slow = get('/slow?ms=2000');
+      const next = get('/health/readiness');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      r.child.kill('SIGTERM');
+      expect(await slow).toEqual({ status: 200, connection: 'close', body: 'slept 2000' });
+      expect(await next).toEqual(expected);
+      expect(await r.exit()).toBe(0);
+    } finally {
+      agent.destroy();
+    }
   });
 });
 

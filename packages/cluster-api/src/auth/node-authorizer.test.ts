@@ -69,6 +69,10 @@ describe('NodeAuthorizer', () => {
     expect(authorizer.authorize(req('delete', 'pods', { name: 'other' })).reason).toBe('node "a" can only delete pods with spec.nodeName set to itself');
     expect(authorizer.authorize(req('create', 'pods', { subresource: 'eviction', name: 'other' })).reason).toBe('node a can only evict pods with spec.nodeName set to itself');
     expect(authorizer.authorize(req('update', 'pods', { subresource: 'status', name: 'other' })).reason).toBe('node "a" can only update pod status for pods with spec.nodeName set to itself');
+    // A pod the graph does not know (gone, or not seen yet): NodeRestriction decides from the stored pod.
+    expect(decide(req('delete', 'pods', { name: 'gone' }))).toBe('Allow');
+    expect(decide(req('patch', 'pods', { subresource: 'status', name: 'gone' }))).toBe('Allow');
+    expect(decide(req('create', 'pods', { subresource: 'eviction', name: 'gone' }))).toBe('Allow');
     expect(decide(req('create', 'pods', {}))).toBe('Allow');
     expect(decide(req('create', 'pods', { subresource: 'binding', name: 'web' }))).toBe('NoOpinion');
     expect(decide(req('update', 'pods', { name: 'web' }))).toBe('NoOpinion');

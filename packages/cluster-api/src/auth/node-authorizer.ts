@@ -5,8 +5,11 @@
  *
  * - read the Secrets, ConfigMaps and PersistentVolumeClaims its pods reference, and request tokens
  *   for their ServiceAccounts (by name: a list or watch must name the object);
- * - read pods; update and patch the status of, evict and delete only the pods bound to it; create
- *   pods (NodeRestriction's admit hook, registry/kinds/node-restriction.ts, lets only mirror pods through);
+ * - read pods; update and patch the status of, evict and delete pods (kube's NodeRules), refused here
+ *   when the graph knows the pod to be bound to another node; NodeRestriction (registry/kinds/
+ *   node-restriction.ts) checks the stored pod, so a pod the graph does not know (gone, as after a
+ *   forced or foreground delete, or not seen yet) gets the store's 404 or NodeRestriction's 403, as
+ *   from kube-apiserver; create pods (NodeRestriction lets only mirror pods through);
  * - create, read and watch Nodes, but update and patch only its own, and delete none (kube's bootstrap
  *   NodeRules); get, create, update, patch and delete only its own Lease in kube-node-lease;
  * - write Events, create TokenReviews and SubjectAccessReviews (its kubelet server's webhook checks),
@@ -105,11 +108,16 @@ export class NodeAuthorizer {
     return allow;
   }
 
-  /** NodeRestriction's pod rules, decided from which node the graph says a pod is bound to, refused in its words. */
+  /**
+   * A pod write: refused in NodeRestriction's words when the graph knows the pod to be another node's;
+   * otherwise allowed, and NodeRestriction decides from the stored pod (the graph follows a watch, so
+   * it may not know a pod yet, or any more).
+   */
   private pods(node: string, r: NodeRequest): NodeDecision {
     if (r.verb === 'create' && !r.subresource) return allow;
     const write = PodWrites.find((w) => w.subresource === r.subresource && w.verbs.includes(r.verb));
     if (!write) return none();
-    return this.graph.podNode(r.namespace, r.name) === node ? allow : none(write.refusal(node));
+    const bound = this.graph.podNode(r.namespace, r.name);
+    return bound === undefined || bound === node ? allow : none(write.refusal(node));
   }
 }

@@ -171,8 +171,8 @@ export interface DeletionRules {
   finalizers?: readonly string[];
   /** Applied when deletion starts (Namespace: status.phase Terminating). */
   onDeleting?(obj: KubeObject): void;
-  /** Why this object may never be deleted (403 Forbidden), e.g. the namespaces the server itself needs. */
-  undeletable?(obj: KubeObject): string | undefined;
+  /** Why this request may not delete this object (403 Forbidden): the namespaces the server itself needs, another node's pod. */
+  undeletable?(obj: KubeObject, ctx: RequestContext): string | undefined;
 }
 
 /**

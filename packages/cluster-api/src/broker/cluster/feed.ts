@@ -60,11 +60,11 @@ export class CustomResourceFeed<T> {
 
   start(): this {
     this.crd.start();
-    void this.crd.synced.then(() => {
+    this.crd.synced.then(() => {
       this.crdSynced = true;
       this.follow();
       this.options.changed();
-    });
+    }).catch((err: unknown) => this.options.onError(`follow ${this.crdName}`, err));
     return this;
   }
 
@@ -100,11 +100,11 @@ export class CustomResourceFeed<T> {
     informer.on('add', changed).on('delete', changed);
     informer.on('update', (obj, old) => (!old || shapeOf(obj) !== shapeOf(old)) && changed());
     informer.start();
-    void informer.synced.then(() => {
+    informer.synced.then(() => {
       if (this.objects !== informer) return;
       this.objectsSynced = true;
       this.options.changed();
-    });
+    }).catch((err: unknown) => this.options.onError(`list ${this.type.plural}`, err));
     this.options.changed();
   }
 
@@ -112,7 +112,7 @@ export class CustomResourceFeed<T> {
     const informer = this.objects;
     this.objects = undefined;
     this.objectsSynced = false;
-    void informer?.stop();
+    informer?.stop().catch((err: unknown) => this.options.onError(`stop watching ${this.type.plural}`, err));
     this.options.changed();
   }
 

@@ -114,9 +114,11 @@ export class TriggerWorker {
     await c?.close().catch(() => undefined);
   }
 
+  /** A delivery in flight until it settles; one that rejects (handle() catches what it expects) is logged, never left unhandled. */
   private track(p: Promise<void>): void {
     this.inFlight.add(p);
-    void p.finally(() => this.inFlight.delete(p));
+    p.catch((err: unknown) => this.deps.logger('error', 'delivery failed unexpectedly', { ...this.labels, error: (err as Error)?.message ?? String(err) }))
+      .finally(() => this.inFlight.delete(p));
   }
 
   private dropped(record: LogRecord | undefined, reason: string): void {
@@ -136,7 +138,15 @@ export class TriggerWorker {
     const program = this.program;
     if (!program) return m.nak(0).catch(() => undefined);
     if (!program.predicate(record.event.attributes)) return m.ack().catch(() => undefined);
-    const keepAlive = setInterval(() => m.working(), Math.max(100, this.deps.ackWaitMs / 3));
+    // A log whose connection closed under us throws here (from a timer: nothing else would catch it);
+    // the ack wait then runs out and the event is delivered again.
+    const keepAlive = setInterval(() => {
+      try {
+        m.working();
+      } catch {
+        clearInterval(keepAlive);
+      }
+    }, Math.max(100, this.deps.ackWaitMs / 3));
     try {
       const outcome = await this.attempt(program, record);
       if (outcome.kind === 'done') {

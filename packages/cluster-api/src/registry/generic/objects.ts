@@ -112,7 +112,7 @@ export class ObjectStorage {
       const kv = await this.read(ctx, name);
       const old = this.codec.decode(kv);
       deletePrecondition(this.gr, old, options);
-      const refused = this.definition.deletion?.undeletable?.(old);
+      const refused = this.definition.deletion?.undeletable?.(old, ctx);
       if (refused) throw forbidden(this.gr, name, refused);
       const plan = planDelete(this.definition, old, options);
       if (plan.action === 'pending') return { object: old, deleted: false };

@@ -9,13 +9,15 @@
  * - Lease: a node creates only its own.
  * - Pod: a node creates only mirror pods (`kubernetes.io/config.mirror`) bound to itself, owned by its
  *   Node alone (as controller, without blockOwnerDeletion, with its uid), and naming no ServiceAccount,
- *   Secret, ConfigMap, ClusterTrustBundle or PersistentVolumeClaim.
+ *   Secret, ConfigMap, ClusterTrustBundle or PersistentVolumeClaim; it writes the status of, deletes
+ *   and evicts only the pods bound to it, as stored (a pod that is gone: the store's 404, as a kubelet
+ *   gets from kube-apiserver).
  *
  * - TokenRequest: a node's is bound to a pod (by uid) that runs on it (nodeTokenRequest, called by
  *   subresources/token.ts, as a subresource create runs no kind's hook).
  *
  * The authorizer (auth/node-authorizer.ts) holds the rest, as the request names the object: writes to
- * another node's Node or Lease, and which pods a node may delete, evict or write the status of (its own).
+ * another node's Node or Lease, and the pod writes its graph already knows to be about another node's pod.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../../api/meta.js';
@@ -117,7 +119,18 @@ const podCreate: readonly Rule[] = [
 ];
 
 export const nodeRestriction = restrict('', 'nodes', nodeCreate, nodeUpdate);
-export const mirrorPodsOnly = restrict('', 'pods', podCreate);
+/** admitPodStatus: the stored pod (a missing one is the store's 404 before this) is bound to the node. */
+const podUpdate: readonly Rule[] = [
+  (_, old, node) => (str(spec(old).nodeName) === node ? undefined : `node ${q(node)} can only update pod status for pods with spec.nodeName set to itself`),
+];
+
+export const podRestriction = restrict('', 'pods', podCreate, podUpdate);
+
+/** admitPod's delete (an eviction deletes through it too): a node deletes only a stored pod bound to it. */
+export const ownPodsOnly = (pod: KubeObject, ctx: RequestContext): string | undefined => {
+  const node = nodeOf(ctx);
+  return node === undefined || str(spec(pod).nodeName) === node ? undefined : `node ${q(node)} can only delete pods with spec.nodeName set to itself`;
+};
 export const ownLeaseOnly = restrict('coordination.k8s.io', 'leases', [
   (o, _, node) => (o.metadata.name === node ? undefined : 'can only access node lease with the same name as the requesting node'),
 ]);

@@ -8,7 +8,7 @@ import { eviction } from '../subresources/eviction.js';
 import { podAttach, podExec, podLog, podPortForward } from '../subresources/pod-connect.js';
 import { podProxy } from '../subresources/proxy.js';
 import { statusSubresource } from '../subresources/status.js';
-import { mirrorPodsOnly } from './node-restriction.js';
+import { ownPodsOnly, podRestriction } from './node-restriction.js';
 import { defaultPodSpec, validatePodSpec } from './pod-spec.js';
 
 const containers = (o: KubeObject): Obj[] => arr(status(o).containerStatuses).map(obj);
@@ -78,8 +78,8 @@ export const pod = core({
       'status.nominatedNodeName': str(status(o).nominatedNodeName),
     }),
   },
-  deletion: { gracePeriod },
-  hooks: { admit: mirrorPodsOnly },
+  deletion: { gracePeriod, undeletable: ownPodsOnly },
+  hooks: { admit: podRestriction },
   columns: [
     column('Ready', (o) => `${containers(o).filter((c) => c.ready === true).length}/${arr(spec(o).containers).length}`),
     column('Status', podStatus),

@@ -1,0 +1,113 @@
+/**
+ * The parts `cluster-api serve` runs beside the API server, as k3s runs a kubelet and kube-scheduler in
+ * its server process: each a client of the API over HTTPS with an identity of its own
+ * (`system:kube-scheduler`, `system:node:<name>` in `system:nodes`; tokens known to this process
+ * only), so it behaves exactly as it would in a process of its own. The node's kubelet server gets a
+ * certificate from the data directory's CA naming the node, and the API server a kubelet client
+ * certificate (`kube-apiserver-kubelet-client`, system:masters) to reach it.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { KubeClient, LeaderElector } from '@func/kube-client';
+import type { ServeConfig } from '../config.js';
+import type { UserInfo } from '../registry/rest.js';
+import { ensureIssued, type CertificateAuthority } from '../auth/tls.js';
+import { nodeCertificateRequest } from '../auth/node-credentials.js';
+import { NodeAgent } from '../node/agent.js';
+import { leaseHeartbeat } from '../node/heartbeat.js';
+import type { KubeletClientTls } from '../node/kubelet-client.js';
+import { Scheduler } from '../scheduler/scheduler.js';
+import { BrokerStartError } from '../broker/cluster/embedded.js';
+import { part, type Part, type Running } from './part.js';
+
+type Log = (e: Record<string, unknown>) => void;
+
+/** Where the embedded parts reach the API server: known once it listens. */
+export interface ApiEndpoint {
+  url: string;
+  ca?: string;
+}
+
+/**
+ * A client of this very process's listening socket. A brought-in serving certificate whose CA is
+ * unknown (kubectl would use the system roots) is not verified: the connection never leaves the process.
+ */
+export const embeddedClient = ({ url, ca }: ApiEndpoint, token: string, context = 'embedded') =>
+  new KubeClient({ server: url, ca: ca ? Buffer.from(ca) : undefined, insecureSkipTlsVerify: !ca && url.startsWith('https:'), credentials: { token }, namespace: 'default', context, files: [] });
+
+/**
+ * The scheduler part, for `serve` and `cluster-api scheduler` alike. With `elect` (a store several
+ * servers share: etcd), only the holder of the kube-system `kube-scheduler` Lease schedules, as
+ * kube-scheduler's --leader-elect.
+ */
+export function schedulerPart(kube: () => KubeClient, o: { elect: boolean; schedulerName?: string; log?: Log }): Part {
+  const startScheduler = async (): Promise<Scheduler> => {
+    const scheduler = new Scheduler({ kube: kube(), schedulerName: o.schedulerName, log: o.log });
+    await scheduler.start();
+    return scheduler;
+  };
+  return part('scheduler', async (ctx): Promise<Running> => {
+    if (!o.elect) return startScheduler();
+    let running: Promise<Scheduler> | undefined;
+    const stopRunning = async () => {
+      const was = running;
+      running = undefined;
+      await (await was)?.stop();
+    };
+    const elector = new LeaderElector(kube(), {
+      namespace: 'kube-system', name: 'kube-scheduler', identity: `${hostname()}_${randomBytes(8).toString('hex')}`, releaseOnStop: true,
+      onStartedLeading: () => {
+        running = startScheduler();
+        running.catch((err: unknown) => ctx.failed(err));
+      },
+      onStoppedLeading: () => void stopRunning().catch((err: unknown) => ctx.failed(err)),
+      onError: (err) => o.log?.({ level: 'warn', msg: 'scheduler leader election', error: (err as Error).message }),
+    }).start();
+    return { stop: async () => (await elector.stop(), await stopRunning()) };
+  }, { source: new URL('../scheduler/', import.meta.url) });
+}
+
+/** The node part: `start` makes and starts the agent (embedded, or `cluster-api node`'s runNode). */
+export const nodePart = (start: () => Promise<Running>): Part => part('node', start, { source: new URL('../node/', import.meta.url) });
+
+/** The broker part: `start` starts it (embedded, or `cluster-api broker`'s own); a start error (BrokerStartError) is for the operator to mend. */
+export const brokerPart = (start: () => Promise<Running>): Part =>
+  part('broker', start, { source: new URL('../broker/', import.meta.url), permanent: (err) => err instanceof BrokerStartError });
+
+/** The identities of the embedded scheduler and node, for the API server's authenticator, and the kubelet client certificate. */
+export interface EmbeddedIdentities {
+  users: Map<string, UserInfo>;
+  kubeletClient: KubeletClientTls;
+  schedulerToken: string;
+  nodeToken: string;
+}
+
+export function embeddedIdentities(config: ServeConfig, ca: CertificateAuthority, enabled: (name: string) => boolean): EmbeddedIdentities {
+  const tlsDir = join(config.dataDir, 'tls');
+  const nodeToken = randomBytes(32).toString('base64url');
+  const schedulerToken = randomBytes(32).toString('base64url');
+  const users = new Map<string, UserInfo>();
+  if (enabled('node')) users.set(nodeToken, { name: `system:node:${config.nodeName}`, uid: '', groups: ['system:nodes'] });
+  if (enabled('scheduler')) users.set(schedulerToken, { name: 'system:kube-scheduler', uid: '', groups: [] });
+  const apiClient = ensureIssued(tlsDir, 'kubelet-client', ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'], usages: ['client'] });
+  return { users, kubeletClient: { ...apiClient, ca: ca.cert }, schedulerToken, nodeToken };
+}
+
+/** The node agent `serve` embeds, over the data directory. */
+export async function startEmbeddedNode(config: ServeConfig, ca: CertificateAuthority, api: ApiEndpoint, token: string, log?: Log): Promise<NodeAgent> {
+  const serving = ensureIssued(join(config.dataDir, 'tls'), `node-${config.nodeName}`, ca, nodeCertificateRequest(config.nodeName, ['127.0.0.1', 'localhost']));
+  const agent = new NodeAgent({
+    kube: embeddedClient(api, token), name: config.nodeName, dataDir: join(config.dataDir, 'agent'), images: join(config.dataDir, 'images'),
+    simulate: config.simulate, maxPods: config.maxPods, networkMode: config.podNetwork, rootCa: api.ca, log,
+    heartbeat: leaseHeartbeat(config.nodeLeaseDurationSeconds),
+    server: { ...serving, ca: ca.cert, port: config.kubeletPort },
+  });
+  try {
+    await agent.start();
+  } catch (err) {
+    await agent.stop().catch(() => undefined);
+    throw err;
+  }
+  return agent;
+}

@@ -1,0 +1,124 @@
+/**
+ * `cluster-api serve` as one ordered list of parts (ARCHITECTURE.md's local stack): api-server,
+ * controller-manager, scheduler, node, broker; `--disable <part>` leaves one out. Assembled here and
+ * only here, run by the Supervisor (started in order, stopped in reverse, a failing part restarted or
+ * the process ended with its name). A later part (registry, gateway, activator, autoscaler) is one
+ * more entry in `parts`.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ServeConfig } from '../config.js';
+import { disabledParts } from '../config.js';
+import type { Authenticator } from '../auth/authenticator.js';
+import { loadTokenFile, tokenAuthenticator, withUsers } from '../auth/authenticator.js';
+import { AdminUser, ensureAdminToken, firstToken, writeKubeconfig } from '../auth/credentials.js';
+import { ensureCa, ensureTls, loadTls, servingHosts, type TlsMaterial } from '../auth/tls.js';
+import { loadOrCreateSigningKey } from '../auth/service-account-tokens.js';
+import { startEmbeddedBroker } from '../broker/cluster/embedded.js';
+import type { ClusterBroker } from '../broker/cluster/start.js';
+import { startControllers } from '../controllers/index.js';
+import type { Registry } from '../registry/rest.js';
+import { ensureFrontProxy } from '../aggregation/index.js';
+import { openStorage } from '../storage/factory.js';
+import { startServer, type ClusterApiServer, type StartOptions } from '../server.js';
+import { brokerPart, embeddedClient, embeddedIdentities, nodePart, schedulerPart, startEmbeddedNode, type ApiEndpoint } from './embedded.js';
+import { part, type Part } from './part.js';
+import { Supervisor } from './supervisor.js';
+
+export interface Served {
+  /** Its close() stops every part, in reverse order. */
+  server: ClusterApiServer;
+  /** Where the kubeconfig was written, if one was. */
+  kubeconfig?: string;
+  /** The embedded broker (`--broker`, the default), once started. */
+  broker?: ClusterBroker;
+  supervisor: Supervisor;
+}
+
+export interface ServeOptions extends Pick<StartOptions, 'podNetwork'> {
+  /** Appended to the list, after the broker (what an embedding process brings). */
+  parts?: readonly Part[];
+  /** A part that cannot go on (default: logged only; cli.ts ends the process). */
+  fatal?(message: string): void;
+  /** Restart backoff (default 1 s doubling to 60 s). */
+  backoffMs?: number;
+}
+
+type Log = NonNullable<StartOptions['log']>;
+
+/** Everything `cluster-api serve` does before it waits for a signal. */
+export async function serve(config: ServeConfig, log?: Log, options: ServeOptions = {}): Promise<Served> {
+  const { authenticator, token } = credentials(config);
+  const tls = config.insecureHttp ? undefined : tlsMaterial(config);
+  // The CA that signs node and component certificates; with a brought-in serving certificate too.
+  const ca = ensureCa(join(config.dataDir, 'tls'));
+  const off = disabledParts(config);
+  const enabled = (name: string) => !off.has(name);
+  const ids = embeddedIdentities(config, ca, enabled);
+  // Kept in the data dir, as the CA is: service account tokens outlive a restart.
+  const serviceAccountKey = loadOrCreateSigningKey(join(config.dataDir, 'service-account.key'));
+  if (config.authorizationMode.includes('AlwaysAllow'))
+    log?.({ level: 'warn', msg: '--authorization-mode AlwaysAllow: every authenticated user may do anything; RBAC objects are kept but not enforced' });
+
+  let api: (ClusterApiServer & { registry: Registry }) | undefined;
+  let broker: ClusterBroker | undefined;
+  const endpoint = (): ApiEndpoint => ({ url: api!.url, ca: tls?.ca });
+  const parts: Part[] = [
+    part('api-server', async () => {
+      const storage = await openStorage(config.storage, { etcd: { caFile: config.etcdCafile, certFile: config.etcdCertfile, keyFile: config.etcdKeyfile } });
+      try {
+        api = await startServer({
+          storage, authenticator: withUsers(authenticator, ids.users), tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey,
+          controllers: false, authorization: config.authorizationMode,
+          clientCa: tls ? ca.cert : undefined, kubeletClient: ids.kubeletClient, frontProxy: ensureFrontProxy(join(config.dataDir, 'tls')),
+          serviceClusterIpRange: config.serviceClusterIpRange,
+          ...(options.podNetwork && { podNetwork: options.podNetwork }),
+        });
+      } catch (err) {
+        await storage.close();
+        throw err;
+      }
+      if (token) writeKubeconfig(config.kubeconfigOut, { server: api.url, token, ca: tls?.ca });
+      const started = api;
+      return { stop: () => started.close() };
+    }, { restartable: false }),
+    part('controller-manager', async () => startControllers(api!.registry, {
+      log, controllers: config.controllers,
+      nodes: { clusterCidr: config.clusterCidr, nodeCidrMaskSize: config.nodeCidrMaskSize, gracePeriodMs: config.nodeMonitorGracePeriod * 1000 },
+    }), { source: new URL('../controllers/', import.meta.url) }),
+    schedulerPart(() => embeddedClient(endpoint(), ids.schedulerToken), { elect: config.storage.startsWith('etcd'), log }),
+    nodePart(() => startEmbeddedNode(config, ca, endpoint(), ids.nodeToken, log)),
+    // The broker acts with the admin's credentials (it grants itself its own identity): none without a kubeconfig.
+    ...(token ? [brokerPart(async () => (broker = await startEmbeddedBroker({
+      apiUrl: api!.url, ca: tls?.ca, token, log,
+      store: config.brokerStore, port: config.brokerPort, host: config.brokerBindAddress, advertiseAddress: config.brokerAdvertiseAddress,
+    })))] : []),
+    ...(options.parts ?? []),
+  ].filter((p) => enabled(p.name));
+  const supervisor = new Supervisor(parts, {
+    log, backoffMs: options.backoffMs,
+    fatal: options.fatal ?? ((message) => log?.({ level: 'error', msg: 'part cannot go on', error: message })),
+  });
+  await supervisor.start();
+  const { url, port } = api!;
+  let closing: Promise<void> | undefined;
+  return {
+    server: { url, port, close: () => (closing ??= supervisor.stop()) },
+    ...(token && { kubeconfig: config.kubeconfigOut }),
+    ...(broker && { broker }),
+    supervisor,
+  };
+}
+
+function credentials(config: ServeConfig): { authenticator: Authenticator; token?: string } {
+  if (config.tokenAuthFile)
+    return { authenticator: loadTokenFile(config.tokenAuthFile), token: firstToken(readFileSync(config.tokenAuthFile, 'utf8')) };
+  const token = ensureAdminToken(join(config.dataDir, 'admin.token'));
+  return { authenticator: tokenAuthenticator(new Map([[token, AdminUser]])), token };
+}
+
+function tlsMaterial(config: ServeConfig): TlsMaterial {
+  if (config.tlsCertFile && config.tlsPrivateKeyFile)
+    return loadTls(config.tlsCertFile, config.tlsPrivateKeyFile, config.tlsCaFile);
+  return ensureTls(join(config.dataDir, 'tls'), servingHosts(config.bindAddress));
+}
