@@ -3,14 +3,14 @@
  * API sources, back-off tables, events) and the pod's directories. The pod worker makes one per pod;
  * container runners only read it and call back through it.
  */
-import type { Backoff } from './backoff.js';
+import type { Backoff } from '../backoff.js';
 import type { PodPlace } from './downward.js';
-import type { ImageStore } from './images.js';
-import type { LogLimits } from './logs.js';
-import type { PodNetwork } from './pod-network.js';
-import type { PortTarget } from './probe-check.js';
-import type { PodSources } from './sources.js';
-import type { Container, Pod, VolumeMount } from './types.js';
+import type { ImageStore } from '../runtime/process/images.js';
+import type { LogLimits } from '../logs/logs.js';
+import type { PodNetwork } from '../pod-network.js';
+import type { PortTarget } from '../probes/probe-check.js';
+import type { PodSources } from '../sources.js';
+import type { Container, Pod, VolumeMount } from '../types.js';
 
 export type EventType = 'Normal' | 'Warning';
 

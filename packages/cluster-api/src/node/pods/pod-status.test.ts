@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { phaseOf, podStatus, type PodFacts } from './pod-status.js';
-import type { ContainerStatus, Pod } from './types.js';
+import type { ContainerStatus, Pod } from '../types.js';
 
 const running: ContainerStatus = { name: 'c', state: { running: { startedAt: 't' } }, lastState: {}, ready: true, restartCount: 0, image: 'i', imageID: '' };
 const exited = (code: number): ContainerStatus => ({ ...running, ready: false, state: { terminated: { exitCode: code } } });

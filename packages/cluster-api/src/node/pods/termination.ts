@@ -7,10 +7,10 @@
  */
 import { closeSync, openSync, readSync, fstatSync } from 'node:fs';
 import { fieldPath, type PodContext } from './pod-context.js';
-import { check } from './probe-check.js';
-import type { ContainerLog } from './logs.js';
-import type { ContainerProcess, Exit } from './process.js';
-import { rfc3339, type Container, type ContainerState } from './types.js';
+import { check } from '../probes/probe-check.js';
+import type { ContainerLog } from '../logs/logs.js';
+import type { ContainerProcess, Exit } from '../runtime/process/process.js';
+import { rfc3339, type Container, type ContainerState } from '../types.js';
 
 export type Terminated = NonNullable<ContainerState['terminated']>;
 

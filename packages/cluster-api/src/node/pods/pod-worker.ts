@@ -10,10 +10,10 @@ import { isNotFound, type KubeClient, Resources } from '@func/kube-client';
 import { ContainerRunner } from './container.js';
 import type { PodContext } from './pod-context.js';
 import { podStatus } from './pod-status.js';
-import { openSandbox, removePodDir, type Sandbox } from './sandbox.js';
-import type { StatusWriter } from './status-sync.js';
+import { openSandbox, removePodDir, type Sandbox } from '../sandbox/sandbox.js';
+import type { StatusWriter } from '../status-sync.js';
 import type { Terminated } from './termination.js';
-import { rfc3339, type Pod } from './types.js';
+import { rfc3339, type Pod } from '../types.js';
 
 export interface WorkerDeps {
   kube: KubeClient;

@@ -11,7 +11,7 @@
 import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { VolumeError } from './volumes.js';
-import type { Container, Pod, Volume, VolumeMount } from './types.js';
+import type { Container, Pod, Volume, VolumeMount } from '../types.js';
 
 export const ServiceAccountMountPath = '/var/run/secrets/kubernetes.io/serviceaccount';
 export const ServiceAccountVolume = 'kube-api-access';

@@ -5,13 +5,13 @@
  * ready, started, image, imageID, containerID).
  */
 import { crashLoopMessage, startContainer, type Started } from './container-start.js';
-import type { ContainerLog } from './logs.js';
+import type { ContainerLog } from '../logs/logs.js';
 import { fieldPath, type PodContext } from './pod-context.js';
-import { check, untilListening } from './probe-check.js';
-import { ProbeWorker, type ProbeKind, type ProbeResult } from './probes.js';
-import type { ContainerProcess, Exit } from './process.js';
+import { check, untilListening } from '../probes/probe-check.js';
+import { ProbeWorker, type ProbeKind, type ProbeResult } from '../probes/probes.js';
+import type { ContainerProcess, Exit } from '../runtime/process/process.js';
 import { stopProcess, terminated, type Terminated } from './termination.js';
-import { podDesc, rfc3339, type Container, type ContainerState, type ContainerStatus } from './types.js';
+import { podDesc, rfc3339, type Container, type ContainerState, type ContainerStatus } from '../types.js';
 
 type Phase = 'idle' | 'starting' | 'running' | 'simulated' | 'exited' | 'waiting';
 

@@ -9,10 +9,10 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { basename, isAbsolute, join, normalize } from 'node:path';
 import type { ContainerConfig } from '@func/oci';
-import { expand } from './env.js';
-import type { MountRoot } from './mounts.js';
+import { expand } from '../../pods/env.js';
+import type { MountRoot } from '../../sandbox/mounts.js';
 import type { LaunchSpec } from './process.js';
-import type { Container } from './types.js';
+import type { Container } from '../../types.js';
 
 /** Raised when the container cannot be created as asked: the kubelet's CreateContainerError. */
 export class CreateContainerError extends Error {

@@ -5,8 +5,8 @@
  * others own, transition times kept while a condition's status stays, and the addresses. A pod whose
  * containers all run simulated gets kwok's pod-ready status instead.
  */
-import type { Condition, ContainerStatus, Pod, PodStatus } from './types.js';
-import { rfc3339 } from './types.js';
+import type { Condition, ContainerStatus, Pod, PodStatus } from '../types.js';
+import { rfc3339 } from '../types.js';
 
 export interface PodFacts {
   pod: Pod;

@@ -13,12 +13,12 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { readContainerLog, type LogReadOptions } from './log-reader.js';
-import type { PodNetwork } from './pod-network.js';
-import type { PodWorker } from './pod-worker.js';
-import { DialErrorHeader } from './kubelet-client.js';
+import { readContainerLog, type LogReadOptions } from '../logs/log-reader.js';
+import type { PodNetwork } from '../pod-network.js';
+import type { PodWorker } from '../pods/pod-worker.js';
+import { DialErrorHeader } from '../kubelet-client.js';
 import { KubeletAuth, type KubeletUser } from './server-auth.js';
-import type { Pod } from './types.js';
+import type { Pod } from '../types.js';
 
 export interface KubeletHost {
   worker(namespace: string, name: string): PodWorker | undefined;

@@ -6,18 +6,18 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { goDuration } from './backoff.js';
+import { goDuration } from '../backoff.js';
 import { ContainerConfigError } from './downward.js';
 import { containerEnv } from './env.js';
-import { ImageError, type ImageResolution, type PullPolicy } from './images.js';
-import { CreateContainerError, launchSpec } from './launch.js';
-import { ContainerLog } from './logs.js';
-import { mountRoot } from './mounts.js';
+import { ImageError, type ImageResolution, type PullPolicy } from '../runtime/process/images.js';
+import { CreateContainerError, launchSpec } from '../runtime/process/launch.js';
+import { ContainerLog } from '../logs/logs.js';
+import { mountRoot } from '../sandbox/mounts.js';
 import { fieldPath, type PodContext } from './pod-context.js';
-import { unsupportedHandler } from './probe-check.js';
-import { ContainerProcess } from './process.js';
-import type { Container } from './types.js';
-import { VolumeError } from './volumes.js';
+import { unsupportedHandler } from '../probes/probe-check.js';
+import { ContainerProcess } from '../runtime/process/process.js';
+import type { Container } from '../types.js';
+import { VolumeError } from '../sandbox/volumes.js';
 
 export type Started =
   | { kind: 'process'; process: ContainerProcess; log: ContainerLog; containerID: string; imageID: string }
