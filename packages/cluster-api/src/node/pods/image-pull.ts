@@ -5,7 +5,7 @@
  * events (`Pulling`, `Pulled` with the pull's duration and size, or "already present on machine"),
  * and on failure `Failed` events and the image pull back-off (ErrImagePull, then ImagePullBackOff).
  * The runtime that runs the image is chosen here (runtime/handlers.ts): an image no runtime of the
- * node runs is an ErrImagePull saying so.
+ * node runs is an ErrImagePull saying so; the chosen one prepares (unpacks) it within the pull.
  */
 import { ImageError, type PullPolicy } from '../runtime/image-store.js';
 import { chooseHandler, type RuntimeHandler } from '../runtime/handlers.js';
@@ -50,20 +50,23 @@ export async function ensureImage(ctx: PodContext, c: Container, init: boolean):
     const policy = pullPolicy(c);
     const pullable = ctx.images.pullable(spec);
     let image = policy === 'Always' && pullable ? undefined : await ctx.images.imageStatus(spec);
-    let pulled = false;
     if (!image && policy === 'Never') throw new ImageError('ErrImageNeverPull', `Container image "${ref}" is not present with pull policy of Never`);
+    let pulled: { started: number; size: number } | undefined;
     if (!image && pullable) {
       ctx.event('Normal', 'Pulling', `Pulling image "${ref}"`, at);
       const started = Date.now();
       const { size } = await ctx.images.pullImage(spec);
-      const took = goMillis(Date.now() - started);
-      ctx.event('Normal', 'Pulled', `Successfully pulled image "${ref}" in ${took} (${took} including waiting). Image size: ${size} bytes.`, at);
       image = await ctx.images.imageStatus(spec);
-      pulled = true;
+      pulled = { started, size };
     }
     const chosen = chooseHandler(ctx.handlers, ref, image);
     if ('refused' in chosen) throw new ImageError('ErrImagePull', chosen.refused);
-    if (image && !pulled && chosen.runtime.reporting === 'kubelet') ctx.event('Normal', 'Pulled', `Container image "${ref}" already present on machine`, at);
+    // The runtime unpacks it as part of the pull, as containerd does: the Pulled event's time includes it.
+    if (image) await chosen.runtime.prepareImage?.(spec);
+    if (pulled) {
+      const took = goMillis(Date.now() - pulled.started);
+      ctx.event('Normal', 'Pulled', `Successfully pulled image "${ref}" in ${took} (${took} including waiting). Image size: ${pulled.size} bytes.`, at);
+    } else if (image && chosen.runtime.reporting === 'kubelet') ctx.event('Normal', 'Pulled', `Container image "${ref}" already present on machine`, at);
     ctx.pullBackoff.forget(key);
     return { handler: chosen, image };
   } catch (err) {

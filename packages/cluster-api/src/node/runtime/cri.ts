@@ -112,6 +112,13 @@ export interface RuntimeService {
    */
   readonly reporting: 'kubelet' | 'kwok';
 
+  /**
+   * Makes a pulled or present image ready to run on this runtime (unpacked where its containers
+   * read it), as containerd's pull unpacks into the runtime's snapshotter: part of the pull's time
+   * in the Pulled event. Optional; createContainer prepares what was not.
+   */
+  prepareImage?(image: ImageSpec): Promise<void>;
+
   runPodSandbox(config: PodSandboxConfig): Promise<string>;
   /** Stops every container of the sandbox (SIGKILL: the agent stopped them gracefully first) and its network. */
   stopPodSandbox(id: string): Promise<void>;

@@ -18,7 +18,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Image, ImageService, ImageSpec } from './cri.js';
-import { ImageLayout, parseReference, pullImage, resolveImage, unpackImage, type ContainerConfig, type Descriptor } from '@func/oci';
+import { ImageLayout, parseReference, pullImage, resolveImage, type ContainerConfig, type Descriptor } from '@func/oci';
+import { unpackInWorker } from './unpack.js';
 
 export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
 
@@ -165,7 +166,7 @@ export class ImageStore implements ImageService {
         await mkdir(this.options.rootfs, { recursive: true });
         const tmp = `${dest}.${randomBytes(4).toString('hex')}.tmp`;
         try {
-          await unpackImage(await this.layout(), descriptor, tmp);
+          await unpackInWorker(this.options.layout, descriptor, tmp);
           await rename(tmp, dest);
         } finally {
           await rm(tmp, { recursive: true, force: true });

@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { ContainerLog, type LogLimits } from '../../logs/logs.js';
 import type { PodNetwork } from '../../pod-network.js';
-import type { ContainerConfig, ContainerStatus, PodSandboxConfig, PodSandboxStatus, RuntimeService } from '../cri.js';
+import type { ContainerConfig, ContainerStatus, ImageSpec, PodSandboxConfig, PodSandboxStatus, RuntimeService } from '../cri.js';
 import type { ImageStore } from '../image-store.js';
 import { newId, RecordedRuntime } from '../records.js';
 import { launchSpec } from './launch.js';
@@ -49,6 +49,11 @@ export class ProcessRuntime extends RecordedRuntime<Sandbox, Instance> implement
 
   version() {
     return { runtimeName: 'func', runtimeVersion: '0.1.0' };
+  }
+
+  /** Unpacks the image under `<data-dir>/rootfs/<digest>` (once per digest). */
+  async prepareImage(image: ImageSpec): Promise<void> {
+    await this.opts.images.unpackedImage(image.image);
   }
 
   async runPodSandbox(config: PodSandboxConfig): Promise<string> {
