@@ -18,6 +18,7 @@ import { DefaultLogLimits, type LogLimits } from './logs/logs.js';
 import type { NodeFacts } from './node-object.js';
 import type { PodContext } from './pods/pod-context.js';
 import { defaultNetworkMode, PodNetwork, type NetworkMode } from './pod-network.js';
+import { deletedForGood } from './pods/delete.js';
 import { PodWorker, type PodHooks } from './pods/pod-worker.js';
 import { removePodDir, type Sandbox } from './sandbox/sandbox.js';
 import { apiSources, type PodSources } from './sources.js';
@@ -160,19 +161,24 @@ export class NodeAgent {
       this.log({ level: 'info', msg: 'deleting orphaned mirror pod', pod: `${pod.metadata.namespace}/${pod.metadata.name}` });
       return void this.deleteUnstarted(pod);
     }
-    const created = new PodWorker(pod, { kube: this.opts.kube, context: (p, w, s) => this.context(p, w, s), status: new StatusWriter(this.opts.kube, pod, 'kubelet', this.log), finished: () => this.workers.delete(uid) });
+    const created = new PodWorker(pod, { kube: this.opts.kube, context: (p, w, s) => this.context(p, w, s), status: new StatusWriter(this.opts.kube, pod, 'kubelet', this.log), finished: () => this.workers.delete(uid), log: this.log });
     this.workers.set(uid, created);
     created.kick(0);
   }
 
   /** A pod deleted before this node ever ran it (or an orphaned mirror pod) is removed for good at once, as the kubelet does. */
   private async deleteUnstarted(pod: Pod): Promise<void> {
-    const { name = '', namespace, uid } = pod.metadata;
-    await this.opts.kube.delete(Resources.pods, name, { namespace, gracePeriodSeconds: 0, preconditions: { uid } }).catch(quiet);
+    // Not retried: the pod's next update (or the agent's next start) asks again.
+    await deletedForGood(this.opts.kube, pod).catch((err: Error) => this.warn('pod not deleted', pod, err));
   }
 
   private removed(pod: Pod): void {
-    void this.workers.get(pod.metadata.uid ?? '')?.remove();
+    this.log({ level: 'debug', msg: 'pod removed from the API', pod: `${pod.metadata.namespace}/${pod.metadata.name}` });
+    this.workers.get(pod.metadata.uid ?? '')?.remove().catch((err: Error) => this.warn('pod not cleaned up', pod, err));
+  }
+
+  private warn(msg: string, pod: Pod, err: Error): void {
+    this.log({ level: 'warn', msg, pod: `${pod.metadata.namespace}/${pod.metadata.name}`, error: err.message });
   }
 
   private context(pod: () => Pod, worker: PodHooks, sandbox: () => Sandbox | undefined): PodContext {
@@ -223,7 +229,7 @@ export class NodeAgent {
   async stop(): Promise<void> {
     this.heartbeat?.stop();
     await Promise.all([this.podInformer?.stop(), this.self?.stop(), this.proxy?.stop()]);
-    await Promise.all([...this.workers.values()].map((w) => w.shutdown()));
+    await Promise.all([...this.workers.values()].map((w) => w.shutdown().catch((err: Error) => this.warn('pod not stopped', w.current, err))));
     await this.server?.close();
     this.events.close();
   }

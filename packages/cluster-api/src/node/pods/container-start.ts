@@ -59,7 +59,12 @@ export async function startContainer(ctx: PodContext, c: Container, init: boolea
     return configFailure(ctx, c, init, 'CreateContainerConfigError', (err as Error).message);
   }
   if (!kwok) ctx.event('Normal', 'Created', `Created container ${c.name}`, fieldPath(c, init));
-  await runtime.startContainer(id);
+  try {
+    await runtime.startContainer(id);
+  } catch (err) {
+    await runtime.removeContainer(id).catch(() => undefined);
+    return configFailure(ctx, c, init, 'RunContainerError', (err as Error).message);
+  }
   if (!kwok) ctx.event('Normal', 'Started', `Started container ${c.name}`, fieldPath(c, init));
   const status = runtime.containerStatus(id);
   return { kind: 'started', runtime, id, imageID: found.image?.id ?? '', startedAt: status?.startedAt ?? Date.now(), logPath };

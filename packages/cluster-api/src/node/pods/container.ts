@@ -171,7 +171,8 @@ export class ContainerRunner {
     if (kind !== 'Readiness' && result === 'failure') {
       const probe = kind === 'Liveness' ? this.spec.livenessProbe : this.spec.startupProbe;
       const grace = probe?.terminationGracePeriodSeconds ?? this.ctx.pod().spec.terminationGracePeriodSeconds ?? 30;
-      void this.stop(grace, `Container ${this.spec.name} failed ${kind.toLowerCase()} probe, will be restarted`);
+      this.stop(grace, `Container ${this.spec.name} failed ${kind.toLowerCase()} probe, will be restarted`)
+        .catch((err: Error) => this.ctx.event('Warning', 'FailedKillContainer', `error killing container ${this.spec.name}: ${err.message}`, fieldPath(this.spec, this.init)));
     }
     this.ctx.changed();
   }
@@ -196,7 +197,10 @@ export class ContainerRunner {
     if (this.phase !== 'running' || !this.inst) return this.stopping;
     const inst = this.inst;
     this.stopping ??= (inst.kwok ? inst.runtime.stopContainer(inst.id, 0) : stopContainer(inst.runtime, inst.id, this.spec, this.ctx, graceSeconds, this.init, message))
-      .then(() => this.onExit(inst.id, inst.runtime.containerStatus(inst.id)!))
+      .then(() => {
+        const exit = inst.runtime.containerStatus(inst.id);
+        if (exit) this.onExit(inst.id, exit);
+      })
       .finally(() => (this.stopping = undefined));
     return this.stopping;
   }

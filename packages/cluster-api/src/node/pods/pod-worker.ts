@@ -6,7 +6,8 @@
  * final status written, and the pod deleted for good (grace 0, uid precondition), as the kubelet's
  * status manager does. Status writes follow every change.
  */
-import { isNotFound, type KubeClient, Resources } from '@func/kube-client';
+import { type KubeClient, Resources } from '@func/kube-client';
+import { deletedForGood } from './delete.js';
 import type { RuntimeService } from '../runtime/cri.js';
 import { chooseHandler } from '../runtime/handlers.js';
 import { ContainerRunner } from './container.js';
@@ -24,6 +25,7 @@ export interface WorkerDeps {
   status: StatusWriter;
   /** Called once the pod is gone from this node (deleted, or removed from the API). */
   finished(): void;
+  log(entry: Record<string, unknown>): void;
 }
 
 /** What the pod's context calls back into its worker for. */
@@ -223,21 +225,16 @@ export class PodWorker {
       await this.stopSandboxes();
       if (!kwokOnly) await this.deps.status.write(this.status(true));
       await this.deps.status.flushed();
-      await this.deleteForGood();
+      await deletedForGood(this.deps.kube, this.pod);
       this.release(true);
     })().catch((err: unknown) => {
-      // Tried again at the next sync (the kubelet's status manager retries its delete the same way).
+      // Logged and tried again at the next sync, as the kubelet's status manager retries its delete;
+      // nothing waits on this promise to fail (a pod removed meanwhile is cleaned up by remove()).
+      const { name = '', namespace } = this.pod.metadata;
+      this.deps.log({ level: 'warn', msg: 'pod not deleted', pod: `${namespace}/${name}`, error: (err as Error).message });
       this.ending = undefined;
       this.kick(1000);
-      throw err;
     }));
-  }
-
-  private async deleteForGood(): Promise<void> {
-    const { name = '', namespace, uid } = this.pod.metadata;
-    await this.deps.kube.delete(Resources.pods, name, { namespace, gracePeriodSeconds: 0, preconditions: { uid } }).catch((err: unknown) => {
-      if (!isNotFound(err) && !String((err as Error).message).includes('Precondition failed')) throw err;
-    });
   }
 
   /** Every sandbox of the pod stopped (its containers are): its network goes. */
@@ -259,9 +256,11 @@ export class PodWorker {
     await this.terminateNoReport(true);
   }
 
+  /** Stops every container at once and releases the pod; a termination in flight is waited for (and, had it failed, done again here). */
   private async terminateNoReport(removeFiles: boolean): Promise<void> {
-    this.ending ??= Promise.all([...this.main, ...this.init].map((r) => r.stop(0))).then(() => this.removeSandboxes()).then(() => this.release(removeFiles));
-    await this.ending;
+    while (!this.done) {
+      await (this.ending ??= Promise.all([...this.main, ...this.init].map((r) => r.stop(0))).then(() => this.removeSandboxes()).then(() => this.release(removeFiles)));
+    }
   }
 
   private release(removeFiles: boolean): void {
