@@ -10,17 +10,21 @@ import { Informer, type KubeClient, Resources } from '@func/kube-client';
 import { Backoff } from './backoff.js';
 import { clientEvents, EventRecorder } from './events.js';
 import { DefaultHeartbeat, NodeHeartbeat, type HeartbeatOptions } from './heartbeat.js';
-import { ImageStore } from './images.js';
-import { DefaultLogLimits, type LogLimits } from './logs.js';
+import { ImageStore } from './runtime/image-store.js';
+import { nodeHandlers, type RuntimeHandler } from './runtime/handlers.js';
+import { ProcessRuntime } from './runtime/process/runtime.js';
+import { SimulatedRuntime } from './runtime/simulated/runtime.js';
+import { DefaultLogLimits, type LogLimits } from './logs/logs.js';
 import type { NodeFacts } from './node-object.js';
-import type { PodContext } from './pod-context.js';
+import type { PodContext } from './pods/pod-context.js';
 import { defaultNetworkMode, PodNetwork, type NetworkMode } from './pod-network.js';
-import { PodWorker } from './pod-worker.js';
-import { removePodDir, type Sandbox } from './sandbox.js';
+import { deletedForGood } from './pods/delete.js';
+import { PodWorker, type PodHooks } from './pods/pod-worker.js';
+import { removePodDir, type Sandbox } from './sandbox/sandbox.js';
 import { apiSources, type PodSources } from './sources.js';
-import { KubeletServer, type KubeletServerOptions } from './server.js';
+import { KubeletServer, type KubeletServerOptions } from './server/server.js';
 import { ServiceProxy } from './service-proxy.js';
-import { KubeletAuth } from './server-auth.js';
+import { KubeletAuth } from './server/server-auth.js';
 import { StatusWriter } from './status-sync.js';
 import type { Node, Pod, Taint } from './types.js';
 
@@ -33,6 +37,12 @@ export interface NodeAgentOptions {
   images?: string;
   /** Run images that are not function images simulated, as kwok does (default), or refuse them. */
   simulate?: boolean;
+  /**
+   * More container runtimes (runtime/cri.ts), asked before the node's own: the first whose `runs`
+   * takes a container's image runs it (then function images as processes, then, when simulating,
+   * every other image).
+   */
+  runtimes?: RuntimeHandler[];
   /** The node's InternalIP (default 127.0.0.1). */
   hostIP?: string;
   networkMode?: NetworkMode;
@@ -71,6 +81,10 @@ export class NodeAgent {
   readonly name: string;
   readonly network: PodNetwork;
   readonly images: ImageStore;
+  /** The runtimes, in the order they are asked (runtime/handlers.ts). */
+  readonly handlers: readonly RuntimeHandler[];
+  /** The Node's `containerRuntimeVersion` (the process runtime's, `<name>://<version>`). */
+  private readonly runtimeVersion: string;
   private readonly workers = new Map<string, PodWorker>();
   private readonly events: EventRecorder;
   private readonly sources: PodSources;
@@ -92,6 +106,10 @@ export class NodeAgent {
     this.log = opts.log ?? quiet;
     this.network = new PodNetwork(opts.networkMode ?? defaultNetworkMode(), opts.hostIP ?? '127.0.0.1');
     this.images = new ImageStore({ layout: opts.images ?? join(opts.dataDir, 'images'), rootfs: join(opts.dataDir, 'rootfs') });
+    const processes = new ProcessRuntime({ images: this.images, network: this.network, logLimits: opts.logLimits ?? DefaultLogLimits });
+    const v = processes.version();
+    this.runtimeVersion = `${v.runtimeName}://${v.runtimeVersion}`;
+    this.handlers = nodeHandlers(opts.runtimes ?? [], processes, opts.simulate ?? true ? new SimulatedRuntime(this.network) : undefined);
     this.events = new EventRecorder(clientEvents(opts.kube), { component: 'kubelet', host: opts.name, instance: opts.name }, this.log);
     this.sources = apiSources(opts.kube, opts.rootCa ?? opts.kube.connection.ca?.toString());
   }
@@ -108,7 +126,7 @@ export class NodeAgent {
     const version = JSON.parse((await kube.raw({ method: 'GET', path: '/version', what: 'get version' })).body) as { gitVersion?: string };
     const facts: NodeFacts = {
       name: this.name, hostIP: this.network.hostIP, kubeletPort: this.port, maxPods: this.opts.maxPods ?? 110, dataDir,
-      kubeletVersion: version.gitVersion ?? 'v0.0.0', runtimeVersion: 'func://0.1.0', labels: this.opts.labels, taints: this.opts.taints,
+      kubeletVersion: version.gitVersion ?? 'v0.0.0', runtimeVersion: this.runtimeVersion, labels: this.opts.labels, taints: this.opts.taints,
     };
     this.heartbeat = new NodeHeartbeat(kube, facts, { ...DefaultHeartbeat, ...this.opts.heartbeat }, this.log, () => this.self?.get(this.name));
     const node = await this.heartbeat.register();
@@ -143,34 +161,40 @@ export class NodeAgent {
       this.log({ level: 'info', msg: 'deleting orphaned mirror pod', pod: `${pod.metadata.namespace}/${pod.metadata.name}` });
       return void this.deleteUnstarted(pod);
     }
-    const created = new PodWorker(pod, { kube: this.opts.kube, context: (p, w, s) => this.context(p, w, s), status: new StatusWriter(this.opts.kube, pod, 'kubelet', this.log), finished: () => this.workers.delete(uid) });
+    const created = new PodWorker(pod, { kube: this.opts.kube, context: (p, w, s) => this.context(p, w, s), status: new StatusWriter(this.opts.kube, pod, 'kubelet', this.log), finished: () => this.workers.delete(uid), log: this.log });
     this.workers.set(uid, created);
     created.kick(0);
   }
 
   /** A pod deleted before this node ever ran it (or an orphaned mirror pod) is removed for good at once, as the kubelet does. */
   private async deleteUnstarted(pod: Pod): Promise<void> {
-    const { name = '', namespace, uid } = pod.metadata;
-    await this.opts.kube.delete(Resources.pods, name, { namespace, gracePeriodSeconds: 0, preconditions: { uid } }).catch(quiet);
+    // Not retried: the pod's next update (or the agent's next start) asks again.
+    await deletedForGood(this.opts.kube, pod).catch((err: Error) => this.warn('pod not deleted', pod, err));
   }
 
   private removed(pod: Pod): void {
-    void this.workers.get(pod.metadata.uid ?? '')?.remove();
+    this.log({ level: 'debug', msg: 'pod removed from the API', pod: `${pod.metadata.namespace}/${pod.metadata.name}` });
+    this.workers.get(pod.metadata.uid ?? '')?.remove().catch((err: Error) => this.warn('pod not cleaned up', pod, err));
   }
 
-  private context(pod: () => Pod, worker: { kick(ms: number): void; changed(): void }, sandbox: () => Sandbox | undefined): PodContext {
+  private warn(msg: string, pod: Pod, err: Error): void {
+    this.log({ level: 'warn', msg, pod: `${pod.metadata.namespace}/${pod.metadata.name}`, error: err.message });
+  }
+
+  private context(pod: () => Pod, worker: PodHooks, sandbox: () => Sandbox | undefined): PodContext {
     const p = pod();
     const { name = '', namespace = '', uid = '' } = p.metadata;
     const place = { podIP: '', hostIP: this.network.hostIP, allocatable: this.allocatable };
     return {
-      pod, place, network: this.network,
-      target: (port) => this.network.target(uid, port) ?? { host: place.podIP, port },
+      pod, place,
+      sandbox: (runtime) => worker.sandbox(runtime),
+      portForward: (runtime, port) => worker.portForward(runtime, port),
+      target: (port) => worker.target(port),
       event: (type, reason, message, fieldPath) => this.events.record({ kind: 'Pod', apiVersion: 'v1', name, namespace, uid, resourceVersion: pod().metadata.resourceVersion, ...(fieldPath ? { fieldPath } : {}) }, type, reason, message),
       changed: () => worker.changed(),
       kick: (ms) => worker.kick(ms),
       backoff: this.backoff, pullBackoff: this.pullBackoff,
-      simulate: this.opts.simulate ?? true,
-      images: this.images, sources: this.sources,
+      images: this.images, handlers: this.handlers, sources: this.sources,
       podDir: join(this.opts.dataDir, 'pods', uid),
       logDir: join(this.opts.dataDir, 'logs', `${namespace}_${name}_${uid}`),
       logLimits: this.opts.logLimits ?? DefaultLogLimits,
@@ -205,7 +229,7 @@ export class NodeAgent {
   async stop(): Promise<void> {
     this.heartbeat?.stop();
     await Promise.all([this.podInformer?.stop(), this.self?.stop(), this.proxy?.stop()]);
-    await Promise.all([...this.workers.values()].map((w) => w.shutdown()));
+    await Promise.all([...this.workers.values()].map((w) => w.shutdown().catch((err: Error) => this.warn('pod not stopped', w.current, err))));
     await this.server?.close();
     this.events.close();
   }

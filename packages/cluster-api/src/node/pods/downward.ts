@@ -3,8 +3,8 @@
  * downwardAPI volume files. A resource without a limit reports the node's allocatable, as the
  * kubelet fills unset limits; values are rounded up to the divisor.
  */
-import { parseQuantity } from '../api/quantity.js';
-import type { Container, Pod } from './types.js';
+import { parseQuantity } from '../../api/quantity.js';
+import type { Container, Pod } from '../types.js';
 
 /** Where the pod is: what status.podIP/hostIP report and what limits default to. */
 export interface PodPlace {

@@ -9,18 +9,13 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { basename, isAbsolute, join, normalize } from 'node:path';
 import type { ContainerConfig } from '@func/oci';
-import { expand } from './env.js';
-import type { MountRoot } from './mounts.js';
+import { expand } from '../../pods/env.js';
+import { CreateContainerError, type ContainerConfig as CriContainerConfig } from '../cri.js';
+import type { MountRoot } from './mount-root.js';
 import type { LaunchSpec } from './process.js';
-import type { Container } from './types.js';
-
-/** Raised when the container cannot be created as asked: the kubelet's CreateContainerError. */
-export class CreateContainerError extends Error {
-  override readonly name = 'CreateContainerError';
-}
 
 export interface LaunchInput {
-  container: Container;
+  container: Pick<CriContainerConfig, 'command' | 'args' | 'workingDir'>;
   image: ContainerConfig;
   /** The unpacked image. */
   imageRoot: string;

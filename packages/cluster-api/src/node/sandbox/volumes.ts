@@ -8,9 +8,9 @@
  */
 import { existsSync, mkdirSync, statSync, writeFileSync, renameSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
-import { ContainerConfigError, fieldValue, resourceValue, type PodPlace } from './downward.js';
-import type { DataObject, PodSources } from './sources.js';
-import type { Pod, Volume } from './types.js';
+import { ContainerConfigError, fieldValue, resourceValue, type PodPlace } from '../pods/downward.js';
+import type { DataObject, PodSources } from '../sources.js';
+import type { Pod, Volume } from '../types.js';
 
 /** A volume that cannot be set up: the FailedMount event's message. */
 export class VolumeError extends Error {

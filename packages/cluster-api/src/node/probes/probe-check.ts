@@ -8,7 +8,7 @@
 import { request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
-import type { Container, HttpGetAction, ProbeHandler } from './types.js';
+import type { Container, HttpGetAction, ProbeHandler } from '../types.js';
 
 export interface ProbeOutcome {
   ok: boolean;

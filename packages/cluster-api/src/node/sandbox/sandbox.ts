@@ -5,10 +5,10 @@
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { PodPlace } from './downward.js';
+import type { PodPlace } from '../pods/downward.js';
 import { withServiceAccount } from './mounts.js';
-import type { PodSources } from './sources.js';
-import type { Container, Pod, VolumeMount } from './types.js';
+import type { PodSources } from '../sources.js';
+import type { Container, Pod, VolumeMount } from '../types.js';
 import { setUpVolumes, VolumeError, writeToken, type TokenFile } from './volumes.js';
 
 export interface Sandbox {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { containerEnv, expand } from './env.js';
-import type { PodSources } from './sources.js';
-import type { Pod } from './types.js';
+import type { PodSources } from '../sources.js';
+import type { Pod } from '../types.js';
 
 describe('expand', () => {
   const vars: Record<string, string> = { A: 'x', B: 'y' };

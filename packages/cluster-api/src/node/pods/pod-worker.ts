@@ -1,27 +1,40 @@
 /**
  * One pod on this node, as the kubelet's pod worker drives it: syncs run one at a time (kicked by
- * pod updates, container exits, probe results and timers); the first sets up the sandbox (IP,
- * volumes), then init containers run in order to completion, then every container is kept running
+ * pod updates, container exits, probe results and timers); the first sets up the pod's volumes,
+ * each container's runtime gets the pod's sandbox when it first runs one (IP), then init containers run in order to completion, then every container is kept running
  * per restartPolicy. A pod being deleted is stopped (preStop, SIGTERM, grace period, SIGKILL), its
  * final status written, and the pod deleted for good (grace 0, uid precondition), as the kubelet's
  * status manager does. Status writes follow every change.
  */
-import { isNotFound, type KubeClient, Resources } from '@func/kube-client';
+import { type KubeClient, Resources } from '@func/kube-client';
+import { deletedForGood } from './delete.js';
+import type { RuntimeService } from '../runtime/cri.js';
+import { chooseHandler } from '../runtime/handlers.js';
 import { ContainerRunner } from './container.js';
 import type { PodContext } from './pod-context.js';
 import { podStatus } from './pod-status.js';
-import { openSandbox, removePodDir, type Sandbox } from './sandbox.js';
-import type { StatusWriter } from './status-sync.js';
+import { openSandbox, removePodDir, type Sandbox } from '../sandbox/sandbox.js';
+import type { StatusWriter } from '../status-sync.js';
 import type { Terminated } from './termination.js';
-import { rfc3339, type Pod } from './types.js';
+import { rfc3339, type Pod } from '../types.js';
 
 export interface WorkerDeps {
   kube: KubeClient;
   /** The pod's context, built by the agent around the live pod. */
-  context(pod: () => Pod, worker: { kick(ms: number): void; changed(): void }, sandbox: () => Sandbox | undefined): PodContext;
+  context(pod: () => Pod, worker: PodHooks, sandbox: () => Sandbox | undefined): PodContext;
   status: StatusWriter;
   /** Called once the pod is gone from this node (deleted, or removed from the API). */
   finished(): void;
+  log(entry: Record<string, unknown>): void;
+}
+
+/** What the pod's context calls back into its worker for. */
+export interface PodHooks {
+  kick(ms: number): void;
+  changed(): void;
+  sandbox(runtime: RuntimeService): Promise<string>;
+  portForward(runtime: RuntimeService, port: number): { host: string; port: number } | undefined;
+  target(port: number): { host: string; port: number };
 }
 
 const isTerminalPhase = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
@@ -30,7 +43,9 @@ export class PodWorker {
   private readonly ctx: PodContext;
   private readonly init: ContainerRunner[];
   private readonly main: ContainerRunner[];
-  private sandbox?: Sandbox;
+  private volumes?: Sandbox;
+  /** The pod's sandbox on each runtime that runs one of its containers. */
+  private readonly sandboxes = new Map<RuntimeService, Promise<string>>();
   private startTime?: string;
   private timer?: NodeJS.Timeout;
   private timerAt = Infinity;
@@ -45,7 +60,7 @@ export class PodWorker {
   private silent = false;
 
   constructor(private pod: Pod, private readonly deps: WorkerDeps) {
-    this.ctx = deps.context(() => this.pod, this, () => this.sandbox);
+    this.ctx = deps.context(() => this.pod, this, () => this.volumes);
     this.init = (pod.spec.initContainers ?? []).map((c) => new ContainerRunner(c, true, this.ctx));
     this.main = pod.spec.containers.map((c) => new ContainerRunner(c, false, this.ctx));
     this.startTime = pod.status?.startTime;
@@ -81,6 +96,41 @@ export class PodWorker {
     if (!this.done && !this.silent) void this.deps.status.write(this.status(false));
   }
 
+  /** The pod's sandbox on `runtime`, run once (again after a failure); the first sandbox's IP is the pod's. */
+  sandbox(runtime: RuntimeService): Promise<string> {
+    let id = this.sandboxes.get(runtime);
+    if (!id) {
+      const { name = '', namespace = '', uid = '', labels = {}, annotations = {} } = this.pod.metadata;
+      id = runtime.runPodSandbox({
+        metadata: { name, namespace, uid, attempt: 0 }, hostname: name, logDirectory: this.ctx.logDir, podDir: this.ctx.podDir, labels, annotations, pod: this.pod,
+      }).then((sandboxId) => {
+        this.ctx.place.podIP ||= runtime.podSandboxStatus(sandboxId)?.network.ip ?? '';
+        this.sandboxIds.set(runtime, sandboxId);
+        return sandboxId;
+      });
+      this.sandboxes.set(runtime, id);
+      id.catch(() => this.sandboxes.delete(runtime));
+    }
+    return id;
+  }
+
+  portForward(runtime: RuntimeService, port: number): { host: string; port: number } | undefined {
+    const id = this.sandboxIds.get(runtime);
+    return id ? runtime.portForward(id, port) : undefined;
+  }
+
+  /** Where a port of the pod is reached from the node: through the runtime of a container that has one. */
+  target(port: number): { host: string; port: number } {
+    for (const r of [...this.main, ...this.init]) {
+      const found = r.target(port);
+      if (found) return found;
+    }
+    return { host: this.ctx.place.podIP, port };
+  }
+
+  /** Sandbox ids known so far (a sandbox still starting has none yet). */
+  private readonly sandboxIds = new Map<RuntimeService, string>();
+
   private run(): void {
     if (this.running) return void (this.again = true);
     this.running = this.sync()
@@ -92,25 +142,25 @@ export class PodWorker {
   }
 
   private status(terminal: boolean) {
-    const simulated = this.main.every((r) => r.simulated) && this.init.every((r) => r.simulated || r.exited?.exitCode === 0);
+    const kwok = this.main.every((r) => r.kwok) && this.init.every((r) => r.kwok || r.exited?.exitCode === 0);
     return podStatus({
       pod: this.pod,
       init: this.init.map((r) => r.status()),
       main: this.main.map((r) => r.status()),
-      sandboxReady: this.sandbox !== undefined,
-      podIP: this.sandbox ? this.ctx.place.podIP : '',
+      sandboxReady: this.volumes !== undefined,
+      podIP: this.volumes ? this.ctx.place.podIP : '',
       hostIP: this.ctx.place.hostIP,
       startTime: (this.startTime ??= rfc3339()),
       terminal,
-      simulated,
+      kwok,
     });
   }
 
   private async sync(): Promise<void> {
     if (this.done || this.ending) return;
     if (this.pod.metadata.deletionTimestamp) return this.terminate();
-    if (this.completed || (isTerminalPhase(this.pod) && !this.sandbox)) return;
-    if (!this.sandbox && !(await this.openSandbox())) return;
+    if (this.completed || (isTerminalPhase(this.pod) && !this.volumes)) return;
+    if (!this.volumes && !(await this.openSandbox())) return;
     const policy = this.pod.spec.restartPolicy ?? 'Always';
     for (const r of this.init) {
       const exit = r.exited;
@@ -125,19 +175,22 @@ export class PodWorker {
     if (this.main.every((r) => r.exited && !restart(r.exited))) await this.finish();
   }
 
-  /** Every container will run simulated (kwok's pods have no volumes, tokens or directories). */
-  private async simulatedOnly(): Promise<boolean> {
-    if (!this.ctx.simulate) return false;
+  /** Every container will run on a runtime reported kwok's way, as far as the images the node has tell (kwok's pods have no volumes, tokens or directories). */
+  private async kwokOnly(): Promise<boolean> {
     const all = [...(this.pod.spec.initContainers ?? []), ...this.pod.spec.containers];
-    const kinds = await Promise.all(all.map((c) => this.ctx.images.classify(c.image ?? '').catch(() => 'unknown' as const)));
-    return kinds.every((k) => k === 'other');
+    const kinds = await Promise.all(all.map(async (c) => {
+      const spec = { image: c.image ?? '' };
+      const image = await this.ctx.images.imageStatus(spec);
+      if (!image && this.ctx.images.pullable(spec)) return 'unknown';
+      const chosen = chooseHandler(this.ctx.handlers, spec.image, image);
+      return 'refused' in chosen ? 'unknown' : chosen.runtime.reporting;
+    }).map((p) => p.catch(() => 'unknown')));
+    return kinds.every((k) => k === 'kwok');
   }
 
   private async openSandbox(): Promise<boolean> {
-    await this.ctx.network.ready;
-    this.ctx.place.podIP = this.ctx.network.allocate(this.uid);
-    if (await this.simulatedOnly()) {
-      this.sandbox = { volumes: new Map(), mounts: () => [], close: () => undefined };
+    if (await this.kwokOnly()) {
+      this.volumes = { volumes: new Map(), mounts: () => [], close: () => undefined };
       return true;
     }
     this.changed();
@@ -147,7 +200,7 @@ export class PodWorker {
       this.kick(this.ctx.retryMs);
       return false;
     }
-    this.sandbox = opened.sandbox;
+    this.volumes = opened.sandbox;
     return true;
   }
 
@@ -155,9 +208,9 @@ export class PodWorker {
   private async finish(): Promise<void> {
     this.completed = true;
     await Promise.all([...this.main, ...this.init].map((r) => r.stop(0)));
-    this.sandbox?.close();
-    this.sandbox = undefined;
-    this.ctx.network.release(this.uid);
+    this.volumes?.close();
+    this.volumes = undefined;
+    await this.stopSandboxes();
     await this.deps.status.write(this.status(true));
   }
 
@@ -166,26 +219,35 @@ export class PodWorker {
     return (this.ending ??= (async () => {
       const grace = this.pod.metadata.deletionGracePeriodSeconds ?? this.pod.spec.terminationGracePeriodSeconds ?? 30;
       // kwok deletes a simulated pod at once; a real one reports its final status first, as the kubelet does.
-      const simulatedOnly = [...this.main, ...this.init].every((r) => r.simulated);
-      if (simulatedOnly) this.silent = true;
+      const kwokOnly = [...this.main, ...this.init].every((r) => r.kwok);
+      if (kwokOnly) this.silent = true;
       await Promise.all([...this.main, ...this.init].map((r) => r.stop(grace)));
-      if (!simulatedOnly) await this.deps.status.write(this.status(true));
+      await this.stopSandboxes();
+      if (!kwokOnly) await this.deps.status.write(this.status(true));
       await this.deps.status.flushed();
-      await this.deleteForGood();
+      await deletedForGood(this.deps.kube, this.pod);
       this.release(true);
     })().catch((err: unknown) => {
-      // Tried again at the next sync (the kubelet's status manager retries its delete the same way).
+      // Logged and tried again at the next sync, as the kubelet's status manager retries its delete;
+      // nothing waits on this promise to fail (a pod removed meanwhile is cleaned up by remove()).
+      const { name = '', namespace } = this.pod.metadata;
+      this.deps.log({ level: 'warn', msg: 'pod not deleted', pod: `${namespace}/${name}`, error: (err as Error).message });
       this.ending = undefined;
       this.kick(1000);
-      throw err;
     }));
   }
 
-  private async deleteForGood(): Promise<void> {
-    const { name = '', namespace, uid } = this.pod.metadata;
-    await this.deps.kube.delete(Resources.pods, name, { namespace, gracePeriodSeconds: 0, preconditions: { uid } }).catch((err: unknown) => {
-      if (!isNotFound(err) && !String((err as Error).message).includes('Precondition failed')) throw err;
-    });
+  /** Every sandbox of the pod stopped (its containers are): its network goes. */
+  private async stopSandboxes(): Promise<void> {
+    await Promise.all([...this.sandboxIds].map(([runtime, id]) => runtime.stopPodSandbox(id)));
+  }
+
+  /** Every sandbox of the pod removed, with its containers; errors are logged, never thrown (nothing waits on them). */
+  private async removeSandboxes(): Promise<void> {
+    const all = [...this.sandboxIds];
+    this.sandboxIds.clear();
+    this.sandboxes.clear();
+    await Promise.all(all.map(([runtime, id]) => runtime.removePodSandbox(id).catch((err: Error) => this.ctx.event('Warning', 'FailedKillPod', `error killing pod: ${err.message}`))));
   }
 
   /** The pod left the API (deleted at once, or bound elsewhere): stop at once and clean up. */
@@ -194,17 +256,19 @@ export class PodWorker {
     await this.terminateNoReport(true);
   }
 
+  /** Stops every container at once and releases the pod; a termination in flight is waited for (and, had it failed, done again here). */
   private async terminateNoReport(removeFiles: boolean): Promise<void> {
-    this.ending ??= Promise.all([...this.main, ...this.init].map((r) => r.stop(0))).then(() => this.release(removeFiles));
-    await this.ending;
+    while (!this.done) {
+      await (this.ending ??= Promise.all([...this.main, ...this.init].map((r) => r.stop(0))).then(() => this.removeSandboxes()).then(() => this.release(removeFiles)));
+    }
   }
 
   private release(removeFiles: boolean): void {
     if (this.done) return;
     this.done = true;
     clearTimeout(this.timer);
-    this.sandbox?.close();
-    this.ctx.network.release(this.uid);
+    this.volumes?.close();
+    void this.removeSandboxes();
     if (removeFiles) {
       removePodDir(this.ctx.podDir);
       removePodDir(this.ctx.logDir);

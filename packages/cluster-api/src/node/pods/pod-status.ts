@@ -3,10 +3,10 @@
  * generators): the phase from the container statuses, the kubelet-owned conditions in its order
  * (PodReadyToStartContainers, Initialized, Ready, ContainersReady, PodScheduled) after any condition
  * others own, transition times kept while a condition's status stays, and the addresses. A pod whose
- * containers all run simulated gets kwok's pod-ready status instead.
+ * containers all run on a runtime reported kwok's way gets kwok's pod-ready status instead.
  */
-import type { Condition, ContainerStatus, Pod, PodStatus } from './types.js';
-import { rfc3339 } from './types.js';
+import type { Condition, ContainerStatus, Pod, PodStatus } from '../types.js';
+import { rfc3339 } from '../types.js';
 
 export interface PodFacts {
   pod: Pod;
@@ -18,8 +18,8 @@ export interface PodFacts {
   startTime: string;
   /** The pod is being torn down for good (deleted, or done): its containers will not restart. */
   terminal: boolean;
-  /** Every container runs simulated (kwok's fields). */
-  simulated: boolean;
+  /** Every container runs on a runtime reported kwok's way (kwok's pod-ready fields). */
+  kwok: boolean;
 }
 
 const KubeletConditions = new Set(['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled']);
@@ -107,7 +107,7 @@ export function podStatus(facts: PodFacts): PodStatus {
   const previous = facts.pod.status?.conditions ?? [];
   const others = previous.filter((c) => !KubeletConditions.has(c.type));
   const addresses = { hostIP: facts.hostIP, hostIPs: [{ ip: facts.hostIP }], ...(facts.podIP ? { podIP: facts.podIP, podIPs: [{ ip: facts.podIP }] } : {}) };
-  if (facts.simulated && !facts.terminal) {
+  if (facts.kwok && !facts.terminal) {
     const gates = (facts.pod.spec.readinessGates ?? []).map((g) => condition(g.conditionType, true));
     const conditions = stamped([condition('Initialized', true), condition('Ready', true), condition('ContainersReady', true), ...gates, condition('PodScheduled', true)], previous);
     return { conditions: [...others, ...conditions], containerStatuses: facts.main, initContainerStatuses: facts.init, ...addresses, phase: 'Running', startTime: facts.startTime };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { phaseOf, podStatus, type PodFacts } from './pod-status.js';
-import type { ContainerStatus, Pod } from './types.js';
+import type { ContainerStatus, Pod } from '../types.js';
 
 const running: ContainerStatus = { name: 'c', state: { running: { startedAt: 't' } }, lastState: {}, ready: true, restartCount: 0, image: 'i', imageID: '' };
 const exited = (code: number): ContainerStatus => ({ ...running, ready: false, state: { terminated: { exitCode: code } } });
@@ -9,7 +9,7 @@ const creating: ContainerStatus = { ...running, ready: false, state: { waiting: 
 
 const facts = (restartPolicy: Pod['spec']['restartPolicy'], main: ContainerStatus[], extra: Partial<PodFacts> = {}): PodFacts => ({
   pod: { metadata: { name: 'p' }, spec: { restartPolicy, containers: main.map((c) => ({ name: c.name })) } },
-  init: [], main, sandboxReady: true, podIP: '127.64.0.2', hostIP: '127.0.0.1', startTime: 't', terminal: false, simulated: false, ...extra,
+  init: [], main, sandboxReady: true, podIP: '127.64.0.2', hostIP: '127.0.0.1', startTime: 't', terminal: false, kwok: false, ...extra,
 });
 
 describe('phaseOf (the kubelet\'s getPhase)', () => {

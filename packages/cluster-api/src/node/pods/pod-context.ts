@@ -1,24 +1,28 @@
 /**
- * What a pod's containers share: the pod as last seen, where it runs, the node's services (images,
- * API sources, back-off tables, events) and the pod's directories. The pod worker makes one per pod;
+ * What a pod's containers share: the pod as last seen, where it runs, its sandboxes (one per
+ * runtime its containers run on), the node's services (image service, runtimes, API sources,
+ * back-off tables, events) and the pod's directories. The pod worker makes one per pod;
  * container runners only read it and call back through it.
  */
-import type { Backoff } from './backoff.js';
+import type { Backoff } from '../backoff.js';
 import type { PodPlace } from './downward.js';
-import type { ImageStore } from './images.js';
-import type { LogLimits } from './logs.js';
-import type { PodNetwork } from './pod-network.js';
-import type { PortTarget } from './probe-check.js';
-import type { PodSources } from './sources.js';
-import type { Container, Pod, VolumeMount } from './types.js';
+import type { ImageService, RuntimeService } from '../runtime/cri.js';
+import type { RuntimeHandler } from '../runtime/handlers.js';
+import type { LogLimits } from '../logs/logs.js';
+import type { PortTarget } from '../probes/probe-check.js';
+import type { PodSources } from '../sources.js';
+import type { Container, Pod, VolumeMount } from '../types.js';
 
 export type EventType = 'Normal' | 'Warning';
 
 export interface PodContext {
   pod(): Pod;
   place: PodPlace;
-  network: PodNetwork;
-  /** Where the pod's container ports are reached from the node. */
+  /** The pod's sandbox on a runtime (run on first use; its IP becomes the pod's). */
+  sandbox(runtime: RuntimeService): Promise<string>;
+  /** Where a port of the pod is reached from the node, through a runtime's sandbox. */
+  portForward(runtime: RuntimeService, port: number): { host: string; port: number } | undefined;
+  /** Where the pod's container ports are reached from the node (probes, hooks). */
   target: PortTarget;
   /** An event about the pod, or about one of its containers (`spec.containers{name}`). */
   event(type: EventType, reason: string, message: string, fieldPath?: string): void;
@@ -29,9 +33,9 @@ export interface PodContext {
   /** Restart back-off (CrashLoopBackOff) and image pull back-off, keyed by pod uid and container. */
   backoff: Backoff;
   pullBackoff: Backoff;
-  /** Images that are not function images run simulated (kwok's Running/Ready) rather than refused. */
-  simulate: boolean;
-  images: ImageStore;
+  /** The node's image service, and the runtimes that run what it holds (the first that takes an image runs it). */
+  images: ImageService;
+  handlers: readonly RuntimeHandler[];
   sources: PodSources;
   /** `<data-dir>/pods/<uid>`. */
   podDir: string;

@@ -8,7 +8,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
-import type { ContainerLog } from './logs.js';
+import type { ContainerLog } from '../../logs/logs.js';
 
 export interface LaunchSpec {
   /** Node.js's own arguments first (`node` is the executable), then the program and its arguments. */

@@ -1,22 +1,25 @@
 /**
- * The node's images: an OCI image layout (`<data-dir>/images`, where `func-runtime deploy` and
- * `cluster-api` users put function images) plus pulls from registries. How a pod's `image` maps:
+ * The node's image store, the CRI image service every runtime of this node runs images from: an
+ * OCI image layout (`<data-dir>/images`, where `func-runtime deploy` and `cluster-api` users put
+ * function images) plus pulls from registries. A pod's `image` is found:
  *
- * 1. the layout's tag equal to the reference as written (`hello:v1`, `127.0.0.1:5000/fn/hello:v1`),
+ * 1. by the layout's tag equal to the reference as written (`hello:v1`, `127.0.0.1:5000/fn/hello:v1`),
  *    or for a reference with neither tag nor digest also `<name>:latest`; a reference with a digest
  *    also matches any manifest of that digest the layout lists;
- * 2. otherwise, when the reference names a registry host (`host[:port]/…`), a pull (by digest when
- *    given) into the layout, tagged with the reference as written; `imagePullPolicy: Always` pulls
- *    such references on every start, `Never` never pulls;
- * 3. otherwise the image is unknown here (a bare Docker Hub name such as `nginx`).
+ * 2. otherwise, when the reference names a registry host (`host[:port]/…`), it can be pulled (by
+ *    digest when given) into the layout, tagged with the reference as written (the pull policy is
+ *    the agent's: pods/image-pull.ts);
+ * 3. otherwise it is unknown here (a bare Docker Hub name such as `nginx`).
  *
- * A function image (label `dev.func.image=function`) is unpacked once per manifest digest under
- * `<data-dir>/rootfs/<digest>` and shared read-only by every container that runs it.
+ * An image a runtime runs is unpacked once per manifest digest under `<data-dir>/rootfs/<digest>`
+ * and shared read-only by every container that runs it.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FUNCTION_IMAGE_KIND, FUNCTION_IMAGE_LABEL, ImageLayout, parseReference, pullImage, resolveImage, unpackImage, type ContainerConfig, type Descriptor } from '@func/oci';
+import type { Image, ImageService, ImageSpec } from './cri.js';
+import { ImageLayout, parseReference, pullImage, resolveImage, type ContainerConfig, type Descriptor } from '@func/oci';
+import { unpackInWorker } from './unpack.js';
 
 export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
 
@@ -28,14 +31,11 @@ export class ImageError extends Error {
   }
 }
 
-export interface Pulled {
-  ms: number;
-  size: number;
+/** An image as a runtime runs it: its config and where it is unpacked. */
+export interface UnpackedImage {
+  config: ContainerConfig;
+  root: string;
 }
-
-export type ImageResolution =
-  | { kind: 'function'; imageID: string; config: ContainerConfig; root: string; pulled?: Pulled }
-  | { kind: 'other'; imageID?: string; pulled?: Pulled; reason: string };
 
 export interface ImageStoreOptions {
   /** The OCI image layout directory. */
@@ -59,7 +59,10 @@ const repositoryOf = (ref: string): string => {
   return colon > noDigest.lastIndexOf('/') ? noDigest.slice(0, colon) : noDigest;
 };
 
-export class ImageStore {
+const imageSize = (manifest: { config: { size: number }; layers: { size: number }[] }): number => manifest.layers.reduce((n, l) => n + l.size, manifest.config.size);
+
+/** The node's image store: the CRI image service every runtime of this node reads its images from. */
+export class ImageStore implements ImageService {
   private layoutOpened?: Promise<ImageLayout>;
   private cachedIndex?: { mtimeMs: number; size: number; index: Awaited<ReturnType<ImageLayout['readIndex']>> };
   private readonly unpacking = new Map<string, Promise<string>>();
@@ -78,14 +81,6 @@ export class ImageStore {
     return this.cachedIndex.index;
   }
 
-  /** Whether a reference is a function image without pulling anything: `unknown` when only a pull can tell. */
-  async classify(ref: string): Promise<'function' | 'other' | 'unknown'> {
-    const descriptor = await this.local(ref);
-    if (!descriptor) return hasRegistryHost(ref) ? 'unknown' : 'other';
-    const { config } = await resolveImage(await this.layout(), descriptor);
-    return config.config?.Labels?.[FUNCTION_IMAGE_LABEL] === FUNCTION_IMAGE_KIND ? 'function' : 'other';
-  }
-
   /** The layout's manifest for a reference, by the rules above (1). */
   private async local(ref: string): Promise<Descriptor | undefined> {
     const index = await this.index();
@@ -100,8 +95,13 @@ export class ImageStore {
     return digest ? index.manifests.find((m) => m.digest === digest) : undefined;
   }
 
-  private async pull(ref: string): Promise<{ descriptor: Descriptor; pulled: Pulled }> {
-    const started = Date.now();
+  pullable(image: ImageSpec): boolean {
+    return hasRegistryHost(image.image);
+  }
+
+  /** Pulls into the layout (by digest when given; plain HTTP only for loopback registries), tagged with the reference as written. */
+  async pullImage(image: ImageSpec): Promise<{ imageRef: string; size: number }> {
+    const ref = image.image;
     let parsed;
     try {
       parsed = parseReference(ref);
@@ -117,8 +117,7 @@ export class ImageStore {
         new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`pull timed out after ${timeout / 1000}s`)), timeout))),
       ]);
       const { manifest } = await resolveImage(layout, descriptor);
-      const size = manifest.layers.reduce((n, l) => n + l.size, manifest.config.size);
-      return { descriptor, pulled: { ms: Date.now() - started, size } };
+      return { imageRef: `${repositoryOf(ref)}@${descriptor.digest}`, size: imageSize(manifest) };
     } catch (err) {
       throw new ImageError('ErrImagePull', `failed to pull and unpack image "${ref}": ${(err as Error).message}`);
     } finally {
@@ -126,22 +125,34 @@ export class ImageStore {
     }
   }
 
-  /** `pulling` is called before a pull starts (the kubelet's Pulling event). */
-  async resolve(ref: string, policy: PullPolicy = 'IfNotPresent', pulling?: () => void): Promise<ImageResolution> {
-    let descriptor = policy === 'Always' && hasRegistryHost(ref) ? undefined : await this.local(ref);
-    let pulled: Pulled | undefined;
-    if (!descriptor) {
-      if (policy === 'Never') throw new ImageError('ErrImageNeverPull', `Container image "${ref}" is not present with pull policy of Never`);
-      if (!hasRegistryHost(ref)) return { kind: 'other', reason: 'not in this node\'s image store' };
-      pulling?.();
-      ({ descriptor, pulled } = await this.pull(ref));
-    }
-    const layout = await this.layout();
-    const { config } = await resolveImage(layout, descriptor);
-    const imageID = `${repositoryOf(ref)}@${descriptor.digest}`;
-    const labels = config.config?.Labels ?? {};
-    if (labels[FUNCTION_IMAGE_LABEL] !== FUNCTION_IMAGE_KIND) return { kind: 'other', imageID, pulled, reason: `it has no label ${FUNCTION_IMAGE_LABEL}=${FUNCTION_IMAGE_KIND}` };
-    return { kind: 'function', imageID, config: config.config ?? {}, root: await this.unpacked(descriptor), pulled };
+  async imageStatus(image: ImageSpec): Promise<Image | undefined> {
+    const descriptor = await this.local(image.image);
+    return descriptor && this.describe(descriptor, image.image);
+  }
+
+  private async describe(descriptor: Descriptor, ref: string): Promise<Image> {
+    const { manifest, config } = await resolveImage(await this.layout(), descriptor);
+    const index = await this.index();
+    const repoTags = index.manifests.filter((m) => m.digest === descriptor.digest).map((m) => m.annotations?.['org.opencontainers.image.ref.name']).filter((t): t is string => !!t);
+    return { id: `${repositoryOf(ref)}@${descriptor.digest}`, repoTags, size: imageSize(manifest), labels: config.config?.Labels ?? {} };
+  }
+
+  async listImages(): Promise<Image[]> {
+    const index = await this.index();
+    return Promise.all(index.manifests.map((m) => this.describe(m, m.annotations?.['org.opencontainers.image.ref.name'] ?? m.digest)));
+  }
+
+  /** Untags the reference (its blobs stay until the layout's garbage collection). */
+  async removeImage(image: ImageSpec): Promise<void> {
+    await (await this.layout()).untag(image.image);
+  }
+
+  /** The image's config and unpacked root (once per digest), by the reference the pod names. */
+  async unpackedImage(ref: string): Promise<UnpackedImage> {
+    const descriptor = await this.local(ref);
+    if (!descriptor) throw new ImageError('ErrImagePull', `image "${ref}" is not in this node's image store`);
+    const { config } = await resolveImage(await this.layout(), descriptor);
+    return { config: config.config ?? {}, root: await this.unpacked(descriptor) };
   }
 
   /** The image unpacked under rootfs/, once per digest (a finished directory is never written again). */
@@ -155,7 +166,7 @@ export class ImageStore {
         await mkdir(this.options.rootfs, { recursive: true });
         const tmp = `${dest}.${randomBytes(4).toString('hex')}.tmp`;
         try {
-          await unpackImage(await this.layout(), descriptor, tmp);
+          await unpackInWorker(this.options.layout, descriptor, tmp);
           await rename(tmp, dest);
         } finally {
           await rm(tmp, { recursive: true, force: true });

@@ -6,8 +6,8 @@
  * container with the kubelet's message (CreateContainerConfigError).
  */
 import { ContainerConfigError, fieldValue, resourceValue, type PodPlace } from './downward.js';
-import type { DataObject, PodSources } from './sources.js';
-import type { Container, EnvVar, Pod } from './types.js';
+import type { DataObject, PodSources } from '../sources.js';
+import type { Container, EnvVar, Pod } from '../types.js';
 
 /** expansion.Expand: `$(NAME)` → its value when defined, `$$` → `$`, anything else as written. */
 export function expand(input: string, lookup: (name: string) => string | undefined): string {

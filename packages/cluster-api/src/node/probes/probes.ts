@@ -7,7 +7,7 @@
  * succeeds the other two do not run. Every failed try is an `Unhealthy` event.
  */
 import type { ProbeOutcome } from './probe-check.js';
-import type { Probe } from './types.js';
+import type { Probe } from '../types.js';
 
 export type ProbeKind = 'Liveness' | 'Readiness' | 'Startup';
 export type ProbeResult = 'success' | 'failure' | 'unknown';

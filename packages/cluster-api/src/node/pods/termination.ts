@@ -7,10 +7,9 @@
  */
 import { closeSync, openSync, readSync, fstatSync } from 'node:fs';
 import { fieldPath, type PodContext } from './pod-context.js';
-import { check } from './probe-check.js';
-import type { ContainerLog } from './logs.js';
-import type { ContainerProcess, Exit } from './process.js';
-import { rfc3339, type Container, type ContainerState } from './types.js';
+import { check } from '../probes/probe-check.js';
+import type { ContainerStatus as RuntimeStatus, RuntimeService } from '../runtime/cri.js';
+import { rfc3339, type Container, type ContainerState } from '../types.js';
 
 export type Terminated = NonNullable<ContainerState['terminated']>;
 
@@ -43,16 +42,18 @@ function logTail(path: string): string {
   }
 }
 
-export function terminated(exit: Exit, proc: { log: ContainerLog; containerID: string; startedAt: number }, spec: Container): Terminated {
-  const reason = exit.startError ? 'StartError' : exit.exitCode === 0 ? 'Completed' : 'Error';
-  const message = exit.startError ?? (exit.exitCode !== 0 && spec.terminationMessagePolicy === 'FallbackToLogsOnError' ? logTail(proc.log.path) : '');
+/** The terminated state of an instance the runtime reports exited (a kwok instance has no containerID). */
+export function terminated(exit: RuntimeStatus, inst: { containerID: string; startedAt: number; kwok: boolean }, spec: Container): Terminated {
+  const exitCode = exit.exitCode ?? 0;
+  const reason = exit.reason ?? (exitCode === 0 ? 'Completed' : 'Error');
+  const message = exit.message ?? (exitCode !== 0 && spec.terminationMessagePolicy === 'FallbackToLogsOnError' ? logTail(exit.logPath) : '');
   return {
-    exitCode: exit.exitCode,
+    exitCode,
     reason,
     ...(message ? { message } : {}),
-    startedAt: rfc3339(proc.startedAt),
-    finishedAt: rfc3339(exit.finishedAt),
-    containerID: proc.containerID,
+    startedAt: rfc3339(inst.startedAt),
+    finishedAt: rfc3339(exit.finishedAt ?? Date.now()),
+    ...(inst.kwok ? {} : { containerID: inst.containerID }),
   };
 }
 
@@ -77,18 +78,11 @@ async function preStop(spec: Container, ctx: PodContext, graceSeconds: number, i
 
 /**
  * Stops a running instance: `message` is the Killing event's (default "Stopping container <name>");
- * resolves once the process has exited.
+ * the preStop hook, then the runtime's stopContainer with what is left of the grace period;
+ * resolves once the container has exited.
  */
-export async function stopProcess(process: ContainerProcess, spec: Container, ctx: PodContext, graceSeconds: number, init: boolean, message?: string): Promise<void> {
+export async function stopContainer(runtime: RuntimeService, id: string, spec: Container, ctx: PodContext, graceSeconds: number, init: boolean, message?: string): Promise<void> {
   ctx.event('Normal', 'Killing', message ?? `Stopping container ${spec.name}`, fieldPath(spec, init));
   const spent = await preStop(spec, ctx, graceSeconds, init);
-  const grace = Math.max(MinimumGraceSeconds, graceSeconds - spent);
-  process.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const killed = new Promise<void>((resolve) => {
-    timer = setTimeout(() => (process.kill('SIGKILL'), resolve()), grace * 1000);
-  });
-  await Promise.race([process.exited, killed]);
-  clearTimeout(timer);
-  await process.exited;
+  await runtime.stopContainer(id, Math.max(MinimumGraceSeconds, graceSeconds - spent));
 }

@@ -5,20 +5,32 @@
  * ready, started, image, imageID, containerID).
  */
 import { crashLoopMessage, startContainer, type Started } from './container-start.js';
-import type { ContainerLog } from './logs.js';
+import type { ContainerLog } from '../logs/logs.js';
+import type { ContainerStatus as RuntimeStatus, RuntimeService } from '../runtime/cri.js';
 import { fieldPath, type PodContext } from './pod-context.js';
-import { check, untilListening } from './probe-check.js';
-import { ProbeWorker, type ProbeKind, type ProbeResult } from './probes.js';
-import type { ContainerProcess, Exit } from './process.js';
-import { stopProcess, terminated, type Terminated } from './termination.js';
-import { podDesc, rfc3339, type Container, type ContainerState, type ContainerStatus } from './types.js';
+import { check, untilListening } from '../probes/probe-check.js';
+import { ProbeWorker, type ProbeKind, type ProbeResult } from '../probes/probes.js';
+import { stopContainer, terminated, type Terminated } from './termination.js';
+import { podDesc, rfc3339, type Container, type ContainerState, type ContainerStatus } from '../types.js';
 
-type Phase = 'idle' | 'starting' | 'running' | 'simulated' | 'exited' | 'waiting';
+type Phase = 'idle' | 'starting' | 'running' | 'exited' | 'waiting';
+
+/** The running (or last) instance: the runtime's container. */
+interface Instance {
+  runtime: RuntimeService;
+  id: string;
+  /** `<runtime>://<id>`, as containerStatuses show it. */
+  containerID: string;
+  startedAt: number;
+  logPath: string;
+  /** Reported kwok's way (its runtime's `reporting`). */
+  kwok: boolean;
+}
 
 export class ContainerRunner {
   private phase: Phase = 'idle';
   private waiting: { reason: string; message?: string } = { reason: 'ContainerCreating' };
-  private proc?: { process: ContainerProcess; log: ContainerLog; containerID: string; startedAt: number };
+  private inst?: Instance;
   private last?: Terminated;
   private prior?: Terminated;
   private imageID = '';
@@ -26,18 +38,22 @@ export class ContainerRunner {
   private retry?: NodeJS.Timeout;
   private starting?: Promise<void>;
   private stopping?: Promise<void>;
-  private simulatedAt = 0;
   restartCount = 0;
 
   constructor(readonly spec: Container, readonly init: boolean, private readonly ctx: PodContext) {}
 
-  /** The image is not a function image and this node simulates it (kwok's fields). */
-  get simulated(): boolean {
-    return this.phase === 'simulated' || (this.phase === 'exited' && this.simulatedAt > 0 && !this.proc);
+  /** Its runtime reports it kwok's way (no events, kwok's status fields). */
+  get kwok(): boolean {
+    return (this.phase === 'running' || this.phase === 'exited') && !!this.inst?.kwok;
   }
 
   get running(): boolean {
-    return this.phase === 'running' || this.phase === 'simulated';
+    return this.phase === 'running';
+  }
+
+  /** Where the pod's port is reached from the node, through this container's runtime. */
+  target(port: number): { host: string; port: number } | undefined {
+    return this.inst ? this.ctx.portForward(this.inst.runtime, port) : undefined;
   }
 
   /** Ended and not to be restarted by itself (the pod decides). */
@@ -58,8 +74,8 @@ export class ContainerRunner {
       if (this.phase === 'running' || this.phase === 'exited') return (this.phase === 'running' ? this.last : this.prior) ? { file: file(n - 1) } : { error: `previous terminated ${where} not found` };
       return this.last ? { file: file(n) } : { error: `previous terminated ${where} not found` };
     }
-    if (this.phase === 'running') return { file: file(n), live: this.proc!.log };
-    if (this.phase === 'simulated') return { file: file(-1) };
+    if (this.phase === 'running' && this.inst?.kwok) return { file: file(-1) };
+    if (this.phase === 'running') return { file: file(n), live: this.inst!.runtime.containerLog?.(this.inst!.id) };
     if (this.last) return { file: file(n) };
     const reason = this.waiting.reason;
     if (reason === 'ErrImagePull') return { error: `${where} is waiting to start: image can't be pulled` };
@@ -112,24 +128,21 @@ export class ContainerRunner {
     }
     if (started.kind === 'waiting') return this.setWaiting({ reason: started.reason, message: started.message }, started.retryAt);
     this.restartCount = instance;
-    if (started.kind === 'simulated') {
-      this.phase = 'simulated';
-      this.simulatedAt = Date.now();
-      return this.ctx.changed();
-    }
     this.phase = 'running';
+    const { runtime, id } = started;
+    const kwok = runtime.reporting === 'kwok';
     this.imageID = started.imageID;
-    this.proc = { ...started, startedAt: started.process.startedAt };
-    this.startProbes(started.process.startedAt);
-    void started.process.exited.then((exit) => this.onExit(started.containerID, exit));
+    this.inst = { runtime, id, containerID: `${runtime.version().runtimeName}://${id}`, startedAt: started.startedAt, logPath: started.logPath, kwok };
+    if (!kwok) this.startProbes(started.startedAt);
+    runtime.waitContainer(id).then((exit) => this.onExit(id, exit), (err: Error) => this.ctx.event('Warning', 'Failed', `Error: ${err.message}`, fieldPath(this.spec, this.init)));
     this.ctx.changed();
   }
 
-  private onExit(containerID: string, exit: Exit): void {
-    if (this.proc?.containerID !== containerID) return;
+  private onExit(id: string, exit: RuntimeStatus): void {
+    if (this.inst?.id !== id || this.phase !== 'running') return;
     this.stopProbes();
     this.prior = this.last;
-    this.last = terminated(exit, this.proc, this.spec);
+    this.last = terminated(exit, this.inst, this.spec);
     this.phase = 'exited';
     this.ctx.changed();
     this.ctx.kick(0);
@@ -158,7 +171,8 @@ export class ContainerRunner {
     if (kind !== 'Readiness' && result === 'failure') {
       const probe = kind === 'Liveness' ? this.spec.livenessProbe : this.spec.startupProbe;
       const grace = probe?.terminationGracePeriodSeconds ?? this.ctx.pod().spec.terminationGracePeriodSeconds ?? 30;
-      void this.stop(grace, `Container ${this.spec.name} failed ${kind.toLowerCase()} probe, will be restarted`);
+      this.stop(grace, `Container ${this.spec.name} failed ${kind.toLowerCase()} probe, will be restarted`)
+        .catch((err: Error) => this.ctx.event('Warning', 'FailedKillContainer', `error killing container ${this.spec.name}: ${err.message}`, fieldPath(this.spec, this.init)));
     }
     this.ctx.changed();
   }
@@ -180,23 +194,23 @@ export class ContainerRunner {
     clearTimeout(this.retry);
     this.retry = undefined;
     await this.starting;
-    if (this.phase === 'simulated') {
-      const now = Date.now();
-      this.last = { exitCode: 0, reason: 'Completed', startedAt: rfc3339(this.simulatedAt), finishedAt: rfc3339(now) };
-      this.phase = 'exited';
-      return this.ctx.changed();
-    }
-    if (this.phase !== 'running' || !this.proc) return this.stopping;
-    this.stopping ??= stopProcess(this.proc.process, this.spec, this.ctx, graceSeconds, this.init, message).finally(() => (this.stopping = undefined));
+    if (this.phase !== 'running' || !this.inst) return this.stopping;
+    const inst = this.inst;
+    this.stopping ??= (inst.kwok ? inst.runtime.stopContainer(inst.id, 0) : stopContainer(inst.runtime, inst.id, this.spec, this.ctx, graceSeconds, this.init, message))
+      .then(() => {
+        const exit = inst.runtime.containerStatus(inst.id);
+        if (exit) this.onExit(inst.id, exit);
+      })
+      .finally(() => (this.stopping = undefined));
     return this.stopping;
   }
 
   status(): ContainerStatus {
     const base = { name: this.spec.name, image: this.spec.image ?? '' };
     // kwok's pod-ready stage writes these fields, and imageID, which the Python client requires.
-    if (this.phase === 'simulated') return { ...base, imageID: '', ready: true, restartCount: this.restartCount, state: { running: { startedAt: rfc3339(this.simulatedAt) } } } as ContainerStatus;
+    if (this.phase === 'running' && this.inst?.kwok) return { ...base, imageID: '', ready: true, restartCount: this.restartCount, state: { running: { startedAt: rfc3339(this.inst.startedAt) } } } as ContainerStatus;
     const state: ContainerState =
-      this.phase === 'running' ? { running: { startedAt: rfc3339(this.proc!.startedAt) } }
+      this.phase === 'running' ? { running: { startedAt: rfc3339(this.inst!.startedAt) } }
         : this.phase === 'exited' && this.last ? { terminated: this.last }
           : { waiting: this.waiting };
     const previous = this.phase === 'exited' ? this.prior : this.last;
@@ -209,7 +223,7 @@ export class ContainerRunner {
       ready,
       restartCount: this.restartCount,
       imageID: this.imageID,
-      ...(this.phase === 'running' ? { containerID: this.proc!.containerID } : this.phase === 'exited' && this.last?.containerID ? { containerID: this.last.containerID } : {}),
+      ...(this.phase === 'running' ? { containerID: this.inst!.containerID } : this.phase === 'exited' && this.last?.containerID ? { containerID: this.last.containerID } : {}),
       started,
       ...this.mountStatus(),
     };
@@ -217,7 +231,7 @@ export class ContainerRunner {
 
   /** The kubelet's volumeMounts status of a container that ran (absent when it mounts nothing). */
   private mountStatus(): Pick<ContainerStatus, 'volumeMounts'> {
-    const mounts = this.proc ? this.ctx.mounts(this.spec) : [];
+    const mounts = this.inst && !this.inst.kwok ? this.ctx.mounts(this.spec) : [];
     if (mounts.length === 0) return {};
     return { volumeMounts: mounts.map((m) => ({ name: m.name, mountPath: m.mountPath, ...(m.readOnly ? { readOnly: true } : {}), recursiveReadOnly: 'Disabled' })) };
   }

@@ -13,17 +13,15 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { readContainerLog, type LogReadOptions } from './log-reader.js';
-import type { PodNetwork } from './pod-network.js';
-import type { PodWorker } from './pod-worker.js';
-import { DialErrorHeader } from './kubelet-client.js';
+import { readContainerLog, type LogReadOptions } from '../logs/log-reader.js';
+import type { PodWorker } from '../pods/pod-worker.js';
+import { DialErrorHeader } from '../kubelet-client.js';
 import { KubeletAuth, type KubeletUser } from './server-auth.js';
-import type { Pod } from './types.js';
+import type { Pod } from '../types.js';
 
 export interface KubeletHost {
   worker(namespace: string, name: string): PodWorker | undefined;
   pods(): Pod[];
-  network: PodNetwork;
 }
 
 export interface KubeletServerOptions {
@@ -138,8 +136,8 @@ export class KubeletServer {
       const [kind, namespace, name, portText] = url.pathname.split('/').slice(1).map(decodeURIComponent);
       if (kind !== 'tunnel' || !/^\d+$/.test(portText ?? '') || (req.headers.upgrade ?? '').toLowerCase() !== 'tcp') return refuse(404, '404 page not found');
       const worker = this.host.worker(namespace!, name!);
-      const target = worker && this.host.network.target(worker.uid, Number(portText));
-      if (!worker || !target) return refuse(404, `pod "${name}" does not exist`);
+      const target = worker?.target(Number(portText));
+      if (!target?.host) return refuse(404, `pod "${name}" does not exist`);
       const upstream = connect({ ...target, allowHalfOpen: true });
       upstream.once('error', (err: NodeJS.ErrnoException) => refuse(502, `dial tcp ${target.host}:${target.port}: ${err.code === 'ECONNREFUSED' ? 'connect: connection refused' : err.message}`, err.code));
       upstream.once('connect', () => {

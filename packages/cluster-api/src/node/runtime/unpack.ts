@@ -1,0 +1,31 @@
+/**
+ * Unpacking an image off the agent's event loop: `@func/oci`'s unpackImage in a worker thread.
+ * An unpack is a few filesystem calls per entry (a function image holds thousands), each a turn
+ * of an event loop; on `serve`'s, busy with the API server and controllers, a machine under load
+ * made the first function pod wait tens of seconds between Pulled and Created. In a worker the
+ * unpack has an event loop (and a thread the OS schedules) of its own.
+ */
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Descriptor } from '@func/oci';
+
+const oci = pathToFileURL(createRequire(import.meta.url).resolve('@func/oci')).href;
+
+const source = `
+const { parentPort, workerData } = require('node:worker_threads');
+import(workerData.oci)
+  .then(async ({ ImageLayout, unpackImage }) => unpackImage(await ImageLayout.open(workerData.layout), workerData.descriptor, workerData.dest))
+  .then(() => parentPort.postMessage({ ok: true }), (err) => parentPort.postMessage({ ok: false, message: String((err && err.message) || err) }));
+`;
+
+/** Unpacks `descriptor` of the layout at `layout` into `dest` (absent or empty); rejects with the unpack's error message. */
+export function unpackInWorker(layout: string, descriptor: Descriptor, dest: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(source, { eval: true, workerData: { oci, layout, descriptor, dest } });
+    let settled = false;
+    worker.once('message', (m: { ok: boolean; message?: string }) => ((settled = true), m.ok ? resolve() : reject(new Error(m.message))));
+    worker.once('error', (err) => ((settled = true), reject(err)));
+    worker.once('exit', (code) => settled || reject(new Error(`the unpack ended with code ${code}`)));
+  });
+}
