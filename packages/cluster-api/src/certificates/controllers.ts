@@ -1,0 +1,10 @@
+/** The certificates controllers as kube-controller-manager names them, for the controller table (controllers/index.ts). */
+import type { ControllerContext } from '../controllers/context.js';
+import type { Controller } from '../controllers/loop.js';
+import { ApprovingControllerName, startCsrApproving } from './approver.js';
+import { SigningControllerName, startCsrSigning } from './signing.js';
+
+export const certificateControllers: Readonly<Record<string, (ctx: ControllerContext) => Controller>> = {
+  [ApprovingControllerName]: startCsrApproving,
+  [SigningControllerName]: startCsrSigning,
+};
