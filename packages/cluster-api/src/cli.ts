@@ -18,6 +18,7 @@ import { serve } from './server.js';
 import { nodeOptions, resolveNodeConfig } from './node/config.js';
 import { runNode } from './node/run.js';
 import { NodeCredentialsError, nodeKubeconfig } from './auth/node-credentials.js';
+import { BootstrapError } from './certificates/bootstrap-client.js';
 import { Scheduler } from './scheduler/scheduler.js';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -30,7 +31,7 @@ function fail(err: unknown): never {
   const e = err as Error;
   const known =
     e instanceof ConfigError || e instanceof TokenFileError || e instanceof TlsFileError || e instanceof NodeCredentialsError || e instanceof KubeconfigError ||
-    e instanceof BrokerStartError || (e as NodeJS.ErrnoException)?.code !== undefined;
+    e instanceof BrokerStartError || e instanceof BootstrapError || (e as NodeJS.ErrnoException)?.code !== undefined;
   // The operator reads what a client never may: what failed below (storage unreachable at start-up).
   const cause = e?.cause instanceof Error ? `: ${e.cause.message}` : '';
   process.stderr.write(`cluster-api: ${known ? `${e.message}${cause}` : (e?.stack ?? String(err))}\n`);
