@@ -178,6 +178,28 @@ describe.runIf(existsSync(kubectlBin))('CertificateSigningRequest v1 with kubect
     expect(await ok('get', 'csr', 'bob', '--no-headers')).toMatch(/Approved$/m);
   });
 
+  it('auto-approves a node renewing its own client certificate, and leaves other requesters\' kubelet requests pending', async () => {
+    const own = await opensslRequest('/O=system:nodes/CN=system:node:n1', ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1']);
+    const file = join(s.dir, 'renewal.json');
+    writeFileSync(file, csrManifest('renewal', own.csr, 'kubernetes.io/kube-apiserver-client-kubelet', ['digital signature', 'client auth']));
+    await ok('create', '-f', file, '--as=system:node:n1', '--as-group=system:nodes');
+    const approved = await until('the renewal approved', async () => ((await csrJson('renewal')).status?.conditions ?? [])[0]);
+    expect(approved).toMatchObject({ type: 'Approved', status: 'True', reason: 'AutoApproved', message: 'Auto approving self kubelet client certificate after SubjectAccessReview.' });
+    expect((await csrJson('renewal')).spec.username).toBe('system:node:n1');
+    await until('the renewal issued', async () => (await csrJson('renewal')).status?.certificate);
+
+    // Another node's name, asked by a node: selfnodeclient does not cover it and nodeclient is not granted to nodes.
+    const other = await opensslRequest('/O=system:nodes/CN=system:node:n2');
+    writeFileSync(file, csrManifest('other-node', other.csr, 'kubernetes.io/kube-apiserver-client-kubelet', ['digital signature', 'key encipherment', 'client auth']));
+    await ok('create', '-f', file, '--as=system:node:n1', '--as-group=system:nodes');
+    // The signer runs after the approver: once a later request is issued, this one has been looked at.
+    const later = await opensslRequest('/O=system:nodes/CN=system:node:n1');
+    writeFileSync(file, csrManifest('renewal-2', later.csr, 'kubernetes.io/kube-apiserver-client-kubelet', ['digital signature', 'key encipherment', 'client auth']));
+    await ok('create', '-f', file, '--as=system:node:n1', '--as-group=system:nodes');
+    await until('renewal-2 issued', async () => (await csrJson('renewal-2')).status?.certificate);
+    expect(await ok('get', 'csr', 'other-node', '--no-headers')).toMatch(/system:node:n1\s+<none>\s+Pending$/m);
+  });
+
   it('keeps spec immutable and Approved conditions through status and the object itself', async () => {
     const before = await csrJson('jane');
     await ok('patch', 'csr', 'jane', '--type=merge', '-p', '{"spec":{"signerName":"example.com/other"},"metadata":{"labels":{"a":"b"}}}');
