@@ -30,7 +30,7 @@ export async function runNode(config: NodeConfig, log: (entry: Record<string, un
   const cert = config.tlsCertFile ? readFileSync(config.tlsCertFile) : creds.clientCert && serves(creds.clientCert) ? creds.clientCert : undefined;
   const key = config.tlsPrivateKeyFile ? readFileSync(config.tlsPrivateKeyFile) : cert && creds.clientKey;
   const ca = kube.connection.ca;
-  if (!cert || !key || !ca) log({ level: 'warn', msg: 'no certificate for the kubelet server (the kubeconfig has no client certificate and no --tls-cert-file was given): logs and tunnels to this node are unavailable', node: name });
+  if (!cert || !key || !ca) log({ level: 'warn', msg: 'no certificate for the kubelet server (the kubeconfig has no client certificate that may serve, as a TLS-bootstrapped one, and no --tls-cert-file was given): logs and tunnels to this node are unavailable', node: name });
   const agent = new NodeAgent({
     kube, name, dataDir: config.dataDir, images: config.images, simulate: config.simulate, hostIP: config.address,
     networkMode: config.podNetwork, maxPods: config.maxPods, rootCa: ca?.toString(), log,

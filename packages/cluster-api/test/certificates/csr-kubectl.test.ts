@@ -62,6 +62,9 @@ describe.runIf(existsSync(kubectlBin))('CertificateSigningRequest v1 with kubect
     expect(resources).toMatch(/^certificatesigningrequests\s+csr\s+certificates\.k8s\.io\/v1\s+false\s+CertificateSigningRequest$/m);
     const raw = JSON.parse(await ok('get', '--raw', '/apis/certificates.k8s.io/v1'));
     expect(raw.resources.map((r: { name: string }) => r.name).sort()).toEqual(['certificatesigningrequests', 'certificatesigningrequests/approval', 'certificatesigningrequests/status']);
+    const explained = await ok('explain', 'csr.spec.expirationSeconds');
+    expect(explained).toMatch(/FIELD:\s+expirationSeconds <integer>/);
+    expect(explained).toMatch(/requested duration of validity of the issued\s+certificate/);
   });
 
   it('signs an approved kube-apiserver-client request from the cluster CA, for expirationSeconds, and the certificate authenticates', async () => {
