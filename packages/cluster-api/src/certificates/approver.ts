@@ -8,6 +8,7 @@
  * here: other requests wait for an administrator (`kubectl certificate approve`).
  */
 import type { KubeObject } from '../api/meta.js';
+import { timestamp } from '../registry/generic/meta.js';
 import { CertificatesGroup, hasCondition, parsedRequest } from '../registry/kinds/certificate-signing-request.js';
 import { arr, obj, spec, status, str } from '../registry/kinds/common.js';
 import type { Registry } from '../registry/rest.js';
@@ -60,7 +61,7 @@ async function syncOne(registry: Registry, csrs: Served, key: string): Promise<v
   if (!o) return;
   const message = await approvalFor(registry, o);
   if (!message) return;
-  const at = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const at = timestamp();
   const approved = { type: 'Approved', status: 'True', reason: 'AutoApproved', message, lastUpdateTime: at, lastTransitionTime: at };
   const next = { ...o, status: { ...obj(o.status), conditions: [...arr(status(o).conditions), approved] } };
   const { object } = await csrs.store.update(SystemContext, o.metadata.name!, next, 'approval');

@@ -6,6 +6,7 @@
  * signers are left to whoever signs for them.
  */
 import type { KubeObject } from '../api/meta.js';
+import { timestamp } from '../registry/generic/meta.js';
 import { CertificatesGroup, hasCondition, parsedRequest } from '../registry/kinds/certificate-signing-request.js';
 import { arr, obj, spec, status, str } from '../registry/kinds/common.js';
 import { keyed, objectKey, served, splitKey, writeStatus, type ControllerContext, type Served } from '../controllers/context.js';
@@ -15,8 +16,6 @@ import { BuiltInSigners, sign, signerRefusal } from './signers.js';
 import type { CertificateAuthorityKeys } from './x509.js';
 
 export const SigningControllerName = 'certificatesigningrequest-signing-controller';
-
-const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
 /** Whether this controller has anything to do for `o`. */
 const waitsForSignature = (o: KubeObject): boolean =>
@@ -28,7 +27,7 @@ export function signedStatus(o: KubeObject, ca: CertificateAuthorityKeys): Recor
   const csr = parsedRequest(o);
   const refusal = csr ? signerRefusal(str(spec(o).signerName), csr, usages) : 'unable to parse csr';
   if (!csr || refusal) {
-    const failed = { type: 'Failed', status: 'True', reason: 'SignerValidationFailure', message: refusal, lastUpdateTime: now(), lastTransitionTime: now() };
+    const failed = { type: 'Failed', status: 'True', reason: 'SignerValidationFailure', message: refusal, lastUpdateTime: timestamp(), lastTransitionTime: timestamp() };
     return { ...obj(o.status), conditions: [...arr(status(o).conditions), failed] };
   }
   const expiration = spec(o).expirationSeconds;

@@ -13,6 +13,7 @@ import { KubeletClient, KubeletServing, LegacyUnknown, kubeletClientRefusal, kub
 import { CsrError, KeyUsages, parseCsr, type ParsedCsr } from '../../certificates/x509.js';
 import type { Attributes } from '../authorization.js';
 import type { Services, Strategy } from '../definition.js';
+import { timestamp } from '../generic/meta.js';
 import { duplicate, forbiddenField, invalidValue, isDNS1123Subdomain, notSupported, required, type FieldError } from '../generic/validation.js';
 import type { RequestContext } from '../rest.js';
 import { statusSubresource } from '../subresources/status.js';
@@ -23,10 +24,13 @@ import { AllVerbs, arr, column, inGroup, obj, spec, status, str, type Obj } from
 export const CertificatesGroup = 'certificates.k8s.io';
 const Resource = { group: CertificatesGroup, resource: 'certificatesigningrequests' };
 
+/** Go's []byte in JSON: standard base64, padded. */
+const Base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
 /** The request's PEM from its base64 `spec.request`, or undefined when that is not base64. */
 const requestPem = (o: KubeObject): Buffer | undefined => {
   const v = spec(o).request;
-  return typeof v === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(v) ? Buffer.from(v, 'base64') : undefined;
+  return typeof v === 'string' && Base64.test(v) ? Buffer.from(v, 'base64') : undefined;
 };
 
 /** The parsed request of a stored object (valid by construction), or undefined. */
@@ -95,7 +99,7 @@ const PemCertificate = /-----BEGIN ([A-Z0-9 ]+)-----\r?\n[A-Za-z0-9+/=\r\n]+?---
 function validateCertificate(v: unknown): FieldError[] {
   if (v === undefined || v === null || v === '') return [];
   const field = 'status.certificate';
-  if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v)) return [invalidValue(field, '<certificate data>', 'must be base64-encoded PEM')];
+  if (typeof v !== 'string' || !Base64.test(v)) return [invalidValue(field, '<certificate data>', 'must be base64-encoded PEM')];
   const text = Buffer.from(v, 'base64').toString('latin1');
   const blocks = [...text.matchAll(PemCertificate)];
   if (blocks.length === 0) return [invalidValue(field, '<certificate data>', 'must contain at least one CERTIFICATE PEM block')];
@@ -130,8 +134,6 @@ function validateStatusUpdate(o: KubeObject, old: KubeObject): FieldError[] {
   else if (!was && now && hasCondition(o, 'Failed')) errs.push(forbiddenField('status.certificate', 'updates may not set certificate content if a Failed condition is present'));
   return errs;
 }
-
-const timestamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
 /** populateConditionTimestamps: a condition that is new or changed gets the current time. */
 function stampConditions(o: KubeObject, old?: KubeObject): void {
