@@ -19,6 +19,7 @@ import { nodeOptions, resolveNodeConfig } from './node/config.js';
 import { runNode } from './node/run.js';
 import { NodeCredentialsError, nodeKubeconfig } from './auth/node-credentials.js';
 import { BootstrapError } from './certificates/bootstrap-client.js';
+import { TokenCreateError, createBootstrapToken } from './certificates/token-create.js';
 import { Scheduler } from './scheduler/scheduler.js';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -31,7 +32,7 @@ function fail(err: unknown): never {
   const e = err as Error;
   const known =
     e instanceof ConfigError || e instanceof TokenFileError || e instanceof TlsFileError || e instanceof NodeCredentialsError || e instanceof KubeconfigError ||
-    e instanceof BrokerStartError || e instanceof BootstrapError || (e as NodeJS.ErrnoException)?.code !== undefined;
+    e instanceof BrokerStartError || e instanceof BootstrapError || e instanceof TokenCreateError || (e as NodeJS.ErrnoException)?.code !== undefined;
   // The operator reads what a client never may: what failed below (storage unreachable at start-up).
   const cause = e?.cause instanceof Error ? `: ${e.cause.message}` : '';
   process.stderr.write(`cluster-api: ${known ? `${e.message}${cause}` : (e?.stack ?? String(err))}\n`);
@@ -142,6 +143,25 @@ await yargs(hideBin(process.argv))
         fail(err);
       }
     },
+  )
+  .command(
+    'token',
+    'bootstrap tokens, as kubeadm token: `token create` stores a new one in kube-system and prints it (nodes join with it by TLS bootstrap)',
+    (y) => y.command(
+      'create',
+      'store a new bootstrap token (Secret kube-system/bootstrap-token-<id>) through the kubeconfig and print it',
+      (c) => c
+        .option('kubeconfig', { type: 'string', describe: 'an administrator\'s kubeconfig (default: kubectl\'s rules)' })
+        .option('context', { type: 'string' })
+        .option('ttl', { type: 'string', default: '24h', describe: 'how long the token is valid (a duration: 24h, 30m; 0: never expires)' })
+        .option('description', { type: 'string' })
+        .option('groups', { type: 'string', array: true, describe: 'extra groups, each system:bootstrappers:… (default system:bootstrappers:kubeadm:default-node-token)' })
+        .option('bootstrap-kubeconfig-out', { type: 'string', describe: 'also write a kubeconfig holding the token (mode 0600), for cluster-api node --bootstrap-kubeconfig' }),
+      (argv) => createBootstrapToken({
+        kubeconfig: argv.kubeconfig, context: argv.context, ttl: argv.ttl, description: argv.description, groups: argv.groups?.map(String),
+        bootstrapKubeconfigOut: argv['bootstrap-kubeconfig-out'],
+      }).then((token) => void process.stdout.write(`${token}\n`), fail),
+    ).demandCommand(1),
   )
   .command(
     'broker',

@@ -7,7 +7,7 @@
  * `auth-extra-groups` (each `system:bootstrappers:…`). The Secret is read on every use, so a deleted
  * or expired token stops working at once. Nothing about a refused token reaches the client.
  */
-import { timingSafeEqual } from 'node:crypto';
+import { randomInt, timingSafeEqual } from 'node:crypto';
 import { isApiError } from '../api/errors.js';
 import type { KubeObject } from '../api/meta.js';
 import type { Registry, UserInfo } from '../registry/rest.js';
@@ -16,7 +16,7 @@ import { ApiAudience, type Authenticator, type ReviewedToken } from './authentic
 export const BootstrapTokenSecretType = 'bootstrap.kubernetes.io/token';
 export const BootstrapTokenPattern = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;
 export const BootstrappersGroup = 'system:bootstrappers';
-const ExtraGroupPattern = /^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$/;
+export const ExtraGroupPattern = /^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$/;
 
 const secretName = (id: string) => `bootstrap-token-${id}`;
 
@@ -69,4 +69,30 @@ export function withBootstrapTokens(base: Authenticator, registry: Registry): Au
       return user && { user, audiences: [ApiAudience] };
     },
   };
+}
+
+const TokenAlphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+const randomText = (n: number): string => Array.from({ length: n }, () => TokenAlphabet[randomInt(TokenAlphabet.length)]).join('');
+
+/** A new bootstrap token, kubeadm's format `[a-z0-9]{6}.[a-z0-9]{16}`. */
+export const newBootstrapToken = (): string => `${randomText(6)}.${randomText(16)}`;
+
+export interface BootstrapTokenOptions {
+  /** Lifetime; 0: never expires. */
+  ttlMs: number;
+  description?: string;
+  /** auth-extra-groups (kubeadm's default: system:bootstrappers:kubeadm:default-node-token). */
+  groups?: readonly string[];
+  now?: number;
+}
+
+/** The Secret kubeadm's `token create` makes for `token` (usable for authentication and signing). */
+export function bootstrapTokenSecret(token: string, { ttlMs, description, groups = ['system:bootstrappers:kubeadm:default-node-token'], now = Date.now() }: BootstrapTokenOptions): KubeObject {
+  const m = BootstrapTokenPattern.exec(token);
+  if (!m) throw new Error('a bootstrap token has the form [a-z0-9]{6}.[a-z0-9]{16}');
+  const stringData: Record<string, string> = { 'token-id': m[1]!, 'token-secret': m[2]!, 'usage-bootstrap-authentication': 'true', 'usage-bootstrap-signing': 'true' };
+  if (ttlMs > 0) stringData.expiration = `${new Date(now + ttlMs).toISOString().slice(0, 19)}Z`;
+  if (description) stringData.description = description;
+  if (groups.length) stringData['auth-extra-groups'] = groups.join(',');
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name: secretName(m[1]!), namespace: 'kube-system' }, type: BootstrapTokenSecretType, stringData } as KubeObject;
 }

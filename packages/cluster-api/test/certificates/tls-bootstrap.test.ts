@@ -4,7 +4,7 @@
  * `cluster-api node --bootstrap-kubeconfig … --kubeconfig …` with no certificate of its own. The
  * node posts its CSR, the csrapproving controller approves it, csrsigning issues it, the node writes
  * its kubeconfig (0600) and runs as system:node:<name>: Ready, its Lease renewed. A restart reuses
- * the kubeconfig; an unknown or expired token, or a token not allowed to ask, ends the node with
+ * the kubeconfig; `cluster-api token create` makes the token and the bootstrap kubeconfig in one step; an unknown or expired token, or a token not allowed to ask, ends the node with
  * the reason.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
@@ -110,9 +110,34 @@ describe.runIf(existsSync(kubectlBin))('TLS bootstrap of a node agent', () => {
     const node = await start(['node', '--bootstrap-kubeconfig', join(dir, 'bootstrap.kubeconfig'), '--kubeconfig', join(dir, 'boot.kubeconfig'), ...nodeArgs('boot')], /"msg":"node agent running"/);
     expect(node.exit, node.log()).toBeUndefined();
     expect(node.log()).not.toMatch(/certificate signing request posted/);
-    expect(JSON.parse(await kubectl('get', 'csr', '-o', 'json')).items).toHaveLength(1);
+    expect(JSON.parse(await kubectl('get', 'csr', '-o', 'json')).items.filter((c: { spec: { username: string } }) => c.spec.username === 'system:bootstrap:abcdef')).toHaveLength(1);
     node.child.kill('SIGTERM');
   }, 60_000);
+
+  it('joins with a token from cluster-api token create and the bootstrap kubeconfig it writes', async () => {
+    const out = join(dir, 'minted.kubeconfig');
+    const { stdout } = await run(process.execPath, [cli, 'token', 'create', '--kubeconfig', join(data, 'kubeconfig.yaml'), '--ttl', '1h', '--description', 'for n3', '--bootstrap-kubeconfig-out', out]);
+    const token = stdout.trim();
+    expect(token).toMatch(/^[a-z0-9]{6}\.[a-z0-9]{16}$/);
+    expect(statSync(out).mode & 0o777).toBe(0o600);
+    const secret = JSON.parse(await kubectl('get', 'secret', `bootstrap-token-${token.slice(0, 6)}`, '-n', 'kube-system', '-o', 'json'));
+    const field = (k: string) => Buffer.from(secret.data[k], 'base64').toString();
+    expect(secret.type).toBe('bootstrap.kubernetes.io/token');
+    expect([field('token-id'), field('token-secret'), field('usage-bootstrap-authentication'), field('auth-extra-groups'), field('description')])
+      .toEqual([token.slice(0, 6), token.slice(7), 'true', 'system:bootstrappers:kubeadm:default-node-token', 'for n3']);
+    const left = Date.parse(field('expiration')) - Date.now();
+    expect(left).toBeGreaterThan(3500_000);
+    expect(left).toBeLessThanOrEqual(3600_000);
+    const node = await start(['node', '--bootstrap-kubeconfig', out, '--kubeconfig', join(dir, 'n3.kubeconfig'), ...nodeArgs('n3')], /"msg":"node agent running"/);
+    expect(node.exit, node.log()).toBeUndefined();
+    await until('node n3 Ready', async () => /^n3\s+Ready/m.test(await kubectl('get', 'nodes')), 60_000);
+    node.child.kill('SIGTERM');
+    for (const [args, message] of [[['--ttl', 'soon'], '--ttl must be a duration'], [['--groups', 'system:masters'], '--groups: "system:masters" must match']] as const) {
+      const failed = await run(process.execPath, [cli, 'token', 'create', '--kubeconfig', join(data, 'kubeconfig.yaml'), ...args]).then(() => undefined, (err: { code?: number; stderr?: string }) => err);
+      expect(failed?.code).toBe(1);
+      expect(failed?.stderr).toContain(message);
+    }
+  }, 120_000);
 
   it('ends with the reason when the token is unknown, expired, or may not ask for certificates', async () => {
     const expired = join(dir, 'expired.kubeconfig');
