@@ -203,6 +203,20 @@ describe.runIf(existsSync(kubectlBin))('CertificateSigningRequest v1 with kubect
     expect(await ok('get', 'csr', 'other-node', '--no-headers')).toMatch(/system:node:n1\s+<none>\s+Pending$/m);
   });
 
+  it('removes a request denied more than an hour ago (the CSR cleaner)', async () => {
+    const { csr } = await opensslRequest('/CN=old');
+    await create(csrManifest('old-denial', csr, 'example.com/s', ['client auth']));
+    const obj = await csrJson('old-denial');
+    const past = `${new Date(Date.now() - 2 * 3600_000).toISOString().slice(0, 19)}Z`;
+    obj.status = { conditions: [{ type: 'Denied', status: 'True', reason: 'Old', message: 'denied long ago', lastUpdateTime: past, lastTransitionTime: past }] };
+    const file = join(s.dir, 'old-denial.json');
+    writeFileSync(file, JSON.stringify(obj));
+    await ok('replace', '--raw', '/apis/certificates.k8s.io/v1/certificatesigningrequests/old-denial/approval', '-f', file);
+    await until('the old denial removed', async () => (await kubectl('get', 'csr', 'old-denial')).stderr.includes('NotFound'));
+    // A fresh denial stays.
+    expect(await ok('get', 'csr', 'mallory', '--no-headers')).toMatch(/Denied$/m);
+  });
+
   it('keeps spec immutable and Approved conditions through status and the object itself', async () => {
     const before = await csrJson('jane');
     await ok('patch', 'csr', 'jane', '--type=merge', '-p', '{"spec":{"signerName":"example.com/other"},"metadata":{"labels":{"a":"b"}}}');
