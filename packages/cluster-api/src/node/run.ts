@@ -4,12 +4,14 @@
  * client certificate, which node credentials issue for serving too, and trusts the kubeconfig's CA
  * for the API server's client certificate. With `--bootstrap-kubeconfig` it first obtains that
  * kubeconfig by TLS bootstrap (certificates/bootstrap-client.ts) when it does not exist yet; such a
- * certificate is for clients only, so the kubelet server then needs --tls-cert-file.
+ * certificate is for clients only, so the kubelet server then needs --tls-cert-file, or
+ * --server-tls-bootstrap to ask for one from kubernetes.io/kubelet-serving.
  */
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { KubeClient } from '@func/kube-client';
-import { ensureNodeCredentials } from '../certificates/bootstrap-client.js';
+import { ensureNodeCredentials, ensureServingCertificate } from '../certificates/bootstrap-client.js';
 import { NodeAgent } from './agent.js';
 import { leaseHeartbeat } from './heartbeat.js';
 import { defaultNodeName, nodeNameOf, type NodeConfig } from './config.js';
@@ -26,9 +28,12 @@ export async function runNode(config: NodeConfig, log: (entry: Record<string, un
   const kube = KubeClient.fromKubeconfig({ kubeconfig: config.kubeconfig, context: config.context });
   const creds = kube.connection.credentials;
   const name = config.name || nodeNameOf(creds.clientCert) || defaultNodeName();
+  const serving = config.serverTlsBootstrap
+    ? await ensureServingCertificate({ client: kube, nodeName: name, addresses: [config.address], dir: join(config.dataDir, 'pki'), log })
+    : undefined;
   // A client-only certificate (a TLS-bootstrapped one) cannot serve the kubelet server.
-  const cert = config.tlsCertFile ? readFileSync(config.tlsCertFile) : creds.clientCert && serves(creds.clientCert) ? creds.clientCert : undefined;
-  const key = config.tlsPrivateKeyFile ? readFileSync(config.tlsPrivateKeyFile) : cert && creds.clientKey;
+  const cert = serving?.cert ?? (config.tlsCertFile ? readFileSync(config.tlsCertFile) : creds.clientCert && serves(creds.clientCert) ? creds.clientCert : undefined);
+  const key = serving?.key ?? (config.tlsPrivateKeyFile ? readFileSync(config.tlsPrivateKeyFile) : cert && creds.clientKey);
   const ca = kube.connection.ca;
   if (!cert || !key || !ca) log({ level: 'warn', msg: 'no certificate for the kubelet server (the kubeconfig has no client certificate that may serve, as a TLS-bootstrapped one, and no --tls-cert-file was given): logs and tunnels to this node are unavailable', node: name });
   const agent = new NodeAgent({

@@ -8,7 +8,8 @@
  * the reason.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -139,6 +140,27 @@ describe.runIf(existsSync(kubectlBin))('TLS bootstrap of a node agent', () => {
     }
   }, 120_000);
 
+  it('with --server-tls-bootstrap, waits for its kubelet-serving certificate to be approved, then serves the API server with it', async () => {
+    const starting = start(['node', '--bootstrap-kubeconfig', join(dir, 'bootstrap.kubeconfig'), '--kubeconfig', join(dir, 'n4.kubeconfig'), '--server-tls-bootstrap', ...nodeArgs('n4')], /"msg":"node agent running"/);
+    type Csr = { metadata: { name: string }; spec: { signerName: string; username: string }; status?: { conditions?: unknown[] } };
+    const serving = await until('the serving CSR', async () => (JSON.parse(await kubectl('get', 'csr', '-o', 'json')).items as Csr[])
+      .find((c) => c.spec.signerName === 'kubernetes.io/kubelet-serving' && c.spec.username === 'system:node:n4'), 60_000);
+    expect(serving.status?.conditions ?? []).toEqual([]);
+    await kubectl('certificate', 'approve', serving.metadata.name);
+    const node = await starting;
+    expect(node.exit, node.log()).toBeUndefined();
+    expect(node.log()).toMatch(/"msg":"serving certificate issued"/);
+    expect(node.log()).not.toMatch(/no certificate for the kubelet server/);
+    const cert = new X509Certificate(readFileSync(join(dir, 'n4', 'pki', 'kubelet-server.crt')));
+    expect(cert.subjectAltName).toBe('DNS:n4, IP Address:127.0.0.1');
+    expect(statSync(join(dir, 'n4', 'pki', 'kubelet-server.key')).mode & 0o777).toBe(0o600);
+    // pods/log: the API server reaches the agent over TLS and checks it is node n4's certificate.
+    await kubectl('run', 'on-n4', '--image=nginx:1.27', '--overrides={"spec":{"nodeName":"n4"}}');
+    await until('on-n4 Running', async () => /Running/.test(await kubectl('get', 'pod', 'on-n4', '--no-headers')), 60_000);
+    expect(await kubectl('logs', 'on-n4')).toBe('');
+    node.child.kill('SIGTERM');
+  }, 120_000);
+
   it('ends with the reason when the token is unknown, expired, or may not ask for certificates', async () => {
     const expired = join(dir, 'expired.kubeconfig');
     await tokenSecret('expird', '0123456789abcdef', { 'usage-bootstrap-authentication': 'true', expiration: '2020-01-01T00:00:00Z' });
@@ -156,7 +178,7 @@ describe.runIf(existsSync(kubectlBin))('TLS bootstrap of a node agent', () => {
     await kubectl('delete', 'clusterrolebinding', 'kubeadm:kubelet-bootstrap');
     const node = await start(['node', '--bootstrap-kubeconfig', join(dir, 'bootstrap.kubeconfig'), '--kubeconfig', join(dir, 'denied.kubeconfig'), ...nodeArgs('denied')], /"msg":"node agent running"/);
     expect(node.exit).toBe(1);
-    expect(node.log()).toContain('cluster-api: the bootstrap credentials may not request certificates (403 Forbidden)');
+    expect(node.log()).toContain('cluster-api: these credentials may not request certificates (403 Forbidden)');
   }, 120_000);
 
   it('refuses --bootstrap-kubeconfig without --kubeconfig', async () => {
