@@ -154,7 +154,8 @@ describe.runIf(existsSync(kubectlBin))('TLS bootstrap of a node agent', () => {
     const cert = new X509Certificate(readFileSync(join(dir, 'n4', 'pki', 'kubelet-server.crt')));
     expect(cert.subjectAltName).toBe('DNS:n4, IP Address:127.0.0.1');
     expect(statSync(join(dir, 'n4', 'pki', 'kubelet-server.key')).mode & 0o777).toBe(0o600);
-    // pods/log: the API server reaches the agent over TLS and checks it is node n4's certificate.
+    // pods/log: the API server reaches the agent over TLS and checks it is node n4's certificate (a
+    // bootstrapped node without a serving certificate answers 503 "the node agent of … cannot be reached").
     await kubectl('run', 'on-n4', '--image=nginx:1.27', '--overrides={"spec":{"nodeName":"n4"}}');
     await until('on-n4 Running', async () => /Running/.test(await kubectl('get', 'pod', 'on-n4', '--no-headers')), 60_000);
     expect(await kubectl('logs', 'on-n4')).toBe('');
