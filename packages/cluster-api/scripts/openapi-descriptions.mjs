@@ -39,6 +39,7 @@ const modules = {
   'k8s.io.api.authorization.v1': 'authorization/v1',
   'k8s.io.api.authentication.v1': 'authentication/v1',
   'k8s.io.api.rbac.v1': 'rbac/v1',
+  'k8s.io.api.certificates.v1': 'certificates/v1',
   'k8s.io.apimachinery.pkg.apis.meta.v1': 'meta/v1',
   'k8s.io.apimachinery.pkg.api.resource': 'api/resource',
 };

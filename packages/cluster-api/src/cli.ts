@@ -21,6 +21,8 @@ import { NodeCredentialsError, nodeKubeconfig } from './auth/node-credentials.js
 import { brokerPart, nodePart, schedulerPart } from './serve/embedded.js';
 import { messageOf, type Part } from './serve/part.js';
 import { PartError, Supervisor } from './serve/supervisor.js';
+import { BootstrapError } from './certificates/bootstrap-client.js';
+import { TokenCreateError, createBootstrapToken } from './certificates/token-create.js';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
@@ -41,7 +43,7 @@ function fail(err: unknown): never {
 
 function isKnown(e: unknown): boolean {
   return e instanceof ConfigError || e instanceof TokenFileError || e instanceof TlsFileError || e instanceof NodeCredentialsError || e instanceof KubeconfigError ||
-    e instanceof BrokerStartError || (e as NodeJS.ErrnoException)?.code !== undefined;
+    e instanceof BrokerStartError || e instanceof BootstrapError || e instanceof TokenCreateError || (e as NodeJS.ErrnoException)?.code !== undefined;
 }
 
 /** What runs in this process: its parts' supervisor, once there is one. */
@@ -183,6 +185,25 @@ await yargs(hideBin(process.argv))
         fail(err);
       }
     },
+  )
+  .command(
+    'token',
+    'bootstrap tokens, as kubeadm token: `token create` stores a new one in kube-system and prints it (nodes join with it by TLS bootstrap)',
+    (y) => y.command(
+      'create',
+      'store a new bootstrap token (Secret kube-system/bootstrap-token-<id>) through the kubeconfig and print it',
+      (c) => c
+        .option('kubeconfig', { type: 'string', describe: 'an administrator\'s kubeconfig (default: kubectl\'s rules)' })
+        .option('context', { type: 'string' })
+        .option('ttl', { type: 'string', default: '24h', describe: 'how long the token is valid (a duration: 24h, 30m; 0: never expires)' })
+        .option('description', { type: 'string' })
+        .option('groups', { type: 'string', array: true, describe: 'extra groups, each system:bootstrappers:… (default system:bootstrappers:kubeadm:default-node-token)' })
+        .option('bootstrap-kubeconfig-out', { type: 'string', describe: 'also write a kubeconfig holding the token (mode 0600), for cluster-api node --bootstrap-kubeconfig' }),
+      (argv) => createBootstrapToken({
+        kubeconfig: argv.kubeconfig, context: argv.context, ttl: argv.ttl, description: argv.description, groups: argv.groups?.map(String),
+        bootstrapKubeconfigOut: argv['bootstrap-kubeconfig-out'],
+      }).then((token) => void process.stdout.write(`${token}\n`), fail),
+    ).demandCommand(1),
   )
   .command(
     'broker',

@@ -34,6 +34,8 @@ export interface ServeConfig {
   /** Where the generated kubeconfig goes; default `<dataDir>/kubeconfig.yaml`. */
   kubeconfigOut: string;
   insecureHttp: boolean;
+  /** Bootstrap token Secrets authenticate (node agents joining by TLS bootstrap). */
+  enableBootstrapTokenAuth: boolean;
   /** kube-apiserver's `--authorization-mode`: the authorizers asked, in order (default RBAC). */
   authorizationMode: AuthorizationMode[];
   /** kube-controller-manager's --controllers: `*` (every controller on by default), `name`, `-name`. */
@@ -161,6 +163,7 @@ export const serveOptions: readonly AnyRow<ServeConfig>[] = [
   row({ key: 'etcdCertfile', flag: 'etcd-certfile', env: 'CLUSTER_API_ETCD_CERTFILE', type: 'string', default: undefined, parse: path, describe: 'client certificate for etcd (PEM)' }),
   row({ key: 'etcdKeyfile', flag: 'etcd-keyfile', env: 'CLUSTER_API_ETCD_KEYFILE', type: 'string', default: undefined, parse: path, describe: 'private key of --etcd-certfile (PEM)' }),
   row({ key: 'authorizationMode', flag: 'authorization-mode', env: 'CLUSTER_API_AUTHORIZATION_MODE', type: 'string', default: ['Node', 'RBAC'], parse: authorizationModes, describe: 'authorizers in order (default Node,RBAC): Node (node agents: their own Node, Lease, pods and what those pods reference), RBAC, AlwaysAllow (every authenticated request; a warning at start), AlwaysDeny; system:masters is always allowed' }),
+  row({ key: 'enableBootstrapTokenAuth', flag: 'enable-bootstrap-token-auth', env: 'CLUSTER_API_ENABLE_BOOTSTRAP_TOKEN_AUTH', type: 'boolean', default: true, parse: bool, describe: 'bootstrap token Secrets (kube-system, type bootstrap.kubernetes.io/token) authenticate as system:bootstrap:<id>, so node agents join by TLS bootstrap (default on, as kubeadm sets it)' }),
   row({ key: 'insecureHttp', flag: 'insecure-http', env: 'CLUSTER_API_INSECURE_HTTP', type: 'boolean', default: false, parse: bool, describe: 'serve plain HTTP (loopback bind addresses only)' }),
   row({ key: 'controllers', flag: 'controllers', env: 'CLUSTER_API_CONTROLLERS', type: 'string', default: ['*'], parse: controllerList, describe: 'controllers to run, as kube-controller-manager\'s flag: * (all on by default), name, -name (e.g. *,-job)' }),
   row({ key: 'disable', flag: 'disable', env: 'CLUSTER_API_DISABLE', type: 'string', default: [], parse: partList, describe: `parts not to run in this process, repeatable or comma-separated: ${Disableable.join(', ')} (each runs alone as its own command)` }),

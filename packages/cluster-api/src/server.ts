@@ -12,8 +12,9 @@ import { createApp } from './http/app.js';
 import { upgradeListener } from './http/upgrade.js';
 import type { Authenticator } from './auth/authenticator.js';
 import { versionInfo } from './http/nonresource.js';
-import type { TlsMaterial } from './auth/tls.js';
+import type { CertificateAuthority, TlsMaterial } from './auth/tls.js';
 import { ServiceAccountTokens, ephemeralSigningKey, withServiceAccountTokens } from './auth/service-account-tokens.js';
+import { withBootstrapTokens } from './auth/bootstrap-tokens.js';
 import type { Registry } from './registry/rest.js';
 import type { PodNetwork } from './registry/definition.js';
 import { createRegistry, ensureSystemNamespaces, ensureSystemPriorityClasses } from './registry/index.js';
@@ -49,6 +50,10 @@ export interface StartOptions {
   nodeControllers?: ControllersOptions['nodes'];
   /** PEM of the CA whose client certificates authenticate (x509: CN user, O groups); absent: none do. */
   clientCa?: string;
+  /** Bootstrap token Secrets in kube-system authenticate (kube-apiserver's --enable-bootstrap-token-auth). */
+  bootstrapTokenAuth?: boolean;
+  /** The CA the csrsigning controller signs approved CertificateSigningRequests with; absent: none are signed. */
+  clusterSigning?: CertificateAuthority;
   /** The API server's own certificate for node agents, and the CA their certificates chain to. */
   kubeletClient?: KubeletClientTls;
   /** How pods' ports are reached (the node agent provides it); absent: port-forward and the proxies cannot reach pods. */
@@ -95,6 +100,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
       podNetwork,
     }));
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);
+  if (authenticator && options.bootstrapTokenAuth) authenticator = withBootstrapTokens(authenticator, registry);
   const policy = await authorizationReady(registry, options.log);
   await ensureSystemPriorityClasses(registry);
   const modes = options.authorization ?? ['Node', 'RBAC'];
@@ -132,7 +138,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   const port = (server.address() as AddressInfo).port;
   // Only once listening: a port in use leaves no controllers running against a store the caller will close.
   const words = Array.isArray(options.controllers) ? options.controllers : undefined;
-  const controllers = options.controllers === false ? undefined : startControllers(registry, { log: options.log, controllers: words, nodes: options.nodeControllers });
+  const controllers = options.controllers === false ? undefined : startControllers(registry, { log: options.log, controllers: words, nodes: options.nodeControllers, signing: options.clusterSigning });
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   let closing: Promise<void> | undefined;
   return {

@@ -72,6 +72,8 @@ function nodeRules(r: NodeRequest): boolean {
   if (g === 'authorization.k8s.io' && res === 'subjectaccessreviews' && r.verb === 'create') return true;
   if (g === '' && ['services', 'endpoints', 'pods'].includes(res) && Read.includes(r.verb)) return true;
   if (g === 'discovery.k8s.io' && res === 'endpointslices' && Read.includes(r.verb)) return true;
+  // Client certificate rotation: a node posts and follows its own CSRs.
+  if (g === 'certificates.k8s.io' && res === 'certificatesigningrequests' && ['create', ...Read].includes(r.verb)) return true;
   return g === '' && res === 'nodes' && ['create', ...Read].includes(r.verb);
 }
 

@@ -7,6 +7,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../api/meta.js';
 import { isApiError } from '../api/errors.js';
 import type { Registry, ResourceStore } from '../registry/rest.js';
+import type { CertificateAuthorityKeys } from '../certificates/x509.js';
 import type { Caches, ObjectCache } from './cache.js';
 import type { EventSink } from './events.js';
 import { inNamespace, type Controller } from './loop.js';
@@ -17,6 +18,8 @@ export interface ControllerContext {
   caches: Caches;
   events: EventSink;
   log?: (entry: Record<string, unknown>) => void;
+  /** The CA approved CertificateSigningRequests are signed with (kube-controller-manager's --cluster-signing-*-file). */
+  signing?: CertificateAuthorityKeys;
 }
 
 export interface Served {

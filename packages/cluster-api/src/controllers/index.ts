@@ -27,6 +27,7 @@ import { startCronJobController } from './cron-job.js';
 import { startTtlAfterFinished } from './ttl-after-finished.js';
 import { startEndpointsController } from './endpoints.js';
 import { startEndpointSliceController } from './endpoint-slices.js';
+import { certificateControllers } from '../certificates/controllers.js';
 
 export type { Controller, ControllerOptions } from './loop.js';
 export { ControllerNames, isEnabled, unknownControllers } from './names.js';
@@ -38,6 +39,8 @@ export interface ControllersOptions extends ControllerOptions {
   eventTtlMs?: number;
   /** `--controllers` words (default `['*']`). */
   controllers?: readonly string[];
+  /** The CA that signs approved CertificateSigningRequests. */
+  signing?: ControllerContext['signing'];
 }
 
 type Start = (ctx: ControllerContext, opts: ControllerOptions, nodes: ControllersOptions['nodes']) => Controller;
@@ -59,13 +62,14 @@ const Starts: Record<string, Start> = {
   'endpointslice-controller': (ctx) => startEndpointSliceController(ctx),
   'node-ipam-controller': (ctx, opts, nodes) => startNodeIpam(ctx.registry, { ...opts, ...nodes }),
   'node-lifecycle-controller': (ctx, opts, nodes) => startNodeLifecycle(ctx.registry, { ...opts, ...nodes }),
+  ...certificateControllers,
 };
 
 export const startControllers = (registry: Registry, opts: ControllersOptions = {}): Controller => {
-  const { controllers: words = ['*'], eventTtlMs, nodes, ...common } = opts;
+  const { controllers: words = ['*'], eventTtlMs, nodes, signing, ...common } = opts;
   const caches = new Caches(common.log);
   const events = new EventSink(registry, common.log);
-  const ctx: ControllerContext = { registry, caches, events, log: common.log };
+  const ctx: ControllerContext = { registry, caches, events, log: common.log, signing };
   const all = [
     startCrdController(registry, common),
     startPodReaper(registry, common),

@@ -28,6 +28,9 @@ export const ControllerNames: readonly ControllerName[] = [
   { name: 'endpointslice-controller', aliases: ['endpointslice'], byDefault: true },
   { name: 'node-ipam-controller', aliases: ['nodeipam'], byDefault: true },
   { name: 'node-lifecycle-controller', aliases: ['nodelifecycle'], byDefault: true },
+  { name: 'certificatesigningrequest-approving-controller', aliases: ['csrapproving'], byDefault: true },
+  { name: 'certificatesigningrequest-signing-controller', aliases: ['csrsigning'], byDefault: true },
+  { name: 'certificatesigningrequest-cleaner-controller', aliases: ['csrcleaner'], byDefault: true },
 ];
 
 /** The canonical name a word names, or undefined. */

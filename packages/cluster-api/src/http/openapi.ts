@@ -32,6 +32,7 @@ const specialSchemas: ReadonlyMap<string, Schema> = new Map([
   ['.k8s.io.apimachinery.pkg.util.intstr.IntOrString', { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] }],
   ['.k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1', { type: 'object' }],
   ['.k8s.io.apimachinery.pkg.runtime.RawExtension', { type: 'object' }],
+  ['.k8s.io.api.certificates.v1.ExtraValue', { type: 'array', items: { type: 'string' } }],
 ]);
 
 const scalarSchemas: Readonly<Record<string, Schema>> = {

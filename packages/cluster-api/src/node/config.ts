@@ -10,6 +10,10 @@ import { ConfigError, bool, count, path, resolveRows, text, type AnyRow, type Op
 
 export interface NodeConfig {
   kubeconfig?: string;
+  /** TLS bootstrap: credentials to request the node's own certificate with when `kubeconfig` does not exist yet. */
+  bootstrapKubeconfig?: string;
+  /** The kubelet server's certificate from a kubernetes.io/kubelet-serving CSR (the kubelet's serverTLSBootstrap). */
+  serverTlsBootstrap: boolean;
   context?: string;
   /** Empty: from the client certificate, else the host name. */
   name: string;
@@ -44,6 +48,8 @@ export const podNetwork = (raw: unknown): 'loopback' | 'shared' => {
 
 export const nodeOptions: readonly AnyRow<NodeConfig>[] = [
   row({ key: 'kubeconfig', flag: 'kubeconfig', env: 'CLUSTER_API_NODE_KUBECONFIG', type: 'string', default: undefined, parse: path, describe: 'how to reach the API server, as whom (default: kubectl\'s rules: KUBECONFIG, ~/.kube/config)' }),
+  row({ key: 'bootstrapKubeconfig', flag: 'bootstrap-kubeconfig', env: 'CLUSTER_API_NODE_BOOTSTRAP_KUBECONFIG', type: 'string', default: undefined, parse: path, describe: 'TLS bootstrap: a kubeconfig with a bootstrap token; when --kubeconfig does not exist, the node requests its client certificate with it and writes --kubeconfig' }),
+  row({ key: 'serverTlsBootstrap', flag: 'server-tls-bootstrap', env: 'CLUSTER_API_NODE_SERVER_TLS_BOOTSTRAP', type: 'boolean', default: false, parse: bool, describe: 'ask for the kubelet server\'s certificate with a kubernetes.io/kubelet-serving CSR and wait for an administrator to approve it (kept in <data-dir>/pki)' }),
   row({ key: 'context', flag: 'context', env: 'CLUSTER_API_NODE_CONTEXT', type: 'string', default: undefined, parse: text, describe: 'the kubeconfig context to use' }),
   row({ key: 'name', flag: 'name', env: 'CLUSTER_API_NODE_NAME', type: 'string', default: '', parse: text, describe: 'the node name (default: the client certificate\'s system:node:<name>, else the host name)' }),
   row({ key: 'dataDir', flag: 'data-dir', env: 'CLUSTER_API_NODE_DATA_DIR', type: 'string', default: ({ cwd }) => resolve(cwd, 'node-data'), parse: path, describe: 'pods, logs and unpacked images (default ./node-data)' }),
@@ -62,6 +68,8 @@ export const nodeOptions: readonly AnyRow<NodeConfig>[] = [
 export function resolveNodeConfig(cli: Record<string, unknown>, env: Record<string, string | undefined> = {}, cwd = '.'): NodeConfig {
   const config = resolveRows(nodeOptions, cli, env, cwd);
   if (!isIP(config.address!)) throw new ConfigError(`--address must be an IP address, got ${config.address}`);
+  if (config.bootstrapKubeconfig && !config.kubeconfig) throw new ConfigError('--bootstrap-kubeconfig needs --kubeconfig: the file the node\'s own credentials are written to');
+  if (config.serverTlsBootstrap && config.tlsCertFile) throw new ConfigError('--server-tls-bootstrap and --tls-cert-file exclude each other: the first asks the cluster for the certificate the second names');
   if (Boolean(config.tlsCertFile) !== Boolean(config.tlsPrivateKeyFile)) throw new ConfigError('--tls-cert-file and --tls-private-key-file must be given together');
   return config;
 }

@@ -29,6 +29,7 @@ export const protoFiles = [
   'k8s.io/api/authorization/v1/generated.proto',
   'k8s.io/api/authentication/v1/generated.proto',
   'k8s.io/api/rbac/v1/generated.proto',
+  'k8s.io/api/certificates/v1/generated.proto',
   'github.com/openshift/api/security/v1/generated.proto',
 ] as const;
 
@@ -60,6 +61,9 @@ const packagesByApiVersion: Record<string, readonly string[]> = {
   'rbac.authorization.k8s.io/v1': ['k8s.io.api.rbac.v1'],
   // The same messages and field numbers as v1.
   'rbac.authorization.k8s.io/v1beta1': ['k8s.io.api.rbac.v1'],
+  'certificates.k8s.io/v1': ['k8s.io.api.certificates.v1'],
+  // The same messages and field numbers as v1.
+  'certificates.k8s.io/v1beta1': ['k8s.io.api.certificates.v1'],
 };
 
 /** Messages that are whole objects on the wire (not parts of one): the kinds, their lists and meta's own. */

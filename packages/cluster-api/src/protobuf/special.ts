@@ -102,6 +102,12 @@ function embeddedJson(field: string): SpecialType {
   };
 }
 
+/** ExtraValue: a list of strings in JSON, `{items}` on the wire. */
+const extraValue: SpecialType = {
+  toWire: (value) => ({ items: Array.isArray(value) ? value : [] }),
+  fromWire: (wire) => (Array.isArray(wire.items) ? wire.items : []),
+};
+
 export const specialTypes: ReadonlyMap<string, SpecialType> = new Map([
   ['.k8s.io.apimachinery.pkg.apis.meta.v1.Time', time],
   ['.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime', microTime],
@@ -109,4 +115,5 @@ export const specialTypes: ReadonlyMap<string, SpecialType> = new Map([
   ['.k8s.io.apimachinery.pkg.util.intstr.IntOrString', intOrString],
   ['.k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1', embeddedJson('Raw')],
   ['.k8s.io.apimachinery.pkg.runtime.RawExtension', embeddedJson('raw')],
+  ['.k8s.io.api.certificates.v1.ExtraValue', extraValue],
 ]);

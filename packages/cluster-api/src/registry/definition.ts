@@ -141,8 +141,8 @@ export interface TableColumn {
  * timestamps, resourceVersion) are applied once in strategy.ts around these hooks.
  */
 export interface Strategy {
-  /** Defaults and clearing of fields the client may not set (e.g. status on create). */
-  prepareForCreate?(obj: KubeObject): void;
+  /** Defaults and clearing of fields the client may not set (e.g. status on create); `ctx` names the requester (a CSR records it). */
+  prepareForCreate?(obj: KubeObject, ctx?: RequestContext): void;
   /** Called with the incoming object and the stored one; e.g. copy status from old on a main-resource PUT. */
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   validate?(obj: KubeObject): FieldError[];

@@ -71,6 +71,7 @@ export async function serve(config: ServeConfig, log?: Log, options: ServeOption
           storage, authenticator: withUsers(authenticator, ids.users), tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey,
           controllers: false, authorization: config.authorizationMode,
           clientCa: tls ? ca.cert : undefined, kubeletClient: ids.kubeletClient, frontProxy: ensureFrontProxy(join(config.dataDir, 'tls')),
+          bootstrapTokenAuth: config.enableBootstrapTokenAuth,
           serviceClusterIpRange: config.serviceClusterIpRange,
           ...(options.podNetwork && { podNetwork: options.podNetwork }),
         });
@@ -83,7 +84,7 @@ export async function serve(config: ServeConfig, log?: Log, options: ServeOption
       return { stop: () => started.close() };
     }, { restartable: false }),
     part('controller-manager', async () => startControllers(api!.registry, {
-      log, controllers: config.controllers,
+      log, controllers: config.controllers, signing: ca,
       nodes: { clusterCidr: config.clusterCidr, nodeCidrMaskSize: config.nodeCidrMaskSize, gracePeriodMs: config.nodeMonitorGracePeriod * 1000 },
     }), { source: new URL('../controllers/', import.meta.url) }),
     schedulerPart(() => embeddedClient(endpoint(), ids.schedulerToken), { elect: config.storage.startsWith('etcd'), log }),

@@ -3,7 +3,8 @@
  * and kube-public (bootstrappolicy's testdata/cluster-role-bindings.yaml, namespace-roles.yaml and
  * namespace-role-bindings.yaml). Discovery and basic self-review for every authenticated user,
  * `/healthz`, `/livez`, `/readyz` and `/version` for everyone, issuer discovery for service
- * accounts, cluster-admin for system:masters; nothing more for anyone until an administrator binds it.
+ * accounts, cluster-admin for system:masters, and kubeadm's TLS bootstrap bindings (bootstrap tokens post
+ * node client CSRs that are auto-approved); nothing more for anyone until an administrator binds it.
  */
 import type { KubeObject } from '../../api/meta.js';
 import { clusterRoleBinding, group, rule, role, roleBinding, serviceAccount, user } from './policy-data.js';
@@ -22,6 +23,11 @@ export const bootstrapClusterRoleBindings: readonly KubeObject[] = [
   clusterRoleBinding('system:public-info-viewer', [group('system:authenticated'), group('system:unauthenticated')]),
   clusterRoleBinding('system:service-account-issuer-discovery', [group('system:serviceaccounts')]),
   clusterRoleBinding('system:volume-scheduler', [user('system:kube-scheduler')]),
+  // TLS bootstrap, as kubeadm binds it: a bootstrap token may post a CSR, and have a node client
+  // certificate auto-approved; a node may have its own renewed.
+  clusterRoleBinding('kubeadm:kubelet-bootstrap', [group('system:bootstrappers')], 'system:node-bootstrapper'),
+  clusterRoleBinding('kubeadm:node-autoapprove-bootstrap', [group('system:bootstrappers')], 'system:certificates.k8s.io:certificatesigningrequests:nodeclient'),
+  clusterRoleBinding('kubeadm:node-autoapprove-certificate-rotation', [group('system:nodes')], 'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient'),
 ];
 
 const leaderLocking = [rule('create get list update watch', 'coordination.k8s.io', 'leases'), rule('create get list update watch', 'coordination.k8s.io', 'leasecandidates')];

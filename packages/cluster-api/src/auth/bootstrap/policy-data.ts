@@ -58,11 +58,12 @@ export const user = (name: string): Subject => ({ apiGroup: RbacGroup, kind: 'Us
 export const group = (name: string): Subject => ({ apiGroup: RbacGroup, kind: 'Group', name });
 export const serviceAccount = (namespace: string, name: string): Subject => ({ kind: 'ServiceAccount', name, namespace });
 
-export const clusterRoleBinding = (name: string, subjects: Subject[]): KubeObject => ({
+/** A ClusterRoleBinding of the ClusterRole of the same name, or of `roleName`. */
+export const clusterRoleBinding = (name: string, subjects: Subject[], roleName = name): KubeObject => ({
   apiVersion: `${RbacGroup}/v1`,
   kind: 'ClusterRoleBinding',
   metadata: metadata(name),
-  roleRef: { apiGroup: RbacGroup, kind: 'ClusterRole', name },
+  roleRef: { apiGroup: RbacGroup, kind: 'ClusterRole', name: roleName },
   subjects,
 });
 

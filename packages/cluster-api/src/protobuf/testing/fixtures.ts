@@ -355,6 +355,19 @@ export const fixtures: Record<string, Json[]> = {
       allowVolumeExpansion: true, volumeBindingMode: 'WaitForFirstConsumer', allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['a', 'b'] }] }],
     },
   ],
+  CertificateSigningRequest: [
+    {
+      apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: meta('node-csr-a'),
+      spec: {
+        request: Buffer.from('-----BEGIN CERTIFICATE REQUEST-----\n').toString('base64'), signerName: 'kubernetes.io/kube-apiserver-client-kubelet', expirationSeconds: 3600,
+        usages: ['digital signature', 'client auth'], username: 'system:bootstrap:abcdef', uid: 'u', groups: ['system:bootstrappers', 'system:authenticated'], extra: { 'scopes.example.com': ['a', 'b'] },
+      },
+      status: {
+        conditions: [{ type: 'Approved', status: 'True', reason: 'AutoApproved', message: 'Auto approving kubelet client certificate after SubjectAccessReview.', lastUpdateTime: '2026-11-20T23:01:00Z', lastTransitionTime: '2026-11-20T23:01:00Z' }],
+        certificate: Buffer.from('-----BEGIN CERTIFICATE-----\n').toString('base64'),
+      },
+    },
+  ],
   Status: [
     { apiVersion: 'v1', kind: 'Status', metadata: {}, status: 'Success', details: { name: 'web', kind: 'pods', uid: 'u1' }, code: 200 },
     {

@@ -102,7 +102,7 @@ export const prepareCreate = (def: ResourceDefinition, ctx: RequestContext, body
   meta.uid = randomUUID();
   meta.creationTimestamp = timestamp();
   if (meta.generateName && !meta.name) meta.name = generateName(meta.generateName);
-  def.strategy.prepareForCreate?.(obj);
+  def.strategy.prepareForCreate?.(obj, ctx);
   meta.generation = 1;
   if (meta.name) meta.selfLink = selfLink(def, meta.namespace, meta.name);
   throwIfInvalid(def, obj, [...validateObjectMeta(def, meta), ...(def.strategy.validate?.(obj) ?? [])]);

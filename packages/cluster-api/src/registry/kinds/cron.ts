@@ -77,7 +77,7 @@ const DescriptorFields: Readonly<Record<string, string>> = {
 const GoUnits: Readonly<Record<string, number>> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** Go's time.ParseDuration, in milliseconds (the grammar is checked first). */
-const goDurationMs = (d: string): number => {
+export const goDurationMs = (d: string): number => {
   let total = 0;
   for (const m of d.matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/g)) total += Number(m[1]) * GoUnits[m[2]!]!;
   return d.startsWith('-') ? -total : total;
@@ -87,7 +87,7 @@ const goDurationMs = (d: string): number => {
 export const parseSchedule = (schedule: string): CronSchedule => parse(schedule);
 
 /** Go's time.ParseDuration grammar, for `@every`. */
-const GoDuration = /^[+-]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+$/;
+export const GoDuration = /^[+-]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+$/;
 
 /** The parser's error for `schedule`, or undefined when it parses. */
 export const cronError = (schedule: string): string | undefined => {

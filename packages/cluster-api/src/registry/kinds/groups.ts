@@ -40,7 +40,6 @@ export const ExtraGroups: readonly { group: string; versions: readonly string[];
     ['subjectrulesreviews', 'SubjectRulesReview', 'N', '', 'review']] },
   { group: 'build.openshift.io', versions: ['v1'], resources: [
     ['buildconfigs', 'BuildConfig', 'N', 'bc', 'all'], ['builds', 'Build', 'N', '', 'all']] },
-  { group: 'certificates.k8s.io', versions: ['v1beta1'], resources: [['certificatesigningrequests', 'CertificateSigningRequest', 'C', 'csr']] },
   // Its daemonsets, deployments, ingresses, networkpolicies and replicasets are the typed apps/v1 and networking.k8s.io/v1 objects (kinds/index.ts).
   { group: 'extensions', versions: ['v1beta1'], resources: [['podsecuritypolicies', 'PodSecurityPolicy', 'C', 'psp']] },
   { group: 'image.openshift.io', versions: ['v1'], resources: [

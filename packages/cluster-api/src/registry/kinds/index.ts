@@ -1,5 +1,6 @@
 /** The only list of kinds this server serves: the spec's 13 core kinds, then the extra groups. */
 import type { ResourceDefinition } from '../definition.js';
+import { certificateSigningRequest, certificateSigningRequestV1beta1 } from './certificate-signing-request.js';
 import { clusterRole } from './cluster-role.js';
 import { apiService } from './api-service.js';
 import { appsServedVersions } from './apps-versions.js';
@@ -71,6 +72,7 @@ export const typedGroupKinds: readonly ResourceDefinition[] = [
   priorityClass,
   storageClass, storageClassV1beta1,
   apiService,
+  certificateSigningRequest, certificateSigningRequestV1beta1,
 ];
 
 /** Every kind served: core first, then the typed groups, then the schemaless extra groups in the spec's table order, then CRDs. */

@@ -11,6 +11,8 @@ export interface KindFixture {
 }
 
 const containers = [{ name: 'app', image: 'nginx:1.25' }];
+/** A PKCS#10 request for CN=jane (ECDSA P-256), base64 as spec.request carries it. */
+const csrRequest = 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0KTUlISk1IRUNBUUF3RHpFTk1Bc0dBMVVFQXd3RWFtRnVaVEJaTUJNR0J5cUdTTTQ5QWdFR0NDcUdTTTQ5QXdFSApBMElBQk1Qb1YyNXJQNkVadUEwYzVBZENJOFZ3ZmxScXQyODNIbjlvVnFBeWpnZlYrcE1WN1RzeTgranFoNXlLCmZIbWYzVlRPQlJaUDRPbUcwUlNSRVBrTHVMU2dBREFLQmdncWhrak9QUVFEQWdOSUFEQkZBaUVBOTdlZ0EwaUsKeEg0NnU3ejgzL0RCRlVZQ0lWMXFha0ZiTDFzc2pNR2FDdHNDSUZFNlNybmhvcThVdC9WNmdxWjNLenNyS09ibQp1L2NuMEt6TjhKT3g1c2FQCi0tLS0tRU5EIENFUlRJRklDQVRFIFJFUVVFU1QtLS0tLQo=';
 const template = { metadata: { labels: { app: 'web' } }, spec: { containers } };
 
 const fixtures: Readonly<Record<string, KindFixture>> = {
@@ -151,6 +153,11 @@ const fixtures: Readonly<Record<string, KindFixture>> = {
     invalidFields: ['spec', 'spec.maxUnavailable'],
   },
   priorityclasses: { valid: { value: 1000 }, invalid: { value: 2000000000, preemptionPolicy: 'Always' }, invalidFields: ['value', 'preemptionPolicy'] },
+  certificatesigningrequests: {
+    valid: { spec: { request: csrRequest, signerName: 'kubernetes.io/kube-apiserver-client', usages: ['client auth'], expirationSeconds: 3600 } },
+    invalid: { spec: { request: Buffer.from('not a request').toString('base64'), signerName: 'nodomain', usages: ['flying'], expirationSeconds: 60 } },
+    invalidFields: ['spec.request', 'spec.signerName', 'spec.usages[0]', 'spec.expirationSeconds'],
+  },
   storageclasses: { valid: { provisioner: 'example.com/disk' }, invalid: { reclaimPolicy: 'Recycle' }, invalidFields: ['provisioner', 'reclaimPolicy'] },
 };
 
