@@ -12,7 +12,11 @@ import type { OpenApiV3 } from './openapi.js';
 import { send, sendBytes, sendText } from './respond.js';
 import { pathNotFound } from '../api/errors.js';
 
-/** kube-apiserver's version.Info; clients read major/minor and gitVersion. */
+/**
+ * kube-apiserver's version.Info; clients read major/minor and gitVersion. It names the Kubernetes
+ * release whose API surface is served (kubectl warns when its own minor is more than one away, and
+ * Helm's `kubeVersion` and operators gate on it); the build suffix names this server's own version.
+ */
 export interface VersionInfo {
   major: string;
   minor: string;
@@ -25,11 +29,14 @@ export interface VersionInfo {
   platform: string;
 }
 
+/** The Kubernetes release whose API this server serves (the legacy group versions it also keeps are extra). */
+export const ServedKubernetes = { minor: 32, patch: 0 } as const;
+
 export function versionInfo(packageVersion: string): VersionInfo {
   return {
     major: '1',
-    minor: '20',
-    gitVersion: `v1.20.0-cluster-api.${packageVersion}`,
+    minor: String(ServedKubernetes.minor),
+    gitVersion: `v1.${ServedKubernetes.minor}.${ServedKubernetes.patch}+cluster-api.${packageVersion}`,
     gitCommit: '',
     gitTreeState: 'clean',
     buildDate: '1970-01-01T00:00:00Z',
