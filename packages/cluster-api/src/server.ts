@@ -18,6 +18,8 @@ import type { Authenticator } from './auth/authenticator.js';
 import { loadTokenFile, tokenAuthenticator, withUsers } from './auth/authenticator.js';
 import { AdminUser, ensureAdminToken, firstToken, writeKubeconfig } from './auth/credentials.js';
 import { versionInfo } from './http/nonresource.js';
+import { apiServerHealth, PostStartHooks } from './http/health.js';
+import type { MetricsRegistry } from './http/prometheus.js';
 import type { TlsMaterial } from './auth/tls.js';
 import { ensureCa, ensureTls, loadTls, servingHosts } from './auth/tls.js';
 import { components } from './components.js';
@@ -65,6 +67,8 @@ export interface StartOptions {
   podNetwork?: PodNetwork;
   /** Where Service clusterIPs come from (kube-apiserver's --service-cluster-ip-range); default 10.96.0.0/12. */
   serviceClusterIpRange?: string;
+  /** The registry /metrics serves (a new one by default): parts running beside the API server add their metrics to it. */
+  metrics?: MetricsRegistry;
 }
 
 export interface ClusterApiServer {
@@ -101,18 +105,24 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
       podNetwork: options.podNetwork ?? (kubeletClient && kubeletPodNetwork(kubeletClient, async (name) => nodes()?.get({}, name))),
     }));
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);
-  const policy = await authorizationReady(registry, options.log);
-  await ensureSystemPriorityClasses(registry);
+  const hooks = new PostStartHooks();
+  await hooks.run('bootstrap-controller', () => ensureSystemNamespaces(registry));
+  const policy = await hooks.run('rbac/bootstrap-roles', () => authorizationReady(registry, options.log));
+  await hooks.run('scheduling/bootstrap-system-priority-classes', () => ensureSystemPriorityClasses(registry));
   const modes = options.authorization ?? ['Node', 'RBAC'];
   const nodeGraph = modes.includes('Node') ? new NodeGraph().start(registry) : undefined;
   authorizer = buildAuthorizer(modes, { policy, nodes: nodeGraph });
   const watches = new Set<ServerResponse>();
+  // Set once close() is called: /readyz then fails its `shutdown` check while requests drain.
+  let closing: Promise<void> | undefined;
   const handler = createApp({
     registry,
     authenticator,
     authorizer,
-    ready: () => storage.healthy(),
+    health: apiServerHealth({ storage, hooks, shuttingDown: () => closing !== undefined }),
     version: versionInfo(packageVersion),
+    metrics: options.metrics,
+    storage,
     log: options.log,
     watches,
   });
@@ -136,7 +146,6 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   const words = Array.isArray(options.controllers) ? options.controllers : undefined;
   const controllers = options.controllers === false ? undefined : startControllers(registry, { log: options.log, controllers: words, nodes: options.nodeControllers });
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
-  let closing: Promise<void> | undefined;
   return {
     url: `${options.tls ? 'https' : 'http'}://${urlHost}:${port}`,
     port,
@@ -145,11 +154,10 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
 }
 
 /**
- * Before the first request: the system namespaces, the bootstrap RBAC policy (created, or reconciled
+ * Before the first request (after the system namespaces): the bootstrap RBAC policy (created, or reconciled
  * on a restart), aggregated ClusterRoles filled, and the authorizer's cache of it all loaded.
  */
 async function authorizationReady(registry: Registry, log: StartOptions['log']): Promise<PolicyCache> {
-  await ensureSystemNamespaces(registry);
   await reconcileBootstrapPolicy(registry);
   await settleAggregation(registry);
   const policy = new PolicyCache(registry, log);

@@ -1,5 +1,6 @@
 /**
- * Paths outside the resource tree: /version, the health probes, /openapi/v2 and /openapi/v3 (openapi.ts).
+ * Paths outside the resource tree: /version, the health probes (health.ts), /metrics (prometheus.ts),
+ * /openapi/v2 and /openapi/v3 (openapi.ts).
  *
  * /openapi/v2 is served as an empty but valid document because kubectl (1.20 and later) fetches it
  * before `create` / `apply` to validate manifests: a 404 there makes kubectl refuse with "error
@@ -9,7 +10,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { OpenApiV3 } from './openapi.js';
-import { send, sendBytes, sendText } from './respond.js';
+import { send, sendBytes } from './respond.js';
+import { serveHealth, type HealthChecks, type HealthEndpoint } from './health.js';
+import { PrometheusContentType, type MetricsRegistry } from './prometheus.js';
 import { pathNotFound } from '../api/errors.js';
 
 /**
@@ -54,37 +57,30 @@ const openApiProtobuf = Buffer.from([0x0a, 0x03, 0x32, 0x2e, 0x30]);
 
 const openApiJson = { swagger: '2.0', info: { title: 'cluster-api', version: 'v1' }, paths: {}, definitions: {} };
 
-export interface Probe {
-  (): Promise<{ ok: boolean; message?: string }>;
-}
+/** `/livez`, `/readyz/etcd` → the endpoint and the check named after it. */
+const healthPath = /^\/(healthz|livez|readyz)(?:\/(.*))?$/;
 
 export async function serveNonResource(
   req: IncomingMessage,
   res: ServerResponse,
   path: string,
-  deps: { version: VersionInfo; ready: Probe; openApiV3: OpenApiV3 },
+  query: URLSearchParams,
+  deps: { version: VersionInfo; health: HealthChecks; metrics: MetricsRegistry; openApiV3: OpenApiV3 },
 ): Promise<void> {
   if (path.startsWith('/openapi/v3')) return openApiV3(req, res, path, deps.openApiV3);
+  const health = healthPath.exec(path);
+  if (health) return serveHealth(res, health[1] as HealthEndpoint, health[2] ?? '', query, deps.health);
   switch (path) {
     case '/version':
     case '/version/':
       return send(res, 200, deps.version);
-    case '/healthz':
-    case '/livez':
-      return sendText(res, 200, 'ok');
-    case '/readyz':
-      return ready(res, deps.ready);
+    case '/metrics':
+      return sendBytes(res, 200, Buffer.from(await deps.metrics.text()), PrometheusContentType);
     case '/openapi/v2':
       return openApi(req, res);
     default:
       throw pathNotFound();
   }
-}
-
-async function ready(res: ServerResponse, probe: Probe): Promise<void> {
-  const health = await probe().catch(() => ({ ok: false, message: 'storage check failed' }));
-  // The message names the failing part, never connection strings or paths.
-  sendText(res, health.ok ? 200 : 500, health.ok ? 'ok' : `[-]storage failed: ${health.message ?? 'unhealthy'}\nreadyz check failed`);
 }
 
 function openApi(req: IncomingMessage, res: ServerResponse): void {
