@@ -23,6 +23,7 @@ import { RequestMetrics } from './request-metrics.js';
 import type { Storage } from '../storage/interface.js';
 import { serveNonResource } from './nonresource.js';
 import { OpenApiV3 } from './openapi.js';
+import { OpenApiV2 } from './openapi-v2.js';
 import type { DiscoveryInfo } from './request-info.js';
 import { parseRequestInfo } from './request-info.js';
 import { send, sendError } from './respond.js';
@@ -62,6 +63,7 @@ interface App {
   metrics: MetricsRegistry;
   requests: RequestMetrics;
   discovery: () => Discovery;
+  openApiV2: () => OpenApiV2;
   openApiV3: () => OpenApiV3;
   report: ReportServerError;
 }
@@ -84,6 +86,7 @@ export function createApp(options: AppOptions): RequestHandler {
     metrics,
     requests: new RequestMetrics(metrics, options.registry, options.storage),
     discovery: perGeneration(options.registry, (defs) => new Discovery(defs)),
+    openApiV2: perGeneration(options.registry, (defs) => new OpenApiV2(defs)),
     openApiV3: perGeneration(options.registry, (defs) => new OpenApiV3(defs)),
     report: serverErrorReporter(log),
   };
@@ -166,7 +169,7 @@ function route({ req, res, path, query, method, upgrade }: Incoming, user: UserI
   // Under /api and /apis/{group} nothing but resources and discovery documents is served.
   if (info.type === 'nonResource' && /^\/apis?(\/|$)/.test(path)) throw notFoundAt(options.registry, path);
   if (method !== 'GET' && method !== 'HEAD') throw info.type === 'discovery' ? methodNotSupported() : pathNotFound();
-  if (info.type === 'nonResource') return serveNonResource(req, res, path, query, { ...options, metrics: app.metrics, openApiV3: app.openApiV3() });
+  if (info.type === 'nonResource') return serveNonResource(req, res, path, query, { ...options, metrics: app.metrics, openApiV2: app.openApiV2(), openApiV3: app.openApiV3() });
   const doc = discoveryDocument(app.discovery(), info, req);
   if (!doc) throw notFoundAt(options.registry, path);
   const output = negotiateOutput(req.headers.accept);

@@ -1,15 +1,10 @@
 /**
  * Paths outside the resource tree: /version, the health probes (health.ts), /metrics (prometheus.ts),
- * /openapi/v2 and /openapi/v3 (openapi.ts).
- *
- * /openapi/v2 is served as an empty but valid document because kubectl (1.20 and later) fetches it
- * before `create` / `apply` to validate manifests: a 404 there makes kubectl refuse with "error
- * validating data" unless --validate=false is given, whereas a document that defines no kinds makes
- * its validator accept every kind (as it does for schemaless custom resources) and fall back to its
- * built-in types for strategic merge patches.
+ * /openapi/v2 (openapi-v2.ts, JSON or gnostic's protobuf) and /openapi/v3 (openapi.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { OpenApiV3 } from './openapi.js';
+import type { OpenApiV2 } from './openapi-v2.js';
 import { send, sendBytes } from './respond.js';
 import { serveHealth, type HealthChecks, type HealthEndpoint } from './health.js';
 import { PrometheusContentType, type MetricsRegistry } from './prometheus.js';
@@ -52,11 +47,6 @@ export function versionInfo(packageVersion: string): VersionInfo {
 // The type kube-apiserver answers with ('@' is not allowed in a media type, so '.' replaces it).
 const openApiProtobufType = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
 
-/** openapi_v2.Document{swagger: "2.0"}: field 1, wire type 2, length 3. */
-const openApiProtobuf = Buffer.from([0x0a, 0x03, 0x32, 0x2e, 0x30]);
-
-const openApiJson = { swagger: '2.0', info: { title: 'cluster-api', version: 'v1' }, paths: {}, definitions: {} };
-
 /** `/livez`, `/readyz/etcd` → the endpoint and the check named after it. */
 const healthPath = /^\/(healthz|livez|readyz)(?:\/(.*))?$/;
 
@@ -65,7 +55,7 @@ export async function serveNonResource(
   res: ServerResponse,
   path: string,
   query: URLSearchParams,
-  deps: { version: VersionInfo; health: HealthChecks; metrics: MetricsRegistry; openApiV3: OpenApiV3 },
+  deps: { version: VersionInfo; health: HealthChecks; metrics: MetricsRegistry; openApiV2: OpenApiV2; openApiV3: OpenApiV3 },
 ): Promise<void> {
   if (path.startsWith('/openapi/v3')) return openApiV3(req, res, path, deps.openApiV3);
   const health = healthPath.exec(path);
@@ -77,19 +67,24 @@ export async function serveNonResource(
     case '/metrics':
       return sendBytes(res, 200, Buffer.from(await deps.metrics.text()), PrometheusContentType);
     case '/openapi/v2':
-      return openApi(req, res);
+      return openApiV2(req, res, deps.openApiV2);
     default:
       throw pathNotFound();
   }
 }
 
-function openApi(req: IncomingMessage, res: ServerResponse): void {
-  if ((req.headers.accept ?? '').includes('protobuf')) {
-    res.writeHead(200, { 'Content-Type': openApiProtobufType, 'Content-Length': openApiProtobuf.length });
-    res.end(openApiProtobuf);
+/** client-go asks for gnostic's protobuf (the `@` spelling); anything else is JSON. ETag / 304 as kube-openapi's handler. */
+function openApiV2(req: IncomingMessage, res: ServerResponse, docs: OpenApiV2): void {
+  const protobuf = (req.headers.accept ?? '').includes('com.github.proto-openapi.spec.v2');
+  const { body, etag } = protobuf ? docs.asProtobuf() : docs.asJson();
+  res.setHeader('ETag', etag);
+  res.setHeader('Vary', 'Accept');
+  res.setHeader('Cache-Control', 'no-cache, private');
+  if (req.headers['if-none-match'] === etag) {
+    res.writeHead(304).end();
     return;
   }
-  send(res, 200, openApiJson);
+  sendBytes(res, 200, body, protobuf ? openApiProtobufType : 'application/json');
 }
 
 /**
