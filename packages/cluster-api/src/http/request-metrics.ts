@@ -3,8 +3,8 @@
  * metrics): requests by verb, group, version, resource, subresource, scope and code; their latency;
  * requests in flight by kind; open long-running requests and watchers; stored objects per resource.
  *
- * Per request: one string key built from the labels, one map lookup to series found before, a
- * record in a WeakMap, and at the end one counter increment and one histogram observation.
+ * Per request: one string key built from the labels, one map lookup to series found before, one
+ * close listener, and at the end one counter increment and one histogram observation.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -36,12 +36,6 @@ interface Series {
   longRunning: GaugeSeries | undefined;
 }
 
-interface Tracked {
-  series: Series;
-  start: number;
-  inflight: GaugeSeries | undefined;
-}
-
 /** CleanVerb: the HTTP verb as kube-apiserver reports it. */
 function reportedVerb(info: RequestInfo, method: string, req: IncomingMessage): string {
   if (info.type !== 'resource') return method === 'HEAD' ? 'GET' : method;
@@ -65,7 +59,6 @@ const isLongRunning = (info: RequestInfo): boolean =>
 
 export class RequestMetrics {
   private readonly series = new Map<string, Series>();
-  private readonly tracked = new WeakMap<ServerResponse, Tracked>();
   private readonly requests: Counter;
   private readonly durations;
   private readonly longRunning;
@@ -74,7 +67,11 @@ export class RequestMetrics {
   /** The open watches, for apiserver_registered_watchers. */
   private readonly watches = new Map<ServerResponse, RequestInfo>();
 
-  constructor(registry: MetricsRegistry, served: Registry, storage?: Pick<Storage, 'count'>) {
+  constructor(
+    registry: MetricsRegistry,
+    private readonly served: Registry,
+    storage?: Pick<Storage, 'count'>,
+  ) {
     this.requests = registry.counter('apiserver_request_total', 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.', ['code', ...Labels]);
     this.durations = registry.histogram('apiserver_request_duration_seconds', 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.', Labels, DurationBuckets);
     const inflight = registry.gauge('apiserver_current_inflight_requests', 'Maximal number of currently used inflight request limit of this apiserver per request kind in last second.', ['request_kind']);
@@ -82,10 +79,6 @@ export class RequestMetrics {
     this.mutating = inflight.labels('mutating');
     this.longRunning = registry.gauge('apiserver_longrunning_requests', 'Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way.', LongRunningLabels);
     registry.gauge('apiserver_registered_watchers', 'Number of currently registered watchers for a given resources', ['group', 'kind', 'version'], () => this.watchers(served));
-    const closed = (res: ServerResponse) => this.closed(res);
-    this.end = function (this: ServerResponse) {
-      closed(this);
-    };
     if (storage) registry.gauge('apiserver_storage_objects', 'Number of stored objects at the time of last check split by kind.', ['resource'], () => storedObjects(served, storage));
   }
 
@@ -97,36 +90,36 @@ export class RequestMetrics {
     inflight?.inc();
     series.longRunning?.inc();
     if (info.type === 'resource' && info.verb === 'watch') this.watches.set(res, info);
-    this.tracked.set(res, { series, start: performance.now(), inflight });
-    res.on('close', this.end);
+    const start = performance.now();
+    // One closure per request: cheaper than keeping the request's record in a WeakMap (ephemeron upkeep).
+    res.on('close', () => this.closed(res, series, start, inflight));
   }
 
-  /** One listener for every response (`this` is the response), so a request allocates no closure. */
-  private readonly end: (this: ServerResponse) => void;
-
-  private closed(res: ServerResponse): void {
-    const t = this.tracked.get(res);
-    if (!t) return;
-    this.tracked.delete(res);
-    this.watches.delete(res);
-    t.inflight?.dec();
-    t.series.longRunning?.dec();
-    t.series.duration.observe((performance.now() - t.start) / 1000);
+  private closed(res: ServerResponse, series: Series, start: number, inflight: GaugeSeries | undefined): void {
+    if (series.longRunning) this.watches.delete(res);
+    inflight?.dec();
+    series.longRunning?.dec();
+    series.duration.observe((performance.now() - start) / 1000);
     const code = res.statusCode;
-    let counter = t.series.codes.get(code);
-    if (!counter) t.series.codes.set(code, (counter = this.requests.labels(String(code), ...t.series.labels)));
+    let counter = series.codes.get(code);
+    if (!counter) series.codes.set(code, (counter = this.requests.labels(String(code), ...series.labels)));
     counter.inc();
   }
 
+  /**
+   * Label values come from what the server serves, never from the path as sent: an unknown resource or
+   * subresource counts with empty labels, so no client can grow the series without bound.
+   */
   private seriesOf(info: RequestInfo, method: string, req: IncomingMessage, query: URLSearchParams): Series {
     const verb = reportedVerb(info, method, req);
-    const dryRun = query.get('dryRun') ?? '';
-    const resource = info.type === 'resource';
-    const group = resource ? info.group : '';
-    const version = resource ? info.version : '';
-    const plural = resource ? info.plural : '';
-    const subresource = resource ? (info.subresource ?? '') : info.type === 'nonResource' && reportedPaths.has(info.path) ? info.path : '';
-    const scope = reportedScope(info);
+    const dryRun = query.has('dryRun') ? 'All' : '';
+    const def = info.type === 'resource' ? this.served.find(info.group, info.version, info.plural)?.definition : undefined;
+    const group = def ? def.group : '';
+    const version = def ? def.version : '';
+    const plural = def ? def.plural : '';
+    const sub = info.type === 'resource' ? info.subresource : undefined;
+    const subresource = def ? (sub && def.subresources?.[sub] ? sub : '') : info.type === 'nonResource' && reportedPaths.has(info.path) ? info.path : '';
+    const scope = def ? reportedScope(info) : '';
     const key = `${verb} ${dryRun} ${group} ${version} ${plural} ${subresource} ${scope}`;
     let found = this.series.get(key);
     if (!found) {

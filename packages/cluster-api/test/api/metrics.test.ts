@@ -94,10 +94,13 @@ describe('/metrics', () => {
     expect(samples.find((s) => s.name === 'apiserver_request_total' && s.labels.subresource === '/metrics' && s.labels.code === '403')?.value).toBeGreaterThanOrEqual(1);
   });
 
-  it('refuses a write to /metrics and keeps unknown paths out of its labels', async () => {
+  it('refuses a write to /metrics and keeps unknown paths, resources and values out of its labels', async () => {
     expect((await kubectl('create', '--raw', '/metrics', '-f', '-')).code).not.toBe(0);
     await kubectl('get', '--raw', '/no-such-path/abc');
+    await kubectl('get', '--raw', '/api/v1/no-such-things');
+    await kubectl('get', '--raw', '/api/v1/namespaces/default/pods/p/no-such-sub');
+    await kubectl('get', '--raw', '/api/v1/pods?dryRun=anything-at-all');
     const { samples } = await scrape();
-    expect(samples.some((s) => Object.values(s.labels).some((v) => v.includes('no-such-path')))).toBe(false);
+    expect(samples.some((s) => Object.values(s.labels).some((v) => /no-such|anything-at-all/.test(v)))).toBe(false);
   });
 });
