@@ -15,6 +15,8 @@ import { versionInfo } from './http/nonresource.js';
 import type { CertificateAuthority, TlsMaterial } from './auth/tls.js';
 import { ServiceAccountTokens, ephemeralSigningKey, withServiceAccountTokens } from './auth/service-account-tokens.js';
 import { withBootstrapTokens } from './auth/bootstrap-tokens.js';
+import { apiServerHealth, PostStartHooks } from './http/health.js';
+import type { MetricsRegistry } from './http/prometheus.js';
 import type { Registry } from './registry/rest.js';
 import type { PodNetwork } from './registry/definition.js';
 import { createRegistry, ensureSystemNamespaces, ensureSystemPriorityClasses } from './registry/index.js';
@@ -62,6 +64,8 @@ export interface StartOptions {
   serviceClusterIpRange?: string;
   /** The aggregation layer's front-proxy credentials (`--proxy-client-cert-file`, `--requestheader-client-ca-file`). */
   frontProxy?: FrontProxy;
+  /** The registry /metrics serves (a new one by default): parts running beside the API server add their metrics to it. */
+  metrics?: MetricsRegistry;
 }
 
 export interface ClusterApiServer {
@@ -101,21 +105,27 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
     }));
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);
   if (authenticator && options.bootstrapTokenAuth) authenticator = withBootstrapTokens(authenticator, registry);
-  const policy = await authorizationReady(registry, options.log);
-  await ensureSystemPriorityClasses(registry);
+  const hooks = new PostStartHooks();
+  await hooks.run('bootstrap-controller', () => ensureSystemNamespaces(registry));
+  const policy = await hooks.run('rbac/bootstrap-roles', () => authorizationReady(registry, options.log));
+  await hooks.run('scheduling/bootstrap-system-priority-classes', () => ensureSystemPriorityClasses(registry));
   const modes = options.authorization ?? ['Node', 'RBAC'];
   const nodeGraph = modes.includes('Node') ? new NodeGraph().start(registry) : undefined;
   authorizer = buildAuthorizer(modes, { policy, nodes: nodeGraph });
   const aggregator = new Aggregator({ registry, frontProxy: options.frontProxy, clientCa: options.clientCa, podNetwork, log: options.log });
   await aggregator.start();
   const watches = new Set<ServerResponse>();
+  // Set once close() is called: /readyz then fails its `shutdown` check while requests drain.
+  let closing: Promise<void> | undefined;
   const handler = createApp({
     aggregator,
     registry,
     authenticator,
     authorizer,
-    ready: () => storage.healthy(),
+    health: apiServerHealth({ storage, hooks, shuttingDown: () => closing !== undefined }),
     version: versionInfo(packageVersion),
+    metrics: options.metrics,
+    storage,
     log: options.log,
     watches,
   });
@@ -140,7 +150,6 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   const words = Array.isArray(options.controllers) ? options.controllers : undefined;
   const controllers = options.controllers === false ? undefined : startControllers(registry, { log: options.log, controllers: words, nodes: options.nodeControllers, signing: options.clusterSigning });
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
-  let closing: Promise<void> | undefined;
   return {
     url: `${options.tls ? 'https' : 'http'}://${urlHost}:${port}`,
     port,
@@ -150,11 +159,10 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
 }
 
 /**
- * Before the first request: the system namespaces, the bootstrap RBAC policy (created, or reconciled
+ * Before the first request (after the system namespaces): the bootstrap RBAC policy (created, or reconciled
  * on a restart), aggregated ClusterRoles filled, and the authorizer's cache of it all loaded.
  */
 async function authorizationReady(registry: Registry, log: StartOptions['log']): Promise<PolicyCache> {
-  await ensureSystemNamespaces(registry);
   await reconcileBootstrapPolicy(registry);
   await settleAggregation(registry);
   const policy = new PolicyCache(registry, log);

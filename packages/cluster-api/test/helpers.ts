@@ -148,6 +148,13 @@ export async function runKubectl(bin: string, env: NodeJS.ProcessEnv, args: read
   }
 }
 
+/**
+ * HTTP status codes kubectl reports at -v=6: `GET https://… 200 OK in 3 milliseconds` (1.32) or
+ * `"Response" verb="GET" url="https://…" status="200 OK"` (1.33).
+ */
+export const kubectlStatuses = (log: string): number[] =>
+  [...log.matchAll(/ https:\/\/\S+ (\d{3}) | status="(\d{3}) /g)].map((m) => Number(m[1] ?? m[2]));
+
 /** A watch read line by line as the lines arrive; `next` resolves undefined once the server ends the stream. */
 export async function openWatch(s: { url: string }, path: string, accept = 'application/json', token = TestToken) {
   const controller = new AbortController();

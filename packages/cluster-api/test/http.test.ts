@@ -240,7 +240,7 @@ describe.each(Backends)('HTTP API on %s storage', (backend) => {
       ['a protobuf envelope without a kind', 'POST', '/api/v1/namespaces', 'k8s\u0000', { 'content-type': 'application/vnd.kubernetes.protobuf' }, 400, 'BadRequest'],
       ['a form body', 'POST', '/api/v1/namespaces', 'a=b', { 'content-type': 'application/x-www-form-urlencoded' }, 415, 'UnsupportedMediaType'],
       ['a JSON patch type', 'PATCH', '/api/v1/namespaces/ns1', '{}', { 'content-type': 'application/json' }, 415, 'UnsupportedMediaType'],
-      ['a protobuf-only Accept on a schemaless kind', 'GET', '/apis/apps/v1beta1/namespaces/ns1/deployments', undefined, { accept: 'application/vnd.kubernetes.protobuf' }, 406, 'NotAcceptable'],
+      ['a protobuf-only Accept on a kind without protobuf', 'GET', '/apis/extensions/v1beta1/namespaces/ns1/ingresses', undefined, { accept: 'application/vnd.kubernetes.protobuf' }, 406, 'NotAcceptable'],
       ['a bad limit', 'GET', '/api/v1/namespaces?limit=ten', undefined, {}, 400, 'BadRequest'],
       ['a bad dryRun', 'POST', '/api/v1/namespaces?dryRun=yes', '{}', {}, 400, 'BadRequest'],
       ['a bad propagationPolicy', 'DELETE', '/api/v1/namespaces/ns1?propagationPolicy=Now', undefined, {}, 400, 'BadRequest'],

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeProtobuf, encodeProtobuf } from '../src/protobuf/codec.js';
-import { runKubectl, startKubectlServer, startTestServer, TestToken, type KubectlServer, type TestServer } from './helpers.js';
+import { kubectlStatuses as statusesIn, runKubectl, startKubectlServer, startTestServer, TestToken, type KubectlServer, type TestServer } from './helpers.js';
 
 const run = promisify(execFile);
 const sdkBin = '/usr/lib/google-cloud-sdk/bin';
@@ -37,13 +37,6 @@ metadata: {name: web, namespace: ${ns}, labels: {app: web}}
 spec:
   containers: [{name: web, image: nginx:1.25}]
 `;
-
-/**
- * HTTP status codes kubectl reports at -v=6: `GET https://… 200 OK in 3 milliseconds` (1.32) or
- * `"Response" verb="GET" url="https://…" status="200 OK"` (1.33).
- */
-const statusesIn = (log: string): number[] =>
-  [...log.matchAll(/ https:\/\/\S+ (\d{3}) | status="(\d{3}) /g)].map((m) => Number(m[1] ?? m[2]));
 
 /** The create request and its answer in a -v=8 log, in either log format. */
 function createExchange(log: string): { request: string; response: string } {

@@ -16,9 +16,14 @@ import { clientCertificateUser } from '../auth/x509.js';
 import { Discovery } from './discovery.js';
 import { serveResource } from './handlers.js';
 import { negotiateOutput, type OutputFormat } from './negotiate.js';
-import type { Probe, VersionInfo } from './nonresource.js';
+import type { VersionInfo } from './nonresource.js';
+import type { HealthChecks } from './health.js';
+import { MetricsRegistry } from './prometheus.js';
+import { RequestMetrics } from './request-metrics.js';
+import type { Storage } from '../storage/interface.js';
 import { serveNonResource } from './nonresource.js';
 import { OpenApiV3 } from './openapi.js';
+import { OpenApiV2 } from './openapi-v2.js';
 import type { DiscoveryInfo, RequestInfo } from './request-info.js';
 import { parseRequestInfo } from './request-info.js';
 import { send, sendError } from './respond.js';
@@ -37,8 +42,13 @@ export interface AppOptions {
    * undefined: every authenticated request is allowed, as without authentication.
    */
   authorizer?: Authorizer;
-  ready: Probe;
+  /** The checks of /healthz, /livez and /readyz (health.ts `apiServerHealth`). */
+  health: HealthChecks;
   version: VersionInfo;
+  /** Where the API server's request metrics are registered and /metrics reads; other parts may add theirs. */
+  metrics?: MetricsRegistry;
+  /** Counted per resource for apiserver_storage_objects when /metrics is scraped. */
+  storage?: Pick<Storage, 'count'>;
   /** Structured log line for unexpected errors; never given headers, tokens or bodies. */
   log?: (entry: Record<string, unknown>) => void;
   /** Open watch streams are kept here while they run, so that shutdown can end them. */
@@ -53,7 +63,10 @@ export type RequestHandler = (req: IncomingMessage, res: ServerResponse, upgrade
 /** What the pipeline holds, built once; the documents derived from the definitions follow the registry. */
 interface App {
   options: AppOptions;
+  metrics: MetricsRegistry;
+  requests: RequestMetrics;
   discovery: () => Discovery;
+  openApiV2: () => OpenApiV2;
   openApiV3: () => OpenApiV3;
   report: ReportServerError;
 }
@@ -70,9 +83,13 @@ function perGeneration<T>(registry: Registry, build: (definitions: readonly Reso
 
 export function createApp(options: AppOptions): RequestHandler {
   const log = options.log ?? ((entry) => process.stderr.write(`${JSON.stringify(entry)}\n`));
+  const metrics = options.metrics ?? new MetricsRegistry();
   const app: App = {
     options,
+    metrics,
+    requests: new RequestMetrics(metrics, options.registry, options.storage),
     discovery: perGeneration(options.registry, (defs) => new Discovery(defs)),
+    openApiV2: perGeneration(options.registry, (defs) => new OpenApiV2(defs)),
     openApiV3: perGeneration(options.registry, (defs) => new OpenApiV3(defs)),
     report: serverErrorReporter(log),
   };
@@ -143,8 +160,10 @@ interface Incoming {
  * streaming paths too.
  */
 function route(incoming: Incoming, user: UserInfo | undefined, app: App): void | Promise<void> {
-  const { path, query, method } = incoming;
+  const { req, res, path, query, method, upgrade } = incoming;
   const info = parseRequestInfo(method, path, query);
+  // Upgraded connections are left out: their response may never close as an HTTP exchange does.
+  if (!upgrade) app.requests.begin(req, res, info, method, query);
   const authorizer = app.options.authorizer;
   const checked = user && authorizer ? authorizeRequest(authorizer, user, info, method, path, query) : undefined;
   return checked ? checked.then(() => serve(incoming, info, user, app)) : serve(incoming, info, user, app);
@@ -161,7 +180,7 @@ function serve({ req, res, path, query, method, upgrade }: Incoming, info: Reque
   // Under /api and /apis/{group} nothing but resources and discovery documents is served.
   if (info.type === 'nonResource' && /^\/apis?(\/|$)/.test(path)) throw notFoundAt(options.registry, path);
   if (method !== 'GET' && method !== 'HEAD') throw info.type === 'discovery' ? methodNotSupported() : pathNotFound();
-  if (info.type === 'nonResource') return serveNonResource(req, res, path, { ...options, openApiV3: app.openApiV3() });
+  if (info.type === 'nonResource') return serveNonResource(req, res, path, query, { ...options, metrics: app.metrics, openApiV2: app.openApiV2(), openApiV3: app.openApiV3() });
   const doc = discoveryDocument(app.discovery(), info, req);
   if (!doc) throw notFoundAt(options.registry, path);
   const output = negotiateOutput(req.headers.accept);

@@ -21,7 +21,7 @@ import type { ResourceDefinition } from '../registry/definition.js';
 import { groupVersion } from '../registry/definition.js';
 import { subresourceFields } from '../registry/generic/fields.js';
 
-type Schema = Record<string, unknown>;
+export type Schema = Record<string, unknown>;
 
 /** What Go's JSON makes of the types whose JSON is not their message (see protobuf/special.ts). */
 const specialSchemas: ReadonlyMap<string, Schema> = new Map([
@@ -64,7 +64,7 @@ interface SchemaDocs {
 /** Found from the package root (package.json "files" ships it), so the same path works from src/ and dist/. */
 const docsFile = new URL('../../src/http/openapi-descriptions.json', import.meta.url);
 let docs: Readonly<Record<string, SchemaDocs>> | undefined;
-const docsOf = (name: string): SchemaDocs | undefined =>
+export const docsOf = (name: string): SchemaDocs | undefined =>
   (docs ??= JSON.parse(readFileSync(docsFile, 'utf8')) as Record<string, SchemaDocs>)[name];
 
 /** Adds `type`'s schema, and every schema it refers to, to `schemas`; answers its name. */
@@ -165,7 +165,8 @@ function readPaths(path: string, def: ResourceDefinition, schema: string, paths:
   paths[`${base}/{name}`] = { get: { operationId: `read${def.kind}`, responses: answer(ref(schema)), 'x-kubernetes-action': 'get', 'x-kubernetes-group-version-kind': gvk } };
 }
 
-function groupVersionDocument(path: string, defs: readonly ResourceDefinition[], title: string): GroupVersionDocument {
+/** The schemas and paths of one group version's kinds (`path`: `api/v1`, `apis/{group}/{version}`). */
+export function groupVersionSchemas(path: string, defs: readonly ResourceDefinition[]): { schemas: Record<string, Schema>; paths: Record<string, object> } {
   const schemas: Record<string, Schema> = {};
   const paths: Record<string, object> = {};
   for (const def of defs) {
@@ -175,6 +176,21 @@ function groupVersionDocument(path: string, defs: readonly ResourceDefinition[],
     asKind(schemas[name]!, def, name);
     readPaths(path, def, name, paths);
   }
+  return { schemas, paths };
+}
+
+/** Definitions by the path of their group version's documents, in the order they were given. */
+export function byGroupVersion(definitions: readonly ResourceDefinition[]): Map<string, ResourceDefinition[]> {
+  const byPath = new Map<string, ResourceDefinition[]>();
+  for (const def of definitions) {
+    const path = def.group ? `apis/${def.group}/${def.version}` : `api/${def.version}`;
+    byPath.set(path, [...(byPath.get(path) ?? []), def]);
+  }
+  return byPath;
+}
+
+function groupVersionDocument(path: string, defs: readonly ResourceDefinition[], title: string): GroupVersionDocument {
+  const { schemas, paths } = groupVersionSchemas(path, defs);
   const doc = { openapi: '3.0.0', info: { title, version: 'v1' }, paths, components: { schemas } };
   const body = Buffer.from(JSON.stringify(doc));
   return { path, body, hash: createHash('sha512').update(body).digest('hex').toUpperCase() };
@@ -191,12 +207,7 @@ export class OpenApiV3 {
 
   private built(): Map<string, GroupVersionDocument> {
     if (this.documents) return this.documents;
-    const byPath = new Map<string, ResourceDefinition[]>();
-    for (const def of this.definitions) {
-      const path = def.group ? `apis/${def.group}/${def.version}` : `api/${def.version}`;
-      byPath.set(path, [...(byPath.get(path) ?? []), def]);
-    }
-    this.documents = new Map([...byPath].map(([path, defs]) => [path, groupVersionDocument(path, defs, this.title)]));
+    this.documents = new Map([...byGroupVersion(this.definitions)].map(([path, defs]) => [path, groupVersionDocument(path, defs, this.title)]));
     return this.documents;
   }
 

@@ -202,11 +202,11 @@ describe('servesProtobuf', () => {
   it('answers in protobuf only for typed kinds, never for schemaless ones (even when a message exists)', () => {
     // Each kind once: kinds served at several versions are one kind.
     const served = [...new Set(allKinds.filter(servesProtobuf).map((d) => d.kind))];
-    expect(served.sort()).toEqual(['CertificateSigningRequest', 'ClusterRole', 'ClusterRoleBinding', 'ComponentStatus', 'ConfigMap', 'ControllerRevision', 'CronJob', 'DaemonSet', 'Deployment',
-      'EndpointSlice', 'Endpoints', 'Event', 'Ingress', 'IngressClass', 'Job', 'Lease', 'LimitRange', 'LocalSubjectAccessReview', 'Namespace', 'NetworkPolicy', 'Node',
+    expect(served.sort()).toEqual(['APIService', 'CertificateSigningRequest', 'ClusterRole', 'ClusterRoleBinding', 'ComponentStatus', 'ConfigMap', 'ControllerRevision', 'CronJob', 'DaemonSet', 'Deployment',
+      'EndpointSlice', 'Endpoints', 'Event', 'HorizontalPodAutoscaler', 'Ingress', 'IngressClass', 'Job', 'Lease', 'LimitRange', 'LocalSubjectAccessReview', 'Namespace', 'NetworkPolicy', 'Node',
       'PersistentVolume', 'PersistentVolumeClaim', 'Pod', 'PodDisruptionBudget', 'PodTemplate', 'PriorityClass', 'ReplicaSet', 'ReplicationController', 'ResourceQuota',
       'Role', 'RoleBinding', 'Secret', 'SecurityContextConstraints', 'SelfSubjectAccessReview', 'SelfSubjectReview', 'SelfSubjectRulesReview', 'Service', 'ServiceAccount',
-      'StatefulSet', 'StorageClass', 'SubjectAccessReview']);
+      'StatefulSet', 'StorageClass', 'SubjectAccessReview', 'TokenReview']);
     expect(allKinds.some((d) => d.kind === 'DeploymentConfig' && d.schemaless)).toBe(true);
   });
 });

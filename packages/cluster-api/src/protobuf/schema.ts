@@ -30,6 +30,9 @@ export const protoFiles = [
   'k8s.io/api/authentication/v1/generated.proto',
   'k8s.io/api/rbac/v1/generated.proto',
   'k8s.io/api/certificates/v1/generated.proto',
+  'k8s.io/api/autoscaling/v1/generated.proto',
+  'k8s.io/api/autoscaling/v2/generated.proto',
+  'k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/generated.proto',
   'github.com/openshift/api/security/v1/generated.proto',
 ] as const;
 
@@ -56,14 +59,25 @@ const packagesByApiVersion: Record<string, readonly string[]> = {
   'storage.k8s.io/v1': ['k8s.io.api.storage.v1'],
   'events.k8s.io/v1': ['k8s.io.api.events.v1'],
   'authorization.k8s.io/v1': ['k8s.io.api.authorization.v1'],
-  // TokenRequest (serviceaccounts/token) and SelfSubjectReview; TokenReview has no message here (JSON only).
+  // TokenRequest (serviceaccounts/token), TokenReview and SelfSubjectReview.
   'authentication.k8s.io/v1': ['k8s.io.api.authentication.v1'],
   'rbac.authorization.k8s.io/v1': ['k8s.io.api.rbac.v1'],
-  // The same messages and field numbers as v1.
+  // autoscaling/v1 also holds Scale, the body of every /scale subresource.
+  'autoscaling/v1': ['k8s.io.api.autoscaling.v1'],
+  'autoscaling/v2': ['k8s.io.api.autoscaling.v2'],
+  'apiregistration.k8s.io/v1': ['k8s.io.kube_aggregator.pkg.apis.apiregistration.v1'],
+  // The same messages and field numbers as v1 (fields a beta had and v1 dropped, such as Deployment's
+  // rollbackTo, are left out of a protobuf answer). extensions/v1beta1 finds its workloads in apps/v1
+  // only: its Ingress is shaped otherwise than networking/v1's, so it stays JSON.
   'rbac.authorization.k8s.io/v1beta1': ['k8s.io.api.rbac.v1'],
   'certificates.k8s.io/v1': ['k8s.io.api.certificates.v1'],
   // The same messages and field numbers as v1.
   'certificates.k8s.io/v1beta1': ['k8s.io.api.certificates.v1'],
+  'apps/v1beta1': ['k8s.io.api.apps.v1'],
+  'extensions/v1beta1': ['k8s.io.api.apps.v1'],
+  'policy/v1beta1': ['k8s.io.api.policy.v1'],
+  'storage.k8s.io/v1beta1': ['k8s.io.api.storage.v1'],
+  'batch/v2alpha1': ['k8s.io.api.batch.v1'],
 };
 
 /** Messages that are whole objects on the wire (not parts of one): the kinds, their lists and meta's own. */

@@ -1,7 +1,8 @@
 /**
  * Kubernetes types whose JSON form is not their message shape: Time and MicroTime (RFC 3339 string ↔
  * {seconds, nanos}), Quantity (string ↔ {string}), IntOrString (number | string ↔ {type, intVal,
- * strVal}), FieldsV1 and RawExtension (embedded JSON ↔ bytes). Keyed by the message's full name.
+ * strVal}), FieldsV1 and RawExtension (embedded JSON ↔ bytes), ExtraValue (a Go `[]string` type: a JSON
+ * list ↔ {items}). Keyed by the message's full name.
  */
 import { malformedBody } from '../api/errors.js';
 
@@ -102,9 +103,9 @@ function embeddedJson(field: string): SpecialType {
   };
 }
 
-/** ExtraValue: a list of strings in JSON, `{items}` on the wire. */
-const extraValue: SpecialType = {
-  toWire: (value) => ({ items: Array.isArray(value) ? value : [] }),
+/** A named Go slice type (`type ExtraValue []string`): a plain list in JSON, `{items}` on the wire. */
+const stringList: SpecialType = {
+  toWire: (value) => ({ items: (Array.isArray(value) ? value : [value]).filter((v) => v !== null && v !== undefined).map(String) }),
   fromWire: (wire) => (Array.isArray(wire.items) ? wire.items : []),
 };
 
@@ -115,5 +116,7 @@ export const specialTypes: ReadonlyMap<string, SpecialType> = new Map([
   ['.k8s.io.apimachinery.pkg.util.intstr.IntOrString', intOrString],
   ['.k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1', embeddedJson('Raw')],
   ['.k8s.io.apimachinery.pkg.runtime.RawExtension', embeddedJson('raw')],
-  ['.k8s.io.api.certificates.v1.ExtraValue', extraValue],
+  ['.k8s.io.api.authentication.v1.ExtraValue', stringList],
+  ['.k8s.io.api.authorization.v1.ExtraValue', stringList],
+  ['.k8s.io.api.certificates.v1.ExtraValue', stringList],
 ]);

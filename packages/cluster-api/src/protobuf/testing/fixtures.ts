@@ -255,6 +255,12 @@ export const fixtures: Record<string, Json[]> = {
       message: 'Scaled up', type: 'Normal', eventTime: '2026-11-20T23:00:00.123456Z', series: { count: 3, lastObservedTime: '2026-11-20T23:02:00.000001Z' },
       action: 'Scale', related: { kind: 'ReplicaSet', name: 'web-1' }, reportingComponent: 'deployment-controller', reportingInstance: 'cm-1',
     },
+    {
+      apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: meta('web.17c', 'shop'), eventTime: '2026-11-20T23:00:00.123456Z',
+      series: { count: 2, lastObservedTime: '2026-11-20T23:02:00.000001Z' }, reportingController: 'example.com/scaler', reportingInstance: 'scaler-1',
+      action: 'Scale', reason: 'Scaled', regarding: { kind: 'Deployment', namespace: 'shop', name: 'web' }, related: { kind: 'ReplicaSet', namespace: 'shop', name: 'web-1' },
+      note: 'Scaled up to 3', type: 'Normal',
+    },
   ],
   Endpoints: [
     { apiVersion: 'v1', kind: 'Endpoints', metadata: meta('web', 'shop') },
@@ -368,6 +374,88 @@ export const fixtures: Record<string, Json[]> = {
       },
     },
   ],
+  HorizontalPodAutoscaler: [
+    {
+      apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: meta('web', 'shop'),
+      spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, minReplicas: 1, maxReplicas: 3 },
+    },
+    {
+      apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: richMeta('api', 'shop'),
+      spec: {
+        scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'api' }, minReplicas: 2, maxReplicas: 10,
+        metrics: [
+          { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } },
+          { type: 'Pods', pods: { metric: { name: 'rps', selector: { matchLabels: { app: 'api' } } }, target: { type: 'AverageValue', averageValue: '100m' } } },
+          { type: 'Object', object: { describedObject: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: 'api' }, metric: { name: 'hits' }, target: { type: 'Value', value: '2k' } } },
+          { type: 'External', external: { metric: { name: 'queue' }, target: { type: 'AverageValue', averageValue: '30' } } },
+          { type: 'ContainerResource', containerResource: { name: 'memory', container: 'app', target: { type: 'AverageValue', averageValue: '512Mi' } } },
+        ],
+        behavior: { scaleDown: { stabilizationWindowSeconds: 300, selectPolicy: 'Min', policies: [{ type: 'Percent', value: 10, periodSeconds: 60 }] }, scaleUp: { stabilizationWindowSeconds: 0 } },
+      },
+      status: {
+        observedGeneration: 3, lastScaleTime: '2026-11-20T03:00:00Z', currentReplicas: 2, desiredReplicas: 4,
+        currentMetrics: [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: 95, averageValue: '950m' } } }],
+        conditions: [{ type: 'AbleToScale', status: 'True', lastTransitionTime: '2026-11-20T03:00:00Z', reason: 'SucceededRescale', message: 'ok' }],
+      },
+    },
+    {
+      apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: meta('web', 'shop'),
+      spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, minReplicas: 1, maxReplicas: 3, targetCPUUtilizationPercentage: 80 },
+      status: { currentReplicas: 1, desiredReplicas: 1, currentCPUUtilizationPercentage: 12, lastScaleTime: '2026-11-20T03:00:00Z', observedGeneration: 1 },
+    },
+  ],
+  ReplicaSet: [
+    {
+      apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: meta('web-1', 'shop'),
+      spec: { replicas: 2, minReadySeconds: 5, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } } },
+      status: { replicas: 2, fullyLabeledReplicas: 2, readyReplicas: 1, availableReplicas: 1, observedGeneration: 1 },
+    },
+  ],
+  DaemonSet: [
+    {
+      apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: meta('agent', 'shop'),
+      spec: {
+        selector: { matchLabels: { app: 'agent' } }, template: { metadata: { labels: { app: 'agent' } }, spec: { containers: [{ name: 'agent', image: 'busybox' }] } },
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: '25%' } }, revisionHistoryLimit: 5,
+      },
+      status: { currentNumberScheduled: 1, numberMisscheduled: 0, desiredNumberScheduled: 1, numberReady: 1, observedGeneration: 1, updatedNumberScheduled: 1, numberAvailable: 1 },
+    },
+  ],
+  SubjectAccessReview: [
+    {
+      apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', metadata: {},
+      spec: { resourceAttributes: { namespace: 'shop', verb: 'get', resource: 'pods', name: 'web' }, user: 'alice', groups: ['devs'], extra: { scopes: ['read'] }, uid: 'u1' },
+      status: { allowed: true, reason: 'bound' },
+    },
+  ],
+  LocalSubjectAccessReview: [
+    { apiVersion: 'authorization.k8s.io/v1', kind: 'LocalSubjectAccessReview', metadata: { namespace: 'shop' }, spec: { resourceAttributes: { namespace: 'shop', verb: 'list', resource: 'secrets' }, user: 'bob' } },
+  ],
+  SelfSubjectAccessReview: [
+    { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', metadata: {}, spec: { nonResourceAttributes: { path: '/metrics', verb: 'get' } }, status: { allowed: false, denied: true, evaluationError: '' } },
+  ],
+  SelfSubjectRulesReview: [
+    {
+      apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectRulesReview', metadata: {}, spec: { namespace: 'shop' },
+      status: { resourceRules: [{ verbs: ['get'], apiGroups: [''], resources: ['pods'], resourceNames: ['web'] }], nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/healthz'] }], incomplete: false },
+    },
+  ],
+  SelfSubjectReview: [{ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview', metadata: {}, status: { userInfo: { username: 'alice', groups: ['devs'], extra: { scopes: ['a'] } } } }],
+  Scale: [{ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: meta('web', 'shop'), spec: { replicas: 3 }, status: { replicas: 2, selector: 'app=web' } }],
+  TokenReview: [
+    {
+      apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: {}, spec: { token: 'abc.def', audiences: ['api'] },
+      status: { authenticated: true, user: { username: 'alice', uid: 'u1', groups: ['devs'], extra: { scopes: ['a', 'b'] } }, audiences: ['api'], error: '' },
+    },
+  ],
+  APIService: [
+    {
+      apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: meta('v1beta1.metrics.k8s.io'),
+      spec: { service: { namespace: 'kube-system', name: 'metrics-server', port: 443 }, group: 'metrics.k8s.io', version: 'v1beta1', insecureSkipTLSVerify: true, caBundle: 'AAEC/w==', groupPriorityMinimum: 100, versionPriority: 100 },
+      status: { conditions: [{ type: 'Available', status: 'True', lastTransitionTime: '2026-11-20T03:00:00Z', reason: 'Passed', message: 'all checks passed' }] },
+    },
+    { apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: meta('v1.apps'), spec: { group: 'apps', version: 'v1', groupPriorityMinimum: 17800, versionPriority: 15 } },
+  ],
   Status: [
     { apiVersion: 'v1', kind: 'Status', metadata: {}, status: 'Success', details: { name: 'web', kind: 'pods', uid: 'u1' }, code: 200 },
     {
@@ -383,12 +471,17 @@ export const fixtures: Record<string, Json[]> = {
   ],
 };
 
-/** A list of each kind's fixtures, as a list response carries them (items without apiVersion/kind). */
+/** Kinds that are never listed (a Status, options, subresource bodies and reviews). */
+const unlisted = /^(Status|DeleteOptions|Scale|TokenReview|.*SubjectAccessReview|.*RulesReview|SelfSubjectReview)$/;
+
+/** A list of each kind's fixtures per group version, as a list response carries them (items without apiVersion/kind). */
 export const listFixtures: Json[] = Object.entries(fixtures)
-  .filter(([kind]) => kind !== 'Status' && kind !== 'DeleteOptions')
-  .map(([kind, items]) => ({
-    apiVersion: items[0]!.apiVersion,
-    kind: `${kind}List`,
-    metadata: { resourceVersion: '100', continue: 'eyJydiI6MTAwfQ', remainingItemCount: 7 },
-    items: items.map(({ apiVersion: _a, kind: _k, ...rest }) => rest),
-  }));
+  .filter(([kind]) => !unlisted.test(kind))
+  .flatMap(([kind, items]) =>
+    [...new Set(items.map((i) => i.apiVersion))].map((apiVersion) => ({
+      apiVersion,
+      kind: `${kind}List`,
+      metadata: { resourceVersion: '100', continue: 'eyJydiI6MTAwfQ', remainingItemCount: 7 },
+      items: items.filter((i) => i.apiVersion === apiVersion).map(({ apiVersion: _a, kind: _k, ...rest }) => rest),
+    })),
+  );

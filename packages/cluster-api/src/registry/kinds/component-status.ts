@@ -18,6 +18,8 @@ export const componentStatus = core({
   fields: ['conditions'],
   strategy: {},
   store: componentStore,
+  // componentStatusColumnDefinitions: no Age.
+  columnLayout: 'declared',
   columns: [
     column('Status', (o) => (healthy(o).status === 'True' ? 'Healthy' : 'Unhealthy')),
     column('Message', (o) => str(healthy(o).message)),

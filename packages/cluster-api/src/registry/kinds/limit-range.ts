@@ -21,5 +21,7 @@ export const limitRange = core({
   shortNames: ['limits'],
   fields: ['spec'],
   strategy: { validate: (o) => validate(spec(o).limits) },
+  // limitRangeColumnDefinitions: Name, Created At (no Age).
+  columnLayout: 'declared',
   columns: [column('Created At', (o) => o.metadata.creationTimestamp ?? '', { type: 'date' })],
 });

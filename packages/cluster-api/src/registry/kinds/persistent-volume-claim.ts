@@ -45,5 +45,7 @@ export const persistentVolumeClaim = core({
     column('Capacity', (o) => str(obj(status(o).capacity).storage)),
     column('Access Modes', (o) => accessModes(status(o).accessModes)),
     column('StorageClass', (o) => str(spec(o).storageClassName)),
+    column('VolumeAttributesClass', (o) => str(spec(o).volumeAttributesClassName) || '<unset>'),
+    column('VolumeMode', (o) => str(spec(o).volumeMode) || '<unset>', { priority: 1 }),
   ],
 });

@@ -55,6 +55,8 @@ export const persistentVolume = core({
     column('Status', (o) => str(status(o).phase)),
     column('Claim', claim),
     column('StorageClass', (o) => str(spec(o).storageClassName)),
+    column('VolumeAttributesClass', (o) => str(spec(o).volumeAttributesClassName) || '<unset>'),
     column('Reason', (o) => str(status(o).reason)),
+    column('VolumeMode', (o) => str(spec(o).volumeMode) || '<unset>', { priority: 1 }),
   ],
 });

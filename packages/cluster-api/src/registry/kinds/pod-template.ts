@@ -26,6 +26,8 @@ export const podTemplate = core({
       ...validatePodSpec(obj(template(o).spec), 'template.spec'),
     ],
   },
+  // podTemplateColumnDefinitions: no Age.
+  columnLayout: 'declared',
   columns: [
     column('Containers', (o) => containers(o).map((c) => str(c.name)).join(',')),
     column('Images', (o) => containers(o).map((c) => str(c.image)).join(',')),

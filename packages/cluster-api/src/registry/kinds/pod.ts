@@ -51,6 +51,15 @@ const gracePeriod = (o: KubeObject, options: DeleteOptions): number => {
   return typeof asked === 'number' && asked > 0 ? asked : 0;
 };
 
+/** printPod's READINESS GATES: how many of the pod's readiness gates have a True condition, `<none>` without gates. */
+const readinessGates = (o: KubeObject): string => {
+  const gates = arr(spec(o).readinessGates).map((g) => str(obj(g).conditionType));
+  if (!gates.length) return '<none>';
+  const conditions = arr(status(o).conditions).map(obj);
+  const met = gates.filter((type) => conditions.find((c) => c.type === type)?.status === 'True').length;
+  return `${met}/${gates.length}`;
+};
+
 export const pod = core({
   kind: 'Pod',
   plural: 'pods',
@@ -86,5 +95,7 @@ export const pod = core({
     column('Restarts', (o) => containers(o).reduce((n, c) => n + (Number(c.restartCount) || 0), 0), { type: 'integer' }),
     column('IP', (o) => str(status(o).podIP) || '<none>', { priority: 1 }),
     column('Node', (o) => str(spec(o).nodeName) || '<none>', { priority: 1 }),
+    column('Nominated Node', (o) => str(status(o).nominatedNodeName) || '<none>', { priority: 1 }),
+    column('Readiness Gates', readinessGates, { priority: 1 }),
   ],
 });

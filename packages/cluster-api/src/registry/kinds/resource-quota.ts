@@ -4,6 +4,7 @@ import { notSupported, type FieldError } from '../generic/validation.js';
 import { AllVerbs, arr, column, core, obj, spec, status } from './common.js';
 import { statusSubresource } from '../subresources/status.js';
 import { validateResourceList } from './quantities.js';
+import { ageColumn } from './columns.js';
 
 const Scopes = ['BestEffort', 'CrossNamespacePodAffinity', 'NotBestEffort', 'NotTerminating', 'PriorityClass', 'Terminating'] as const;
 
@@ -41,5 +42,7 @@ export const resourceQuota = core({
     },
     validate,
   },
-  columns: [column('Request', (o) => usage(o, false)), column('Limit', (o) => usage(o, true))],
+  // resourceQuotaColumnDefinitions: Age before Request and Limit.
+  columnLayout: 'declared',
+  columns: [ageColumn, column('Request', (o) => usage(o, false)), column('Limit', (o) => usage(o, true))],
 });
