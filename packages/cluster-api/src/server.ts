@@ -55,6 +55,10 @@ export interface StartOptions {
   controllers?: boolean | readonly string[];
   /** kube-apiserver's `--authorization-mode`, in order (default Node,RBAC); system:masters is always allowed. */
   authorization?: readonly AuthorizationMode[];
+  /** Run the controller manager in this process (default true); false: only the API server's own loops run here. */
+  controllerManager?: boolean;
+  /** Elect the controller manager's leader on the `kube-system/kube-controller-manager` Lease (API servers sharing etcd). */
+  leaderElection?: ControllersOptions['leaderElection'];
   /** Node IPAM and node lifecycle settings (pod CIDRs, grace period). */
   nodeControllers?: ControllersOptions['nodes'];
   /** PEM of the CA whose client certificates authenticate (x509: CN user, O groups); absent: none do. */
@@ -134,7 +138,9 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   const port = (server.address() as AddressInfo).port;
   // Only once listening: a port in use leaves no controllers running against a store the caller will close.
   const words = Array.isArray(options.controllers) ? options.controllers : undefined;
-  const controllers = options.controllers === false ? undefined : startControllers(registry, { log: options.log, controllers: words, nodes: options.nodeControllers });
+  const controllers = options.controllers === false ? undefined : startControllers(registry, () => authorizer, {
+    log: options.log, controllers: words, nodes: options.nodeControllers, controllerManager: options.controllerManager, leaderElection: options.leaderElection,
+  });
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   let closing: Promise<void> | undefined;
   return {

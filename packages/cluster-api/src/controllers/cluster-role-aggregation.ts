@@ -9,7 +9,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../api/meta.js';
 import { RbacGroup, type ClusterRole, type PolicyRule } from '../api/rbac-v1.js';
 import { labelSelectorMatcher } from '../registry/generic/label-selector.js';
-import type { Registry, ResourceStore } from '../registry/rest.js';
+import type { ApiClient, ResourceClient } from '../client/interface.js';
 import { follow, ignoreRaces, Loop, SystemContext, type Controller, type ControllerOptions } from './loop.js';
 
 const FieldManager = 'clusterrole-aggregation-controller';
@@ -31,7 +31,7 @@ export function aggregatedRules(role: ClusterRole, all: readonly ClusterRole[]):
 }
 
 /** One pass over every aggregated ClusterRole; how many were rewritten. */
-export async function aggregateClusterRoles(store: ResourceStore): Promise<number> {
+export async function aggregateClusterRoles(store: ResourceClient): Promise<number> {
   const { items } = await store.list(SystemContext, {});
   const all = items as ClusterRole[];
   let written = 0;
@@ -39,19 +39,19 @@ export async function aggregateClusterRoles(store: ResourceStore): Promise<numbe
     const rules = aggregatedRules(role, all);
     if (!rules || isDeepStrictEqual(rules, role.rules ?? [])) continue;
     const config: KubeObject = { apiVersion: `${RbacGroup}/v1`, kind: 'ClusterRole', metadata: { name: role.metadata.name }, rules };
-    await store.apply!({ ...SystemContext, fieldManager: FieldManager, force: true }, role.metadata.name!, config).catch(ignoreRaces);
+    await store.patch({ ...SystemContext, fieldManager: FieldManager, force: true }, role.metadata.name!, 'apply', config).catch(ignoreRaces);
     written++;
   }
   return written;
 }
 
 /** Passes until nothing changes (at most a few: one per level of aggregation), for start-up. */
-export async function settleAggregation(registry: Registry): Promise<void> {
+export async function settleAggregation(registry: ApiClient): Promise<void> {
   const store = registry.find(RbacGroup, 'v1', 'clusterroles');
   for (let pass = 0; store && pass < 5 && (await aggregateClusterRoles(store)) > 0; pass++);
 }
 
-export const startClusterRoleAggregation = (registry: Registry, opts: ControllerOptions = {}): Controller => {
+export const startClusterRoleAggregation = (registry: ApiClient, opts: ControllerOptions = {}): Controller => {
   const store = registry.find(RbacGroup, 'v1', 'clusterroles');
   if (!store) return { stop: async () => undefined };
   const loop = new Loop('clusterrole-aggregation', async () => void (await aggregateClusterRoles(store)), { resyncMs: 30_000, ...opts });

@@ -4,7 +4,7 @@
  * earliest deadline; an object rewritten with another deadline is due at that one, a deleted one not at all.
  */
 import type { DeleteOptions, KubeObject } from '../api/meta.js';
-import type { ResourceStore } from '../registry/rest.js';
+import type { ResourceClient } from '../client/interface.js';
 import { follow, ignoreRaces, inNamespace, Loop, type Controller, type ControllerOptions } from './loop.js';
 
 export interface Deadlines {
@@ -28,7 +28,7 @@ interface Due {
   obj: KubeObject;
 }
 
-export const deleteWhenDue = (store: ResourceStore, d: Deadlines, opts: ControllerOptions = {}): Controller => {
+export const deleteWhenDue = (store: ResourceClient, d: Deadlines, opts: ControllerOptions = {}): Controller => {
   const due = new Map<string, Due>();
 
   const pass = async (): Promise<void> => {

@@ -5,7 +5,7 @@
  * rewritten Event (a recorder bumping `count`) is due again from its new last occurrence.
  */
 import type { KubeObject } from '../api/meta.js';
-import type { Registry } from '../registry/rest.js';
+import type { ApiClient } from '../client/interface.js';
 import { deleteWhenDue } from './deadlines.js';
 import type { Controller, ControllerOptions } from './loop.js';
 
@@ -23,7 +23,7 @@ const lastOccurrence = (e: KubeObject): number => {
   return Date.now();
 };
 
-export const startEventTtl = (registry: Registry, opts: ControllerOptions & { eventTtlMs?: number } = {}): Controller => {
+export const startEventTtl = (registry: ApiClient, opts: ControllerOptions & { eventTtlMs?: number } = {}): Controller => {
   const events = registry.find('', 'v1', 'events');
   if (!events) return { stop: async () => undefined };
   const ttl = opts.eventTtlMs ?? DefaultEventTtlMs;

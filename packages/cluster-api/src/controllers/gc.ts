@@ -12,12 +12,12 @@
 import type { KubeObject, OwnerReference } from '../api/meta.js';
 import { ForegroundFinalizer, OrphanFinalizer } from '../registry/generic/deletion.js';
 import { groupVersion } from '../registry/definition.js';
-import { type Registry, type ResourceStore } from '../registry/rest.js';
+import type { ApiClient, ResourceClient } from '../client/interface.js';
 import { followManaged, ignoreRaces, mentions, inNamespace, Loop, managedStores, type Controller, type ControllerOptions } from './loop.js';
 
 interface Tracked {
   obj: KubeObject;
-  store: ResourceStore;
+  store: ResourceClient;
 }
 
 const refsOf = (o: KubeObject): OwnerReference[] => o.metadata.ownerReferences ?? [];
@@ -27,7 +27,7 @@ const finalizing = (o: KubeObject): boolean =>
 /** A new object matters only if it has owners, or is already being deleted with finalizers. */
 const admitCreated = mentions('ownerReferences', 'finalizers');
 
-export const startGarbageCollector = (registry: Registry, opts: ControllerOptions = {}): Controller => {
+export const startGarbageCollector = (registry: ApiClient, opts: ControllerOptions = {}): Controller => {
   const dependents = new Map<string, Tracked>();
   const owners = new Map<string, Tracked>();
   // Owners are named by any version of their kind (an extensions/v1beta1 Deployment owns apps/v1 ReplicaSets).

@@ -4,8 +4,8 @@
  * restarts itself until the controller stops.
  */
 import type { KubeObject } from '../api/meta.js';
-import type { ResourceDefinition } from '../registry/definition.js';
-import type { Registry, RequestContext, ResourceStore } from '../registry/rest.js';
+import type { RequestContext } from '../registry/rest.js';
+import type { ApiClient, ResourceClient, ResourceInfo } from '../client/interface.js';
 import { isApiError } from '../api/errors.js';
 
 export interface ControllerOptions {
@@ -83,14 +83,14 @@ export class Loop {
  * and each object set once, through its storage version (`storedAs` marks the other versions of it).
  * `everyVersion` keeps the other versions too, for looking objects up by the apiVersion they are named with.
  */
-export const managedStores = (registry: Registry, everyVersion = false): { def: ResourceDefinition; store: ResourceStore }[] =>
+export const managedStores = (registry: ApiClient, everyVersion = false): { def: ResourceInfo; store: ResourceClient }[] =>
   registry
     .definitions()
     .filter((def) => !def.ephemeral && def.verbs.includes('watch') && def.verbs.includes('delete') && (everyVersion || !def.storedAs))
     .map((def) => ({ def, store: registry.find(def.group, def.version, def.plural)! }))
     .filter((x) => x.store !== undefined);
 
-export type Observe = (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject, store: ResourceStore) => void;
+export type Observe = (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject, store: ResourceClient) => void;
 
 /**
  * Whether stored JSON mentions any of these field names. A controller that acts only on objects with
@@ -108,7 +108,7 @@ export const mentions = (...fields: string[]): ((stored: Uint8Array) => boolean)
  * Watch `store` across namespaces for as long as `loop` runs, re-watching (with a fresh replay) after
  * an error. `admitCreated`: which creations `observe` needs to see (default all).
  */
-export const follow = (store: ResourceStore, loop: Loop, observe: Observe, admitCreated?: (stored: Uint8Array) => boolean): { close(): void } => {
+export const follow = (store: ResourceClient, loop: Loop, observe: Observe, admitCreated?: (stored: Uint8Array) => boolean): { close(): void } => {
   let handle: { close(): void } | undefined;
   let closed = false;
   const start = (): void => {
@@ -135,8 +135,8 @@ export const follow = (store: ResourceStore, loop: Loop, observe: Observe, admit
  * store added since the last `sync` is followed from then on, a removed one is let go. Controllers
  * call `sync` at the start of each pass, so a new kind is watched within one resync period.
  */
-export const followManaged = (registry: Registry, loop: Loop, observe: Observe, admitCreated?: (stored: Uint8Array) => boolean) => {
-  const followed = new Map<ResourceStore, { close(): void }>();
+export const followManaged = (registry: ApiClient, loop: Loop, observe: Observe, admitCreated?: (stored: Uint8Array) => boolean) => {
+  const followed = new Map<ResourceClient, { close(): void }>();
   let generation = -1;
   const sync = (): void => {
     if (generation === registry.generation) return;

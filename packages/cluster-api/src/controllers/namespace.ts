@@ -4,12 +4,12 @@
  * spec.finalizers through /finalize, which removes the namespace (`kubectl delete ns` waits for that).
  */
 import type { KubeObject } from '../api/meta.js';
-import type { Registry } from '../registry/rest.js';
+import type { ApiClient } from '../client/interface.js';
 import { follow, ignoreRaces, inNamespace, Loop, managedStores, SystemContext, type Controller, type ControllerOptions } from './loop.js';
 
 export const NamespaceFinalizer = 'kubernetes';
 
-export const startNamespaceController = (registry: Registry, opts: ControllerOptions = {}): Controller => {
+export const startNamespaceController = (registry: ApiClient, opts: ControllerOptions = {}): Controller => {
   const namespaces = registry.find('', 'v1', 'namespaces');
   if (!namespaces) return { stop: async () => undefined };
   const terminating = new Map<string, KubeObject>();

@@ -7,25 +7,25 @@
 import type { KubeObject } from '../api/meta.js';
 import { tolerates, type Taint, type Toleration } from '../api/taints.js';
 import type { EventRecorder, EventWriter } from '../node/events.js';
-import type { Registry, ResourceStore } from '../registry/rest.js';
+import type { ApiClient, ResourceClient } from '../client/interface.js';
 import { ignoreRaces, inNamespace, SystemContext } from './loop.js';
 
 type PodObj = KubeObject & { spec?: { nodeName?: string; tolerations?: Toleration[] }; status?: { conditions?: { type: string; status: string; lastTransitionTime?: string }[] } };
 
 /** Events written through the registry (controllers in the API server's process). */
-export const registryEvents = (registry: Registry): EventWriter => ({
+export const registryEvents = (registry: ApiClient): EventWriter => ({
   create: async (ns, event) => registry.find('', 'v1', 'events')?.create(inNamespace(ns), event),
   patch: async (ns, name, patch) => registry.find('', 'v1', 'events')?.patch(inNamespace(ns), name, 'merge', patch),
 });
 
-const onNode = async (pods: ResourceStore, node: string): Promise<PodObj[]> =>
+const onNode = async (pods: ResourceClient, node: string): Promise<PodObj[]> =>
   (await pods.list(SystemContext, { fieldSelector: `spec.nodeName=${node}` })).items as PodObj[];
 
 const stamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 const involved = (p: PodObj) => ({ kind: 'Pod', apiVersion: 'v1', name: p.metadata.name!, namespace: p.metadata.namespace, uid: p.metadata.uid });
 
-export async function markPodsNotReady(pods: ResourceStore, node: string, events: EventRecorder): Promise<void> {
+export async function markPodsNotReady(pods: ResourceClient, node: string, events: EventRecorder): Promise<void> {
   for (const pod of await onNode(pods, node)) {
     const conditions = pod.status?.conditions ?? [];
     if (!conditions.some((c) => c.type === 'Ready' && c.status === 'True')) continue;
@@ -49,7 +49,7 @@ export function evictionTime(pod: PodObj, taints: readonly Taint[]): number {
 }
 
 /** Evicts what is due on `node`; returns when the next eviction there is due (Infinity: none). */
-export async function evictionDue(pods: ResourceStore, node: string, taints: readonly Taint[], events: EventRecorder): Promise<number> {
+export async function evictionDue(pods: ResourceClient, node: string, taints: readonly Taint[], events: EventRecorder): Promise<number> {
   if (taints.length === 0) return Infinity;
   let next = Infinity;
   for (const pod of await onNode(pods, node)) {

@@ -8,7 +8,7 @@
  * hand or by another kubelet brings its own pod network.
  */
 import type { KubeObject } from '../api/meta.js';
-import type { Registry } from '../registry/rest.js';
+import type { ApiClient } from '../client/interface.js';
 import { follow, ignoreRaces, Loop, SystemContext, type Controller, type ControllerOptions } from './loop.js';
 
 export const DefaultClusterCidr = '127.64.0.0/10';
@@ -34,7 +34,7 @@ export function block(cidr: string, mask: number, index: number): string | undef
   return `${toIp(toInt(ip) - (toInt(ip) % 2 ** (32 - Number(bits))) + index * size)}/${mask}`;
 }
 
-export const startNodeIpam = (registry: Registry, opts: IpamOptions = {}): Controller => {
+export const startNodeIpam = (registry: ApiClient, opts: IpamOptions = {}): Controller => {
   const nodes = registry.find('', 'v1', 'nodes');
   if (!nodes) return { stop: async () => undefined };
   const cidr = opts.clusterCidr ?? DefaultClusterCidr;

@@ -17,7 +17,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../api/meta.js';
 import type { Taint } from '../api/taints.js';
-import type { Registry } from '../registry/rest.js';
+import type { ApiClient } from '../client/interface.js';
 import { follow, ignoreRaces, Loop, SystemContext, type Controller, type ControllerOptions } from './loop.js';
 import { evictionDue, markPodsNotReady, registryEvents } from './node-eviction.js';
 import { EventRecorder } from '../node/events.js';
@@ -52,9 +52,10 @@ function wantedTaints(n: NodeObj): Taint[] {
   return [...had.filter((t) => !Managed.has(t.key)), ...wanted];
 }
 
-export const startNodeLifecycle = (registry: Registry, opts: NodeLifecycleOptions = {}): Controller => {
+/** `informers`: what Leases are read through (kube-controller-manager's shared informers, its own identity). */
+export const startNodeLifecycle = (registry: ApiClient, opts: NodeLifecycleOptions = {}, informers: ApiClient = registry): Controller => {
   const nodes = registry.find('', 'v1', 'nodes');
-  const leases = registry.find('coordination.k8s.io', 'v1', 'leases');
+  const leases = informers.find('coordination.k8s.io', 'v1', 'leases');
   const pods = registry.find('', 'v1', 'pods')!;
   if (!nodes || !leases) return { stop: async () => undefined };
   const grace = opts.gracePeriodMs ?? 40_000;

@@ -5,11 +5,11 @@
  * period is over it is deleted for good here (as the kubelet's final gracePeriodSeconds=0 delete
  * would).
  */
-import type { Registry } from '../registry/rest.js';
+import type { ApiClient } from '../client/interface.js';
 import { deleteWhenDue } from './deadlines.js';
 import { mentions, SystemContext, type Controller, type ControllerOptions } from './loop.js';
 
-export const startPodReaper = (registry: Registry, opts: ControllerOptions = {}): Controller => {
+export const startPodReaper = (registry: ApiClient, opts: ControllerOptions = {}): Controller => {
   const pods = registry.find('', 'v1', 'pods');
   if (!pods) return { stop: async () => undefined };
   const nodeExists = async (node: string) => Boolean(node) && (await registry.find('', 'v1', 'nodes')?.get(SystemContext, node).then(() => true, () => false)) === true;

@@ -5,7 +5,7 @@
  */
 import type { KubeObject } from '../api/meta.js';
 import { arr, num, obj, spec, status, str } from '../registry/kinds/common.js';
-import type { Registry } from '../registry/rest.js';
+import type { ApiClient } from '../client/interface.js';
 import { deleteWhenDue } from './deadlines.js';
 import { mentions, type Controller, type ControllerOptions } from './loop.js';
 
@@ -16,7 +16,7 @@ const finishedAt = (job: KubeObject): number | undefined => {
   return Number.isNaN(at) ? undefined : at;
 };
 
-export const startTtlAfterFinished = (registry: Registry, opts: ControllerOptions = {}): Controller => {
+export const startTtlAfterFinished = (registry: ApiClient, opts: ControllerOptions = {}): Controller => {
   const jobs = registry.find('batch', 'v1', 'jobs');
   if (!jobs) return { stop: async () => undefined };
   return deleteWhenDue(jobs, {
