@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * The cluster-api command: `cluster-api serve`, `node`, `scheduler`, `node-credentials`, `broker`,
- * `migrate`. The only file that reads argv/env for configuration, installs signal handlers and ends
+ * The cluster-api command: `cluster-api serve`, `node`, `scheduler`, `controller-manager`,
+ * `node-credentials`, `broker`, `migrate`. The only file that reads argv/env for configuration, installs signal handlers and ends
  * the process; everything else is a library that tests embed.
  */
 import { KubeClient, KubeconfigError } from '@func/kube-client';
@@ -10,7 +10,8 @@ import { hideBin } from 'yargs/helpers';
 import { parseAdvertised } from './broker/cluster/advertise.js';
 import { BrokerStartError } from './broker/cluster/embedded.js';
 import { startClusterBroker } from './broker/cluster/start.js';
-import { brokerOptions, ConfigError, resolveBrokerConfig, resolveConfig, serveOptions } from './config.js';
+import { brokerOptions, ConfigError, controllerManagerOptions, resolveBrokerConfig, resolveConfig, resolveControllerManagerConfig, serveOptions } from './config.js';
+import { runControllerManager } from './controllers/standalone.js';
 import { TokenFileError } from './auth/authenticator.js';
 import { TlsFileError } from './auth/tls.js';
 import { migrate, migrateArgs, migrateOptions } from './migrate.js';
@@ -74,6 +75,14 @@ async function schedulerCommand(argv: Record<string, unknown>): Promise<void> {
   log({ level: 'info', msg: 'scheduler running' });
 }
 
+async function controllerManagerCommand(argv: Record<string, unknown>): Promise<void> {
+  const config = resolveControllerManagerConfig(argv, process.env, process.cwd());
+  const kube = KubeClient.fromKubeconfig({ kubeconfig: config.kubeconfig, context: config.context });
+  const manager = await runControllerManager(kube, config, log);
+  untilSignal(async () => (await manager.stop(), kube.close()));
+  log({ level: 'info', msg: 'controller-manager running', apiServer: kube.connection.server, leaderElect: config.leaderElect });
+}
+
 function nodeCredentialsCommand(argv: Record<string, unknown>): void {
   const addresses = ([] as unknown[]).concat(argv.address ?? []).map(String);
   const yaml = nodeKubeconfig({ dataDir: resolve(String(argv['data-dir'] ?? './data')), name: String(argv.name ?? ''), addresses, server: argv.server as string | undefined });
@@ -124,6 +133,12 @@ await yargs(hideBin(process.argv))
     'run the scheduler against an API server by kubeconfig (serve runs one unless --disable-scheduler)',
     (y) => y.option('kubeconfig', { type: 'string', describe: 'kubeconfig file (default: kubectl\'s rules)' }).option('context', { type: 'string' }).option('scheduler-name', { type: 'string', describe: 'the spec.schedulerName it serves (default default-scheduler)' }),
     (argv) => schedulerCommand(argv).catch(fail),
+  )
+  .command(
+    'controller-manager',
+    'run the controllers against an API server by kubeconfig, as kube-controller-manager (serve runs them unless --disable-controller-manager)',
+    optionsOf(controllerManagerOptions),
+    (argv) => controllerManagerCommand(argv).catch(fail),
   )
   .command(
     'node-credentials',

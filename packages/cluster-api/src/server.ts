@@ -204,7 +204,8 @@ export async function serve(config: ServeConfig, log?: StartOptions['log'], part
   try {
     server = await startServer({
       storage, authenticator: withUsers(authenticator, embedded.users), tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey,
-      controllers: config.controllers, authorization: config.authorizationMode,
+      controllers: config.controllers, authorization: config.authorizationMode, controllerManager: !config.disableControllerManager,
+      ...(config.storage.startsWith('etcd') && { leaderElection: { leaseDurationSeconds: config.leaderElectLeaseDuration } }),
       clientCa: tls ? ca.cert : undefined, kubeletClient: embedded.kubeletClient,
       serviceClusterIpRange: config.serviceClusterIpRange,
       nodeControllers: { clusterCidr: config.clusterCidr, nodeCidrMaskSize: config.nodeCidrMaskSize, gracePeriodMs: config.nodeMonitorGracePeriod * 1000 },

@@ -91,8 +91,10 @@ export class LeaderElector {
         this.setLeader(false);
       }
       await new Promise<void>((r) => {
-        const t = setTimeout(r, retryMs * (this.leader ? 1 : 0.8 + Math.random() * 0.4));
-        this.abort.signal.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
+        // One listener per wait, removed when the wait ends: the signal outlives thousands of rounds.
+        const done = () => (clearTimeout(t), this.abort.signal.removeEventListener('abort', done), r());
+        const t = setTimeout(done, retryMs * (this.leader ? 1 : 0.8 + Math.random() * 0.4));
+        this.abort.signal.addEventListener('abort', done, { once: true });
       });
     }
   }

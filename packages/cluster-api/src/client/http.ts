@@ -75,6 +75,8 @@ function resourceClient(kube: KubeClient, info: ResourceInfo): ResourceClient {
 export interface HttpApiClient extends ApiClient {
   /** Reads discovery again (a CustomResourceDefinition added or removed since). */
   refresh(): Promise<void>;
+  /** The same resources, called with another client's credentials (a controller's own). */
+  as(other: KubeClient): ApiClient;
 }
 
 /** An API client over `kube`, with discovery read once before it answers. */
@@ -115,5 +117,20 @@ export async function httpClient(kube: KubeClient): Promise<HttpApiClient> {
       return generation;
     },
     refresh,
+    as(other) {
+      const made = new Map<ResourceClient, ResourceClient>();
+      return {
+        definitions: () => infos,
+        find(group, version, plural) {
+          const mine = clients.get(key(group, version, plural));
+          if (!mine) return undefined;
+          if (!made.has(mine)) made.set(mine, resourceClient(other, mine.definition));
+          return made.get(mine);
+        },
+        get generation() {
+          return generation;
+        },
+      };
+    },
   };
 }
