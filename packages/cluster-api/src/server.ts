@@ -25,7 +25,7 @@ import { ServiceAccountTokens, ephemeralSigningKey, loadOrCreateSigningKey, with
 import type { Registry } from './registry/rest.js';
 import type { PodNetwork } from './registry/definition.js';
 import { createRegistry, ensureSystemNamespaces, ensureSystemPriorityClasses } from './registry/index.js';
-import { settleAggregation } from './controllers/cluster-role-aggregation.js';
+import { settleAggregation } from './controllers/clusterrole-aggregation/aggregation.js';
 import { buildAuthorizer, type AuthorizationMode, type AuthorizerChain } from './auth/authorizers.js';
 import { reconcileBootstrapPolicy } from './auth/bootstrap/reconcile.js';
 import { NodeGraph } from './auth/node-graph.js';

@@ -10,7 +10,7 @@ and hands what it wrote to `observe`, so their
  */
 import type { KubeObject } from '../api/meta.js';
 import type { ApiClient, ResourceClient } from '../client/interface.js';
-import { SystemContext } from './loop.js';
+import { SystemContext } from './shared.js';
 
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 export type ChangeHandler = (type: ChangeType, obj: KubeObject, old: KubeObject | undefined) => void;

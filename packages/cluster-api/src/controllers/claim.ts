@@ -10,7 +10,7 @@ import { conflict } from '../api/errors.js';
 import type { ResourceClient } from '../client/interface.js';
 import type { ObjectCache } from './cache.js';
 import { controllerUid } from './cache.js';
-import { ignoreRaces, inNamespace } from './loop.js';
+import { ignoreRaces, inNamespace } from './shared.js';
 import { controllerRef } from './pods.js';
 
 export interface ClaimOptions {

@@ -10,7 +10,7 @@ import type { ApiClient, ResourceClient } from '../client/interface.js';
 import type { Registry } from '../registry/rest.js';
 import type { Caches, ObjectCache } from './cache.js';
 import type { EventRecorder } from './events.js';
-import { inNamespace, type Controller } from './loop.js';
+import { inNamespace, type Controller } from './shared.js';
 import type { WorkQueue } from './queue.js';
 
 export interface ControllerContext {

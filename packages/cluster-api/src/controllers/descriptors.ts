@@ -8,25 +8,25 @@
  * upkeep itself): they run in every API server as system:apiserver, whether the controller manager
  * runs there, elsewhere, or not at all, and `--controllers` does not name them.
  */
-import type { Controller, ControllerOptions } from './loop.js';
+import type { Controller, ControllerOptions } from './shared.js';
 import type { ControllerContext } from './context.js';
-import { startClusterRoleAggregation } from './cluster-role-aggregation.js';
-import { startCrdController } from './crd.js';
-import { startCronJobController } from './cron-job.js';
-import { startDaemonSetController } from './daemon-set.js';
+import { startClusterRoleAggregation } from './clusterrole-aggregation/aggregation.js';
+import { startCrdController } from './crd/crd.js';
+import { startCronJobController } from './cronjob/cron-job.js';
+import { startDaemonSetController } from './daemonset/daemon-set.js';
 import { startDeploymentController } from './deployment/controller.js';
-import { startEndpointSliceController } from './endpoint-slices.js';
-import { startEndpointsController } from './endpoints.js';
-import { startEventTtl } from './event-ttl.js';
-import { startGarbageCollector } from './gc.js';
-import { startJobController } from './job.js';
-import { startNamespaceController } from './namespace.js';
-import { startNodeIpam, type IpamOptions } from './node-ipam.js';
-import { startNodeLifecycle, type NodeLifecycleOptions } from './node-lifecycle.js';
-import { startPodReaper } from './pod-reaper.js';
-import { ReplicaSets, ReplicationControllers, startReplicaController } from './replica-set.js';
-import { startStatefulSetController } from './stateful-set.js';
-import { startTtlAfterFinished } from './ttl-after-finished.js';
+import { startEndpointSliceController } from './endpointslice/endpoint-slices.js';
+import { startEndpointsController } from './endpoints/endpoints.js';
+import { startEventTtl } from './event-ttl/event-ttl.js';
+import { startGarbageCollector } from './garbage-collector/gc.js';
+import { startJobController } from './job/job.js';
+import { startNamespaceController } from './namespace/namespace.js';
+import { startNodeIpam, type IpamOptions } from './node-ipam/node-ipam.js';
+import { startNodeLifecycle, type NodeLifecycleOptions } from './node-lifecycle/node-lifecycle.js';
+import { startPodReaper } from './pod-reaper/pod-reaper.js';
+import { ReplicaSets, ReplicationControllers, startReplicaController } from './replicaset/replica-set.js';
+import { startStatefulSetController } from './statefulset/stateful-set.js';
+import { startTtlAfterFinished } from './ttl-after-finished/ttl-after-finished.js';
 
 /** What the starts are configured with (the flags of `serve` and `controller-manager`). */
 export interface ControllerSettings extends ControllerOptions {

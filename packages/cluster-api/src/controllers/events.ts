@@ -11,7 +11,7 @@ import { isApiError } from '../api/errors.js';
 import { timestamp } from '../registry/generic/meta.js';
 import type { ApiClient, ResourceClient } from '../client/interface.js';
 import { EventCorrelator, type CoreEvent } from './event-correlator.js';
-import { inNamespace } from './loop.js';
+import { inNamespace } from './shared.js';
 
 export type EventType = 'Normal' | 'Warning';
 

@@ -9,10 +9,10 @@ import { ApiServerUser, inProcessClient, serviceAccountUser, type AuthorizerSour
 import { leaseClient } from '../client/lease.js';
 import type { Registry, UserInfo } from '../registry/rest.js';
 import { Controllers, type ControllerSettings } from './descriptors.js';
-import type { Controller } from './loop.js';
+import type { Controller } from './shared.js';
 import { runControllers, startControllerManager, type LeaderElection } from './manager.js';
 
-export type { Controller, ControllerOptions } from './loop.js';
+export type { Controller, ControllerOptions } from './shared.js';
 export { isEnabled, unknownControllers } from './names.js';
 export { Controllers, type ControllerDescriptor, type ControllerSettings } from './descriptors.js';
 export { runControllers, startControllerManager, type ManagerOptions } from './manager.js';

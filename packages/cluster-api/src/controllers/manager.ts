@@ -15,7 +15,7 @@ import { Caches } from './cache.js';
 import type { ControllerContext } from './context.js';
 import { Controllers, type ControllerDescriptor, type ControllerSettings } from './descriptors.js';
 import { EventSink } from './events.js';
-import type { Controller } from './loop.js';
+import type { Controller } from './shared.js';
 import { isEnabled } from './names.js';
 
 export interface LeaderElection {
@@ -61,7 +61,7 @@ export function runControllers(descriptors: readonly ControllerDescriptor[], opt
 /** kube-controller-manager: the enabled controllers, under the Lease when `leaderElection` is given. */
 export function startControllerManager(opts: ManagerOptions): Controller {
   const { leaderElection, controllers: words = ['*'], descriptors = Controllers, ...rest } = opts;
-  const enabled = descriptors.filter((d) => !d.apiServer && isEnabled(d.name, words));
+  const enabled = descriptors.filter((d) => !d.apiServer && isEnabled(d.name, words, descriptors));
   if (!leaderElection) return runControllers(enabled, rest);
   const log = rest.log;
   const identity = leaderElection.identity ?? `${hostname()}_${randomBytes(8).toString('hex')}`;

@@ -3,24 +3,26 @@
  * turns foo on, `-foo` turns it off, and the first word naming a controller decides. Names and
  * aliases are the descriptors' (descriptors.ts); the API server's own loops are not named.
  */
-import { Controllers } from './descriptors.js';
+import { Controllers, type ControllerDescriptor } from './descriptors.js';
 
-const named = () => Controllers.filter((c) => !c.apiServer);
+type List = readonly ControllerDescriptor[];
+
+const named = (list: List) => list.filter((c) => !c.apiServer);
 
 /** The canonical name a word names, or undefined. */
-const canonical = (word: string): string | undefined => named().find((c) => c.name === word || c.aliases.includes(word))?.name;
+const canonical = (word: string, list: List): string | undefined => named(list).find((c) => c.name === word || c.aliases.includes(word))?.name;
 
 /** The words of a `--controllers` value that name no controller (empty when all are known). */
-export const unknownControllers = (words: readonly string[]): string[] =>
-  words.filter((w) => w !== '*' && canonical(w.startsWith('-') ? w.slice(1) : w) === undefined);
+export const unknownControllers = (words: readonly string[], list: List = Controllers): string[] =>
+  words.filter((w) => w !== '*' && canonical(w.startsWith('-') ? w.slice(1) : w, list) === undefined);
 
 /** IsControllerEnabled: the first word naming the controller decides; else `*` turns on those on by default. */
-export const isEnabled = (name: string, words: readonly string[]): boolean => {
+export const isEnabled = (name: string, words: readonly string[], list: List = Controllers): boolean => {
   let star = false;
   for (const w of words) {
     if (w === '*') star = true;
-    else if (canonical(w) === name) return true;
-    else if (w.startsWith('-') && canonical(w.slice(1)) === name) return false;
+    else if (canonical(w, list) === name) return true;
+    else if (w.startsWith('-') && canonical(w.slice(1), list) === name) return false;
   }
-  return star && named().find((c) => c.name === name)?.byDefault === true;
+  return star && named(list).find((c) => c.name === name)?.byDefault === true;
 };

@@ -15,7 +15,7 @@ import type { ControllerManagerConfig } from '../config.js';
 import { httpClient } from '../client/http.js';
 import type { ApiClient } from '../client/interface.js';
 import { Controllers } from './descriptors.js';
-import type { Controller } from './loop.js';
+import type { Controller } from './shared.js';
 import { startControllerManager } from './manager.js';
 import { isEnabled } from './names.js';
 

@@ -10,7 +10,7 @@ import { num, spec, status } from '../../registry/kinds/common.js';
 import { isEmptySelector, selectorMatches } from '../../registry/kinds/label-selector.js';
 import { claim } from '../claim.js';
 import { keyed, objectKey, served, splitKey, type ControllerContext } from '../context.js';
-import type { Controller } from '../loop.js';
+import type { Controller } from '../shared.js';
 import { enqueueOwners, resolveOwner } from '../owners.js';
 import { WorkQueue } from '../queue.js';
 import { rollback, rollbackTo } from './rollback.js';

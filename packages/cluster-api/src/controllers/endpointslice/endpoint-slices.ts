@@ -8,16 +8,16 @@
  * terminating, nodeName, zone (the node's topology.kubernetes.io/zone), hostname and targetRef.
  * Existing slices are rewritten in place only when they differ; surplus ones are deleted.
  */
-import type { KubeObject } from '../api/meta.js';
-import { arr, obj, spec, str, type Obj } from '../registry/kinds/common.js';
-import { errorText, keyed, served, splitKey, type ControllerContext, type Served } from './context.js';
-import { HeadlessLabel } from './endpoints.js';
-import type { EventRecorder } from './events.js';
-import { semanticEqual } from './hash.js';
-import { ignoreRaces, inNamespace, type Controller } from './loop.js';
-import { controllerRef, isReady } from './pods.js';
-import { WorkQueue } from './queue.js';
-import { endpointPort, findPort, followServicePods, hostnameFor, isEndpoint, managesEndpoints, podIPs, selectedPods, targetRef } from './service-pods.js';
+import type { KubeObject } from '../../api/meta.js';
+import { arr, obj, spec, str, type Obj } from '../../registry/kinds/common.js';
+import { errorText, keyed, served, splitKey, type ControllerContext, type Served } from '../context.js';
+import { HeadlessLabel } from '../endpoints/endpoints.js';
+import type { EventRecorder } from '../events.js';
+import { semanticEqual } from '../hash.js';
+import { ignoreRaces, inNamespace, type Controller } from '../shared.js';
+import { controllerRef, isReady } from '../pods.js';
+import { WorkQueue } from '../queue.js';
+import { endpointPort, findPort, followServicePods, hostnameFor, isEndpoint, managesEndpoints, podIPs, selectedPods, targetRef } from '../service-pods.js';
 
 export const ServiceNameLabel = 'kubernetes.io/service-name';
 export const ManagedByLabel = 'endpointslice.kubernetes.io/managed-by';

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { isApiError } from '../api/errors.js';
-import { createRegistry } from '../registry/index.js';
-import { MemoryStorage } from '../storage/memory/memory.js';
+import { isApiError } from '../../api/errors.js';
+import { createRegistry } from '../../registry/index.js';
+import { MemoryStorage } from '../../storage/memory/memory.js';
 import { startEventTtl } from './event-ttl.js';
-import type { Controller } from './loop.js';
+import type { Controller } from '../shared.js';
 
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString().replace(/\.\d+Z$/, 'Z');
 const event = (name: string, lastTimestamp: string) => ({
@@ -21,7 +21,7 @@ describe('the Event TTL (kube-apiserver --event-ttl)', () => {
     const ctx = { namespace: 'default' };
     await events.create(ctx, event('old', ago(2 * 60_000)));
     await events.create(ctx, event('new', ago(0)));
-    controller = startEventTtl(registry, { eventTtlMs: 60_000, debounceMs: 1 });
+    controller = startEventTtl(registry, { eventTtlMs: 60_000 });
     const gone = async () => events.get(ctx, 'old').then(() => false, (e: unknown) => isApiError(e) && e.code === 404);
     for (let i = 0; i < 200 && !(await gone()); i++) await new Promise((r) => setTimeout(r, 25));
     expect(await gone()).toBe(true);

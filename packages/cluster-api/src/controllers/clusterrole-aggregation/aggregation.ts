@@ -6,11 +6,12 @@
  * feed others (edit into admin) settle over the passes their own writes start.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { KubeObject } from '../api/meta.js';
-import { RbacGroup, type ClusterRole, type PolicyRule } from '../api/rbac-v1.js';
-import { labelSelectorMatcher } from '../registry/generic/label-selector.js';
-import type { ApiClient, ResourceClient } from '../client/interface.js';
-import { follow, ignoreRaces, Loop, SystemContext, type Controller, type ControllerOptions } from './loop.js';
+import type { KubeObject } from '../../api/meta.js';
+import { RbacGroup, type ClusterRole, type PolicyRule } from '../../api/rbac-v1.js';
+import { labelSelectorMatcher } from '../../registry/generic/label-selector.js';
+import type { ApiClient, ResourceClient } from '../../client/interface.js';
+import { ignoreRaces, SystemContext, type Controller, type ControllerOptions } from '../shared.js';
+import { startReconciler } from '../reconciler.js';
 
 const FieldManager = 'clusterrole-aggregation-controller';
 
@@ -54,13 +55,6 @@ export async function settleAggregation(registry: ApiClient): Promise<void> {
 export const startClusterRoleAggregation = (registry: ApiClient, opts: ControllerOptions = {}): Controller => {
   const store = registry.find(RbacGroup, 'v1', 'clusterroles');
   if (!store) return { stop: async () => undefined };
-  const loop = new Loop('clusterrole-aggregation', async () => void (await aggregateClusterRoles(store)), { resyncMs: 30_000, ...opts });
-  const watch = follow(store, loop, () => loop.kick());
-  loop.kick();
-  return {
-    stop: async () => {
-      watch.close();
-      await loop.stop();
-    },
-  };
+  // One key: an aggregated role reads every other, so any change is one pass over them all.
+  return startReconciler('clusterrole-aggregation-controller', async () => void (await aggregateClusterRoles(store)), [{ watch: store, keys: () => ['clusterroles'] }], { log: opts.log, workers: 1 });
 };

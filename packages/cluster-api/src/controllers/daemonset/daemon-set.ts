@@ -6,21 +6,21 @@
  * maxUnavailable (with maxSurge: the new pod first, the old one once the new is available);
  * OnDelete waits for pods to be deleted. History as ControllerRevisions named by template hash.
  */
-import type { KubeObject } from '../api/meta.js';
-import { arr, num, obj, spec, status } from '../registry/kinds/common.js';
-import { selectorMatches } from '../registry/kinds/label-selector.js';
-import { scaledValue } from '../registry/kinds/workload.js';
-import { claim } from './claim.js';
-import { keyed, objectKey, omitEmpty, served, slowStartBatch, splitKey, writeStatus, type ControllerContext, type Served } from './context.js';
-import { daemonTolerations, pinTo, shouldRun, targetNode } from './daemon-nodes.js';
-import type { EventRecorder } from './events.js';
-import { computeHash } from './hash.js';
-import { currentRevision, ownedRevisions, truncateHistory, type History, type Naming } from './history.js';
-import type { Controller } from './loop.js';
-import { enqueueOwners } from './owners.js';
-import { PodControl } from './pod-control.js';
-import { controllerRef, isActive, isAvailable, isReady, phase, podFromTemplate } from './pods.js';
-import { WorkQueue } from './queue.js';
+import type { KubeObject } from '../../api/meta.js';
+import { arr, num, obj, spec, status } from '../../registry/kinds/common.js';
+import { selectorMatches } from '../../registry/kinds/label-selector.js';
+import { scaledValue } from '../../registry/kinds/workload.js';
+import { claim } from '../claim.js';
+import { keyed, objectKey, omitEmpty, served, slowStartBatch, splitKey, writeStatus, type ControllerContext, type Served } from '../context.js';
+import { daemonTolerations, pinTo, shouldRun, targetNode } from './nodes.js';
+import type { EventRecorder } from '../events.js';
+import { computeHash } from '../hash.js';
+import { currentRevision, ownedRevisions, truncateHistory, type History, type Naming } from '../history.js';
+import type { Controller } from '../shared.js';
+import { enqueueOwners } from '../owners.js';
+import { PodControl } from '../pod-control.js';
+import { controllerRef, isActive, isAvailable, isReady, phase, podFromTemplate } from '../pods.js';
+import { WorkQueue } from '../queue.js';
 
 const Kind = { group: 'apps', kind: 'DaemonSet' };
 const HashLabel = 'controller-revision-hash';

@@ -1,7 +1,8 @@
 /**
- * What every built-in controller shares: a work function run one at a time, kicked by watch events
- * (coalesced over a short debounce) and by a periodic resync, and a watch over registry stores that
- * restarts itself until the controller stops.
+ * What the controllers share: their options and stop handle, the request context they act in (the
+ * client they act through sets the user), a watch over a resource that restarts itself until the
+ * controller stops (the source of reconcilers that keep no cache), the managed resources the
+ * garbage collector and the namespace controller walk, and the race-tolerant error handling.
  */
 import type { KubeObject } from '../api/meta.js';
 import type { RequestContext } from '../registry/rest.js';
@@ -9,11 +10,7 @@ import type { ApiClient, ResourceClient, ResourceInfo } from '../client/interfac
 import { isApiError } from '../api/errors.js';
 
 export interface ControllerOptions {
-  /** Coalesce bursts of events into one pass. */
-  debounceMs?: number;
-  /** A pass at least this often, for work that failed or waits on time. */
-  resyncMs?: number;
-  /** Where pass failures go (they never stop the controller). */
+  /** Where reconcile failures go (they never stop the controller). */
   log?: (entry: Record<string, unknown>) => void;
 }
 
@@ -21,62 +18,10 @@ export interface Controller {
   stop(): Promise<void>;
 }
 
-/** Controllers act as the system, never on behalf of a user. */
+/** Controllers act as themselves, never on behalf of a user: the client they act through sets the user (this one is the API server's own loops' when they call the registry directly). */
 export const SystemContext: RequestContext = { user: { name: 'system:controller', uid: '', groups: ['system:masters'] } };
 
 export const inNamespace = (namespace: string | undefined): RequestContext => ({ ...SystemContext, namespace });
-
-export class Loop {
-  private timer?: NodeJS.Timeout;
-  private timerAt = 0;
-  private readonly resync?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private again = false;
-  private stopped = false;
-
-  constructor(
-    private readonly name: string,
-    private readonly work: () => Promise<void>,
-    private readonly opts: ControllerOptions,
-  ) {
-    if (opts.resyncMs) {
-      this.resync = setInterval(() => this.kick(), opts.resyncMs);
-      this.resync.unref();
-    }
-  }
-
-  /** Run after `delayMs`, or sooner if a run is already due sooner. */
-  kick(delayMs = this.opts.debounceMs ?? 20): void {
-    const at = Date.now() + delayMs;
-    if (this.stopped || (this.timer && this.timerAt <= at)) return;
-    clearTimeout(this.timer);
-    this.timerAt = at;
-    this.timer = setTimeout(() => this.run(), delayMs);
-    this.timer.unref();
-  }
-
-  private run(): void {
-    this.timer = undefined;
-    if (this.running) return void (this.again = true);
-    this.running = this.work()
-      .catch((err: unknown) => this.opts.log?.({ level: 'warn', controller: this.name, msg: String((err as Error)?.message ?? err) }))
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) (this.again = false), this.kick();
-      });
-  }
-
-  get isStopped(): boolean {
-    return this.stopped;
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    clearInterval(this.resync);
-    await this.running;
-  }
-}
 
 /**
  * The registry's generic stores a controller may act on: not the review kinds, not ComponentStatus,
@@ -105,10 +50,10 @@ export const mentions = (...fields: string[]): ((stored: Uint8Array) => boolean)
 };
 
 /**
- * Watch `store` across namespaces for as long as `loop` runs, re-watching (with a fresh replay) after
+ * Watch `store` across namespaces for as long as `loop` (a reconciler) runs, re-watching (with a fresh replay) after
  * an error. `admitCreated`: which creations `observe` needs to see (default all).
  */
-export const follow = (store: ResourceClient, loop: Loop, observe: Observe, admitCreated?: (stored: Uint8Array) => boolean): { close(): void } => {
+export const follow = (store: ResourceClient, loop: { readonly isStopped: boolean }, observe: Observe, admitCreated?: (stored: Uint8Array) => boolean): { close(): void } => {
   let handle: { close(): void } | undefined;
   let closed = false;
   const start = (): void => {
@@ -135,7 +80,7 @@ export const follow = (store: ResourceClient, loop: Loop, observe: Observe, admi
  * store added since the last `sync` is followed from then on, a removed one is let go. Controllers
  * call `sync` at the start of each pass, so a new kind is watched within one resync period.
  */
-export const followManaged = (registry: ApiClient, loop: Loop, observe: Observe, admitCreated?: (stored: Uint8Array) => boolean) => {
+export const followManaged = (registry: ApiClient, loop: { readonly isStopped: boolean }, observe: Observe, admitCreated?: (stored: Uint8Array) => boolean) => {
   const followed = new Map<ResourceClient, { close(): void }>();
   let generation = -1;
   const sync = (): void => {

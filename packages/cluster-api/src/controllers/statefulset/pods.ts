@@ -4,10 +4,10 @@
  * claims from volumeClaimTemplates, and the revision it was made from), and the status counted over
  * them, with a finished rolling update making the update revision the current one.
  */
-import type { KubeObject } from '../api/meta.js';
-import { arr, num, obj, spec, status, str, type Obj } from '../registry/kinds/common.js';
-import { omitEmpty } from './context.js';
-import { controllerRef, isAvailable, isReady, phase, podFromTemplate } from './pods.js';
+import type { KubeObject } from '../../api/meta.js';
+import { arr, num, obj, spec, status, str, type Obj } from '../../registry/kinds/common.js';
+import { omitEmpty } from '../context.js';
+import { controllerRef, isAvailable, isReady, phase, podFromTemplate } from '../pods.js';
 
 export const RevisionLabel = 'controller-revision-hash';
 export const PodNameLabel = 'statefulset.kubernetes.io/pod-name';

@@ -5,7 +5,7 @@
  * day-of-week combine with OR unless one of them is `*`. A wall time that a DST change skips is
  * taken at the next existing instant, as Go's time.Date normalises it.
  */
-import type { CronSchedule } from '../registry/kinds/cron.js';
+import type { CronSchedule } from '../../registry/kinds/cron.js';
 
 interface Wall {
   year: number;

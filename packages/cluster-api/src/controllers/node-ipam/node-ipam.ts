@@ -7,9 +7,11 @@
  * Only nodes of this project's agents get one (containerRuntimeVersion `func://…`): a Node made by
  * hand or by another kubelet brings its own pod network.
  */
-import type { KubeObject } from '../api/meta.js';
-import type { ApiClient } from '../client/interface.js';
-import { follow, ignoreRaces, Loop, SystemContext, type Controller, type ControllerOptions } from './loop.js';
+import type { KubeObject } from '../../api/meta.js';
+import type { ApiClient } from '../../client/interface.js';
+import { objectKey, splitKey } from '../context.js';
+import { ignoreRaces, SystemContext, type Controller, type ControllerOptions } from '../shared.js';
+import { startReconciler } from '../reconciler.js';
 
 export const DefaultClusterCidr = '127.64.0.0/10';
 export const DefaultNodeMaskSize = 20;
@@ -40,23 +42,19 @@ export const startNodeIpam = (registry: ApiClient, opts: IpamOptions = {}): Cont
   const cidr = opts.clusterCidr ?? DefaultClusterCidr;
   const mask = opts.nodeCidrMaskSize ?? DefaultNodeMaskSize;
 
-  const pass = async (): Promise<void> => {
+  /** A node without a pod CIDR gets the first free block (one node at a time: blocks are chosen from all nodes). */
+  const reconcile = async (key: string): Promise<void> => {
     const { items } = await nodes.list(SystemContext, {});
+    const node = items.find((n) => n.metadata.name === splitKey(key).name);
+    if (!node || cidrOf(node) || !ours(node)) return;
     const used = new Set(items.map((n) => cidrOf(n) ?? '').filter(Boolean));
-    let next = 0;
-    for (const node of items.filter((n) => !cidrOf(n) && ours(n))) {
-      let chosen: string | undefined;
-      while ((chosen = block(cidr, mask, next++)) && used.has(chosen));
-      if (!chosen) return opts.log?.({ level: 'warn', controller: 'node-ipam', msg: `no pod CIDR left in ${cidr} for node ${node.metadata.name}` });
-      used.add(chosen);
-      const spec = { ...(node.spec as object), podCIDR: chosen, podCIDRs: [chosen] };
-      await nodes.update(SystemContext, node.metadata.name!, { ...node, spec } as KubeObject).catch(ignoreRaces);
-    }
+    let chosen: string | undefined;
+    for (let next = 0; (chosen = block(cidr, mask, next)) && used.has(chosen); next++);
+    if (!chosen) return opts.log?.({ level: 'warn', controller: 'node-ipam', msg: `no pod CIDR left in ${cidr} for node ${node.metadata.name}` });
+    const spec = { ...(node.spec as object), podCIDR: chosen, podCIDRs: [chosen] };
+    await nodes.update(SystemContext, node.metadata.name!, { ...node, spec } as KubeObject).catch(ignoreRaces);
   };
 
-  const loop = new Loop('node-ipam', pass, { resyncMs: 30_000, debounceMs: 0, ...opts });
-  const watch = follow(nodes, loop, (type, node) => {
-    if (type !== 'DELETED' && !cidrOf(node) && ours(node)) loop.kick(0);
-  });
-  return { stop: async () => (watch.close(), await loop.stop()) };
+  const unallocated = (node: KubeObject, _old: unknown, type: string) => (type !== 'DELETED' && !cidrOf(node) && ours(node) ? [objectKey(node)] : []);
+  return startReconciler('node-ipam-controller', reconcile, [{ watch: nodes, keys: unallocated }], { log: opts.log, workers: 1 });
 };

@@ -9,11 +9,12 @@
  * State comes from watches of every kind: objects with ownerReferences, and owners being deleted
  * with a GC finalizer. Owners are looked up by apiVersion, kind, namespace and name, then uid.
  */
-import type { KubeObject, OwnerReference } from '../api/meta.js';
-import { ForegroundFinalizer, OrphanFinalizer } from '../registry/generic/deletion.js';
-import { groupVersion } from '../registry/definition.js';
-import type { ApiClient, ResourceClient } from '../client/interface.js';
-import { followManaged, ignoreRaces, mentions, inNamespace, Loop, managedStores, type Controller, type ControllerOptions } from './loop.js';
+import type { KubeObject, OwnerReference } from '../../api/meta.js';
+import { ForegroundFinalizer, OrphanFinalizer } from '../../registry/generic/deletion.js';
+import { groupVersion } from '../../registry/definition.js';
+import type { ApiClient, ResourceClient } from '../../client/interface.js';
+import { followManaged, ignoreRaces, mentions, inNamespace, managedStores, type Controller, type ControllerOptions } from '../shared.js';
+import { startSingleton } from '../reconciler.js';
 
 interface Tracked {
   obj: KubeObject;
@@ -98,7 +99,7 @@ export const startGarbageCollector = (registry: ApiClient, opts: ControllerOptio
     for (const d of [...dependents.values()]) await settleDependent(d, seen);
   };
 
-  const loop = new Loop('garbage-collector', pass, { resyncMs: 5000, ...opts });
+  const loop = startSingleton('garbage-collector', pass, 5000, { log: opts.log });
   const watching = followManaged(registry, loop, (type, obj, store) => {
     const uid = obj.metadata.uid;
     if (!uid) return;

@@ -4,10 +4,10 @@
  * older than the TTL. Without this, the Events controllers record would pile up for good. A
  * rewritten Event (a recorder bumping `count`) is due again from its new last occurrence.
  */
-import type { KubeObject } from '../api/meta.js';
-import type { ApiClient } from '../client/interface.js';
-import { deleteWhenDue } from './deadlines.js';
-import type { Controller, ControllerOptions } from './loop.js';
+import type { KubeObject } from '../../api/meta.js';
+import type { ApiClient } from '../../client/interface.js';
+import { deleteWhenDue } from '../deadlines.js';
+import type { Controller, ControllerOptions } from '../shared.js';
 
 export const DefaultEventTtlMs = 60 * 60 * 1000;
 
@@ -27,5 +27,5 @@ export const startEventTtl = (registry: ApiClient, opts: ControllerOptions & { e
   const events = registry.find('', 'v1', 'events');
   if (!events) return { stop: async () => undefined };
   const ttl = opts.eventTtlMs ?? DefaultEventTtlMs;
-  return deleteWhenDue(events, { name: 'event-ttl', dueAt: (e) => lastOccurrence(e) + ttl, resyncMs: 60_000 }, opts);
+  return deleteWhenDue(events, { name: 'event-ttl', dueAt: (e) => lastOccurrence(e) + ttl }, opts);
 };

@@ -3,16 +3,17 @@
  * every object in it across all namespaced kinds; once nothing is left, remove `kubernetes` from
  * spec.finalizers through /finalize, which removes the namespace (`kubectl delete ns` waits for that).
  */
-import type { KubeObject } from '../api/meta.js';
-import type { ApiClient } from '../client/interface.js';
-import { follow, ignoreRaces, inNamespace, Loop, managedStores, SystemContext, type Controller, type ControllerOptions } from './loop.js';
+import type { KubeObject } from '../../api/meta.js';
+import type { ApiClient } from '../../client/interface.js';
+import { objectKey, splitKey } from '../context.js';
+import { ignoreRaces, inNamespace, managedStores, SystemContext, type Controller, type ControllerOptions } from '../shared.js';
+import { startReconciler } from '../reconciler.js';
 
 export const NamespaceFinalizer = 'kubernetes';
 
 export const startNamespaceController = (registry: ApiClient, opts: ControllerOptions = {}): Controller => {
   const namespaces = registry.find('', 'v1', 'namespaces');
   if (!namespaces) return { stop: async () => undefined };
-  const terminating = new Map<string, KubeObject>();
 
   /** Delete what is left in `ns`; the number of objects still there (deleting ones included). */
   const empty = async (ns: string): Promise<number> => {
@@ -36,34 +37,16 @@ export const startNamespaceController = (registry: ApiClient, opts: ControllerOp
     await namespaces.update(SystemContext, ns.metadata.name!, body, 'finalize').catch(ignoreRaces);
   };
 
-  const pass = async (): Promise<void> => {
-    let waiting = false;
-    for (const ns of [...terminating.values()]) {
-      const name = ns.metadata.name!;
-      if ((await empty(name)) > 0) {
-        waiting = true;
-        continue;
-      }
-      const current = await namespaces.get(SystemContext, name).catch((err: unknown) => (ignoreRaces(err), undefined));
-      if (current) await finalize(current);
-      else terminating.delete(name);
-    }
-    // Objects inside a grace period or held by finalizers go later: look again soon.
-    if (waiting) loop.kick(500);
+  /** One namespace being deleted: empty it, then finalize it; look again soon while objects are left. */
+  const reconcile = async (key: string) => {
+    const { name } = splitKey(key);
+    const ns = await namespaces.get(SystemContext, name).catch((err: unknown) => (ignoreRaces(err), undefined));
+    if (!ns?.metadata.deletionTimestamp) return;
+    // Objects inside a grace period or held by finalizers go later.
+    if ((await empty(name)) > 0) return { requeueAfter: 500 };
+    await finalize(ns);
   };
 
-  const loop = new Loop('namespace', pass, { resyncMs: 5000, ...opts });
-  const watch = follow(namespaces, loop, (type, ns) => {
-    const name = ns.metadata.name!;
-    if (type !== 'DELETED' && ns.metadata.deletionTimestamp) {
-      terminating.set(name, ns);
-      loop.kick();
-    } else terminating.delete(name);
-  });
-  return {
-    stop: async () => {
-      watch.close();
-      await loop.stop();
-    },
-  };
+  const terminating = (ns: KubeObject, _old: unknown, type: string) => (type !== 'DELETED' && ns.metadata.deletionTimestamp ? [objectKey(ns)] : []);
+  return startReconciler('namespace-controller', reconcile, [{ watch: namespaces, keys: terminating }], { log: opts.log });
 };

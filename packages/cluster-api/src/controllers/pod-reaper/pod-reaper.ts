@@ -5,9 +5,9 @@
  * period is over it is deleted for good here (as the kubelet's final gracePeriodSeconds=0 delete
  * would).
  */
-import type { ApiClient } from '../client/interface.js';
-import { deleteWhenDue } from './deadlines.js';
-import { mentions, SystemContext, type Controller, type ControllerOptions } from './loop.js';
+import type { ApiClient } from '../../client/interface.js';
+import { deleteWhenDue } from '../deadlines.js';
+import { mentions, SystemContext, type Controller, type ControllerOptions } from '../shared.js';
 
 export const startPodReaper = (registry: ApiClient, opts: ControllerOptions = {}): Controller => {
   const pods = registry.find('', 'v1', 'pods');
@@ -21,6 +21,5 @@ export const startPodReaper = (registry: ApiClient, opts: ControllerOptions = {}
     deleteOptions: { gracePeriodSeconds: 0 },
     keep: (pod) => nodeExists(String((pod.spec as { nodeName?: string } | undefined)?.nodeName ?? '')),
     admitCreated: mentions('deletionTimestamp'),
-    resyncMs: 10_000,
   }, opts);
 };

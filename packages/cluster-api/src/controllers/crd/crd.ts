@@ -6,14 +6,15 @@
  * custom resources deleted, then its definitions removed (ending their open watches) and its cleanup
  * finalizer dropped. Stored CRDs are served again at start.
  */
-import type { KubeObject } from '../api/meta.js';
-import { groupVersion, type ResourceDefinition } from '../registry/definition.js';
-import type { Registry, ResourceStore } from '../registry/rest.js';
-import { definitionsOf } from '../registry/crd/definition.js';
-import { addUsed, nameCrd, type UsedNames } from '../registry/crd/naming.js';
-import { CleanupFinalizer, setCondition, specOf, statusOf, type CrdCondition } from '../registry/crd/types.js';
-import { timestamp } from '../registry/generic/meta.js';
-import { follow, ignoreRaces, Loop, SystemContext, type Controller, type ControllerOptions } from './loop.js';
+import type { KubeObject } from '../../api/meta.js';
+import { groupVersion, type ResourceDefinition } from '../../registry/definition.js';
+import type { Registry, ResourceStore } from '../../registry/rest.js';
+import { definitionsOf } from '../../registry/crd/definition.js';
+import { addUsed, nameCrd, type UsedNames } from '../../registry/crd/naming.js';
+import { CleanupFinalizer, setCondition, specOf, statusOf, type CrdCondition } from '../../registry/crd/types.js';
+import { timestamp } from '../../registry/generic/meta.js';
+import { follow, ignoreRaces, SystemContext, type Controller, type ControllerOptions } from '../shared.js';
+import { startSingleton } from '../reconciler.js';
 
 /** How long a deleted CRD's resource stays served once empty, so open watches receive the deletions first. */
 const DrainMs = 300;
@@ -117,17 +118,17 @@ export const startCrdController = (registry: Registry, opts: ControllerOptions =
     return false;
   };
 
-  const pass = async (): Promise<void> => {
+  const pass = async () => {
     let waiting = false;
     for (const crd of [...known.values()]) {
       if (!crd.metadata.deletionTimestamp) await establish(crd);
       else if ((crd.metadata.finalizers ?? []).includes(CleanupFinalizer)) waiting = (await finalize(crd)) || waiting;
     }
     for (const name of served.keys()) if (!known.has(name)) unserve(name);
-    if (waiting) loop.kick(200);
+    if (waiting) return { requeueAfter: 200 };
   };
 
-  const loop = new Loop('crd', pass, { resyncMs: 5000, ...opts, debounceMs: 0 });
+  const loop = startSingleton('crd-controller', pass, 5000, { log: opts.log });
   const watch = follow(crds, loop, (type, crd) => {
     if (type === 'DELETED') known.delete(crd.metadata.name!);
     else known.set(crd.metadata.name!, crd);

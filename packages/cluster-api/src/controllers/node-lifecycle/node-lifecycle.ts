@@ -15,12 +15,13 @@
  *   controller then makes a replacement, which the scheduler places on a healthy node.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { KubeObject } from '../api/meta.js';
-import type { Taint } from '../api/taints.js';
-import type { ApiClient } from '../client/interface.js';
-import { follow, ignoreRaces, Loop, SystemContext, type Controller, type ControllerOptions } from './loop.js';
-import { evictionDue, markPodsNotReady, registryEvents } from './node-eviction.js';
-import { EventRecorder } from '../node/events.js';
+import type { KubeObject } from '../../api/meta.js';
+import type { Taint } from '../../api/taints.js';
+import type { ApiClient } from '../../client/interface.js';
+import { follow, ignoreRaces, SystemContext, type Controller, type ControllerOptions } from '../shared.js';
+import { startSingleton } from '../reconciler.js';
+import { evictionDue, markPodsNotReady, registryEvents } from './eviction.js';
+import { EventRecorder } from '../../node/events.js';
 
 export interface NodeLifecycleOptions extends ControllerOptions {
   /** How long a node may be silent before it is Unknown (default 40 s). */
@@ -84,7 +85,7 @@ export const startNodeLifecycle = (registry: ApiClient, opts: NodeLifecycleOptio
     return object as NodeObj;
   };
 
-  const pass = async (): Promise<void> => {
+  const pass = async () => {
     let soonest = Infinity;
     const { items } = await nodes.list(SystemContext, {});
     for (let n of items as NodeObj[]) {
@@ -100,10 +101,10 @@ export const startNodeLifecycle = (registry: ApiClient, opts: NodeLifecycleOptio
       const due = await evictionDue(pods, name, taints.filter((t) => t.effect === 'NoExecute'), events);
       soonest = Math.min(soonest, due);
     }
-    if (Number.isFinite(soonest)) loop.kick(Math.max(0, soonest - Date.now()));
+    if (Number.isFinite(soonest)) return { requeueAfter: Math.max(1, soonest - Date.now()) };
   };
 
-  const loop = new Loop('node-lifecycle', pass, { resyncMs: opts.monitorPeriodMs ?? 5000, ...opts });
+  const loop = startSingleton('node-lifecycle-controller', pass, opts.monitorPeriodMs ?? 5000, { log: opts.log });
   const watches = [
     follow(nodes, loop, (type, n) => {
       if (type === 'DELETED') return void heard.delete(n.metadata.name!);

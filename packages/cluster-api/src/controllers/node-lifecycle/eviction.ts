@@ -4,11 +4,11 @@
  * manager's schedule: at once without a matching toleration, else the smallest tolerationSeconds
  * after the taint's timeAdded (a toleration without tolerationSeconds: never).
  */
-import type { KubeObject } from '../api/meta.js';
-import { tolerates, type Taint, type Toleration } from '../api/taints.js';
-import type { EventRecorder, EventWriter } from '../node/events.js';
-import type { ApiClient, ResourceClient } from '../client/interface.js';
-import { ignoreRaces, inNamespace, SystemContext } from './loop.js';
+import type { KubeObject } from '../../api/meta.js';
+import { tolerates, type Taint, type Toleration } from '../../api/taints.js';
+import type { EventRecorder, EventWriter } from '../../node/events.js';
+import type { ApiClient, ResourceClient } from '../../client/interface.js';
+import { ignoreRaces, inNamespace, SystemContext } from '../shared.js';
 
 type PodObj = KubeObject & { spec?: { nodeName?: string; tolerations?: Toleration[] }; status?: { conditions?: { type: string; status: string; lastTransitionTime?: string }[] } };
 

@@ -8,22 +8,22 @@
  * `SuccessCriteriaMet`, then `Complete` with completionTime; otherwise pods created or deleted
  * towards parallelism, new ones waiting out the failure back-off. Orphaned pods lose the finalizer.
  */
-import type { KubeObject } from '../api/meta.js';
-import { timestamp } from '../registry/generic/meta.js';
-import { arr, num, obj, spec, status, str, type Obj } from '../registry/kinds/common.js';
-import { selectorMatches } from '../registry/kinds/label-selector.js';
-import { claim } from './claim.js';
-import { keyed, objectKey, served, slowStartBatch, splitKey, writeStatus, type ControllerContext, type Served } from './context.js';
-import type { EventRecorder } from './events.js';
+import type { KubeObject } from '../../api/meta.js';
+import { timestamp } from '../../registry/generic/meta.js';
+import { arr, num, obj, spec, status, str, type Obj } from '../../registry/kinds/common.js';
+import { selectorMatches } from '../../registry/kinds/label-selector.js';
+import { claim } from '../claim.js';
+import { keyed, objectKey, served, slowStartBatch, splitKey, writeStatus, type ControllerContext, type Served } from '../context.js';
+import type { EventRecorder } from '../events.js';
 import {
   Backoff, countsFailed, countsSucceeded, formatIndexes, hasCondition, indexOf, isActivePod, isFinished, isIndexed, isTerminatingPod, jobCondition, jobPod, jobStatus,
   parseIndexes, pastBackoffOnFailure, readyCount, tracked, TrackingFinalizer, wantActive,
-} from './job-pods.js';
-import { ignoreRaces, inNamespace, type Controller } from './loop.js';
-import { enqueueOwners, resolveOwner } from './owners.js';
-import { PodControl } from './pod-control.js';
-import { deletionOrder } from './pods.js';
-import { WorkQueue } from './queue.js';
+} from './pods.js';
+import { ignoreRaces, inNamespace, type Controller } from '../shared.js';
+import { enqueueOwners, resolveOwner } from '../owners.js';
+import { PodControl } from '../pod-control.js';
+import { deletionOrder } from '../pods.js';
+import { WorkQueue } from '../queue.js';
 
 const Kind = { group: 'batch', kind: 'Job' };
 const MaxPerSync = 500;

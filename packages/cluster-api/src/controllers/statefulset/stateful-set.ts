@@ -7,21 +7,21 @@
  * pods of another revision from the highest ordinal down to the partition, one at a time, each
  * after the one above is healthy again. Events: "create Pod web-0 in StatefulSet web successful".
  */
-import type { KubeObject } from '../api/meta.js';
-import { isApiError } from '../api/errors.js';
-import { num, obj, spec, status, str } from '../registry/kinds/common.js';
-import { selectorMatches } from '../registry/kinds/label-selector.js';
-import { claim } from './claim.js';
-import { errorText, keyed, namespaceTerminating, objectKey, served, splitKey, writeStatus, type ControllerContext, type Served } from './context.js';
-import type { EventRecorder } from './events.js';
-import { applyRevision, currentRevision, dataNaming, ownedRevisions, truncateHistory, type History } from './history.js';
-import { inNamespace, type Controller } from './loop.js';
-import { enqueueOwners } from './owners.js';
-import { isTerminal, untilAvailable } from './pods.js';
-import { WorkQueue } from './queue.js';
+import type { KubeObject } from '../../api/meta.js';
+import { isApiError } from '../../api/errors.js';
+import { num, obj, spec, status, str } from '../../registry/kinds/common.js';
+import { selectorMatches } from '../../registry/kinds/label-selector.js';
+import { claim } from '../claim.js';
+import { errorText, keyed, namespaceTerminating, objectKey, served, splitKey, writeStatus, type ControllerContext, type Served } from '../context.js';
+import type { EventRecorder } from '../events.js';
+import { applyRevision, currentRevision, dataNaming, ownedRevisions, truncateHistory, type History } from '../history.js';
+import { inNamespace, type Controller } from '../shared.js';
+import { enqueueOwners } from '../owners.js';
+import { isTerminal, untilAvailable } from '../pods.js';
+import { WorkQueue } from '../queue.js';
 import {
   claimTemplates, isHealthy, isRunningAndReady, isTerminating, ordinalOf, podRevision, startOrdinal, statefulClaim, statefulPod, statefulStatus,
-} from './stateful-set-pods.js';
+} from './pods.js';
 
 const Kind = { group: 'apps', kind: 'StatefulSet' };
 const labels = (o: KubeObject) => o.metadata.labels ?? {};

@@ -3,11 +3,11 @@
  * foreground, its pods first) that many seconds after it finished — its completionTime, or when it
  * became Failed — as kube-controller-manager's ttlafterfinished controller does.
  */
-import type { KubeObject } from '../api/meta.js';
-import { arr, num, obj, spec, status, str } from '../registry/kinds/common.js';
-import type { ApiClient } from '../client/interface.js';
-import { deleteWhenDue } from './deadlines.js';
-import { mentions, type Controller, type ControllerOptions } from './loop.js';
+import type { KubeObject } from '../../api/meta.js';
+import { arr, num, obj, spec, status, str } from '../../registry/kinds/common.js';
+import type { ApiClient } from '../../client/interface.js';
+import { deleteWhenDue } from '../deadlines.js';
+import { mentions, type Controller, type ControllerOptions } from '../shared.js';
 
 const finishedAt = (job: KubeObject): number | undefined => {
   const done = arr(status(job).conditions).map(obj).find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
@@ -28,6 +28,5 @@ export const startTtlAfterFinished = (registry: ApiClient, opts: ControllerOptio
     },
     deleteOptions: { propagationPolicy: 'Foreground' },
     admitCreated: mentions('ttlSecondsAfterFinished'),
-    resyncMs: 60_000,
   }, opts);
 };

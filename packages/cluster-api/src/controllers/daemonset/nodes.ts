@@ -6,8 +6,8 @@
  * unschedulable), so a node going NotReady keeps its daemon pods, as on Kubernetes. A pod is pinned
  * to its node by node affinity on `metadata.name`, for the scheduler to bind.
  */
-import type { KubeObject } from '../api/meta.js';
-import { arr, obj, spec, str, type Obj } from '../registry/kinds/common.js';
+import type { KubeObject } from '../../api/meta.js';
+import { arr, obj, spec, str, type Obj } from '../../registry/kinds/common.js';
 
 /** AddOrUpdateDaemonPodTolerations. */
 const DaemonTolerations: Obj[] = [

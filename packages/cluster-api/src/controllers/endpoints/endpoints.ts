@@ -7,16 +7,16 @@
  * (RepackSubsets). Headless Services' Endpoints carry `service.kubernetes.io/headless`. A Service
  * without selector keeps Endpoints written by hand; a deleted Service's Endpoints go.
  */
-import type { KubeObject } from '../api/meta.js';
-import { isApiError } from '../api/errors.js';
-import { arr, obj, spec, str, type Obj } from '../registry/kinds/common.js';
-import { errorText, keyed, objectKey, served, splitKey, type ControllerContext, type Served } from './context.js';
-import type { EventRecorder } from './events.js';
-import { semanticEqual } from './hash.js';
-import { ignoreRaces, inNamespace, type Controller } from './loop.js';
-import { isReady } from './pods.js';
-import { WorkQueue } from './queue.js';
-import { endpointPort, findPort, followServicePods, hostnameFor, isEndpoint, managesEndpoints, podIPs, selectedPods, targetRef } from './service-pods.js';
+import type { KubeObject } from '../../api/meta.js';
+import { isApiError } from '../../api/errors.js';
+import { arr, obj, spec, str, type Obj } from '../../registry/kinds/common.js';
+import { errorText, keyed, objectKey, served, splitKey, type ControllerContext, type Served } from '../context.js';
+import type { EventRecorder } from '../events.js';
+import { semanticEqual } from '../hash.js';
+import { ignoreRaces, inNamespace, type Controller } from '../shared.js';
+import { isReady } from '../pods.js';
+import { WorkQueue } from '../queue.js';
+import { endpointPort, findPort, followServicePods, hostnameFor, isEndpoint, managesEndpoints, podIPs, selectedPods, targetRef } from '../service-pods.js';
 
 export const HeadlessLabel = 'service.kubernetes.io/headless';
 const TriggerAnnotation = 'endpoints.kubernetes.io/last-change-trigger-time';

@@ -5,10 +5,10 @@
  * or failed (a pod deleted before it succeeded counts as failed), completed indexes as Kubernetes
  * writes them ("0-2,5"), the Job's conditions, and the pod failure back-off (10 s doubling to 10 min).
  */
-import type { KubeObject } from '../api/meta.js';
-import { timestamp } from '../registry/generic/meta.js';
-import { arr, num, obj, spec, str, type Obj } from '../registry/kinds/common.js';
-import { controllerRef, isReady, phase, podFromTemplate } from './pods.js';
+import type { KubeObject } from '../../api/meta.js';
+import { timestamp } from '../../registry/generic/meta.js';
+import { arr, num, obj, spec, str, type Obj } from '../../registry/kinds/common.js';
+import { controllerRef, isReady, phase, podFromTemplate } from '../pods.js';
 
 export const TrackingFinalizer = 'batch.kubernetes.io/job-tracking';
 export const IndexKey = 'batch.kubernetes.io/job-completion-index';

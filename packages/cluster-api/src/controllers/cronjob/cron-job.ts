@@ -6,19 +6,19 @@
  * the running ones first; suspend stops new Jobs. status.active follows its Jobs, lastScheduleTime
  * and lastSuccessfulTime are kept, finished Jobs beyond the history limits deleted oldest first.
  */
-import type { KubeObject } from '../api/meta.js';
-import { isApiError } from '../api/errors.js';
-import { arr, obj, spec, status, str, type Obj } from '../registry/kinds/common.js';
-import { cronError, parseSchedule } from '../registry/kinds/cron.js';
-import { keyed, namespaceTerminating, objectKey, omitEmpty, served, splitKey, writeStatus, errorText, type ControllerContext, type Served } from './context.js';
-import { knownZone, nextFire, rfc3339In, zoneOf } from './cron-schedule.js';
-import { referenceTo, type EventRecorder } from './events.js';
-import { hasCondition } from './job-pods.js';
-import { ignoreRaces, inNamespace, type Controller } from './loop.js';
-import { resolveOwner } from './owners.js';
-import { controllerRef } from './pods.js';
-import { WorkQueue } from './queue.js';
-import { timestamp } from '../registry/generic/meta.js';
+import type { KubeObject } from '../../api/meta.js';
+import { isApiError } from '../../api/errors.js';
+import { arr, obj, spec, status, str, type Obj } from '../../registry/kinds/common.js';
+import { cronError, parseSchedule } from '../../registry/kinds/cron.js';
+import { keyed, namespaceTerminating, objectKey, omitEmpty, served, splitKey, writeStatus, errorText, type ControllerContext, type Served } from '../context.js';
+import { knownZone, nextFire, rfc3339In, zoneOf } from './schedule.js';
+import { referenceTo, type EventRecorder } from '../events.js';
+import { hasCondition } from '../job/pods.js';
+import { ignoreRaces, inNamespace, type Controller } from '../shared.js';
+import { resolveOwner } from '../owners.js';
+import { controllerRef } from '../pods.js';
+import { WorkQueue } from '../queue.js';
+import { timestamp } from '../../registry/generic/meta.js';
 
 const Kind = { group: 'batch', kind: 'CronJob' };
 const ScheduledAnnotation = 'batch.kubernetes.io/cronjob-scheduled-timestamp';

@@ -5,17 +5,17 @@
  * the ones to go first until `spec.replicas` pods are active, then write `status` (replicas,
  * fullyLabeledReplicas, readyReplicas, availableReplicas, observedGeneration, ReplicaFailure).
  */
-import type { KubeObject } from '../api/meta.js';
-import { timestamp } from '../registry/generic/meta.js';
-import { arr, num, obj, spec, type Obj } from '../registry/kinds/common.js';
-import { isEmptySelector, selectorMatches } from '../registry/kinds/label-selector.js';
-import { claim } from './claim.js';
-import { errorText, keyed, objectKey, omitEmpty, served, slowStartBatch, splitKey, writeStatus, type ControllerContext, type Served } from './context.js';
-import type { Controller } from './loop.js';
-import { PodControl } from './pod-control.js';
-import { controllerRef, deletionOrder, isActive, isAvailable, isReady, podFromTemplate, untilAvailable } from './pods.js';
-import { WorkQueue } from './queue.js';
-import { enqueueOwners } from './owners.js';
+import type { KubeObject } from '../../api/meta.js';
+import { timestamp } from '../../registry/generic/meta.js';
+import { arr, num, obj, spec, type Obj } from '../../registry/kinds/common.js';
+import { isEmptySelector, selectorMatches } from '../../registry/kinds/label-selector.js';
+import { claim } from '../claim.js';
+import { errorText, keyed, objectKey, omitEmpty, served, slowStartBatch, splitKey, writeStatus, type ControllerContext, type Served } from '../context.js';
+import type { Controller } from '../shared.js';
+import { PodControl } from '../pod-control.js';
+import { controllerRef, deletionOrder, isActive, isAvailable, isReady, podFromTemplate, untilAvailable } from '../pods.js';
+import { WorkQueue } from '../queue.js';
+import { enqueueOwners } from '../owners.js';
 
 /** What differs between the two kinds this controller runs. */
 export interface ReplicaKind {
