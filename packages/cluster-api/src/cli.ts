@@ -4,7 +4,8 @@
  * `node-credentials`, `broker`, `migrate`. The only file that reads argv/env for configuration, installs signal handlers and ends
  * the process; everything else is a library that tests embed.
  */
-import { KubeClient, KubeconfigError } from '@func/kube-client';
+import { KubeClient, KubeConnectionError, KubeconfigError } from '@func/kube-client';
+import { ApiError } from './api/errors.js';
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { parseAdvertised } from './broker/cluster/advertise.js';
@@ -31,6 +32,7 @@ function fail(err: unknown): never {
   const e = err as Error;
   const known =
     e instanceof ConfigError || e instanceof TokenFileError || e instanceof TlsFileError || e instanceof NodeCredentialsError || e instanceof KubeconfigError ||
+    e instanceof KubeConnectionError || e instanceof ApiError ||
     e instanceof BrokerStartError || (e as NodeJS.ErrnoException)?.code !== undefined;
   // The operator reads what a client never may: what failed below (storage unreachable at start-up).
   const cause = e?.cause instanceof Error ? `: ${e.cause.message}` : '';

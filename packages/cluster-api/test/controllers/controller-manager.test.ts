@@ -113,6 +113,13 @@ describe('the controller manager over HTTP', () => {
     expect(missing.err).toMatch(/^cluster-api: kubeconfig .*nope\.yaml: cannot read it/);
     const unknown = await run(['--kubeconfig', kubeconfig, '--controllers', '*,-bogus']);
     expect(unknown).toEqual({ code: 1, err: 'cluster-api: --controllers: "-bogus" is not in the list of known controllers\n' });
+    // An API server nobody answers at: one line naming it, no stack.
+    const nowhere = join(api.dataDir, 'nowhere.yaml');
+    writeKubeconfig(nowhere, { server: 'http://127.0.0.1:1', token: 'x' });
+    expect(await run(['--kubeconfig', nowhere])).toEqual({ code: 1, err: 'cluster-api: Cannot reach the Kubernetes API at http://127.0.0.1:1 (ECONNREFUSED); is the cluster running?\n' });
+    // Credentials the server refuses: its Status, no stack.
+    writeKubeconfig(nowhere, { server: api.url, token: 'not-a-token' });
+    expect(await run(['--kubeconfig', nowhere])).toEqual({ code: 1, err: 'cluster-api: Unauthorized\n' });
     const duration = await run(['--kubeconfig', kubeconfig, '--leader-elect-lease-duration', 'soon']);
     expect(duration.err).toContain('--leader-elect-lease-duration must be an integer 2-3600, got soon');
   });
