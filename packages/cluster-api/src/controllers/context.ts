@@ -1,7 +1,7 @@
 /**
  * What a controller is given (kube-controller-manager's ControllerContext): its own API client (its
- * identity) to write through, the shared caches to read from, its event recorders, the log. And the shape they share:
- * a keyed queue whose workers start once the caches they read are filled.
+ * identity) to write through, the shared caches to read from, its event recorders, the log; and the
+ * helpers their reconciles share (keys, status writes, slow-start batches).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../api/meta.js';
@@ -10,8 +10,7 @@ import type { ApiClient, ResourceClient } from '../client/interface.js';
 import type { Registry } from '../registry/rest.js';
 import type { Caches, ObjectCache } from './cache.js';
 import type { EventRecorder } from './events.js';
-import { inNamespace, type Controller } from './shared.js';
-import type { WorkQueue } from './queue.js';
+import { inNamespace } from './shared.js';
 
 export interface ControllerContext {
   client: ApiClient;
@@ -40,19 +39,6 @@ export const objectKey = (o: KubeObject): string => `${o.metadata.namespace ?? '
 export const splitKey = (key: string): { namespace: string; name: string } => {
   const at = key.indexOf('/');
   return { namespace: key.slice(0, at), name: key.slice(at + 1) };
-};
-
-/** The queue runs once every cache it reads has its first list; stop ends both. */
-export const keyed = (queue: WorkQueue, reads: readonly ObjectCache[], ...more: { stop(): unknown }[]): Controller => {
-  let stopped = false;
-  void Promise.all(reads.map((c) => c.synced)).then(() => stopped || queue.start());
-  return {
-    stop: async () => {
-      stopped = true;
-      for (const m of more) await m.stop();
-      await queue.stop();
-    },
-  };
 };
 
 /** Go's omitempty for a status written by a controller: zero counters and empty lists are left out. */

@@ -35,27 +35,42 @@ export interface Reconciler extends Controller {
   readonly isStopped: boolean;
 }
 
+/**
+ * The running half of every reconciler: `queue`'s workers start once every cache it reads has its
+ * first list; stop ends `more` (its watches), then the queue. Controllers that wire their own
+ * handlers to the queue (the workload controllers: owners woken by their pods) call it directly.
+ */
+export const keyed = (queue: WorkQueue, reads: readonly ObjectCache[], ...more: { stop(): unknown }[]): Controller => {
+  let stopped = false;
+  void Promise.all(reads.map((c) => c.synced)).then(() => stopped || queue.start());
+  return {
+    stop: async () => {
+      stopped = true;
+      for (const m of more) await m.stop();
+      await queue.stop();
+    },
+  };
+};
+
 export function startReconciler(name: string, reconcile: Reconcile, sources: readonly Source[], opts: QueueOptions = {}): Reconciler {
   const queue = new WorkQueue(name, async (key) => (await reconcile(key))?.requeueAfter, opts);
   const state = { isStopped: false };
-  const watches: { close(): void }[] = [];
+  const watches: { stop(): void }[] = [];
   for (const source of sources) {
     const keys = source.keys ?? ownKey;
     if ('cache' in source) source.cache.on((type, obj, old) => keys(obj, old, type).forEach((k) => queue.add(k)));
-    else watches.push(follow(source.watch, state, (type, obj) => keys(obj, undefined, type).forEach((k) => queue.add(k)), source.admitCreated));
+    else {
+      const w = follow(source.watch, state, (type, obj) => keys(obj, undefined, type).forEach((k) => queue.add(k)), source.admitCreated);
+      watches.push({ stop: () => w.close() });
+    }
   }
-  const caches = sources.flatMap((s) => ('cache' in s ? [s.cache] : []));
-  void Promise.all(caches.map((c) => c.synced)).then(() => state.isStopped || queue.start());
+  const running = keyed(queue, sources.flatMap((s) => ('cache' in s ? [s.cache] : [])), { stop: () => void (state.isStopped = true) }, ...watches);
   return {
     enqueue: (key, afterMs = 0) => queue.addAfter(key, afterMs),
     get isStopped() {
       return state.isStopped;
     },
-    stop: async () => {
-      state.isStopped = true;
-      for (const w of watches) w.close();
-      await queue.stop();
-    },
+    stop: () => running.stop(),
   };
 }
 

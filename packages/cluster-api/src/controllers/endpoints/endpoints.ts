@@ -10,7 +10,8 @@
 import type { KubeObject } from '../../api/meta.js';
 import { isApiError } from '../../api/errors.js';
 import { arr, obj, spec, str, type Obj } from '../../registry/kinds/common.js';
-import { errorText, keyed, objectKey, served, splitKey, type ControllerContext, type Served } from '../context.js';
+import { errorText, objectKey, served, splitKey, type ControllerContext, type Served } from '../context.js';
+import { keyed } from '../reconciler.js';
 import type { EventRecorder } from '../events.js';
 import { semanticEqual } from '../hash.js';
 import { ignoreRaces, inNamespace, type Controller } from '../shared.js';

@@ -10,7 +10,8 @@
  */
 import type { KubeObject } from '../../api/meta.js';
 import { arr, obj, spec, str, type Obj } from '../../registry/kinds/common.js';
-import { errorText, keyed, served, splitKey, type ControllerContext, type Served } from '../context.js';
+import { errorText, served, splitKey, type ControllerContext, type Served } from '../context.js';
+import { keyed } from '../reconciler.js';
 import { HeadlessLabel } from '../endpoints/endpoints.js';
 import type { EventRecorder } from '../events.js';
 import { semanticEqual } from '../hash.js';

@@ -13,7 +13,8 @@ import { timestamp } from '../../registry/generic/meta.js';
 import { arr, num, obj, spec, status, str, type Obj } from '../../registry/kinds/common.js';
 import { selectorMatches } from '../../registry/kinds/label-selector.js';
 import { claim } from '../claim.js';
-import { keyed, objectKey, served, slowStartBatch, splitKey, writeStatus, type ControllerContext, type Served } from '../context.js';
+import { objectKey, served, slowStartBatch, splitKey, writeStatus, type ControllerContext, type Served } from '../context.js';
+import { keyed } from '../reconciler.js';
 import type { EventRecorder } from '../events.js';
 import {
   Backoff, countsFailed, countsSucceeded, formatIndexes, hasCondition, indexOf, isActivePod, isFinished, isIndexed, isTerminatingPod, jobCondition, jobPod, jobStatus,
