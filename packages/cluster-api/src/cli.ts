@@ -1,16 +1,18 @@
 #!/usr/bin/env node
 /**
- * The cluster-api command: `cluster-api serve`, `node`, `scheduler`, `node-credentials`, `broker`,
- * `migrate`. The only file that reads argv/env for configuration, installs signal handlers and ends
+ * The cluster-api command: `cluster-api serve`, `node`, `scheduler`, `controller-manager`,
+ * `node-credentials`, `broker`, `migrate`. The only file that reads argv/env for configuration, installs signal handlers and ends
  * the process; everything else is a library that tests embed.
  */
-import { KubeClient, KubeconfigError } from '@func/kube-client';
+import { KubeClient, KubeConnectionError, KubeconfigError } from '@func/kube-client';
+import { ApiError } from './api/errors.js';
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { parseAdvertised } from './broker/cluster/advertise.js';
 import { BrokerStartError } from './broker/cluster/embedded.js';
 import { startClusterBroker } from './broker/cluster/start.js';
-import { brokerOptions, ConfigError, resolveBrokerConfig, resolveConfig, serveOptions } from './config.js';
+import { brokerOptions, ConfigError, controllerManagerOptions, resolveBrokerConfig, resolveConfig, resolveControllerManagerConfig, serveOptions } from './config.js';
+import { runControllerManager } from './controllers/standalone.js';
 import { TokenFileError } from './auth/authenticator.js';
 import { TlsFileError } from './auth/tls.js';
 import { migrate, migrateArgs, migrateOptions } from './migrate.js';
@@ -19,7 +21,7 @@ import { nodeOptions, resolveNodeConfig } from './node/config.js';
 import { runNode } from './node/run.js';
 import { NodeCredentialsError, nodeKubeconfig } from './auth/node-credentials.js';
 import { brokerPart, nodePart, schedulerPart } from './serve/embedded.js';
-import { messageOf, type Part } from './serve/part.js';
+import { messageOf, part, type Part } from './serve/part.js';
 import { PartError, Supervisor } from './serve/supervisor.js';
 import { BootstrapError } from './certificates/bootstrap-client.js';
 import { TokenCreateError, createBootstrapToken } from './certificates/token-create.js';
@@ -43,6 +45,7 @@ function fail(err: unknown): never {
 
 function isKnown(e: unknown): boolean {
   return e instanceof ConfigError || e instanceof TokenFileError || e instanceof TlsFileError || e instanceof NodeCredentialsError || e instanceof KubeconfigError ||
+    e instanceof KubeConnectionError || e instanceof ApiError ||
     e instanceof BrokerStartError || e instanceof BootstrapError || e instanceof TokenCreateError || (e as NodeJS.ErrnoException)?.code !== undefined;
 }
 
@@ -116,6 +119,16 @@ async function schedulerCommand(argv: Record<string, unknown>): Promise<void> {
   log({ level: 'info', msg: 'scheduler running' });
 }
 
+async function controllerManagerCommand(argv: Record<string, unknown>): Promise<void> {
+  const config = resolveControllerManagerConfig(argv, process.env, process.cwd());
+  const kube = KubeClient.fromKubeconfig({ kubeconfig: config.kubeconfig, context: config.context });
+  await runAlone(part('controller-manager', async () => {
+    const manager = await runControllerManager(kube, config, log);
+    return { stop: async () => (await manager.stop(), kube.close()) };
+  }, { source: new URL('./controllers/', import.meta.url) }));
+  log({ level: 'info', msg: 'controller-manager running', apiServer: kube.connection.server, leaderElect: config.leaderElect });
+}
+
 function nodeCredentialsCommand(argv: Record<string, unknown>): void {
   const addresses = ([] as unknown[]).concat(argv.address ?? []).map(String);
   const yaml = nodeKubeconfig({ dataDir: resolve(String(argv['data-dir'] ?? './data')), name: String(argv.name ?? ''), addresses, server: argv.server as string | undefined });
@@ -168,6 +181,12 @@ await yargs(hideBin(process.argv))
     'run the scheduler against an API server by kubeconfig (serve runs one unless --disable-scheduler)',
     (y) => y.option('kubeconfig', { type: 'string', describe: 'kubeconfig file (default: kubectl\'s rules)' }).option('context', { type: 'string' }).option('scheduler-name', { type: 'string', describe: 'the spec.schedulerName it serves (default default-scheduler)' }),
     (argv) => schedulerCommand(argv).catch(fail),
+  )
+  .command(
+    'controller-manager',
+    'run the controllers against an API server by kubeconfig, as kube-controller-manager (serve runs them unless --disable-controller-manager)',
+    optionsOf(controllerManagerOptions),
+    (argv) => controllerManagerCommand(argv).catch(fail),
   )
   .command(
     'node-credentials',

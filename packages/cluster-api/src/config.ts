@@ -71,6 +71,10 @@ export interface ServeConfig {
   brokerBindAddress: string;
   /** `host` or `host:port` in Brokers' `status.address.url`; default the broker's bind address. */
   brokerAdvertiseAddress?: string;
+  /** Run no controller manager in this process (`cluster-api controller-manager` runs it elsewhere). */
+  disableControllerManager?: boolean;
+  /** kube-controller-manager's --leader-elect-lease-duration, in seconds (API servers sharing etcd elect one). */
+  leaderElectLeaseDuration?: number;
 }
 
 /** `cluster-api broker`: a broker process of its own, a client of the API server by kubeconfig. */
@@ -120,8 +124,8 @@ const partList = (raw: unknown): string[] => {
   return names;
 };
 /** The parts serve leaves out: --disable's, and those of its older flags (--disable-agent, --disable-scheduler, --no-broker). */
-export const disabledParts = (config: Pick<ServeConfig, 'disable' | 'disableAgent' | 'disableScheduler' | 'broker'>): Set<string> =>
-  new Set([...(config.disable ?? []), ...(config.disableAgent ? ['node'] : []), ...(config.disableScheduler ? ['scheduler'] : []), ...(config.broker ? [] : ['broker'])]);
+export const disabledParts = (config: Pick<ServeConfig, 'disable' | 'disableAgent' | 'disableScheduler' | 'disableControllerManager' | 'broker'>): Set<string> =>
+  new Set([...(config.disable ?? []), ...(config.disableControllerManager ? ['controller-manager'] : []), ...(config.disableAgent ? ['node'] : []), ...(config.disableScheduler ? ['scheduler'] : []), ...(config.broker ? [] : ['broker'])]);
 const cidr = (flag: string, example: string) => (raw: unknown): string => {
   if (!parseRange(String(raw))) throw new ConfigError(`--${flag} must be an IPv4 CIDR such as ${example}, got ${String(raw)}`);
   return String(raw);
@@ -167,6 +171,8 @@ export const serveOptions: readonly AnyRow<ServeConfig>[] = [
   row({ key: 'insecureHttp', flag: 'insecure-http', env: 'CLUSTER_API_INSECURE_HTTP', type: 'boolean', default: false, parse: bool, describe: 'serve plain HTTP (loopback bind addresses only)' }),
   row({ key: 'controllers', flag: 'controllers', env: 'CLUSTER_API_CONTROLLERS', type: 'string', default: ['*'], parse: controllerList, describe: 'controllers to run, as kube-controller-manager\'s flag: * (all on by default), name, -name (e.g. *,-job)' }),
   row({ key: 'disable', flag: 'disable', env: 'CLUSTER_API_DISABLE', type: 'string', default: [], parse: partList, describe: `parts not to run in this process, repeatable or comma-separated: ${Disableable.join(', ')} (each runs alone as its own command)` }),
+  row({ key: 'disableControllerManager', flag: 'disable-controller-manager', env: 'CLUSTER_API_DISABLE_CONTROLLER_MANAGER', type: 'boolean', default: ({ config }) => config.disable!.includes('controller-manager'), parse: bool, describe: 'the same as --disable controller-manager: run no controller manager in this process (`cluster-api controller-manager` may run elsewhere); the API server\'s own loops still run' }),
+  row({ key: 'leaderElectLeaseDuration', flag: 'leader-elect-lease-duration', env: 'CLUSTER_API_LEADER_ELECT_LEASE_DURATION', type: 'number', default: undefined, parse: count('leader-elect-lease-duration', 2, 3600), describe: 'seconds a controller manager\'s leadership Lease lasts without renewal (default 15; on etcd the API servers elect one)' }),
   row({ key: 'disableAgent', flag: 'disable-agent', env: 'CLUSTER_API_DISABLE_AGENT', type: 'boolean', default: ({ config }) => config.disable!.includes('node'), parse: bool, describe: 'the same as --disable node: run no node agent in this process (nodes join with `cluster-api node`)' }),
   row({ key: 'disableScheduler', flag: 'disable-scheduler', env: 'CLUSTER_API_DISABLE_SCHEDULER', type: 'boolean', default: ({ config }) => config.disable!.includes('scheduler'), parse: bool, describe: 'the same as --disable scheduler: run no scheduler in this process (`cluster-api scheduler` may run elsewhere)' }),
   row({ key: 'nodeName', flag: 'node-name', env: 'CLUSTER_API_NODE_NAME', type: 'string', default: () => hostname().toLowerCase(), parse: text, describe: 'the embedded node agent\'s node name (default: the host name)' }),
@@ -195,6 +201,29 @@ export const brokerOptions: readonly AnyRow<BrokerRoleConfig>[] = [
   brokerRow({ key: 'bindAddress', flag: 'bind-address', env: 'CLUSTER_API_BROKER_BIND_ADDRESS', type: 'string', default: '127.0.0.1', parse: text, describe: 'address of the ingress (default 127.0.0.1)' }),
   brokerRow({ key: 'advertiseAddress', flag: 'advertise-address', env: 'CLUSTER_API_BROKER_ADVERTISE_ADDRESS', type: 'string', default: undefined, parse: advertisedAt('advertise-address'), describe: 'host or host:port Brokers\' status.address.url names (default: the bind address and port; the same for every process behind one address)' }),
 ];
+
+/** `cluster-api controller-manager`: the controllers of `serve`, in a process of their own, by kubeconfig. */
+export interface ControllerManagerConfig extends Pick<ServeConfig, 'controllers' | 'clusterCidr' | 'nodeCidrMaskSize' | 'nodeMonitorGracePeriod' | 'leaderElectLeaseDuration'> {
+  kubeconfig?: string;
+  context?: string;
+  leaderElect: boolean;
+  useServiceAccountCredentials: boolean;
+}
+
+const cmRow = <K extends keyof ControllerManagerConfig>(r: OptionRow<ControllerManagerConfig, K>): OptionRow<ControllerManagerConfig, K> => r;
+const sharedWithServe: readonly (keyof ControllerManagerConfig)[] = ['controllers', 'clusterCidr', 'nodeCidrMaskSize', 'nodeMonitorGracePeriod', 'leaderElectLeaseDuration'];
+
+export const controllerManagerOptions: readonly AnyRow<ControllerManagerConfig>[] = [
+  cmRow({ key: 'kubeconfig', flag: 'kubeconfig', env: 'CLUSTER_API_CONTROLLER_MANAGER_KUBECONFIG', type: 'string', default: undefined, parse: path, describe: 'the controller manager\'s credentials for the API server (default: KUBECONFIG, ~/.kube/config, or in-cluster)' }),
+  cmRow({ key: 'context', flag: 'context', env: 'CLUSTER_API_CONTROLLER_MANAGER_CONTEXT', type: 'string', default: undefined, parse: text, describe: 'kubeconfig context (default: its current-context)' }),
+  cmRow({ key: 'leaderElect', flag: 'leader-elect', env: 'CLUSTER_API_LEADER_ELECT', type: 'boolean', default: true, parse: bool, describe: 'run the controllers only while holding the kube-system/kube-controller-manager Lease (default true; --no-leader-elect for a single manager)' }),
+  cmRow({ key: 'useServiceAccountCredentials', flag: 'use-service-account-credentials', env: 'CLUSTER_API_USE_SERVICE_ACCOUNT_CREDENTIALS', type: 'boolean', default: true, parse: bool, describe: 'each controller acts as its kube-system ServiceAccount, with tokens requested by the manager\'s credentials (default true); --no-use-service-account-credentials: all act as the kubeconfig\'s user' }),
+  ...(serveOptions.filter((r) => sharedWithServe.includes(r.key as keyof ControllerManagerConfig)) as readonly AnyRow<ServeConfig>[] as unknown as readonly AnyRow<ControllerManagerConfig>[]),
+];
+
+export function resolveControllerManagerConfig(cli: Record<string, unknown>, env: Record<string, string | undefined> = {}, cwd = '.'): ControllerManagerConfig {
+  return resolveRows(controllerManagerOptions, cli, env, cwd);
+}
 
 const isLoopback = (address: string): boolean =>
   address === 'localhost' || address === '::1' || (isIP(address) === 4 && address.startsWith('127.'));

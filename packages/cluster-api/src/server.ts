@@ -20,11 +20,12 @@ import type { MetricsRegistry } from './http/prometheus.js';
 import type { Registry } from './registry/rest.js';
 import type { PodNetwork } from './registry/definition.js';
 import { createRegistry, ensureSystemNamespaces, ensureSystemPriorityClasses } from './registry/index.js';
-import { settleAggregation } from './controllers/cluster-role-aggregation.js';
+import { settleAggregation } from './controllers/clusterrole-aggregation/aggregation.js';
 import { buildAuthorizer, type AuthorizationMode, type AuthorizerChain } from './auth/authorizers.js';
 import { reconcileBootstrapPolicy } from './auth/bootstrap/reconcile.js';
 import { NodeGraph } from './auth/node-graph.js';
 import { PolicyCache } from './auth/policy-cache.js';
+import type { AuthorizerSource } from './client/in-process.js';
 import { startControllers, type ControllersOptions } from './controllers/index.js';
 import { KubeletClient, kubeletPodNetwork, type KubeletClientTls } from './node/kubelet-client.js';
 import type { Storage } from './storage/interface.js';
@@ -48,6 +49,10 @@ export interface StartOptions {
   controllers?: boolean | readonly string[];
   /** kube-apiserver's `--authorization-mode`, in order (default Node,RBAC); system:masters is always allowed. */
   authorization?: readonly AuthorizationMode[];
+  /** Run the controller manager in this process (default true); false: only the API server's own loops run here. */
+  controllerManager?: boolean;
+  /** Elect the controller manager's leader on the `kube-system/kube-controller-manager` Lease (API servers sharing etcd). */
+  leaderElection?: ControllersOptions['leaderElection'];
   /** Node IPAM and node lifecycle settings (pod CIDRs, grace period). */
   nodeControllers?: ControllersOptions['nodes'];
   /** PEM of the CA whose client certificates authenticate (x509: CN user, O groups); absent: none do. */
@@ -82,7 +87,7 @@ const packageVersion = (createRequire(import.meta.url)('../package.json') as { v
 const drainMs = 5000;
 
 /** The server, and the registry it serves (what the controller-manager part runs against in-process). */
-export async function startServer(options: StartOptions): Promise<ClusterApiServer & { registry: Registry }> {
+export async function startServer(options: StartOptions): Promise<ClusterApiServer & { registry: Registry; authorizer: AuthorizerSource }> {
   const { storage } = options;
   const tokens = new ServiceAccountTokens(options.serviceAccountKey ?? ephemeralSigningKey);
   let authenticator: Authenticator | undefined;
@@ -148,12 +153,15 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   const port = (server.address() as AddressInfo).port;
   // Only once listening: a port in use leaves no controllers running against a store the caller will close.
   const words = Array.isArray(options.controllers) ? options.controllers : undefined;
-  const controllers = options.controllers === false ? undefined : startControllers(registry, { log: options.log, controllers: words, nodes: options.nodeControllers, signing: options.clusterSigning });
+  const controllers = options.controllers === false ? undefined : startControllers(registry, () => authorizer, {
+    log: options.log, controllers: words, nodes: options.nodeControllers, signing: options.clusterSigning, controllerManager: options.controllerManager, leaderElection: options.leaderElection,
+  });
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   return {
     url: `${options.tls ? 'https' : 'http'}://${urlHost}:${port}`,
     port,
     registry,
+    authorizer: () => authorizer,
     close: () => (closing ??= (controllers?.stop() ?? Promise.resolve()).then(() => aggregator.stop()).then(() => (policy.close(), nodeGraph?.stop(), shutdown(server, watches, taken, storage)))),
   };
 }

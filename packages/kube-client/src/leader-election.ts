@@ -11,6 +11,9 @@ import { isConflict, isNotFound } from './errors.js';
 import { Resources } from './resources.js';
 import type { KubeObject } from './types.js';
 
+/** What the elector calls: a KubeClient, or any client answering these three the same way (KubeApiErrors). */
+export type LeaseClient = Pick<KubeClient, 'get' | 'create' | 'update'>;
+
 export interface LeaseSpec {
   holderIdentity?: string | null;
   leaseDurationSeconds?: number;
@@ -49,7 +52,7 @@ export class LeaderElector {
   private readonly abort = new AbortController();
   private running?: Promise<void>;
 
-  constructor(private readonly client: KubeClient, private readonly options: LeaderElectionOptions) {
+  constructor(private readonly client: LeaseClient, private readonly options: LeaderElectionOptions) {
     const duration = options.leaseDurationSeconds ?? 15;
     const deadline = options.renewDeadlineSeconds ?? 10;
     const retry = options.retryPeriodSeconds ?? 2;
@@ -88,8 +91,10 @@ export class LeaderElector {
         this.setLeader(false);
       }
       await new Promise<void>((r) => {
-        const t = setTimeout(r, retryMs * (this.leader ? 1 : 0.8 + Math.random() * 0.4));
-        this.abort.signal.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
+        // One listener per wait, removed when the wait ends: the signal outlives thousands of rounds.
+        const done = () => (clearTimeout(t), this.abort.signal.removeEventListener('abort', done), r());
+        const t = setTimeout(done, retryMs * (this.leader ? 1 : 0.8 + Math.random() * 0.4));
+        this.abort.signal.addEventListener('abort', done, { once: true });
       });
     }
   }

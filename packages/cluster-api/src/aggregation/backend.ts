@@ -11,7 +11,7 @@ import { isApiError } from '../api/errors.js';
 import type { Services } from '../registry/definition.js';
 import { arr, obj, spec, str } from '../registry/kinds/common.js';
 import { pickEndpoint, servicePortName, type Endpoint } from '../registry/subresources/proxy.js';
-import { SystemContext } from '../controllers/loop.js';
+import { SystemContext } from '../controllers/shared.js';
 import type { FrontProxy } from './front-proxy.js';
 
 export interface Backend {

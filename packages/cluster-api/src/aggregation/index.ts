@@ -9,8 +9,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject } from '../api/meta.js';
 import { backendUnavailable, isApiError } from '../api/errors.js';
-import { ObjectCache } from '../controllers/cache.js';
-import { SystemContext } from '../controllers/loop.js';
+import { Caches, type ObjectCache } from '../controllers/cache.js';
+import { SystemContext } from '../controllers/shared.js';
 import type { PodNetwork } from '../registry/definition.js';
 import type { Registry, ResourceStore, UserInfo } from '../registry/rest.js';
 import type { Upgrade } from '../registry/subresource.js';
@@ -60,7 +60,8 @@ const GroupVersionPath = /^\/apis\/([^/]+)\/([^/]+)(?:\/|$)/;
 
 export class Aggregator {
   private readonly store?: ResourceStore;
-  private readonly cache?: ObjectCache;
+  private cache?: ObjectCache;
+  private readonly caches: Caches;
   /** Services and Endpoints, watched so that an APIService is checked again as soon as its backend's change. */
   private readonly backends: ObjectCache[] = [];
   private readonly services;
@@ -77,29 +78,30 @@ export class Aggregator {
   constructor(private readonly options: AggregatorOptions) {
     // A registry without APIServices (a test's own) has nothing to aggregate.
     this.store = options.registry.find('apiregistration.k8s.io', 'v1', 'apiservices');
-    this.cache = this.store && new ObjectCache(this.store, options.log);
-    for (const plural of ['services', 'endpoints']) {
-      const store = options.registry.find('', 'v1', plural);
-      if (store && this.cache) this.backends.push(new ObjectCache(store, options.log));
-    }
+    // The API server's own caches, read as the server itself (the registry is a client of that shape).
+    this.caches = new Caches(options.registry, options.log);
     this.services = { find: options.registry.find.bind(options.registry), podNetwork: options.podNetwork };
   }
 
   /** Local APIServices registered and checked, the ConfigMap published; then checks run on changes and on a timer. */
   async start(): Promise<void> {
-    if (!this.cache) return;
+    if (!this.store) return;
     await this.publishAuthentication();
+    this.cache = this.caches.of(this.store);
     this.cache.on((type, o) => {
       this.remote = this.cache!.list().filter((x) => !isLocal(x));
       // A Local one deleted or changed is put back (a pass that finds nothing to do writes nothing).
       if (obj(o.metadata.labels)[AutomanagedLabel]) this.schedule('sync');
       if (type !== 'DELETED') this.schedule(o.metadata.name);
     });
-    this.cache.start();
     await this.cache.synced;
-    for (const backend of this.backends) {
+    this.remote = this.cache.list().filter((x) => !isLocal(x));
+    for (const plural of ['services', 'endpoints']) {
+      const store = this.options.registry.find('', 'v1', plural);
+      if (!store) continue;
+      const backend = this.caches.of(store);
       backend.on((_type, o) => this.backendChanged(o));
-      backend.start();
+      this.backends.push(backend);
     }
     await this.sync();
     // Local ones at once; a remote backend is not waited for (kube-apiserver starts before its extension servers answer).
@@ -113,8 +115,7 @@ export class Aggregator {
     this.stopped = true;
     this.stopping.abort();
     clearInterval(this.timer);
-    this.cache?.stop();
-    for (const backend of this.backends) backend.stop();
+    this.caches.stop();
     await Promise.all(this.checking.values());
   }
 

@@ -9,7 +9,7 @@ import type { ResourceDefinition } from '../registry/definition.js';
 import type { ResourceStore } from '../registry/rest.js';
 import { compareVersions, groupPriority } from '../registry/versions.js';
 import { isApiError } from '../api/errors.js';
-import { SystemContext } from '../controllers/loop.js';
+import { SystemContext } from '../controllers/shared.js';
 import { obj, spec } from '../registry/kinds/common.js';
 
 export const AutomanagedLabel = 'kube-aggregator.kubernetes.io/automanaged';

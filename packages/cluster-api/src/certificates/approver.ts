@@ -11,10 +11,10 @@ import type { KubeObject } from '../api/meta.js';
 import { timestamp } from '../registry/generic/meta.js';
 import { CertificatesGroup, hasCondition, parsedRequest } from '../registry/kinds/certificate-signing-request.js';
 import { arr, obj, spec, status, str } from '../registry/kinds/common.js';
-import type { Registry } from '../registry/rest.js';
-import { keyed, objectKey, served, splitKey, type ControllerContext, type Served } from '../controllers/context.js';
-import { SystemContext, type Controller } from '../controllers/loop.js';
-import { WorkQueue } from '../controllers/queue.js';
+import type { ApiClient } from '../client/interface.js';
+import { served, splitKey, type ControllerContext, type Served } from '../controllers/context.js';
+import { startReconciler } from '../controllers/reconciler.js';
+import { SystemContext, type Controller, type ControllerOptions } from '../controllers/shared.js';
 import { KubeletClient, kubeletClientRefusal } from './signers.js';
 
 export const ApprovingControllerName = 'certificatesigningrequest-approving-controller';
@@ -29,7 +29,7 @@ const pending = (o: KubeObject): boolean =>
   str(spec(o).signerName) === KubeletClient && !hasCondition(o, 'Approved') && !hasCondition(o, 'Denied') && !str(status(o).certificate);
 
 /** Whether the requester recorded in `o` may `create` certificatesigningrequests/<subresource>. */
-async function requesterMay(registry: Registry, o: KubeObject, subresource: string): Promise<boolean> {
+async function requesterMay(registry: ApiClient, o: KubeObject, subresource: string): Promise<boolean> {
   const reviews = registry.find('authorization.k8s.io', 'v1', 'subjectaccessreviews');
   if (!reviews) return false;
   const s = spec(o);
@@ -46,7 +46,7 @@ async function requesterMay(registry: Registry, o: KubeObject, subresource: stri
 }
 
 /** The message of the approval `o` earns, or undefined when it earns none. */
-export async function approvalFor(registry: Registry, o: KubeObject): Promise<string | undefined> {
+export async function approvalFor(registry: ApiClient, o: KubeObject): Promise<string | undefined> {
   const csr = parsedRequest(o);
   if (!pending(o) || !csr || kubeletClientRefusal(csr, arr(spec(o).usages).map(str))) return undefined;
   for (const r of Recognizers) {
@@ -56,7 +56,7 @@ export async function approvalFor(registry: Registry, o: KubeObject): Promise<st
   return undefined;
 }
 
-async function syncOne(registry: Registry, csrs: Served, key: string): Promise<void> {
+async function syncOne(registry: ApiClient, csrs: Served, key: string): Promise<void> {
   const o = csrs.cache.get('', splitKey(key).name);
   if (!o) return;
   const message = await approvalFor(registry, o);
@@ -68,10 +68,8 @@ async function syncOne(registry: Registry, csrs: Served, key: string): Promise<v
   csrs.cache.observe(object);
 }
 
-export function startCsrApproving(ctx: ControllerContext): Controller {
+export function startCsrApproving(ctx: ControllerContext, opts: ControllerOptions = {}): Controller {
   const csrs = served(ctx, CertificatesGroup, 'v1', 'certificatesigningrequests');
   if (!csrs) return { stop: async () => undefined };
-  const queue = new WorkQueue(ApprovingControllerName, (key) => syncOne(ctx.registry, csrs, key), { log: ctx.log });
-  csrs.cache.on((type, o) => type !== 'DELETED' && pending(o) && queue.add(objectKey(o)));
-  return keyed(queue, [csrs.cache]);
+  return startReconciler(ApprovingControllerName, (key) => syncOne(ctx.client, csrs, key), [{ cache: csrs.cache, keys: (o, _old, type) => (type !== 'DELETED' && pending(o) ? [`/${o.metadata.name}`] : []) }], { log: opts.log });
 }

@@ -10,7 +10,8 @@ import type { KubeObject } from '../api/meta.js';
 import { CertificatesGroup, conditions } from '../registry/kinds/certificate-signing-request.js';
 import { status, str } from '../registry/kinds/common.js';
 import { served, type ControllerContext } from '../controllers/context.js';
-import { Loop, SystemContext, type Controller } from '../controllers/loop.js';
+import { startSingleton } from '../controllers/reconciler.js';
+import { SystemContext, type Controller, type ControllerOptions } from '../controllers/shared.js';
 
 export const CleanerControllerName = 'certificatesigningrequest-cleaner-controller';
 
@@ -48,10 +49,10 @@ export function staleReason(o: KubeObject, now: number): string | undefined {
   return undefined;
 }
 
-export function startCsrCleaner(ctx: ControllerContext): Controller {
+export function startCsrCleaner(ctx: ControllerContext, opts: ControllerOptions = {}): Controller {
   const csrs = served(ctx, CertificatesGroup, 'v1', 'certificatesigningrequests');
   if (!csrs) return { stop: async () => undefined };
-  const loop = new Loop(CleanerControllerName, async () => {
+  const pass = startSingleton(CleanerControllerName, async () => {
     const now = Date.now();
     for (const o of csrs.cache.list()) {
       const why = staleReason(o, now);
@@ -59,11 +60,11 @@ export function startCsrCleaner(ctx: ControllerContext): Controller {
       await csrs.store.delete(SystemContext, o.metadata.name!, { preconditions: { uid: o.metadata.uid } }).catch((err: unknown) => {
         if (!isApiError(err) || (err.code !== 404 && err.code !== 409)) throw err;
       });
-      ctx.log?.({ level: 'info', controller: CleanerControllerName, msg: `removed certificate signing request: ${why}`, csr: o.metadata.name });
+      opts.log?.({ level: 'info', controller: CleanerControllerName, msg: `removed certificate signing request: ${why}`, csr: o.metadata.name });
     }
-  }, { resyncMs: HourMs, log: ctx.log });
+  }, HourMs, { log: opts.log });
   // Hourly as Kubernetes, and after changes too (a condition may be written with an old time).
-  csrs.cache.on(() => loop.kick());
-  void csrs.cache.synced.then(() => loop.kick(0));
-  return { stop: () => loop.stop() };
+  csrs.cache.on(() => pass.kick());
+  void csrs.cache.synced.then(() => pass.kick(0));
+  return pass;
 }

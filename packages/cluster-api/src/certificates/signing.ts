@@ -9,9 +9,9 @@ import type { KubeObject } from '../api/meta.js';
 import { timestamp } from '../registry/generic/meta.js';
 import { CertificatesGroup, hasCondition, parsedRequest } from '../registry/kinds/certificate-signing-request.js';
 import { arr, obj, spec, status, str } from '../registry/kinds/common.js';
-import { keyed, objectKey, served, splitKey, writeStatus, type ControllerContext, type Served } from '../controllers/context.js';
-import type { Controller } from '../controllers/loop.js';
-import { WorkQueue } from '../controllers/queue.js';
+import { served, splitKey, writeStatus, type ControllerContext, type Served } from '../controllers/context.js';
+import { startReconciler } from '../controllers/reconciler.js';
+import type { Controller, ControllerOptions } from '../controllers/shared.js';
 import { BuiltInSigners, sign, signerRefusal } from './signers.js';
 import type { CertificateAuthorityKeys } from './x509.js';
 
@@ -41,11 +41,8 @@ async function syncOne(csrs: Served, ca: CertificateAuthorityKeys, key: string):
   await writeStatus(csrs, o, signedStatus(o, ca));
 }
 
-export function startCsrSigning(ctx: ControllerContext): Controller {
+export function startCsrSigning(ctx: ControllerContext, ca: CertificateAuthorityKeys | undefined, opts: ControllerOptions = {}): Controller {
   const csrs = served(ctx, CertificatesGroup, 'v1', 'certificatesigningrequests');
-  const ca = ctx.signing;
   if (!csrs || !ca) return { stop: async () => undefined };
-  const queue = new WorkQueue(SigningControllerName, (key) => syncOne(csrs, ca, key), { log: ctx.log });
-  csrs.cache.on((type, o) => type !== 'DELETED' && waitsForSignature(o) && queue.add(objectKey(o)));
-  return keyed(queue, [csrs.cache]);
+  return startReconciler(SigningControllerName, (key) => syncOne(csrs, ca, key), [{ cache: csrs.cache, keys: (o, _old, type) => (type !== 'DELETED' && waitsForSignature(o) ? [`/${o.metadata.name}`] : []) }], { log: opts.log });
 }

@@ -1,14 +1,16 @@
 /**
  * An in-process informer: every object of one store, listed then watched, indexed by namespace and by
  * controller owner, shared by every controller that reads the kind (client-go's shared informers and
- * listers). Controllers write through the registry and hand what they wrote to `observe`, so their
+ * listers), filled through the manager's own client. Each controller sees it through an ObjectCache
+whose `store` is that controller's client for the resource (its own identity), writes through it
+and hands what it wrote to `observe`, so their
  * next pass sees their own writes at once: no "expectations" to wait out as client-go needs, and no
  * duplicate creates. A change is applied only when its resourceVersion is not older than the one
  * held, and a deleted uid never comes back, so a late watch event cannot undo a write seen earlier.
  */
 import type { KubeObject } from '../api/meta.js';
-import type { ResourceStore } from '../registry/rest.js';
-import { SystemContext } from './loop.js';
+import type { ApiClient, ResourceClient } from '../client/interface.js';
+import { SystemContext } from './shared.js';
 
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 export type ChangeHandler = (type: ChangeType, obj: KubeObject, old: KubeObject | undefined) => void;
@@ -22,7 +24,8 @@ export const controllerUid = (o: KubeObject): string | undefined => o.metadata.o
 /** How long a deleted uid is remembered: far longer than any watch lags behind a write. */
 const TombstoneMs = 10 * 60_000;
 
-export class ObjectCache {
+/** One resource's objects, filled by one list-then-watch through `store` (the reading client). */
+class SharedCache {
   private readonly objects = new Map<string, KubeObject>();
   private readonly namespaces = new Map<string, Map<string, KubeObject>>();
   private readonly owned = new Map<string, Map<string, KubeObject>>();
@@ -35,7 +38,7 @@ export class ObjectCache {
   readonly synced = new Promise<void>((resolve) => (this.markSynced = resolve));
 
   constructor(
-    readonly store: ResourceStore,
+    readonly store: ResourceClient,
     private readonly log?: (entry: Record<string, unknown>) => void,
   ) {}
 
@@ -163,20 +166,65 @@ export class ObjectCache {
   }
 }
 
-/** One cache per resource, made on first use and shared by every controller asking for it. */
+/** A controller's view of a shared cache: reads from it, `store` the controller's own client. */
+export class ObjectCache {
+  constructor(
+    private readonly shared: SharedCache,
+    readonly store: ResourceClient,
+  ) {}
+
+  get synced(): Promise<void> {
+    return this.shared.synced;
+  }
+
+  on(handler: ChangeHandler): void {
+    this.shared.on(handler);
+  }
+
+  get(namespace: string | undefined, name: string): KubeObject | undefined {
+    return this.shared.get(namespace, name);
+  }
+
+  list(namespace?: string): KubeObject[] {
+    return this.shared.list(namespace);
+  }
+
+  ownedBy(uid: string): KubeObject[] {
+    return this.shared.ownedBy(uid);
+  }
+
+  observe(written: KubeObject): void {
+    this.shared.observe(written);
+  }
+
+  observeDelete(obj: KubeObject, deleted: boolean | undefined): void {
+    this.shared.observeDelete(obj, deleted);
+  }
+}
+
+/**
+ * One cache per resource, made on first use and shared by every controller asking for it, filled
+ * through `reader` (kube-controller-manager's shared informers run as its own identity).
+ */
 export class Caches {
-  private readonly caches = new Map<ResourceStore, ObjectCache>();
+  private readonly caches = new Map<string, SharedCache>();
 
-  constructor(private readonly log?: (entry: Record<string, unknown>) => void) {}
+  constructor(
+    private readonly reader: ApiClient,
+    private readonly log?: (entry: Record<string, unknown>) => void,
+  ) {}
 
-  of(store: ResourceStore): ObjectCache {
-    let cache = this.caches.get(store);
+  /** The cache of `store`'s resource, seen by the controller `store` belongs to. */
+  of(store: ResourceClient): ObjectCache {
+    const { group, version, plural } = store.definition;
+    const key = `${group}/${version}/${plural}`;
+    let cache = this.caches.get(key);
     if (!cache) {
-      cache = new ObjectCache(store, this.log);
-      this.caches.set(store, cache);
+      cache = new SharedCache(this.reader.find(group, version, plural) ?? store, this.log);
+      this.caches.set(key, cache);
       cache.start();
     }
-    return cache;
+    return new ObjectCache(cache, store);
   }
 
   stop(): void {

@@ -7,16 +7,16 @@
  */
 import type { KubeObject } from '../api/meta.js';
 import { conflict } from '../api/errors.js';
-import type { ResourceStore } from '../registry/rest.js';
+import type { ResourceClient } from '../client/interface.js';
 import type { ObjectCache } from './cache.js';
 import { controllerUid } from './cache.js';
-import { ignoreRaces, inNamespace } from './loop.js';
+import { ignoreRaces, inNamespace } from './shared.js';
 import { controllerRef } from './pods.js';
 
 export interface ClaimOptions {
   owner: KubeObject;
   /** The owner's own store, for the fresh read before adopting. */
-  ownerStore: ResourceStore;
+  ownerStore: ResourceClient;
   /** The dependents' cache. */
   cache: ObjectCache;
   matches(o: KubeObject): boolean;

@@ -1,35 +1,36 @@
 /**
- * What a workload controller is given (kube-controller-manager's ControllerContext): the registry to
- * write through, the shared caches to read from, the event sink, the log. And the shape they share:
- * a keyed queue whose workers start once the caches they read are filled.
+ * What a controller is given (kube-controller-manager's ControllerContext): its own API client (its
+ * identity) to write through, the shared caches to read from, its event recorders, the log; and the
+ * helpers their reconciles share (keys, status writes, slow-start batches).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../api/meta.js';
 import { isApiError } from '../api/errors.js';
-import type { Registry, ResourceStore } from '../registry/rest.js';
-import type { CertificateAuthorityKeys } from '../certificates/x509.js';
+import type { ApiClient, ResourceClient } from '../client/interface.js';
+import type { Registry } from '../registry/rest.js';
 import type { Caches, ObjectCache } from './cache.js';
-import type { EventSink } from './events.js';
-import { inNamespace, type Controller } from './loop.js';
-import type { WorkQueue } from './queue.js';
+import type { EventRecorder } from './events.js';
+import { inNamespace } from './shared.js';
 
 export interface ControllerContext {
-  registry: Registry;
+  client: ApiClient;
+  /** The manager's own client, for reads a controller makes through shared informers in Kubernetes. */
+  informers: ApiClient;
   caches: Caches;
-  events: EventSink;
+  events: { recorder(component: string): EventRecorder };
+  /** The API server's registry, given to its own loops only (the CRD controller serves what it establishes). */
+  registry?: Registry;
   log?: (entry: Record<string, unknown>) => void;
-  /** The CA approved CertificateSigningRequests are signed with (kube-controller-manager's --cluster-signing-*-file). */
-  signing?: CertificateAuthorityKeys;
 }
 
 export interface Served {
-  store: ResourceStore;
+  store: ResourceClient;
   cache: ObjectCache;
 }
 
 /** The store and cache of a resource, or undefined when it is not served. */
 export const served = (ctx: ControllerContext, group: string, version: string, plural: string): Served | undefined => {
-  const store = ctx.registry.find(group, version, plural);
+  const store = ctx.client.find(group, version, plural);
   return store && { store, cache: ctx.caches.of(store) };
 };
 
@@ -38,19 +39,6 @@ export const objectKey = (o: KubeObject): string => `${o.metadata.namespace ?? '
 export const splitKey = (key: string): { namespace: string; name: string } => {
   const at = key.indexOf('/');
   return { namespace: key.slice(0, at), name: key.slice(at + 1) };
-};
-
-/** The queue runs once every cache it reads has its first list; stop ends both. */
-export const keyed = (queue: WorkQueue, reads: readonly ObjectCache[], ...more: { stop(): unknown }[]): Controller => {
-  let stopped = false;
-  void Promise.all(reads.map((c) => c.synced)).then(() => stopped || queue.start());
-  return {
-    stop: async () => {
-      stopped = true;
-      for (const m of more) await m.stop();
-      await queue.stop();
-    },
-  };
 };
 
 /** Go's omitempty for a status written by a controller: zero counters and empty lists are left out. */

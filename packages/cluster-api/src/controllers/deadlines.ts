@@ -1,11 +1,15 @@
 /**
- * Deletes objects of one store when a deadline read from each passes: the pod reaper (end of a
- * grace period) and the Event TTL (an hour after the last occurrence). One timer, set for the
- * earliest deadline; an object rewritten with another deadline is due at that one, a deleted one not at all.
+ * Deletes objects of one resource when a deadline read from each passes: the pod reaper (end of a
+ * grace period), the Event TTL (an hour after the last occurrence) and the TTL-after-finished
+ * controller. A reconciler keyed by object: the watch records each object's deadline, the key runs
+ * again when it is due (`requeueAfter`); an object rewritten with another deadline is due at that
+ * one, a deleted one not at all. A failed delete is retried with the queue's back-off.
  */
 import type { DeleteOptions, KubeObject } from '../api/meta.js';
-import type { ResourceStore } from '../registry/rest.js';
-import { follow, ignoreRaces, inNamespace, Loop, type Controller, type ControllerOptions } from './loop.js';
+import type { ResourceClient } from '../client/interface.js';
+import { objectKey, splitKey } from './context.js';
+import { ignoreRaces, inNamespace, type Controller, type ControllerOptions } from './shared.js';
+import { startReconciler } from './reconciler.js';
 
 export interface Deadlines {
   name: string;
@@ -17,45 +21,34 @@ export interface Deadlines {
   deleteOptions?: DeleteOptions;
   /** Which creations can have a deadline at all (see WatchSink.admitCreated). */
   admitCreated?: (stored: Uint8Array) => boolean;
-  resyncMs: number;
 }
 
 interface Due {
-  namespace: string;
-  name: string;
-  uid: string;
   at: number;
   obj: KubeObject;
 }
 
-export const deleteWhenDue = (store: ResourceStore, d: Deadlines, opts: ControllerOptions = {}): Controller => {
+export const deleteWhenDue = (store: ResourceClient, d: Deadlines, opts: ControllerOptions = {}): Controller => {
   const due = new Map<string, Due>();
 
-  const pass = async (): Promise<void> => {
-    const now = Date.now();
-    for (const [key, x] of [...due]) {
-      if (x.at > now) continue;
-      due.delete(key);
-      if (await d.keep?.(x.obj)) continue;
-      await store.delete(inNamespace(x.namespace), x.name, { ...d.deleteOptions, preconditions: { uid: x.uid } }).catch(ignoreRaces);
+  const reconcile = async (key: string) => {
+    const x = due.get(key);
+    if (!x) return;
+    const left = x.at - Date.now();
+    if (left > 0) return { requeueAfter: left };
+    if (!(await d.keep?.(x.obj))) {
+      const { namespace, name } = splitKey(key);
+      await store.delete(inNamespace(namespace || undefined), name, { ...d.deleteOptions, preconditions: { uid: x.obj.metadata.uid } }).catch(ignoreRaces);
     }
-    const next = Math.min(...[...due.values()].map((x) => x.at));
-    if (Number.isFinite(next)) loop.kick(Math.max(0, next - Date.now()));
+    if (due.get(key) === x) due.delete(key);
   };
 
-  const loop = new Loop(d.name, pass, { resyncMs: d.resyncMs, ...opts });
-  const watch = follow(store, loop, (type, obj) => {
-    const { namespace = '', name = '', uid = '' } = obj.metadata;
-    const key = `${namespace}/${name}`;
+  const keys = (obj: KubeObject, _old: unknown, type: string): string[] => {
+    const key = objectKey(obj);
     const at = type === 'DELETED' ? undefined : d.dueAt(obj);
-    if (at === undefined) return void due.delete(key);
-    due.set(key, { namespace, name, uid, at, obj });
-    loop.kick(0);
-  }, d.admitCreated);
-  return {
-    stop: async () => {
-      watch.close();
-      await loop.stop();
-    },
+    if (at === undefined) return (due.delete(key), []);
+    due.set(key, { at, obj });
+    return [key];
   };
+  return startReconciler(d.name, reconcile, [{ watch: store, keys, admitCreated: d.admitCreated }], { log: opts.log });
 };

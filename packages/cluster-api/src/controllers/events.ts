@@ -9,9 +9,9 @@
 import type { KubeObject } from '../api/meta.js';
 import { isApiError } from '../api/errors.js';
 import { timestamp } from '../registry/generic/meta.js';
-import type { Registry, ResourceStore } from '../registry/rest.js';
+import type { ApiClient, ResourceClient } from '../client/interface.js';
 import { EventCorrelator, type CoreEvent } from './event-correlator.js';
-import { inNamespace } from './loop.js';
+import { inNamespace } from './shared.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -45,9 +45,10 @@ export class EventSink {
   private running?: Promise<void>;
   private closed = false;
 
-  constructor(private readonly registry: Registry, private readonly log?: (entry: Record<string, unknown>) => void) {}
+  constructor(private readonly client: ApiClient, private readonly log?: (entry: Record<string, unknown>) => void) {}
 
-  recorder(component: string): EventRecorder {
+  /** A recorder for `component`, writing through `client` (the component's own; default the sink's). */
+  recorder(component: string, client: ApiClient = this.client): EventRecorder {
     const correlator = new EventCorrelator();
     return {
       event: (obj, type, reason, message) => {
@@ -61,7 +62,7 @@ export class EventSink {
           reportingComponent: component, reportingInstance: '',
         };
         const decision = correlator.correlate(event, Date.now(), name);
-        if (decision) this.enqueue(() => this.write(decision, correlator));
+        if (decision) this.enqueue(() => this.write(client, decision, correlator));
       },
     };
   }
@@ -80,8 +81,8 @@ export class EventSink {
     for (let job = this.queue.shift(); job; job = this.queue.shift()) await job();
   }
 
-  private async write(decision: NonNullable<ReturnType<EventCorrelator['correlate']>>, correlator: EventCorrelator): Promise<void> {
-    const events = this.registry.find('', 'v1', 'events');
+  private async write(client: ApiClient, decision: NonNullable<ReturnType<EventCorrelator['correlate']>>, correlator: EventCorrelator): Promise<void> {
+    const events = client.find('', 'v1', 'events');
     if (!events) return;
     try {
       if ('create' in decision) return void (await events.create(inNamespace(decision.create.metadata.namespace), decision.create));
@@ -99,7 +100,7 @@ export class EventSink {
   }
 }
 
-const createFresh = async (events: ResourceStore, e: CoreEvent): Promise<void> => {
+const createFresh = async (events: ResourceClient, e: CoreEvent): Promise<void> => {
   const fresh = { ...e, metadata: { name: `${String(e.involvedObject.name)}.${nanos().toString(16)}`, namespace: e.metadata.namespace }, count: 1, firstTimestamp: e.lastTimestamp };
   await events.create(inNamespace(e.metadata.namespace), fresh);
 };

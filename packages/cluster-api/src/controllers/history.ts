@@ -13,7 +13,7 @@ import type { ObjectCache } from './cache.js';
 import { claim } from './claim.js';
 import type { Served } from './context.js';
 import { computeHash, semanticEqual } from './hash.js';
-import { ignoreRaces, inNamespace } from './loop.js';
+import { ignoreRaces, inNamespace } from './shared.js';
 import { controllerRef } from './pods.js';
 
 export const RevisionHashLabel = 'controller.kubernetes.io/hash';

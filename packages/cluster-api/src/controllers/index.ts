@@ -1,86 +1,66 @@
 /**
- * The built-in controllers `cluster-api serve` runs beside the API, as kube-controller-manager runs
- * them beside kube-apiserver: started together, stopped together, each on or off by `--controllers`
- * (names.ts). The CRD controller, the pod reaper and the Event TTL are the API server's own and
- * always run.
+ * The controllers of an API server process, as kube-apiserver and kube-controller-manager run them:
+ * the API server's own loops always, in process, as system:apiserver; and the controller manager
+ * (manager.ts) in process too unless it runs elsewhere (`cluster-api controller-manager`), each
+ * controller acting as its ServiceAccount through the in-process client, authorized by the server's
+ * authorizer as its requests over HTTP would be.
  */
-import type { Registry } from '../registry/rest.js';
-import { Caches } from './cache.js';
-import { startClusterRoleAggregation } from './cluster-role-aggregation.js';
-import type { ControllerContext } from './context.js';
-import { startCrdController } from './crd.js';
-import { startDeploymentController } from './deployment/controller.js';
-import { EventSink } from './events.js';
-import { startEventTtl } from './event-ttl.js';
-import { startGarbageCollector } from './gc.js';
-import type { Controller, ControllerOptions } from './loop.js';
-import { isEnabled } from './names.js';
-import { startNamespaceController } from './namespace.js';
-import { startNodeIpam, type IpamOptions } from './node-ipam.js';
-import { startNodeLifecycle, type NodeLifecycleOptions } from './node-lifecycle.js';
-import { startPodReaper } from './pod-reaper.js';
-import { ReplicaSets, ReplicationControllers, startReplicaController } from './replica-set.js';
-import { startStatefulSetController } from './stateful-set.js';
-import { startDaemonSetController } from './daemon-set.js';
-import { startJobController } from './job.js';
-import { startCronJobController } from './cron-job.js';
-import { startTtlAfterFinished } from './ttl-after-finished.js';
-import { startEndpointsController } from './endpoints.js';
-import { startEndpointSliceController } from './endpoint-slices.js';
-import { certificateControllers } from '../certificates/controllers.js';
+import { ApiServerUser, inProcessClient, serviceAccountUser, type AuthorizerSource } from '../client/in-process.js';
+import { leaseClient } from '../client/lease.js';
+import type { Registry, UserInfo } from '../registry/rest.js';
+import { Controllers, type ControllerSettings } from './descriptors.js';
+import type { Controller } from './shared.js';
+import { runControllers, startControllerManager, type LeaderElection } from './manager.js';
 
-export type { Controller, ControllerOptions } from './loop.js';
-export { ControllerNames, isEnabled, unknownControllers } from './names.js';
+export type { Controller, ControllerOptions } from './shared.js';
+export { isEnabled, unknownControllers } from './names.js';
+export { Controllers, type ControllerDescriptor, type ControllerSettings } from './descriptors.js';
+export { runControllers, startControllerManager, type ManagerOptions } from './manager.js';
 
-export interface ControllersOptions extends ControllerOptions {
-  /** Node IPAM (pod CIDRs) and node lifecycle (health, taints, evictions). */
-  nodes?: IpamOptions & NodeLifecycleOptions;
-  /** How long an Event lives after its last occurrence (kube-apiserver's --event-ttl; default 1 h). */
-  eventTtlMs?: number;
+/** kube-controller-manager's own user (its shared informers, its Lease). */
+export const ControllerManagerUser: UserInfo = { name: 'system:kube-controller-manager', uid: '', groups: ['system:authenticated'] };
+
+export interface ControllersOptions extends ControllerSettings {
   /** `--controllers` words (default `['*']`). */
   controllers?: readonly string[];
-  /** The CA that signs approved CertificateSigningRequests. */
-  signing?: ControllerContext['signing'];
+  /** Run the controller manager here (default true); false: only the API server's own loops. */
+  controllerManager?: boolean;
+  /** Elect a leader among the API servers sharing the store (etcd); the Lease's duration in seconds. */
+  leaderElection?: Omit<LeaderElection, 'client'>;
 }
 
-type Start = (ctx: ControllerContext, opts: ControllerOptions, nodes: ControllersOptions['nodes']) => Controller;
-
-/** Each controller's start, by its kube-controller-manager name. */
-const Starts: Record<string, Start> = {
-  'garbage-collector-controller': (ctx, opts) => startGarbageCollector(ctx.registry, opts),
-  'namespace-controller': (ctx, opts) => startNamespaceController(ctx.registry, opts),
-  'clusterrole-aggregation-controller': (ctx, opts) => startClusterRoleAggregation(ctx.registry, opts),
-  'deployment-controller': (ctx) => startDeploymentController(ctx),
-  'replicaset-controller': (ctx) => startReplicaController(ctx, ReplicaSets),
-  'replicationcontroller-controller': (ctx) => startReplicaController(ctx, ReplicationControllers),
-  'statefulset-controller': (ctx) => startStatefulSetController(ctx),
-  'daemonset-controller': (ctx) => startDaemonSetController(ctx),
-  'job-controller': (ctx) => startJobController(ctx),
-  'cronjob-controller': (ctx) => startCronJobController(ctx),
-  'ttl-after-finished-controller': (ctx, opts) => startTtlAfterFinished(ctx.registry, opts),
-  'endpoints-controller': (ctx) => startEndpointsController(ctx),
-  'endpointslice-controller': (ctx) => startEndpointSliceController(ctx),
-  'node-ipam-controller': (ctx, opts, nodes) => startNodeIpam(ctx.registry, { ...opts, ...nodes }),
-  'node-lifecycle-controller': (ctx, opts, nodes) => startNodeLifecycle(ctx.registry, { ...opts, ...nodes }),
-  ...certificateControllers,
+/** The API server's own loops (CRD establishing, pod reaping, Event expiry), as system:apiserver. */
+export const startApiServerLoops = (registry: Registry, authorizer: AuthorizerSource, settings: ControllerSettings = {}): Controller => {
+  const apiServer = inProcessClient(registry, authorizer, ApiServerUser);
+  return runControllers(Controllers.filter((d) => d.apiServer), { ...settings, clientFor: () => apiServer }, registry);
 };
 
-export const startControllers = (registry: Registry, opts: ControllersOptions = {}): Controller => {
-  const { controllers: words = ['*'], eventTtlMs, nodes, signing, ...common } = opts;
-  const caches = new Caches(common.log);
-  const events = new EventSink(registry, common.log);
-  const ctx: ControllerContext = { registry, caches, events, log: common.log, signing };
-  const all = [
-    startCrdController(registry, common),
-    startPodReaper(registry, common),
-    startEventTtl(registry, { ...common, eventTtlMs }),
-    ...Object.entries(Starts).filter(([name]) => isEnabled(name, words)).map(([, start]) => start(ctx, common, nodes)),
-  ];
+/**
+ * kube-controller-manager in this process: each controller acts as its ServiceAccount through the
+ * in-process client (authorized as its requests over HTTP would be); with `leaderElection`, only
+ * the holder of the kube-system/kube-controller-manager Lease runs them.
+ */
+export const startInProcessControllerManager = (registry: Registry, authorizer: AuthorizerSource, opts: Omit<ControllersOptions, 'controllerManager'> = {}): Controller => {
+  const { controllers, leaderElection, ...settings } = opts;
+  const manager = inProcessClient(registry, authorizer, ControllerManagerUser);
+  const clients = new Map<string, ReturnType<typeof inProcessClient>>();
+  const clientFor = (sa: string | undefined) => {
+    if (sa === undefined) return manager;
+    if (!clients.has(sa)) clients.set(sa, inProcessClient(registry, authorizer, serviceAccountUser('kube-system', sa)));
+    return clients.get(sa)!;
+  };
+  return startControllerManager({ ...settings, controllers, clientFor, ...(leaderElection && { leaderElection: { ...leaderElection, client: leaseClient(manager) } }) });
+};
+
+/** Both, as an API server that runs its controller manager beside it (`controllerManager: false`: its own loops only). */
+export const startControllers = (registry: Registry, authorizer: AuthorizerSource, opts: ControllersOptions = {}): Controller => {
+  const { controllers, controllerManager = true, leaderElection, ...settings } = opts;
+  const own = startApiServerLoops(registry, authorizer, settings);
+  const managed = controllerManager ? startInProcessControllerManager(registry, authorizer, { ...settings, controllers, leaderElection }) : undefined;
   return {
     stop: async () => {
-      await Promise.all(all.map((c) => c.stop()));
-      caches.stop();
-      await events.close();
+      await managed?.stop();
+      await own.stop();
     },
   };
 };

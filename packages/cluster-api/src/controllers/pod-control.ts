@@ -9,7 +9,7 @@ import { isApiError } from '../api/errors.js';
 import type { ObjectCache } from './cache.js';
 import { errorText, namespaceTerminating } from './context.js';
 import type { EventRecorder } from './events.js';
-import { inNamespace } from './loop.js';
+import { inNamespace } from './shared.js';
 
 export class PodControl {
   constructor(

@@ -16,7 +16,7 @@ import { ensureCa, ensureTls, loadTls, servingHosts, type TlsMaterial } from '..
 import { loadOrCreateSigningKey } from '../auth/service-account-tokens.js';
 import { startEmbeddedBroker } from '../broker/cluster/embedded.js';
 import type { ClusterBroker } from '../broker/cluster/start.js';
-import { startControllers } from '../controllers/index.js';
+import { startInProcessControllerManager } from '../controllers/index.js';
 import type { Registry } from '../registry/rest.js';
 import { ensureFrontProxy } from '../aggregation/index.js';
 import { openStorage } from '../storage/factory.js';
@@ -60,7 +60,7 @@ export async function serve(config: ServeConfig, log?: Log, options: ServeOption
   if (config.authorizationMode.includes('AlwaysAllow'))
     log?.({ level: 'warn', msg: '--authorization-mode AlwaysAllow: every authenticated user may do anything; RBAC objects are kept but not enforced' });
 
-  let api: (ClusterApiServer & { registry: Registry }) | undefined;
+  let api: Awaited<ReturnType<typeof startServer>> | undefined;
   let broker: ClusterBroker | undefined;
   const endpoint = (): ApiEndpoint => ({ url: api!.url, ca: tls?.ca });
   const parts: Part[] = [
@@ -69,7 +69,7 @@ export async function serve(config: ServeConfig, log?: Log, options: ServeOption
       try {
         api = await startServer({
           storage, authenticator: withUsers(authenticator, ids.users), tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey,
-          controllers: false, authorization: config.authorizationMode,
+          controllers: config.controllers, controllerManager: false, authorization: config.authorizationMode,
           clientCa: tls ? ca.cert : undefined, kubeletClient: ids.kubeletClient, frontProxy: ensureFrontProxy(join(config.dataDir, 'tls')),
           bootstrapTokenAuth: config.enableBootstrapTokenAuth,
           serviceClusterIpRange: config.serviceClusterIpRange,
@@ -83,9 +83,10 @@ export async function serve(config: ServeConfig, log?: Log, options: ServeOption
       const started = api;
       return { stop: () => started.close() };
     }, { restartable: false }),
-    part('controller-manager', async () => startControllers(api!.registry, {
+    part('controller-manager', async () => startInProcessControllerManager(api!.registry, api!.authorizer, {
       log, controllers: config.controllers, signing: ca,
       nodes: { clusterCidr: config.clusterCidr, nodeCidrMaskSize: config.nodeCidrMaskSize, gracePeriodMs: config.nodeMonitorGracePeriod * 1000 },
+      ...(config.storage.startsWith('etcd') && { leaderElection: { leaseDurationSeconds: config.leaderElectLeaseDuration } }),
     }), { source: new URL('../controllers/', import.meta.url) }),
     schedulerPart(() => embeddedClient(endpoint(), ids.schedulerToken), { elect: config.storage.startsWith('etcd'), log }),
     nodePart(() => startEmbeddedNode(config, ca, endpoint(), ids.nodeToken, log)),

@@ -14,6 +14,7 @@ import { uncovered } from '../../registry/rbac/rules.js';
 import type { Registry, RequestContext, ResourceStore } from '../../registry/rest.js';
 import { bootstrapClusterRoleBindings, bootstrapRoleBindings, bootstrapRoles } from './bindings.js';
 import { bootstrapClusterRoles } from './cluster-roles.js';
+import { controllerClusterRoleBindings, controllerClusterRoles } from './controller-roles.js';
 import { AutoUpdate } from './policy-data.js';
 
 /** What to do with an existing object: nothing, this update, or (a binding to another role) recreate it. */
@@ -85,8 +86,8 @@ async function reconcileOne(store: ResourceStore, expected: KubeObject, plan: (e
 /** Every bootstrap object, kind by kind (roles before the bindings that name them). */
 export async function reconcileBootstrapPolicy(registry: Registry): Promise<void> {
   const steps: [string, readonly KubeObject[], typeof planRole][] = [
-    ['clusterroles', bootstrapClusterRoles, planRole],
-    ['clusterrolebindings', bootstrapClusterRoleBindings, planBinding],
+    ['clusterroles', [...bootstrapClusterRoles, ...controllerClusterRoles], planRole],
+    ['clusterrolebindings', [...bootstrapClusterRoleBindings, ...controllerClusterRoleBindings], planBinding],
     ['roles', bootstrapRoles, planRole],
     ['rolebindings', bootstrapRoleBindings, planBinding],
   ];

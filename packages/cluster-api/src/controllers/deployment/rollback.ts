@@ -8,7 +8,7 @@
  */
 import type { KubeObject } from '../../api/meta.js';
 import { spec } from '../../registry/kinds/common.js';
-import { inNamespace } from '../loop.js';
+import { inNamespace } from '../shared.js';
 import type { DeploymentRun } from './run.js';
 import { annotationsFrom, lastRevision, Reasons, revision, RollbackToAnnotation, sameTemplate, withoutHash } from './util.js';
 

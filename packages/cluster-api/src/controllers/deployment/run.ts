@@ -11,7 +11,7 @@ import type { ObjectCache } from '../cache.js';
 import { errorText, namespaceTerminating, writeStatus, type Served } from '../context.js';
 import type { EventRecorder } from '../events.js';
 import { computeHash } from '../hash.js';
-import { ignoreRaces, inNamespace } from '../loop.js';
+import { ignoreRaces, inNamespace } from '../shared.js';
 import { controllerRef } from '../pods.js';
 import {
   active, byCreation, findNew, hasProgressDeadline, HashLabel, maxRevision, maxSurge, newCondition, Reasons, replicas, RevisionAnnotation,

@@ -1,7 +1,7 @@
 /**
  * ClusterRole: cluster-wide rules, also over non-resource URLs. With an aggregationRule its rules are
  * the union of the ClusterRoles its selectors match, kept so by the aggregation controller
- * (src/controllers/cluster-role-aggregation.ts); setting one needs full authority.
+ * (src/controllers/clusterrole-aggregation/aggregation.ts); setting one needs full authority.
  */
 import type { ClusterRole } from '../../api/rbac-v1.js';
 import { validateLabelSelector } from '../generic/label-selector.js';

@@ -1,6 +1,6 @@
 /**
  * apiextensions.k8s.io/v1 CustomResourceDefinition: its defaults, validation (registry/crd/) and
- * status. Serving the resource it defines is the CRD controller's work (controllers/crd.ts): it names,
+ * status. Serving the resource it defines is the CRD controller's work (controllers/crd/crd.ts): it names,
  * establishes and, on delete, empties it. Deletion adds the cleanup finalizer that controller removes
  * once no custom resource is left, as kube-apiserver's CRD storage does.
  */

@@ -1,0 +1,86 @@
+/**
+ * Every controller, once: its kube-controller-manager name and the aliases it had before 1.28
+ * (cmd/kube-controller-manager/names), whether `--controllers=*` turns it on, the ServiceAccount in
+ * kube-system it acts as (bound to `system:controller:<serviceAccount>`, auth/bootstrap/controller-roles.ts),
+ * and its start. Adding a controller is one folder and one entry here.
+ *
+ * `apiServer` marks the API server's own loops (kube-apiserver runs its CRD controller and storage
+ * upkeep itself): they run in every API server as system:apiserver, whether the controller manager
+ * runs there, elsewhere, or not at all, and `--controllers` does not name them.
+ */
+import type { Controller, ControllerOptions } from './shared.js';
+import type { ControllerContext } from './context.js';
+import { startClusterRoleAggregation } from './clusterrole-aggregation/aggregation.js';
+import { startCrdController } from './crd/crd.js';
+import { startCronJobController } from './cronjob/cron-job.js';
+import { startDaemonSetController } from './daemonset/daemon-set.js';
+import { startDeploymentController } from './deployment/controller.js';
+import { startEndpointSliceController } from './endpointslice/endpoint-slices.js';
+import { startEndpointsController } from './endpoints/endpoints.js';
+import { startEventTtl } from './event-ttl/event-ttl.js';
+import { startGarbageCollector } from './garbage-collector/gc.js';
+import { startJobController } from './job/job.js';
+import { startNamespaceController } from './namespace/namespace.js';
+import { startNodeIpam, type IpamOptions } from './node-ipam/node-ipam.js';
+import { startNodeLifecycle, type NodeLifecycleOptions } from './node-lifecycle/node-lifecycle.js';
+import { startPodReaper } from './pod-reaper/pod-reaper.js';
+import { ReplicaSets, ReplicationControllers, startReplicaController } from './replicaset/replica-set.js';
+import { startStatefulSetController } from './statefulset/stateful-set.js';
+import { startTtlAfterFinished } from './ttl-after-finished/ttl-after-finished.js';
+import { startCsrApproving } from '../certificates/approver.js';
+import { startCsrCleaner } from '../certificates/cleaner.js';
+import { startCsrSigning } from '../certificates/signing.js';
+import type { CertificateAuthorityKeys } from '../certificates/x509.js';
+
+/** What the starts are configured with (the flags of `serve` and `controller-manager`). */
+export interface ControllerSettings extends ControllerOptions {
+  /** Node IPAM (pod CIDRs) and node lifecycle (health, taints, evictions). */
+  nodes?: IpamOptions & NodeLifecycleOptions;
+  /** How long an Event lives after its last occurrence (kube-apiserver's --event-ttl; default 1 h). */
+  eventTtlMs?: number;
+  /** The CA approved CertificateSigningRequests are signed with (kube-controller-manager's --cluster-signing-*-file). */
+  signing?: CertificateAuthorityKeys;
+}
+
+export interface ControllerDescriptor {
+  name: string;
+  /** The names kube-controller-manager accepted before 1.28. */
+  aliases: readonly string[];
+  /** On under `*` (kube-controller-manager's disabledByDefault set is the others). */
+  byDefault: boolean;
+  /** The kube-system ServiceAccount it acts as; absent for the API server's own loops. */
+  serviceAccount?: string;
+  /** One of the API server's own loops (see above). */
+  apiServer?: boolean;
+  start(ctx: ControllerContext, settings: ControllerSettings): Controller;
+}
+
+const common = ({ nodes: _n, eventTtlMs: _e, signing: _s, ...rest }: ControllerSettings): ControllerOptions => rest;
+
+const Idle: Controller = { stop: async () => undefined };
+
+export const Controllers: readonly ControllerDescriptor[] = [
+  // The API server's own.
+  { name: 'crd-controller', aliases: [], byDefault: true, apiServer: true, start: (ctx, s) => (ctx.registry ? startCrdController(ctx.registry, common(s)) : Idle) },
+  { name: 'pod-reaper', aliases: [], byDefault: true, apiServer: true, start: (ctx, s) => startPodReaper(ctx.client, common(s)) },
+  { name: 'event-ttl-controller', aliases: [], byDefault: true, apiServer: true, start: (ctx, s) => startEventTtl(ctx.client, { ...common(s), eventTtlMs: s.eventTtlMs }) },
+  // kube-controller-manager's.
+  { name: 'garbage-collector-controller', aliases: ['garbagecollector'], byDefault: true, serviceAccount: 'generic-garbage-collector', start: (ctx, s) => startGarbageCollector(ctx.client, common(s)) },
+  { name: 'namespace-controller', aliases: ['namespace'], byDefault: true, serviceAccount: 'namespace-controller', start: (ctx, s) => startNamespaceController(ctx.client, common(s)) },
+  { name: 'clusterrole-aggregation-controller', aliases: ['clusterrole-aggregation'], byDefault: true, serviceAccount: 'clusterrole-aggregation-controller', start: (ctx, s) => startClusterRoleAggregation(ctx.client, common(s)) },
+  { name: 'deployment-controller', aliases: ['deployment'], byDefault: true, serviceAccount: 'deployment-controller', start: (ctx) => startDeploymentController(ctx) },
+  { name: 'replicaset-controller', aliases: ['replicaset'], byDefault: true, serviceAccount: 'replicaset-controller', start: (ctx) => startReplicaController(ctx, ReplicaSets) },
+  { name: 'replicationcontroller-controller', aliases: ['replicationcontroller'], byDefault: true, serviceAccount: 'replication-controller', start: (ctx) => startReplicaController(ctx, ReplicationControllers) },
+  { name: 'statefulset-controller', aliases: ['statefulset'], byDefault: true, serviceAccount: 'statefulset-controller', start: (ctx) => startStatefulSetController(ctx) },
+  { name: 'daemonset-controller', aliases: ['daemonset'], byDefault: true, serviceAccount: 'daemon-set-controller', start: (ctx) => startDaemonSetController(ctx) },
+  { name: 'job-controller', aliases: ['job'], byDefault: true, serviceAccount: 'job-controller', start: (ctx) => startJobController(ctx) },
+  { name: 'cronjob-controller', aliases: ['cronjob'], byDefault: true, serviceAccount: 'cronjob-controller', start: (ctx) => startCronJobController(ctx) },
+  { name: 'ttl-after-finished-controller', aliases: ['ttl-after-finished'], byDefault: true, serviceAccount: 'ttl-after-finished-controller', start: (ctx, s) => startTtlAfterFinished(ctx.client, common(s)) },
+  { name: 'endpoints-controller', aliases: ['endpoint'], byDefault: true, serviceAccount: 'endpoint-controller', start: (ctx) => startEndpointsController(ctx) },
+  { name: 'endpointslice-controller', aliases: ['endpointslice'], byDefault: true, serviceAccount: 'endpointslice-controller', start: (ctx) => startEndpointSliceController(ctx) },
+  { name: 'node-ipam-controller', aliases: ['nodeipam'], byDefault: true, serviceAccount: 'node-controller', start: (ctx, s) => startNodeIpam(ctx.client, { ...common(s), ...s.nodes }) },
+  { name: 'node-lifecycle-controller', aliases: ['nodelifecycle'], byDefault: true, serviceAccount: 'node-controller', start: (ctx, s) => startNodeLifecycle(ctx.client, { ...common(s), ...s.nodes }, ctx.informers) },
+  { name: 'certificatesigningrequest-approving-controller', aliases: ['csrapproving'], byDefault: true, serviceAccount: 'certificate-controller', start: (ctx, s) => startCsrApproving(ctx, common(s)) },
+  { name: 'certificatesigningrequest-signing-controller', aliases: ['csrsigning'], byDefault: true, serviceAccount: 'certificate-controller', start: (ctx, s) => startCsrSigning(ctx, s.signing, common(s)) },
+  { name: 'certificatesigningrequest-cleaner-controller', aliases: ['csrcleaner'], byDefault: true, serviceAccount: 'certificate-controller', start: (ctx, s) => startCsrCleaner(ctx, common(s)) },
+];
