@@ -3,6 +3,8 @@
  * back in protobuf (and a JSON-created one too), as Go clients and kubectl 1.32 send them. The kinds
  * that stay JSON are named here, each with its reason, so a new kind without messages fails this test.
  */
+import { generateKeyPairSync } from 'node:crypto';
+import { createCsr } from '../../src/certificates/x509.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeProtobuf, encodeProtobuf, ProtobufMediaType } from '../../src/protobuf/codec.js';
 import { fixtures } from '../../src/protobuf/testing/fixtures.js';
@@ -71,8 +73,15 @@ function sample(r: Served, name: string): Json | undefined {
     delete obj.spec.insecureSkipTLSVerify;
     obj.metadata.name = `v1.${name}.example.com`;
   }
+  // A CSR carries a real PKCS#10 request (validation parses it).
+  if (r.kind === 'CertificateSigningRequest') {
+    obj.spec = { ...obj.spec, request: Buffer.from(createCsr(csrKey, { commonName: 'system:node:pb', organizations: ['system:nodes'] })).toString('base64') };
+    delete obj.status;
+  }
   return obj;
 }
+
+const csrKey = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey;
 
 describe('protobuf for every served built-in kind', () => {
   let s: TestServer;
