@@ -14,13 +14,13 @@ import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { httpClient } from '../cluster-api/http-client.mjs';
 import { median } from '../lib/stats.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const dist = join(root, 'packages/cluster-api/dist/broker');
+const standaloneBroker = join(root, 'packages/cluster-api/testing/dist/standalone-broker.js');
 const { values: opts } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' },
@@ -54,15 +54,14 @@ function child(args, ready) {
   });
 }
 
-/** A broker process: standalone.js with one Broker and, given a subscriber, one Trigger to it. */
+/** A broker process: standalone-broker.js (packages/cluster-api/testing) with one Broker and, given a subscriber, one Trigger to it. */
 async function startBroker(store, subscriberUrl) {
   const ns = 'bench';
   const config = join(dir, `config-${performance.now()}.json`);
   const meta = (kind, name) => ({ apiVersion: 'eventing.knative.dev/v1', kind, metadata: { namespace: ns, name } });
   const triggers = subscriberUrl ? [{ ...meta('Trigger', 'sink'), spec: { broker: 'default', filter: { attributes: { type: 'bench' } }, subscriber: { uri: subscriberUrl } } }] : [];
   writeFileSync(config, JSON.stringify({ brokers: [{ ...meta('Broker', 'default'), spec: {} }], triggers, options: { maxInFlightPerTrigger: 128 } }));
-  const script = `import(${JSON.stringify(pathToFileURL(join(dist, 'standalone.js')).href)}).then((m) => m.main(process.argv.slice(1)))`;
-  const b = await child(['--input-type=module', '-e', script, store, config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
+  const b = await child([standaloneBroker, store, config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
   return { ...b, ingress: `/${ns}/default`, url: b.value };
 }
 

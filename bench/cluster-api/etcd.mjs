@@ -17,10 +17,11 @@ import { medianTime } from '../lib/stats.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dist = (p) => join(root, 'packages/cluster-api/dist', p);
-const { startEtcd } = await import(dist('storage/testing/etcd-cluster.js'));
-const { startApiServer } = await import(dist('storage/testing/etcd-api-servers.js'));
+const harness = (p) => join(root, 'packages/cluster-api/testing/dist', p);
+const { startEtcd } = await import(harness('etcd-cluster.js'));
+const { startApiServer } = await import(harness('etcd-api-servers.js'));
 const { openStorage } = await import(dist('storage/factory.js'));
-const { measureStorage } = await import(dist('storage/speed.js'));
+const { measureStorage } = await import(harness('storage-speed.js'));
 
 const { values: opts } = parseArgs({
   options: {

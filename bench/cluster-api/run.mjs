@@ -92,7 +92,7 @@ async function measureApi(call, pid) {
 
 async function measureRaw(storageUrl) {
   const { openStorage } = await import(join(root, 'packages/cluster-api/dist/storage/factory.js'));
-  const { measureStorage } = await import(join(root, 'packages/cluster-api/dist/storage/speed.js'));
+  const { measureStorage } = await import(join(root, 'packages/cluster-api/testing/dist/storage-speed.js'));
   const storage = await openStorage(storageUrl, { compaction: false });
   try {
     return await measureStorage(storage, { n: N, valueBytes: 2048, concurrency: CLIENTS, pageSize: 500, listRounds: ROUNDS });

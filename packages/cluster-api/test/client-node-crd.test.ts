@@ -10,7 +10,7 @@ import { ApiException, ApiextensionsV1Api, CustomObjectsApi, KubeConfig, PatchSt
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../src/config.js';
 import { serve, type Served } from '../src/server.js';
-import { startEtcd, type EtcdCluster } from '../src/storage/testing/etcd-cluster.js';
+import { startEtcd, type EtcdCluster } from '../testing/src/etcd-cluster.js';
 import { tempDir } from './helpers.js';
 import { widget, widgetCrd } from './crd-fixtures.js';
 

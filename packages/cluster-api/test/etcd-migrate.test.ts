@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApiServer, type ApiServerProcess } from '../src/storage/testing/etcd-api-servers.js';
-import { startEtcd, type EtcdCluster } from '../src/storage/testing/etcd-cluster.js';
+import { startApiServer, type ApiServerProcess } from '../testing/src/etcd-api-servers.js';
+import { startEtcd, type EtcdCluster } from '../testing/src/etcd-cluster.js';
 import { pod } from './helpers.js';
 
 const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));

@@ -5,8 +5,8 @@
  */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, openWatch, startApiServer, type ApiServerProcess } from '../src/storage/testing/etcd-api-servers.js';
-import { startEtcd, type EtcdCluster } from '../src/storage/testing/etcd-cluster.js';
+import { eventually, openWatch, startApiServer, type ApiServerProcess } from '../testing/src/etcd-api-servers.js';
+import { startEtcd, type EtcdCluster } from '../testing/src/etcd-cluster.js';
 import { pod } from './helpers.js';
 
 let etcd: EtcdCluster;

@@ -3,8 +3,8 @@
  * an etcd that requires client certificates, and the start-up errors of those flags.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApiServer } from '../src/storage/testing/etcd-api-servers.js';
-import { startEtcd, type EtcdCluster } from '../src/storage/testing/etcd-cluster.js';
+import { startApiServer } from '../testing/src/etcd-api-servers.js';
+import { startEtcd, type EtcdCluster } from '../testing/src/etcd-cluster.js';
 import { makeTestPki, type TestPki } from '../src/storage/testing/etcd-pki.js';
 
 let pki: TestPki;

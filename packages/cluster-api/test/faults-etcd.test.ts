@@ -5,8 +5,8 @@
  * missed" means every acknowledged write reaches the watcher.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, openWatch, startApiServer, type ApiServerProcess, type WatchStream } from '../src/storage/testing/etcd-api-servers.js';
-import { startEtcd, type EtcdCluster } from '../src/storage/testing/etcd-cluster.js';
+import { eventually, openWatch, startApiServer, type ApiServerProcess, type WatchStream } from '../testing/src/etcd-api-servers.js';
+import { startEtcd, type EtcdCluster } from '../testing/src/etcd-cluster.js';
 import { pod } from './helpers.js';
 
 const NS = '/api/v1/namespaces/faults/pods';

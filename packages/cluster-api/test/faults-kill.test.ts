@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startApiServer, type ApiServerProcess } from '../src/storage/testing/etcd-api-servers.js';
-import { startEtcd, type EtcdCluster } from '../src/storage/testing/etcd-cluster.js';
+import { startApiServer, type ApiServerProcess } from '../testing/src/etcd-api-servers.js';
+import { startEtcd, type EtcdCluster } from '../testing/src/etcd-cluster.js';
 import { pod } from './helpers.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];

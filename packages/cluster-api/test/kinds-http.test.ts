@@ -13,7 +13,7 @@ import { tokenAuthenticator } from '../src/auth/authenticator.js';
 import { AdminUser } from '../src/auth/credentials.js';
 import { startServer, type ClusterApiServer } from '../src/server.js';
 import { openStorage } from '../src/storage/factory.js';
-import { startEtcd, type EtcdCluster } from '../src/storage/testing/etcd-cluster.js';
+import { startEtcd, type EtcdCluster } from '../testing/src/etcd-cluster.js';
 import { namespace, openWatch, request, tempDir, TestToken } from './helpers.js';
 
 type Obj = Record<string, any>;

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../src/config.js';
 import { serve, type Served } from '../src/server.js';
-import { startEtcd, type EtcdCluster } from '../src/storage/testing/etcd-cluster.js';
+import { startEtcd, type EtcdCluster } from '../testing/src/etcd-cluster.js';
 import { tempDir } from './helpers.js';
 
 const python = '/usr/bin/python3';

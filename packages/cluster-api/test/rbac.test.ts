@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEtcd, type EtcdCluster } from '../src/storage/testing/etcd-cluster.js';
+import { startEtcd, type EtcdCluster } from '../testing/src/etcd-cluster.js';
 import { grant, namespace, openWatch, pod, startServerWithUsers, type TestServer } from './helpers.js';
 
 const bob = { token: 'bob-token' };

@@ -12,7 +12,7 @@ import { AdminUser } from '../src/auth/credentials.js';
 import { startServer, type ClusterApiServer } from '../src/server.js';
 import { openStorage } from '../src/storage/factory.js';
 import { SqliteStorage } from '../src/storage/sqlite/sqlite.js';
-import { startEtcd, type EtcdCluster } from '../src/storage/testing/etcd-cluster.js';
+import { startEtcd, type EtcdCluster } from '../testing/src/etcd-cluster.js';
 import { pod, request, tempDir, TestToken, type Reply } from './helpers.js';
 
 const servers: ClusterApiServer[] = [];

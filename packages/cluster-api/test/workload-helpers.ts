@@ -9,7 +9,7 @@ import { tokenAuthenticator } from '../src/auth/authenticator.js';
 import { AdminUser } from '../src/auth/credentials.js';
 import { startServer } from '../src/server.js';
 import { openStorage } from '../src/storage/factory.js';
-import { startEtcd } from '../src/storage/testing/etcd-cluster.js';
+import { startEtcd } from '../testing/src/etcd-cluster.js';
 import { request, tempDir, TestToken, type Reply } from './helpers.js';
 
 export type Call = (method: string, path: string, init?: { body?: unknown; headers?: Record<string, string> }) => Promise<Reply>;

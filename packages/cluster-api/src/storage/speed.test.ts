@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStorage } from './memory/memory.js';
-import { measureStorage, sampleValue } from './speed.js';
+import { measureStorage, sampleValue } from '../../testing/src/storage-speed.js';
 
 describe('measureStorage', () => {
   it('writes, reads and lists n values of the requested size and reports rates', async () => {

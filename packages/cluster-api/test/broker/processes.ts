@@ -2,10 +2,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import type { Broker, Trigger } from '../../src/broker/types.js';
 
-const entry = fileURLToPath(new URL('../../dist/broker/standalone.js', import.meta.url));
+const entry = fileURLToPath(new URL('../../testing/dist/standalone-broker.js', import.meta.url));
 
 export interface BrokerProcess {
   readonly url: string;
@@ -14,13 +14,12 @@ export interface BrokerProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `standalone.js` with `objects` on `store`; resolves once it serves. */
+/** Starts `standalone-broker.js` (testing/src/standalone-broker.ts) with `objects` on `store`; resolves once it serves. */
 export async function spawnBroker(dir: string, store: string, objects: { brokers: Broker[]; triggers: Trigger[]; options?: object }): Promise<BrokerProcess> {
-  if (!existsSync(entry)) throw new Error(`${entry} is missing: build first (npx tsc -b packages/cluster-api)`);
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: build first (npx tsc -b)`);
   const config = join(dir, `config-${Date.now()}-${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(config, JSON.stringify(objects));
-  const script = `import(${JSON.stringify(pathToFileURL(entry).href)}).then((m) => m.main(process.argv.slice(1))).catch((e) => { console.error(e); process.exit(1); });`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script, store, config], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry, store, config], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {

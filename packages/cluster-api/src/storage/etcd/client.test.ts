@@ -4,7 +4,7 @@ import { parseEtcdEndpoints } from './client.js';
 import { EtcdStorage } from './etcd.js';
 import { isStorageError } from '../errors.js';
 import { openStorage } from '../factory.js';
-import { freePort, startEtcd, type EtcdCluster } from '../testing/etcd-cluster.js';
+import { freePort, startEtcd, type EtcdCluster } from '../../../testing/src/etcd-cluster.js';
 import { makeTestPki, type TestPki } from '../testing/etcd-pki.js';
 import { Recorder, expectError } from '../testing/suite-helpers.js';
 

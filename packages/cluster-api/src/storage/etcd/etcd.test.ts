@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdStorage } from './etcd.js';
 import { isStorageError } from '../errors.js';
 import { storageConformance } from '../testing/conformance.js';
-import { startEtcd, type EtcdCluster } from '../testing/etcd-cluster.js';
+import { startEtcd, type EtcdCluster } from '../../../testing/src/etcd-cluster.js';
 import { expectError, Recorder, uniqueRoot } from '../testing/suite-helpers.js';
 
 // Conformance does not measure durability: member data on tmpfs when the machine has one.

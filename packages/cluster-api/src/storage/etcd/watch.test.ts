@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdStorage } from './etcd.js';
 import { isStorageError } from '../errors.js';
-import { startEtcd, type EtcdCluster } from '../testing/etcd-cluster.js';
+import { startEtcd, type EtcdCluster } from '../../../testing/src/etcd-cluster.js';
 import { Recorder, until } from '../testing/suite-helpers.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);

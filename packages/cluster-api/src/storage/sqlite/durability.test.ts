@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteStorage } from './sqlite.js';
 
@@ -13,13 +13,11 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The writer runs from the build (npm test builds first), in a process of its own. */
+/** The writer (testing/src/kill-writer.ts) runs from the build (npm test builds first), in a process of its own. */
 function writerScript(): string {
-  const writer = fileURLToPath(new URL('../../../dist/storage/sqlite/kill-writer.js', import.meta.url));
-  if (!existsSync(writer)) throw new Error(`${writer} is missing: build first (npx tsc -b packages/cluster-api)`);
-  const script = join(dir, 'writer.mjs');
-  writeFileSync(script, `import { main } from ${JSON.stringify(pathToFileURL(writer).href)};\nawait main(process.argv.slice(2));\n`);
-  return script;
+  const writer = fileURLToPath(new URL('../../../testing/dist/kill-writer.js', import.meta.url));
+  if (!existsSync(writer)) throw new Error(`${writer} is missing: build first (npx tsc -b)`);
+  return writer;
 }
 
 interface Ack {

@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-// The built command, as users run it, whether this helper runs from src/ (vitest) or dist/.
-const cli = fileURLToPath(new URL('../../cli.js', import.meta.url).href.replace(/\/src\/cli\.js$/, '/dist/cli.js'));
+// The built command, as users run it; testing/src/ (vitest) and testing/dist/ (benches) both sit
+// two levels below the package root.
+const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
 export interface ApiServerProcess {
   readonly url: string;

@@ -1,16 +1,20 @@
 /**
- * The child process of the kill -9 test (durability.test.ts): opens a SQLite store and writes
+ * The child process of the kill -9 test (src/storage/sqlite/durability.test.ts), run from the build:
+ *
+ *   node testing/dist/kill-writer.js <file> [burst]
+ *
+ * It opens a SQLite store and writes
  * without pause, printing one line per acknowledged write: `<revision> <key> <value>`. The parent
  * kills it with SIGKILL mid-burst and checks that every printed write survived.
  *
  * Writes go out in concurrent bursts so that several share one group commit, as under real load;
  * one key is updated over and over to check values at past revisions too.
  */
-import { SqliteStorage } from './sqlite.js';
+import { SqliteStorage } from '../../dist/storage/sqlite/sqlite.js';
 
 const COUNTER = '/registry/durability/counter';
 
-export async function main(args: readonly string[]): Promise<void> {
+async function main(args: readonly string[]): Promise<void> {
   const [file, burstArg] = args;
   if (!file) throw new Error('usage: kill-writer <file> [burst]');
   const burst = Number(burstArg ?? 20);
@@ -35,3 +39,5 @@ export async function main(args: readonly string[]): Promise<void> {
     await Promise.all(writes);
   }
 }
+
+await main(process.argv.slice(2));

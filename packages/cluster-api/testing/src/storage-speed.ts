@@ -1,12 +1,13 @@
 /**
  * Raw storage speed, for bench/cluster-api to print beside the API's own numbers (the ratio is the
- * API's overhead). Not a test: it asserts nothing and prints nothing.
+ * API's overhead). Not a test: it asserts nothing and prints nothing. The bench imports the build,
+ * testing/dist/storage-speed.js.
  *
  *   const storage = await openStorage('sqlite:/tmp/x.db', { compaction: false });
  *   console.table(await measureStorage(storage, { n: 10_000 }));
  */
 import { performance } from 'node:perf_hooks';
-import type { Storage } from './interface.js';
+import type { Storage } from '../../dist/storage/interface.js';
 
 export interface MeasureOptions {
   /** Objects to create (and then get and list). */

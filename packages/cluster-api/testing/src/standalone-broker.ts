@@ -1,18 +1,19 @@
 /**
- * A broker in a process of its own with a fixed set of Brokers and Triggers (kill -9 tests, benchmarks):
+ * A broker in a process of its own with a fixed set of Brokers and Triggers (kill -9 tests, benchmarks),
+ * run from the build:
  *
- *   node -e "import('…/dist/broker/standalone.js').then(m => m.main(process.argv.slice(1)))" <store> <config.json> [port]
+ *   node testing/dist/standalone-broker.js <store> <config.json> [port]
  *
  * `config.json` holds `{ brokers, triggers, options? }`. The process prints one JSON line
  * `{"url": …}` once it serves, then runs until killed.
  */
 import { readFileSync } from 'node:fs';
-import { startBroker } from './broker.js';
-import { silentLogger } from './metrics.js';
-import { StaticTriggerSource } from './source.js';
-import type { Broker, Trigger } from './types.js';
+import { startBroker } from '../../dist/broker/broker.js';
+import { silentLogger } from '../../dist/broker/metrics.js';
+import { StaticTriggerSource } from '../../dist/broker/source.js';
+import type { Broker, Trigger } from '../../dist/broker/types.js';
 
-export async function main(argv: string[]): Promise<void> {
+async function main(argv: readonly string[]): Promise<void> {
   const [store, configFile, port] = argv;
   if (!store || !configFile) throw new Error('usage: standalone <store> <config.json> [port]');
   const config = JSON.parse(readFileSync(configFile, 'utf8')) as { brokers: Broker[]; triggers: Trigger[]; options?: Record<string, number> };
@@ -24,3 +25,5 @@ export async function main(argv: string[]): Promise<void> {
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
 }
+
+await main(process.argv.slice(2));
