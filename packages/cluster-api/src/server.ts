@@ -66,6 +66,8 @@ export interface StartOptions {
   podNetwork?: PodNetwork;
   /** Where Service clusterIPs come from (kube-apiserver's --service-cluster-ip-range); default 10.96.0.0/12. */
   serviceClusterIpRange?: string;
+  /** kube-apiserver's --runtime-config (`apps/v1beta1=false,…`); default: every built-in group version served. */
+  runtimeConfig?: string;
   /** The aggregation layer's front-proxy credentials (`--proxy-client-cert-file`, `--requestheader-client-ca-file`). */
   frontProxy?: FrontProxy;
 }
@@ -102,6 +104,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
       authorizer: () => authorizer,
       kubelet: kubeletClient,
       serviceClusterIpRange: options.serviceClusterIpRange,
+      runtimeConfig: options.runtimeConfig,
       podNetwork,
     }));
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);
@@ -208,7 +211,7 @@ export async function serve(config: ServeConfig, log?: StartOptions['log'], part
       storage, authenticator: withUsers(authenticator, embedded.users), tls, host: config.bindAddress, port: config.port, log, serviceAccountKey: () => serviceAccountKey,
       controllers: config.controllers, authorization: config.authorizationMode,
       clientCa: tls ? ca.cert : undefined, kubeletClient: embedded.kubeletClient, frontProxy: ensureFrontProxy(join(config.dataDir, 'tls')),
-      serviceClusterIpRange: config.serviceClusterIpRange,
+      serviceClusterIpRange: config.serviceClusterIpRange, runtimeConfig: config.runtimeConfig,
       nodeControllers: { clusterCidr: config.clusterCidr, nodeCidrMaskSize: config.nodeCidrMaskSize, gracePeriodMs: config.nodeMonitorGracePeriod * 1000 },
       ...parts,
     });
