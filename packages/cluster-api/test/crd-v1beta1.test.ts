@@ -108,6 +108,14 @@ describe.runIf(existsSync(kubectlBin))('kubectl with a v1beta1 CustomResourceDef
     expect(bad.stderr).toContain('spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1');
   });
 
+  it('takes a second kubectl apply of the v1beta1 manifest', async () => {
+    writeFileSync(join(k.dir, 'gadgets.yaml'), gadgetsYaml.replace('shortNames: [gd]', 'shortNames: [gd, gdt]'));
+    const applied = await kubectl('apply', '-f', join(k.dir, 'gadgets.yaml'));
+    expect(applied.stderr).toBe('');
+    expect(applied.stdout).toContain('customresourcedefinition.apiextensions.k8s.io/gadgets.example.com configured');
+    expect((await raw(`${v1}/gadgets.example.com`)).spec.names.shortNames).toEqual(['gd', 'gdt']);
+  });
+
   it('takes a v1 update and shows a second version with its own schema per version in v1beta1', async () => {
     const crd = await raw(`${v1}/gadgets.example.com`);
     const other = { ...crd.spec.versions[0], name: 'v2', storage: false, schema };
@@ -150,6 +158,19 @@ describe('v1beta1 CustomResourceDefinitions over HTTP', () => {
     expect(label.status).toBe(200);
     expect((await s.request('DELETE', `${v1}/things.example.org`)).status).toBe(200);
     await waitFor(async () => (await s.request('GET', `${v1}/things.example.org`)).status === 404, 'the CRD gone');
+  });
+
+  it('moves a conversion webhook under conversion.webhook for v1, and back', async () => {
+    const body = schemaless('hooks');
+    const spec = { ...body.spec, preserveUnknownFields: false, validation: schema, versions: [{ name: 'v1', served: true, storage: true }, { name: 'v2', served: true, storage: false }],
+      conversion: { strategy: 'Webhook', webhookClientConfig: { service: { namespace: 'default', name: 'conv' } } } };
+    const created = await s.request('POST', v1beta1, { body: { ...body, spec } });
+    expect(created.status).toBe(201);
+    expect(created.json.spec.conversion).toEqual({ strategy: 'Webhook', webhookClientConfig: { service: { namespace: 'default', name: 'conv', port: 443 } }, conversionReviewVersions: ['v1beta1'] });
+    const asV1 = (await s.request('GET', `${v1}/hooks.example.org`)).json.spec;
+    expect(asV1.conversion).toEqual({ strategy: 'Webhook', webhook: { clientConfig: { service: { namespace: 'default', name: 'conv', port: 443 } }, conversionReviewVersions: ['v1beta1'] } });
+    expect(asV1.versions.map((v: any) => v.schema)).toEqual([schema, schema]);
+    expect(asV1).not.toHaveProperty('preserveUnknownFields');
   });
 
   it('refuses preserveUnknownFields true through v1 on create', async () => {

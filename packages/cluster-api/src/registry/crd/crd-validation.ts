@@ -143,23 +143,19 @@ const validateSchemasGiven = (spec: CrdSpec, top: TopLevel | undefined, rules: C
   return spec.versions.flatMap((v, i) => (v.served && !hasSchema(v) ? [required(path(i), 'because otherwise all fields are pruned')] : []));
 };
 
-type Part = 'schema' | 'subresources' | 'additionalPrinterColumns';
-const PartNames: Record<Part, [topField: string, plural: string, topName: string]> = {
-  schema: ['validation', 'schemas', 'validation'],
-  subresources: ['subresources', 'subresources', 'subresources'],
-  additionalPrinterColumns: ['additionalPrinterColumns', 'additionalPrinterColumns', 'additionalPrinterColumns'],
-};
+/** Each per-version field: its top-level field in v1beta1, and how the messages name it. */
+const Parts = [['schema', 'validation', 'schemas'], ['subresources', 'subresources', 'subresources'],
+  ['additionalPrinterColumns', 'additionalPrinterColumns', 'additionalPrinterColumns']] as const;
 
 /** v1beta1: top-level and per-version fields are exclusive, and per-version ones may not all be the same. */
 const validateTopLevel = (spec: CrdSpec, top: TopLevel): FieldError[] => {
   const errs: FieldError[] = [];
   const given = (value: unknown): boolean => (Array.isArray(value) ? value.length > 0 : value !== undefined && value !== null);
-  for (const part of ['schema', 'subresources', 'additionalPrinterColumns'] as const) {
-    const [field, plural, name] = PartNames[part];
+  for (const [part, field, plural] of Parts) {
     if (given(top[part]) && spec.versions.some((v) => given(v[part]))) errs.push(forbiddenField(`spec.${field}`, `top-level and per-version ${plural} are mutually exclusive`));
     const values = spec.versions.map((v) => v[part]);
     if (values.length > 0 && values.every(given) && values.every((v) => isDeepStrictEqual(v, values[0]))) {
-      errs.push(invalidValue('spec.versions', spec.versions, `per-version ${plural} may not all be set to identical values (top-level ${name} should be used instead)`));
+      errs.push(invalidValue('spec.versions', spec.versions, `per-version ${plural} may not all be set to identical values (top-level ${field} should be used instead)`));
     }
   }
   if (top.version) {

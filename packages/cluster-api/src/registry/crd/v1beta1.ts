@@ -85,7 +85,7 @@ const fromStorage = (crd: KubeObject): void => {
   const conversion = spec.conversion;
   if (isObject(conversion)) {
     const { webhook, ...rest } = conversion as Fields;
-    const { clientConfig, conversionReviewVersions } = objectAt({ webhook }, 'webhook');
+    const { clientConfig, conversionReviewVersions } = isObject(webhook) ? (webhook as Fields) : {};
     spec.conversion = { ...rest, ...(clientConfig !== undefined && { webhookClientConfig: clientConfig }), ...(conversionReviewVersions !== undefined && { conversionReviewVersions }) };
   }
   spec.preserveUnknownFields = spec.preserveUnknownFields === true;
@@ -108,6 +108,6 @@ export const v1beta1Defaults = (crd: KubeObject): void => {
   spec.preserveUnknownFields ??= true;
   const conversion = objectAt(spec, 'conversion');
   if (conversion.strategy === 'Webhook' && !given(conversion.conversionReviewVersions)) conversion.conversionReviewVersions = ['v1beta1'];
-  const service = objectAt(objectAt(conversion, 'webhookClientConfig'), 'service');
-  if (isObject(conversion.webhookClientConfig) && isObject(objectAt(conversion, 'webhookClientConfig').service)) service.port ??= 443;
+  const service = objectAt(conversion, 'webhookClientConfig').service;
+  if (isObject(service)) (service as Fields).port ??= 443;
 };
