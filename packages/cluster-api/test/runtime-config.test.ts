@@ -80,8 +80,7 @@ describe('--runtime-config values', () => {
     expect(noBeta.has('apps/v1beta1/deployments')).toBe(false);
     expect(noBeta.has('apiextensions.k8s.io/v1beta1/customresourcedefinitions')).toBe(false);
     expect(noBeta.has('apps/v1/deployments')).toBe(true);
-    expect(served('api/legacy=false').has('v1/pods')).toBe(false);
-    expect(served('api/ga=false').has('apps/v1/deployments')).toBe(false);
+    expect(served('api/ga=false,v1=true').has('apps/v1/deployments')).toBe(false);
   });
 
   it.each([
@@ -95,9 +94,13 @@ describe('--runtime-config values', () => {
     ['apps/v1/Deployments=false', 'invalid key apps/v1/Deployments: group/version/resource and resource is always lowercase plural, not "Deployments"'],
     ['apps/v1/widgets=false', 'invalid key apps/v1/widgets: apps/v1 serves no resource widgets'],
     ['=true', 'runtime-config invalid key in "=true"'],
+    ['api/all=false', 'the core group v1 cannot be turned off (namespaces,serviceaccounts,'],
+    ['api/legacy=false', 'the core group v1 cannot be turned off'],
+    ['api/v1/pods=false', 'the core group v1 cannot be turned off (pods)'],
   ])('refuses %s at start: %s', async (raw, message) => {
-    expect(() => runtimeConfig(raw, allKinds)).toThrow(new RuntimeConfigError(message));
-    expect(() => resolveConfig({ 'runtime-config': raw })).toThrow(new ConfigError(`--runtime-config: ${message}`));
+    expect(() => runtimeConfig(raw, allKinds)).toThrow(RuntimeConfigError);
+    expect(() => runtimeConfig(raw, allKinds)).toThrow(message);
+    expect(() => resolveConfig({ 'runtime-config': raw })).toThrow(`--runtime-config: ${message}`);
     expect(() => resolveConfig({}, { CLUSTER_API_RUNTIME_CONFIG: raw })).toThrow(ConfigError);
     await expect(startServer({ storage: new MemoryStorage(), runtimeConfig: raw })).rejects.toThrow(message);
   });

@@ -2,10 +2,12 @@
  * kube-apiserver's `--runtime-config`: which built-in group versions (and resources) are served.
  * Comma-separated `key[=value]`; a key is `api/all`, `api/ga`, `api/beta` or `api/alpha` (every
  * version, or every version of that stability: value exactly `true` or `false`), `v1` / `api/v1` /
- * `api/legacy` (the core group), `<group>/<version>` or `<group>/<version>/<resource>`, with a value Go's
+ * `api/legacy` (the core group; `api/v1/<resource>` one of its resources), `<group>/<version>` or
+ * `<group>/<version>/<resource>`, with a value Go's
  * ParseBool reads (`true`, `false`, `1`, `0`, `t`, `F`, …; none is `true`). They apply in that order:
  * the matchers, then group versions, then single resources. Whatever is not named stays as served by
- * default (every built-in definition, the seed's legacy group versions included).
+ * default (every built-in definition, the seed's legacy group versions included). The core group
+ * stays on (`api/all=false` needs `v1=true` beside it): the server's own bootstrap uses it.
  *
  * ```ts
  * const served = runtimeConfig('apps/v1beta1=false,extensions/v1beta1=false', allKinds);
@@ -73,7 +75,7 @@ export function runtimeConfig(raw: string, defs: readonly ResourceDefinition[]):
   const unknown: string[] = [];
   for (const [key, value] of entries) {
     if (key in Matchers) continue;
-    const tokens = CoreKeys.has(key) ? ['', 'v1'] : key.split('/');
+    const tokens = CoreKeys.has(key) ? ['', 'v1'] : key.startsWith('api/v1/') ? ['', 'v1', key.slice('api/v1/'.length)] : key.split('/');
     if (tokens.length < 2 || tokens.length > 3 || (tokens[0] !== '' && !dnsSubdomain.test(tokens[0]!)) || !/^[a-z0-9]+$/.test(tokens[1]!)) {
       throw new RuntimeConfigError(`runtime-config invalid key ${key}`);
     }
@@ -95,5 +97,8 @@ export function runtimeConfig(raw: string, defs: readonly ResourceDefinition[]):
   }
   if (unknown.length > 0) throw new RuntimeConfigError(`unknown api groups ${unknown.join(',')}`);
   for (const [gv, on] of byVersion) enabled.set(gv, on);
-  return (def) => resources.get(`${groupVersion(def)}/${def.plural}`) ?? enabled.get(groupVersion(def)) ?? true;
+  const served = (def: ResourceDefinition): boolean => resources.get(`${groupVersion(def)}/${def.plural}`) ?? enabled.get(groupVersion(def)) ?? true;
+  const coreOff = defs.filter((d) => d.group === '' && !served(d)).map((d) => d.plural);
+  if (coreOff.length > 0) throw new RuntimeConfigError(`the core group v1 cannot be turned off (${coreOff.join(',')}): this server's bootstrap and controllers use it`);
+  return served;
 }
