@@ -12,6 +12,8 @@ import { parseStorageUrl } from './storage/factory.js';
 import { AuthorizationModes, type AuthorizationMode } from './auth/authorizers.js';
 import { parseRange } from './registry/kinds/service-allocator.js';
 import { Disableable } from './serve/names.js';
+import { allKinds } from './registry/kinds/index.js';
+import { runtimeConfig } from './registry/runtime-config.js';
 import { ConfigError, bool, count, path, port, portOf, resolveRows, text, type AnyRow, type OptionRow, type Resolving } from './options.js';
 
 export { ConfigError } from './options.js';
@@ -58,6 +60,8 @@ export interface ServeConfig {
   clusterCidr: string;
   /** Service clusterIPs (kube-apiserver's flag); a loopback range by default, so they are bindable on Linux. */
   serviceClusterIpRange: string;
+  /** kube-apiserver's --runtime-config: built-in group versions turned off or on (registry/runtime-config.ts). */
+  runtimeConfig?: string;
   nodeCidrMaskSize: number;
   /** Seconds a node may stay silent before it is Unknown (kube-controller-manager's flag). */
   nodeMonitorGracePeriod: number;
@@ -182,6 +186,13 @@ export const serveOptions: readonly AnyRow<ServeConfig>[] = [
   row({ key: 'podNetwork', flag: 'pod-network', env: 'CLUSTER_API_POD_NETWORK', type: 'string', default: undefined, parse: podNetwork, describe: 'loopback (an address per pod, Linux default) or shared (the node\'s address, a port per pod)' }),
   row({ key: 'clusterCidr', flag: 'cluster-cidr', env: 'CLUSTER_API_CLUSTER_CIDR', type: 'string', default: '127.64.0.0/10', parse: cidr('cluster-cidr', '127.64.0.0/10'), describe: 'pod IPs of the cluster, split into a block per node (default 127.64.0.0/10)' }),
   row({ key: 'serviceClusterIpRange', flag: 'service-cluster-ip-range', env: 'CLUSTER_API_SERVICE_CLUSTER_IP_RANGE', type: 'string', default: '127.128.0.0/12', parse: cidr('service-cluster-ip-range', '127.128.0.0/12'), describe: 'Service clusterIPs (default 127.128.0.0/12: loopback addresses each node\'s service proxy listens on); must not overlap --cluster-cidr' }),
+  row({ key: 'runtimeConfig', flag: 'runtime-config', env: 'CLUSTER_API_RUNTIME_CONFIG', type: 'string', default: undefined, parse: (raw) => {
+    try {
+      return runtimeConfig(String(raw), allKinds), String(raw);
+    } catch (err) {
+      throw new ConfigError(`--runtime-config: ${(err as Error).message}`);
+    }
+  }, describe: 'built-in APIs on or off, as kube-apiserver\'s flag: group/version=true|false, group/version/resource=…, v1 (core), api/all|ga|beta|alpha=true|false (default: every group version served, the legacy ones included)' }),
   row({ key: 'nodeCidrMaskSize', flag: 'node-cidr-mask-size', env: 'CLUSTER_API_NODE_CIDR_MASK_SIZE', type: 'number', default: 20, parse: count('node-cidr-mask-size', 8, 30), describe: 'size of each node\'s pod CIDR block (default 20)' }),
   row({ key: 'nodeLeaseDurationSeconds', flag: 'node-lease-duration-seconds', env: 'CLUSTER_API_NODE_LEASE_DURATION_SECONDS', type: 'number', default: 40, parse: count('node-lease-duration-seconds', 1, 3600), describe: 'the embedded node\'s Lease duration, renewed every quarter of it (default 40)' }),
   row({ key: 'nodeMonitorGracePeriod', flag: 'node-monitor-grace-period', env: 'CLUSTER_API_NODE_MONITOR_GRACE_PERIOD', type: 'number', default: 40, parse: count('node-monitor-grace-period', 1, 86_400), describe: 'seconds a node may go without a heartbeat before it is NotReady (default 40)' }),

@@ -67,6 +67,8 @@ export interface StartOptions {
   podNetwork?: PodNetwork;
   /** Where Service clusterIPs come from (kube-apiserver's --service-cluster-ip-range); default 10.96.0.0/12. */
   serviceClusterIpRange?: string;
+  /** kube-apiserver's --runtime-config (`apps/v1beta1=false,…`); default: every built-in group version served. */
+  runtimeConfig?: string;
   /** The aggregation layer's front-proxy credentials (`--proxy-client-cert-file`, `--requestheader-client-ca-file`). */
   frontProxy?: FrontProxy;
   /** The registry /metrics serves (a new one by default): parts running beside the API server add their metrics to it. */
@@ -106,6 +108,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
       authorizer: () => authorizer,
       kubelet: kubeletClient,
       serviceClusterIpRange: options.serviceClusterIpRange,
+      runtimeConfig: options.runtimeConfig,
       podNetwork,
     }));
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);

@@ -122,10 +122,11 @@ export interface KubectlServer {
   close(): Promise<void>;
 }
 
-export async function startKubectlServer(options: { nodes?: boolean } = {}): Promise<KubectlServer> {
+export async function startKubectlServer(options: { nodes?: boolean; runtimeConfig?: string } = {}): Promise<KubectlServer> {
   const dir = tempDir();
   const nodes = options.nodes ? {} : { disableAgent: true, disableScheduler: true };
-  const served = await serve(resolveConfig({ port: 0, dataDir: join(dir, 'data'), storage: 'memory:', ...nodes }), () => {});
+  const runtime = options.runtimeConfig ? { runtimeConfig: options.runtimeConfig } : {};
+  const served = await serve(resolveConfig({ port: 0, dataDir: join(dir, 'data'), storage: 'memory:', ...nodes, ...runtime }), () => {});
   return {
     dir,
     served,

@@ -146,6 +146,8 @@ export interface Strategy {
   /** Called with the incoming object and the stored one; e.g. copy status from old on a main-resource PUT. */
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   validate?(obj: KubeObject): FieldError[];
+  /** Rules for a create only (beside `validate`): what an update checks against the stored object instead. */
+  validateCreate?(obj: KubeObject): FieldError[];
   validateUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
   /** Normalise stored form (e.g. Secret stringData → data). */
   canonicalize?(obj: KubeObject): void;

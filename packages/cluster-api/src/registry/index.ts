@@ -16,6 +16,7 @@ import { storageHealth } from './kinds/component-store.js';
 import { allKinds } from './kinds/index.js';
 import { service, serviceKind } from './kinds/service.js';
 import type { Registry, ResourceStore } from './rest.js';
+import { runtimeConfig } from './runtime-config.js';
 
 export interface RegistryOptions {
   /** Health of this server's components for ComponentStatus; default: the storage backend's. */
@@ -40,6 +41,8 @@ export interface RegistryOptions {
   podNetwork?: Services['podNetwork'];
   /** Where Service clusterIPs come from (kube-apiserver's --service-cluster-ip-range); default 10.96.0.0/12. */
   serviceClusterIpRange?: string;
+  /** kube-apiserver's --runtime-config: built-in group versions and resources turned off or on (registry/runtime-config.ts). */
+  runtimeConfig?: string;
 }
 
 const DefaultBookmarkIntervalMs = 60_000;
@@ -103,7 +106,8 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
     },
   };
   const kinds = options.serviceClusterIpRange ? allKinds.map((d) => (d === service ? serviceKind(options.serviceClusterIpRange) : d)) : allKinds;
-  for (const def of [...kinds, ...(options.extraDefinitions ?? [])]) registry.add(def);
+  const served = options.runtimeConfig ? kinds.filter(runtimeConfig(options.runtimeConfig, kinds)) : kinds;
+  for (const def of [...served, ...(options.extraDefinitions ?? [])]) registry.add(def);
   return registry;
 };
 
@@ -111,6 +115,7 @@ export { ensureSystemNamespaces, SystemNamespaces } from './kinds/namespace.js';
 export { ensureSystemPriorityClasses } from './kinds/priority-class.js';
 export { groupVersion, Verbs } from './definition.js';
 export { servedAt, type ServedAt, type ServedVersion } from './versions.js';
+export { runtimeConfig, RuntimeConfigError } from './runtime-config.js';
 export { PatchTypes } from './rest.js';
 export type * from './definition.js';
 export type * from './rest.js';

@@ -72,7 +72,7 @@ export async function serve(config: ServeConfig, log?: Log, options: ServeOption
           controllers: config.controllers, controllerManager: false, authorization: config.authorizationMode,
           clientCa: tls ? ca.cert : undefined, kubeletClient: ids.kubeletClient, frontProxy: ensureFrontProxy(join(config.dataDir, 'tls')),
           bootstrapTokenAuth: config.enableBootstrapTokenAuth,
-          serviceClusterIpRange: config.serviceClusterIpRange,
+          serviceClusterIpRange: config.serviceClusterIpRange, runtimeConfig: config.runtimeConfig,
           ...(options.podNetwork && { podNetwork: options.podNetwork }),
         });
       } catch (err) {

@@ -4,14 +4,40 @@
  * version, unique DNS-1035 names), per-version schema (required, valid OpenAPI, structural),
  * subresources, printer columns, selectable fields, conversion, stored versions, API approval for
  * protected groups; on update, group and plural never change, scope and kind not once established.
+ * What a v1 request must have (a schema per version, structural, preserveUnknownFields false) is
+ * required on update only of a CRD that had it (kube-apiserver does not tighten persisted objects), and
+ * not of a v1beta1 request, which may also give the schema, subresources and columns once at the top
+ * level (`CrdRules.topLevel`; a v1beta1 object is checked in v1's field names, registry/crd/v1beta1.ts).
  */
 import type { KubeObject } from '../../api/meta.js';
 import { forbiddenField, immutable, invalidValue, isDNS1035Label, isDNS1123Subdomain, notSupported, required, type FieldError } from '../generic/validation.js';
+import { isDeepStrictEqual } from 'node:util';
 import { isObject } from '../generic/meta.js';
 import { JsonPathError, parse } from './jsonpath.js';
+import { hasDefaults } from './prune.js';
+import type { JSONSchemaProps } from './schema.js';
 import { validateSchemaRules } from './schema-rules.js';
 import { validateStructural } from './structural.js';
-import { isTrue, specOf, statusOf, type CrdNames, type CrdVersion, type PrinterColumn, type ScaleSubresource } from './types.js';
+import { isTrue, specOf, statusOf, type CrdNames, type CrdSpec, type CrdVersion, type PrinterColumn, type ScaleSubresource } from './types.js';
+
+/** Which of the rules that depend on the request's version and the stored object apply. */
+export interface CrdRules {
+  /** Every version has a schema (v1; not v1beta1, not an update of a CRD stored without). */
+  requireSchema: boolean;
+  /** Schemas are structural (v1; not v1beta1 unless unknown fields are pruned). */
+  requireStructural: boolean;
+  /** preserveUnknownFields may not be true (v1 create, or an update of a CRD where it was false). */
+  forbidPreserveUnknown: boolean;
+  /** v1beta1's top-level version, validation, subresources and additionalPrinterColumns may be set. */
+  topLevel?: boolean;
+}
+
+export const V1Create: CrdRules = { requireSchema: true, requireStructural: true, forbidPreserveUnknown: true };
+export const V1beta1: CrdRules = { requireSchema: false, requireStructural: false, forbidPreserveUnknown: false, topLevel: true };
+
+/** The top-level fields of a v1beta1 CustomResourceDefinition (in v1's names: columns' jsonPath). */
+export type TopLevel = Pick<CrdVersion, 'schema' | 'subresources' | 'additionalPrinterColumns'> & { version?: string };
+
 
 const ColumnTypes = ['boolean', 'date', 'integer', 'number', 'string'];
 const ColumnFormats = ['byte', 'date', 'date-time', 'double', 'float', 'int32', 'int64', 'password'];
@@ -77,24 +103,65 @@ const validateColumn = (col: PrinterColumn, path: string): FieldError[] => {
   return errs;
 };
 
-const validateVersion = (v: CrdVersion, path: string): FieldError[] => {
-  const errs = dns1035(`${path}.name`, v.name);
-  if (!v.deprecated && v.deprecationWarning !== undefined) errs.push(invalidValue(`${path}.deprecationWarning`, v.deprecationWarning, 'can only be set for deprecated versions'));
+/** A schema where one is given: valid OpenAPI, and structural when the rules require it. */
+const validateSchema = (schema: JSONSchemaProps, path: string, structural: boolean): FieldError[] => {
+  const rules = validateSchemaRules(schema, path);
+  return rules.length || !structural ? rules : validateStructural(schema, path);
+};
+
+/** Schema, scale paths and printer columns, of one version or (v1beta1) of the top level. */
+const validateParts = (v: TopLevel, path: string, schemaPath: string, structural: boolean): FieldError[] => {
+  const errs: FieldError[] = [];
   const schema = v.schema?.openAPIV3Schema;
-  if (!isObject(schema)) errs.push(required(`${path}.schema.openAPIV3Schema`, 'schemas are required'));
-  else {
-    const rules = validateSchemaRules(schema, `${path}.schema.openAPIV3Schema`);
-    errs.push(...rules);
-    if (rules.length === 0) errs.push(...validateStructural(schema, `${path}.schema.openAPIV3Schema`));
-  }
+  if (isObject(schema)) errs.push(...validateSchema(schema, `${path}.${schemaPath}.openAPIV3Schema`, structural));
   if (v.subresources?.scale) errs.push(...validateScale(v.subresources.scale, `${path}.subresources.scale`));
   (v.additionalPrinterColumns ?? []).forEach((c, i) => errs.push(...validateColumn(c, `${path}.additionalPrinterColumns[${i}]`)));
+  return errs;
+};
+
+const validateVersion = (v: CrdVersion, path: string, structural: boolean): FieldError[] => {
+  const errs = dns1035(`${path}.name`, v.name);
+  if (!v.deprecated && v.deprecationWarning !== undefined) errs.push(invalidValue(`${path}.deprecationWarning`, v.deprecationWarning, 'can only be set for deprecated versions'));
+  errs.push(...validateParts(v, path, 'schema', structural));
   (v.selectableFields ?? []).forEach((f, i) => {
     const field = `${path}.selectableFields[${i}].jsonPath`;
     if (!f.jsonPath) errs.push(required(field));
     else errs.push(...simplePath(field, f.jsonPath, field));
   });
   if ((v.selectableFields ?? []).length > 8) errs.push(invalidValue(`${path}.selectableFields`, v.selectableFields!.length, 'must have at most 8 items'));
+  return errs;
+};
+
+const hasSchema = (v: { schema?: CrdVersion['schema'] } | undefined): boolean => isObject(v?.schema?.openAPIV3Schema);
+
+/** Schemas required where a v1 request needs them, and where pruning would otherwise drop every field. */
+const validateSchemasGiven = (spec: CrdSpec, top: TopLevel | undefined, rules: CrdRules): FieldError[] => {
+  if (hasSchema(top)) return [];
+  const path = (i: number) => `spec.versions[${i}].schema.openAPIV3Schema`;
+  if (rules.requireSchema) return spec.versions.flatMap((v, i) => (hasSchema(v) ? [] : [required(path(i), 'schemas are required')]));
+  if (spec.preserveUnknownFields === true) return [];
+  return spec.versions.flatMap((v, i) => (v.served && !hasSchema(v) ? [required(path(i), 'because otherwise all fields are pruned')] : []));
+};
+
+/** Each per-version field: its top-level field in v1beta1, and how the messages name it. */
+const Parts = [['schema', 'validation', 'schemas'], ['subresources', 'subresources', 'subresources'],
+  ['additionalPrinterColumns', 'additionalPrinterColumns', 'additionalPrinterColumns']] as const;
+
+/** v1beta1: top-level and per-version fields are exclusive, and per-version ones may not all be the same. */
+const validateTopLevel = (spec: CrdSpec, top: TopLevel): FieldError[] => {
+  const errs: FieldError[] = [];
+  const given = (value: unknown): boolean => (Array.isArray(value) ? value.length > 0 : value !== undefined && value !== null);
+  for (const [part, field, plural] of Parts) {
+    if (given(top[part]) && spec.versions.some((v) => given(v[part]))) errs.push(forbiddenField(`spec.${field}`, `top-level and per-version ${plural} are mutually exclusive`));
+    const values = spec.versions.map((v) => v[part]);
+    if (values.length > 0 && values.every(given) && values.every((v) => isDeepStrictEqual(v, values[0]))) {
+      errs.push(invalidValue('spec.versions', spec.versions, `per-version ${plural} may not all be set to identical values (top-level ${field} should be used instead)`));
+    }
+  }
+  if (top.version) {
+    errs.push(...dns1035('spec.version', top.version));
+    if (spec.versions.length > 0 && spec.versions[0]!.name !== top.version) errs.push(invalidValue('spec.version', top.version, 'must match the first version in spec.versions'));
+  }
   return errs;
 };
 
@@ -118,8 +185,14 @@ const validateStoredVersions = (crd: KubeObject): FieldError[] => {
 const isProtected = (group: string): boolean =>
   group === 'k8s.io' || group === 'kubernetes.io' || group.endsWith('.k8s.io') || group.endsWith('.kubernetes.io');
 
-/** ValidateCustomResourceDefinition (metadata.name's DNS rule is the generic ObjectMeta check). */
-export const validateCrd = (crd: KubeObject): FieldError[] => {
+const anyDefaults = (spec: CrdSpec, top: TopLevel | undefined): boolean =>
+  [top, ...spec.versions].some((v) => hasDefaults(v?.schema?.openAPIV3Schema));
+
+/**
+ * ValidateCustomResourceDefinition under `rules` (metadata.name's DNS rule is the generic ObjectMeta
+ * check); `top`: a v1beta1 object's top-level fields, the rest of it given in v1's shape.
+ */
+export const validateCrd = (crd: KubeObject, rules: CrdRules = V1Create, top?: TopLevel): FieldError[] => {
   const spec = specOf(crd);
   const errs: FieldError[] = [];
   if (crd.metadata.name && crd.metadata.name !== `${spec.names.plural}.${spec.group}`) {
@@ -130,7 +203,17 @@ export const validateCrd = (crd: KubeObject): FieldError[] => {
   else if (!spec.group.includes('.')) errs.push(invalidValue('spec.group', spec.group, 'should be a domain with at least one dot'));
   if (!spec.scope) errs.push(required('spec.scope'));
   else if (spec.scope !== 'Cluster' && spec.scope !== 'Namespaced') errs.push(notSupported('spec.scope', spec.scope, ['Cluster', 'Namespaced']));
-  spec.versions.forEach((v, i) => errs.push(...validateVersion(v, `spec.versions[${i}]`)));
+  const preserveUnknown = spec.preserveUnknownFields === true;
+  // Pruning, defaults and x-kubernetes extensions need structural schemas whatever the request's version.
+  const structural = rules.requireStructural || !preserveUnknown;
+  if (preserveUnknown && rules.forbidPreserveUnknown) {
+    errs.push(invalidValue('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'));
+  } else if (preserveUnknown && anyDefaults(spec, top)) {
+    errs.push(invalidValue('spec.preserveUnknownFields', true, 'must be false in order to use defaults in the schema'));
+  }
+  errs.push(...validateSchemasGiven(spec, top, rules));
+  spec.versions.forEach((v, i) => errs.push(...validateVersion(v, `spec.versions[${i}]`, structural)));
+  if (top) errs.push(...validateTopLevel(spec, top), ...validateParts(top, 'spec', 'validation', structural));
   const names = spec.versions.map((v) => v.name);
   if (names.length === 0) errs.push(required('spec.versions', 'must have exactly one version marked as storage version'));
   else {
@@ -138,10 +221,24 @@ export const validateCrd = (crd: KubeObject): FieldError[] => {
     if (spec.versions.filter((v) => v.storage === true).length !== 1) errs.push(invalidValue('spec.versions', names, 'must have exactly one version marked as storage version'));
   }
   errs.push(...validateNames(spec.names, 'spec.names'), ...validateConversion(crd), ...validateStoredVersions(crd));
+  if (preserveUnknown && spec.conversion?.strategy && spec.conversion.strategy !== 'None') {
+    errs.push(invalidValue('spec.conversion.strategy', spec.conversion.strategy, 'must be None if spec.preserveUnknownFields is true'));
+  }
   if (isProtected(spec.group) && !crd.metadata.annotations?.[ApprovalAnnotation]) {
     errs.push(required(`metadata.annotations[${ApprovalAnnotation}]`, `protected groups must have approval annotation "${ApprovalAnnotation}", see https://github.com/kubernetes/enhancements/pull/1111`));
   }
   return errs;
+};
+
+/** The rules an update through v1 is held to: no stricter than the stored object met. */
+export const v1UpdateRules = (old: KubeObject): CrdRules => {
+  const spec = specOf(old);
+  const schemas = spec.versions.map((v) => v.schema?.openAPIV3Schema);
+  return {
+    requireSchema: schemas.every(isObject),
+    requireStructural: schemas.every((s) => !isObject(s) || validateStructural(s, '').length === 0),
+    forbidPreserveUnknown: spec.preserveUnknownFields !== true,
+  };
 };
 
 /** ValidateCustomResourceDefinitionUpdate's immutability rules. */

@@ -43,10 +43,11 @@ const generationChanged = (withStatus: boolean) => (obj: KubeObject, old: KubeOb
   return !isDeepStrictEqual(strip(obj), strip(old));
 };
 
-const strategyOf = (version: CrdVersion, withStatus: boolean): Strategy => {
+/** `keepUnknown`: spec.preserveUnknownFields (a v1beta1 CRD's default), fields the schema does not name are kept. */
+const strategyOf = (version: CrdVersion, withStatus: boolean, keepUnknown: boolean): Strategy => {
   const schema = version.schema?.openAPIV3Schema;
   const normalise = (o: KubeObject): void => {
-    prune(o, schema, true);
+    if (!keepUnknown) prune(o, schema, true);
     applyDefaults(o, schema);
   };
   const rules = hasRules(schema);
@@ -86,7 +87,7 @@ export const definitionOf = (crd: KubeObject, version: CrdVersion): ResourceDefi
   const spec = specOf(crd);
   const names = { ...spec.names, ...statusOf(crd).acceptedNames };
   const schema = version.schema?.openAPIV3Schema;
-  const strategy = strategyOf(version, Boolean(version.subresources?.status));
+  const strategy = strategyOf(version, Boolean(version.subresources?.status), spec.preserveUnknownFields === true);
   const columns: TableColumn[] | undefined = version.additionalPrinterColumns?.map(printerColumn);
   return {
     group: spec.group,

@@ -105,7 +105,7 @@ export const prepareCreate = (def: ResourceDefinition, ctx: RequestContext, body
   def.strategy.prepareForCreate?.(obj, ctx);
   meta.generation = 1;
   if (meta.name) meta.selfLink = selfLink(def, meta.namespace, meta.name);
-  throwIfInvalid(def, obj, [...validateObjectMeta(def, meta), ...(def.strategy.validate?.(obj) ?? [])]);
+  throwIfInvalid(def, obj, [...validateObjectMeta(def, meta), ...(def.strategy.validate?.(obj) ?? []), ...(def.strategy.validateCreate?.(obj) ?? [])]);
   def.strategy.canonicalize?.(obj);
   return obj;
 };

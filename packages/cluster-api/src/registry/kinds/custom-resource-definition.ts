@@ -1,13 +1,15 @@
 /**
  * apiextensions.k8s.io/v1 CustomResourceDefinition: its defaults, validation (registry/crd/) and
- * status. Serving the resource it defines is the CRD controller's work (controllers/crd/crd.ts): it names,
+ * status; v1beta1 serves the same objects in its own shape (registry/crd/v1beta1.ts). Serving the resource it defines is the CRD controller's work (controllers/crd/crd.ts): it names,
  * establishes and, on delete, empties it. Deletion adds the cleanup finalizer that controller removes
  * once no custom resource is left, as kube-apiserver's CRD storage does.
  */
 import type { KubeObject } from '../../api/meta.js';
 import type { ResourceDefinition } from '../definition.js';
 import { timestamp } from '../generic/meta.js';
-import { validateCrd, validateCrdUpdate } from '../crd/crd-validation.js';
+import { V1beta1, validateCrd, validateCrdUpdate, v1UpdateRules } from '../crd/crd-validation.js';
+import { internalOf, v1beta1Conversion, v1beta1Defaults } from '../crd/v1beta1.js';
+import { servedAt } from '../versions.js';
 import { CleanupFinalizer, setCondition, specOf, statusOf, type CrdStatus } from '../crd/types.js';
 import { statusSubresource } from '../subresources/status.js';
 import { AllVerbs, child, column } from './common.js';
@@ -55,8 +57,8 @@ export const customResourceDefinition: ResourceDefinition = {
       defaults(crd);
       recordStorageVersion(crd);
     },
-    validate: validateCrd,
-    validateUpdate: validateCrdUpdate,
+    validateCreate: (crd) => validateCrd(crd),
+    validateUpdate: (crd, old) => [...validateCrd(crd, v1UpdateRules(old)), ...validateCrdUpdate(crd, old)],
   },
   deletion: {
     finalizers: [CleanupFinalizer],
@@ -74,3 +76,25 @@ export const customResourceDefinition: ResourceDefinition = {
   columns: [column('Created At', (o) => o.metadata.creationTimestamp ?? '', { type: 'date' })],
   columnLayout: 'declared',
 };
+
+/** A v1beta1 object checked in its internal form (v1's fields, the top-level ones beside), as kube-apiserver checks it. */
+const validateV1beta1 = (crd: KubeObject) => {
+  const internal = structuredClone(crd);
+  return validateCrd(internal, V1beta1, internalOf(internal));
+};
+
+export const customResourceDefinitionV1beta1 = servedAt(customResourceDefinition, { group: 'apiextensions.k8s.io', version: 'v1beta1' }, {
+  conversion: v1beta1Conversion,
+  strategy: {
+    prepareForCreate(crd) {
+      v1beta1Defaults(crd);
+      customResourceDefinition.strategy.prepareForCreate!(crd);
+    },
+    prepareForUpdate(crd, old) {
+      v1beta1Defaults(crd);
+      customResourceDefinition.strategy.prepareForUpdate!(crd, old);
+    },
+    validate: validateV1beta1,
+    validateUpdate: validateCrdUpdate,
+  },
+});

@@ -25,7 +25,7 @@ import { replicaSet } from './replica-set.js';
 import { statefulSet } from './stateful-set.js';
 import { storageClass, storageClassV1beta1 } from './storage-class.js';
 import { servedAt } from '../versions.js';
-import { customResourceDefinition } from './custom-resource-definition.js';
+import { customResourceDefinition, customResourceDefinitionV1beta1 } from './custom-resource-definition.js';
 import { groupKinds } from './groups.js';
 import { limitRange } from './limit-range.js';
 import { namespace } from './namespace.js';
@@ -82,7 +82,7 @@ export const allKinds: readonly ResourceDefinition[] = [
   ...typedGroupKinds,
   ...rbacKinds,
   ...groupKinds,
-  customResourceDefinition,
+  customResourceDefinition, customResourceDefinitionV1beta1,
 ];
 
 export { componentStatus, namespace };
