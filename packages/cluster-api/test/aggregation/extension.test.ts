@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config.js';
 import { serve, type Served } from '../../src/server.js';
-import { runKubectl, tempDir } from '../helpers.js';
+import { runKubectl, tempDir } from '../support/helpers.js';
 import { Group, startWardle, Version, type Wardle } from './wardle.js';
 
 const kubectlBin = '/usr/bin/kubectl';

@@ -11,7 +11,7 @@ import { apiServerHealth, PostStartHooks } from '../../src/http/health.js';
 import { versionInfo } from '../../src/http/nonresource.js';
 import { createRegistry } from '../../src/registry/index.js';
 import { MemoryStorage } from '../../src/storage/memory/memory.js';
-import { runKubectl, startKubectlServer, type KubectlServer } from '../helpers.js';
+import { runKubectl, startKubectlServer, type KubectlServer } from '../support/helpers.js';
 
 describe('health endpoints through kubectl', () => {
   let k: KubectlServer;

@@ -3,7 +3,7 @@
  * read back, scaled and deleted as on kube-apiserver, with no exchange refused for its media type.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kubectlStatuses, runKubectl, startKubectlServer, type KubectlServer } from '../helpers.js';
+import { kubectlStatuses, runKubectl, startKubectlServer, type KubectlServer } from '../support/helpers.js';
 
 describe('kubectl autoscale', () => {
   let k: KubectlServer;

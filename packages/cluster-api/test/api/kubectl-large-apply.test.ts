@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { runKubectl } from '../helpers.js';
+import { runKubectl } from '../support/helpers.js';
 import { largeCrds } from '../load/large-crds.js';
 import { startServe } from '../load/serve-process.js';
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { runKubectl, startKubectlServer, type KubectlServer } from '../helpers.js';
+import { runKubectl, startKubectlServer, type KubectlServer } from '../support/helpers.js';
 
 /** `name{labels} value` lines of a scrape, labels parsed; `# HELP` / `# TYPE` kept apart. */
 function parse(text: string): { samples: { name: string; labels: Record<string, string>; value: number }[]; types: Map<string, string> } {

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeOpenApiV2 } from '../../src/http/openapi-v2-protobuf.js';
-import { widgetCrd } from '../crd-fixtures.js';
-import { runKubectl, startKubectlServer, TestToken, startTestServer, type KubectlServer, type TestServer } from '../helpers.js';
+import { widgetCrd } from '../support/crd-fixtures.js';
+import { runKubectl, startKubectlServer, TestToken, startTestServer, type KubectlServer, type TestServer } from '../support/helpers.js';
 
 const ProtobufType = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
 

@@ -8,7 +8,7 @@ import { createCsr } from '../../src/certificates/x509.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeProtobuf, encodeProtobuf, ProtobufMediaType } from '../../src/protobuf/codec.js';
 import { fixtures } from '../../src/protobuf/testing/fixtures.js';
-import { startTestServer, TestToken, type TestServer } from '../helpers.js';
+import { startTestServer, TestToken, type TestServer } from '../support/helpers.js';
 
 type Json = Record<string, any>;
 

@@ -6,7 +6,7 @@
 import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DiscardBytes, MaxRequestBodyBytes } from '../../src/http/body.js';
-import { startTestServer, TestToken, type TestServer } from '../helpers.js';
+import { startTestServer, TestToken, type TestServer } from '../support/helpers.js';
 
 let s: TestServer;
 beforeAll(async () => (s = await startTestServer('memory')));

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runKubectl, startKubectlServer, startTestServer, type KubectlServer, type TestServer } from '../helpers.js';
+import { runKubectl, startKubectlServer, startTestServer, type KubectlServer, type TestServer } from '../support/helpers.js';
 
 /** Kubernetes' column names per kind; `*` marks a `-o wide` column (priority 1). */
 const KubernetesColumns: Record<string, string> = {

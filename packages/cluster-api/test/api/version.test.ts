@@ -3,7 +3,7 @@
  * version-gated tools (Helm's kubeVersion, operators) accept the cluster.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runKubectl, startKubectlServer, type KubectlServer } from '../helpers.js';
+import { runKubectl, startKubectlServer, type KubectlServer } from '../support/helpers.js';
 
 describe('/version', () => {
   let k: KubectlServer;

@@ -11,7 +11,7 @@ import { KubeClient, resourceType, type RequestOptions } from '@func/kube-client
 import { resolveConfig } from '../../src/config.js';
 import { parseRequestInfo } from '../../src/http/request-info.js';
 import { serve, type Served } from '../../src/server.js';
-import { runKubectl, type KubectlResult } from '../helpers.js';
+import { runKubectl, type KubectlResult } from '../support/helpers.js';
 
 export const KNATIVE_CRDS = fileURLToPath(new URL('../../../../../shared/crds/knative-eventing', import.meta.url));
 export const BROKER_CRD_FILE = join(KNATIVE_CRDS, 'broker.yaml');

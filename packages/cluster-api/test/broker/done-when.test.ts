@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type NatsCluster, startNats } from '../../src/broker/log/testing/nats-server.js';
-import { runKubectl } from '../helpers.js';
+import { runKubectl } from '../support/helpers.js';
 import { BROKER_CRD_FILE, brokerOf, KUBECTL, KNATIVE_CRDS, manifest, TRIGGER_CRD_FILE, triggerOf, until } from './cluster-helpers.js';
 import { CLUSTER_API, FUNC_RUNTIME, recorded, RECORDER, renderTemplate, run, start, startFunction, stopAll } from './roles.js';
 

@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runKubectl } from '../helpers.js';
+import { runKubectl } from '../support/helpers.js';
 import { type ApiCluster, BROKER_CRD_FILE, brokers, KNATIVE_CRDS, KUBECTL, startApi, until } from './cluster-helpers.js';
 import { CLUSTER_API, FUNC_RUNTIME, run, start, stopAll } from './roles.js';
 

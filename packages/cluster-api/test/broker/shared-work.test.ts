@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type NatsCluster, startNats } from '../../src/broker/log/testing/nats-server.js';
-import { runKubectl } from '../helpers.js';
+import { runKubectl } from '../support/helpers.js';
 import { BROKER_CRD_FILE, brokerOf, KNATIVE_CRDS, KUBECTL, manifest, TRIGGER_CRD_FILE, triggerOf, until } from './cluster-helpers.js';
 import { binaryEvent, post, type Subscriber, subscriber } from './helpers.js';
 import { CLUSTER_API, type Proc, start, stopAll } from './roles.js';

@@ -7,8 +7,8 @@ import { X509Certificate, generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiException, CertificatesV1Api, KubeConfig, type V1CertificateSigningRequest } from '@kubernetes/client-node';
 import { createCsr } from '../../src/certificates/x509.js';
-import { startKubectlServer, type KubectlServer } from '../helpers.js';
-import { until } from '../node-fixtures.js';
+import { startKubectlServer, type KubectlServer } from '../support/helpers.js';
+import { until } from '../support/node-fixtures.js';
 
 let s: KubectlServer;
 let api: CertificatesV1Api;

@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubeconfigYaml } from '../../src/auth/credentials.js';
-import { runKubectl, startKubectlServer, type KubectlServer } from '../helpers.js';
-import { until } from '../node-fixtures.js';
+import { runKubectl, startKubectlServer, type KubectlServer } from '../support/helpers.js';
+import { until } from '../support/node-fixtures.js';
 
 const kubectlBin = '/usr/bin/kubectl';
 const run = promisify(execFile);

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../node-fixtures.js';
+import { until } from '../support/node-fixtures.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const kubectlBin = '/usr/bin/kubectl';

@@ -20,8 +20,8 @@ import { createRegistry, ensureSystemNamespaces } from '../../src/registry/index
 import { startServer } from '../../src/server.js';
 import { MemoryStorage } from '../../src/storage/memory/memory.js';
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite.js';
-import { request, tempDir, TestToken } from '../helpers.js';
-import { type Call, merge, waitFor } from '../workload-helpers.js';
+import { request, tempDir, TestToken } from '../support/helpers.js';
+import { type Call, merge, waitFor } from '../support/workload-helpers.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {

@@ -20,8 +20,8 @@ import { startServer } from '../../src/server.js';
 import { startApiServer, type ApiServerProcess } from '../../testing/src/etcd-api-servers.js';
 import { startEtcd } from '../../testing/src/etcd-cluster.js';
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite.js';
-import { request, tempDir, TestToken } from '../helpers.js';
-import { type Call, deployment, freshNamespace, livePods, readyAll, waitFor } from '../workload-helpers.js';
+import { request, tempDir, TestToken } from '../support/helpers.js';
+import { type Call, deployment, freshNamespace, livePods, readyAll, waitFor } from '../support/workload-helpers.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const cleanups: (() => Promise<void> | void)[] = [];

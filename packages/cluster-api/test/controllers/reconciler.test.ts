@@ -17,8 +17,8 @@ import { startControllerManager } from '../../src/controllers/manager.js';
 import { startReconciler } from '../../src/controllers/reconciler.js';
 import { startServer } from '../../src/server.js';
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite.js';
-import { request, tempDir, TestToken } from '../helpers.js';
-import { type Call, freshNamespace, merge, waitFor } from '../workload-helpers.js';
+import { request, tempDir, TestToken } from '../support/helpers.js';
+import { type Call, freshNamespace, merge, waitFor } from '../support/workload-helpers.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {

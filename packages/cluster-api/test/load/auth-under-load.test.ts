@@ -10,7 +10,7 @@
  */
 import { Agent, request as httpsRequest } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runKubectl } from '../helpers.js';
+import { runKubectl } from '../support/helpers.js';
 import { burnCpu, percentile, type Burners } from './burners.js';
 import { startServe, type ServeProcess } from './serve-process.js';
 

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { tempDir } from '../helpers.js';
+import { tempDir } from '../support/helpers.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 

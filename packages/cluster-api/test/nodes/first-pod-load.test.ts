@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeClient, Resources } from '@func/kube-client';
 import { ImageLayout, pushImage } from '@func/oci';
 import { haveRegistry, startRegistry, type RunningRegistry } from '../../../oci/test/registry-server.js';
-import { eventsOf, functionImage, isReady, podUntil, probeFunction, until, type Obj } from '../node-fixtures.js';
+import { eventsOf, functionImage, isReady, podUntil, probeFunction, until, type Obj } from '../support/node-fixtures.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 /** How long the burners run at most (they are killed when the test ends). */

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runKubectl, tempDir, type KubectlResult } from '../helpers.js';
+import { runKubectl, tempDir, type KubectlResult } from '../support/helpers.js';
 
 export const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 export const kubectlBin = '/usr/bin/kubectl';

@@ -13,8 +13,8 @@ import { resolveConfig } from '../../src/config.js';
 import { serve, type Served } from '../../src/server.js';
 import { part, type Part, type PartContext } from '../../src/serve/part.js';
 import { PartError, Supervisor } from '../../src/serve/supervisor.js';
-import { tempDir } from '../helpers.js';
-import { until } from '../node-fixtures.js';
+import { tempDir } from '../support/helpers.js';
+import { until } from '../support/node-fixtures.js';
 import { cli, haveKubectl, startServe, type ServeProcess } from './process.js';
 
 type Entry = Record<string, unknown>;
