@@ -59,7 +59,7 @@ describe.runIf(existsSync(kubectlBin)).each(['sqlite', 'etcd'] as const)('kubect
       ['create', 'deployment', 'web', '--image=nginx:1.25', '--replicas=3', '-n', 'shop'],
       ['create', 'configmap', 'c1', '--from-literal=a=b', '--from-literal=c=d', '-n', 'shop'],
       ['create', 'job', 'once', '--image=busybox', '-n', 'shop'],
-      ['create', 'cronjob', 'tick', '--image=busybox', '--schedule=*/5 * * * *', '-n', 'shop'],
+      ['create', 'cronjob', 'tick', '--image=busybox', '--schedule=0 0 1 1 *', '-n', 'shop'],
     ]) {
       const r = await kubectl(...args);
       expect([r.code, r.stderr]).toEqual([0, '']);
@@ -73,7 +73,7 @@ describe.runIf(existsSync(kubectlBin)).each(['sqlite', 'etcd'] as const)('kubect
       ['web', '0/3', '0', 'nginx', 'nginx:1.25', 'app=web'],
     ]);
     expect(table((await kubectl('get', 'cm', '-n', 'shop')).stdout).map((r) => r.slice(0, 2))).toEqual([['NAME', 'DATA'], ['c1', '2'], ['settings', '1']]);
-    expect(table((await kubectl('get', 'cronjobs', '-n', 'shop')).stdout)[1]!.slice(0, 6)).toEqual(['tick', '*/5 * * * *', '<none>', 'False', '0', '<none>']);
+    expect(table((await kubectl('get', 'cronjobs', '-n', 'shop')).stdout)[1]!.slice(0, 6)).toEqual(['tick', '0 0 1 1 *', '<none>', 'False', '0', '<none>']);
     const job = table((await kubectl('get', 'jobs', '-n', 'shop', '-o', 'wide')).stdout);
     expect(job[0]).toEqual(['NAME', 'STATUS', 'COMPLETIONS', 'DURATION', 'AGE', 'CONTAINERS', 'IMAGES', 'SELECTOR']);
     expect(job[1]!.slice(0, 3)).toEqual(['once', 'Running', '0/1']);
