@@ -1,7 +1,7 @@
 /**
  * Adding a controller: one descriptor and one reconcile function, registered with the manager, and it
  * reconciles (on create, on update, and again when it asks for `requeueAfter`). The converted
- * deadline and namespace controllers are exercised by test/lifecycle.test.ts and the Event TTL test.
+ * deadline and namespace controllers are exercised by test/api/lifecycle.test.ts and the Event TTL test.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
