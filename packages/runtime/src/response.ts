@@ -1,31 +1,23 @@
 /**
  * Maps what a function returns (or throws) to an HTTP response, writing straight to node:http's
  * ServerResponse. The heads of the common answers (a 204, text, bytes, JSON, with the CORS pairs)
- * are built and checked once and reused (head.ts); what a function chose itself (a structured
- * return's headers, an event's attributes) is checked by node:http on every response, as usual.
+ * are built once and reused (head.ts); what a function chose itself (a structured return's
+ * headers, an event's attributes) is built per response. node:http checks every header it sends.
  */
 import { Buffer } from 'node:buffer';
 import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import { encodeBinary, isCloudEvent } from './cloudevents.js';
 import { RuntimeError, sendProblem } from './errors.js';
-import { headOf, withLength, writeHead, type Head } from './head.js';
+import { withLength, writeHead, type Head } from './head.js';
 import type { CloudEventLike, StructuredReturn } from './types.js';
 
 const TEXT = 'text/plain; charset=utf-8';
 const JSON_TYPE = 'application/json; charset=utf-8';
 const OCTET = 'application/octet-stream';
 
-/** The head of a base list alone (a 204 sends only the CORS pairs), checked once per list. */
-const bare = new WeakMap<readonly string[], Head>();
 /** base pairs + content-type, per (base list, type): both come from small fixed sets. */
 const typed = new WeakMap<readonly string[], Map<string, Head>>();
-
-function bareHead(base: readonly string[]): Head {
-  let h = bare.get(base);
-  if (!h) bare.set(base, (h = headOf(base)));
-  return h;
-}
 
 let lastBase: readonly string[] | undefined;
 let lastType = '';
@@ -37,7 +29,7 @@ function withType(base: readonly string[], type: string): Head {
   let byType = typed.get(base);
   if (!byType) typed.set(base, (byType = new Map()));
   let h = byType.get(type);
-  if (!h) byType.set(type, (h = headOf([...base, 'content-type', type])));
+  if (!h) byType.set(type, (h = [...base, 'content-type', type]));
   lastBase = base;
   lastType = type;
   lastHead = h;
@@ -163,14 +155,14 @@ function sendWith(res: ServerResponse, status: number, head: Head, body: string 
 /** Writes a function's return value: nothing → 204, string → text, bytes → octet-stream, object → JSON. */
 export function sendResult(res: ServerResponse, value: unknown, cors: readonly string[]): void {
   if (value === undefined || value === null || value === '') {
-    writeHead(res, 204, bareHead(cors));
+    writeHead(res, 204, cors);
     res.end();
   } else if (typeof value === 'string') {
     sendWith(res, 200, withType(cors, TEXT), value);
   } else if (isBytes(value)) {
     sendWith(res, 200, withType(cors, OCTET), value);
   } else if (isReadable(value)) {
-    sendStream(res, 200, withType(cors, OCTET).pairs, value);
+    sendStream(res, 200, withType(cors, OCTET), value);
   } else if (typeof value === 'object' && isCloudEvent(value)) {
     sendCloudEvent(res, value, cors);
   } else if (typeof value === 'object' && isStructured(value)) {
