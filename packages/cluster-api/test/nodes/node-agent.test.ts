@@ -81,7 +81,11 @@ describe('function pods', () => {
     await current.kube.create(Resources.pods, { metadata: { name: 'envy', labels: { team: 'blue' } }, spec: { containers: [container] } });
     const pod = await podUntil(current.kube, 'envy', 'Ready', isReady);
     const ip = pod.status.podIP;
-    const read = (name: string) => until(`env ${name}`, () => get(ip, `/env?name=${name}`).catch(() => undefined));
+    // An empty value is an answer too: the probe wraps what it read so that '' ends the wait.
+    const read = async (name: string) => (await until(`env ${name}`, async () => {
+      const text = await get(ip, `/env?name=${name}`).catch(() => undefined);
+      return text !== undefined && { text };
+    })).text;
     expect(await read('GREETING')).toBe('hi');
     expect(await read('PASSWORD')).toBe('s3cret');
     expect(await read('POD_NAME')).toBe('envy');
