@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Compactor } from './compactor.js';
 import { isStorageError } from './errors.js';
 import { MemoryStorage } from './memory/memory.js';
-import { until } from './testing/suite-helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
 
@@ -57,8 +57,8 @@ describe('Compactor', () => {
     const s = store({ compaction: { intervalMs: 5, keepRevisions: 0, minAgeMs: 0 } });
     const rev = await writes(s, 20);
     let compacted = 0;
-    const poll = setInterval(() => void s.compactedRevision().then((r) => (compacted = r)), 2);
-    await until(() => compacted === rev, 'the timer to compact').finally(() => clearInterval(poll));
+    const sampler = setInterval(() => void s.compactedRevision().then((r) => (compacted = r)), 2);
+    await until('the timer to compact', () => compacted === rev, { timeoutMs: 10_000 }).finally(() => clearInterval(sampler));
     await s.close();
     // A tick after close would reject with Unavailable; the timer is gone, so nothing surfaces.
     await new Promise((r) => setTimeout(r, 20));

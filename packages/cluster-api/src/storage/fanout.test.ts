@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { isStorageError } from './errors.js';
 import { MemoryStorage } from './memory/memory.js';
-import { enc, Recorder, until } from './testing/suite-helpers.js';
+import { enc, Recorder } from './testing/suite-helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 describe('watch delivery', () => {
   it('a handler that throws ends its own watch with that error; other watchers go on', async () => {
@@ -23,7 +24,7 @@ describe('watch delivery', () => {
     );
     const healthy = new Recorder(s, { key: '/registry/w/', prefix: true, afterRevision: 0 });
     await s.create('/registry/w/a', enc('1'));
-    await until(() => ended !== undefined, 'the failing watch to end');
+    await until('the failing watch to end', () => ended !== undefined, { timeoutMs: 10_000 });
     const last = await s.create('/registry/w/b', enc('2'));
     await healthy.waitForRevision(last.modRevision);
     expect(ended).toBe(boom);
@@ -41,7 +42,7 @@ describe('watch delivery', () => {
     const write = s.create('/registry/w/b', enc('2'));
     expect(delivered).toBe(0);
     await write;
-    await until(() => delivered === 2, 'delivery');
+    await until('delivery', () => delivered === 2, { timeoutMs: 10_000 });
     replaying.close();
     await s.close();
   });

@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { isStorageError } from './errors.js';
 import type { StorageEvent, WatchHandlers } from './interface.js';
 import { MemoryStorage } from './memory/memory.js';
-import { enc, until } from './testing/suite-helpers.js';
+import { enc } from './testing/suite-helpers.js';
 import { WatchCache } from './watch-cache.js';
+import { until } from '../../testing/src/poll.js';
 
 const P = '/registry/pods/';
 
@@ -34,7 +35,7 @@ describe('WatchCache', () => {
     await s.create(`${P}b/y`, enc('2'));
     await s.create('/registry/services/a/x', enc('3'));
     await s.update(`${P}a/x`, enc('4'), 1);
-    await until(() => all.revisions.length === 3, 'all events');
+    await until('all events', () => all.revisions.length === 3, { timeoutMs: 10_000 });
     expect(all.revisions).toEqual([1, 2, 4]);
     expect(ns.keys).toEqual([`${P}a/x`, `${P}a/x`]);
     expect(one.revisions).toEqual([1, 4]);
@@ -48,19 +49,19 @@ describe('WatchCache', () => {
     const cache = new WatchCache(s, { capacity: 4 });
     await cache.ready(P);
     for (let i = 0; i < 6; i++) await s.create(`${P}n/k${i}`, enc('v'));
-    await until(() => cache.stats()[0]!.latest === 9, 'the cache to catch up');
+    await until('the cache to catch up', () => cache.stats()[0]!.latest === 9, { timeoutMs: 10_000 });
     expect(cache.stats()[0]).toMatchObject({ retained: 4, floor: 5 });
     const inRing = recorder();
     cache.subscribe(P, { key: P, prefix: true, afterRevision: 7 }, inRing.handlers);
     const below = recorder();
     cache.subscribe(P, { key: P, prefix: true, afterRevision: 1 }, below.handlers);
-    await until(() => inRing.revisions.length === 2 && below.revisions.length === 8, 'replays');
+    await until('replays', () => inRing.revisions.length === 2 && below.revisions.length === 8, { timeoutMs: 10_000 });
     expect(inRing.revisions).toEqual([8, 9]);
     expect(below.revisions).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
     await s.compact(8);
     const gone = recorder();
     cache.subscribe(P, { key: P, prefix: true, afterRevision: 2 }, gone.handlers);
-    await until(() => gone.error() !== undefined, 'the compacted error');
+    await until('the compacted error', () => gone.error() !== undefined, { timeoutMs: 10_000 });
     expect(isStorageError(gone.error(), 'Compacted')).toBe(true);
     await s.close();
   });
@@ -72,7 +73,7 @@ describe('WatchCache', () => {
     await s.create(`${P}n/first`, enc('1'));
     const r = recorder();
     cache.subscribe(P, { key: P, prefix: true, afterRevision: 0 }, r.handlers);
-    await until(() => r.revisions.length === 1, 'the first write');
+    await until('the first write', () => r.revisions.length === 1, { timeoutMs: 10_000 });
     expect(r.revisions).toEqual([1]);
     await s.close();
   });
@@ -86,14 +87,14 @@ describe('WatchCache', () => {
     // Five events reach the queue before it is drained once.
     const writes = [0, 1, 2, 3, 4].map((i) => s.create(`${P}n/k${i}`, enc('v')));
     await Promise.all(writes);
-    await until(() => slow.error() !== undefined, 'the cut-off');
+    await until('the cut-off', () => slow.error() !== undefined, { timeoutMs: 10_000 });
     expect(slow.error()!.message).toContain('cut off');
     expect(cache.stats()[0]!.subscribers).toBe(0);
     sub.close();
     const next = recorder();
     cache.subscribe(P, { key: P, prefix: true, afterRevision: 5 }, next.handlers);
     await s.create(`${P}n/after`, enc('v'));
-    await until(() => next.revisions.length === 1, 'a later subscriber');
+    await until('a later subscriber', () => next.revisions.length === 1, { timeoutMs: 10_000 });
     expect(next.revisions).toEqual([6]);
     await s.close();
   });
@@ -109,7 +110,7 @@ describe('WatchCache', () => {
     const open = recorder();
     cache.subscribe(P, { key: P, prefix: true, afterRevision: 0 }, open.handlers);
     await s.close();
-    await until(() => open.error() !== undefined, 'the close error');
+    await until('the close error', () => open.error() !== undefined, { timeoutMs: 10_000 });
     expect(isStorageError(open.error(), 'Unavailable')).toBe(true);
     expect(cache.stats()).toEqual([]);
   });

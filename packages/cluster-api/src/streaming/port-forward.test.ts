@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RstStatus, encodeFrame } from './spdy/frames.js';
 import { servePortForward, type PortForwardOptions } from './port-forward.js';
 import { SpdyTestClient } from './testing/spdy-client.js';
-import { dial, echo, listen, sha256, until, type Listening } from './testing/sockets.js';
+import { dial, echo, listen, sha256, type Listening } from './testing/sockets.js';
+import { until } from '../../testing/src/poll.js';
 
 describe('portforward.k8s.io over SPDY', () => {
   let pod: Listening;
@@ -41,7 +42,7 @@ describe('portforward.k8s.io over SPDY', () => {
     c.write(encodeFrame({ type: 'rst_stream', streamId: data, status: RstStatus.Cancel }));
     expect((await c.readStream(error)).toString()).toBe('');
     expect(dialled).toEqual([8080]);
-    await until(async () => (await pod.open()) === 0, 5000, 'pod connection closed');
+    await until('pod connection closed', async () => (await pod.open()) === 0, { timeoutMs: 5000 });
   });
 
   it('carries many requests at once on one connection, each to its own pod connection', async () => {
@@ -128,8 +129,8 @@ describe('portforward.k8s.io over SPDY', () => {
       const { data } = c.openPair(8080, i);
       c.data(data, 'open');
     }
-    await until(async () => (await pod.open()) === 5, 5000, 'five pod connections');
+    await until('five pod connections', async () => (await pod.open()) === 5, { timeoutMs: 5000 });
     c.close();
-    await until(async () => (await pod.open()) === 0, 5000, 'pod connections closed');
+    await until('pod connections closed', async () => (await pod.open()) === 0, { timeoutMs: 5000 });
   });
 });

@@ -17,19 +17,12 @@ import { resolveConfig } from '../../src/config.js';
 import { serve, type Served } from '../../src/server.js';
 import { runKubectl, tempDir } from '../support/helpers.js';
 import { Group, startWardle, Version, type Wardle } from './wardle.js';
+import { until } from '../../testing/src/poll.js';
 
 const kubectlBin = '/usr/bin/kubectl';
 const name = `${Version}.${Group}`;
-
-/** Polls until `probe` answers something `done` accepts; the last answer is returned either way. */
-async function until<T>(probe: () => Promise<T>, done: (v: T) => boolean, tries = 150): Promise<T> {
-  let last = await probe();
-  for (let i = 0; i < tries && !done(last); i++) {
-    await new Promise((r) => setTimeout(r, 200));
-    last = await probe();
-  }
-  return last;
-}
+/** Each probe runs kubectl: poll it gently, and allow as long as the 150 tries of 200 ms this test always had. */
+const kubectlPolls = { timeoutMs: 60_000, everyMs: 200 };
 
 describe.runIf(existsSync(kubectlBin))('an extension API server behind an APIService', () => {
   let dir: string;
@@ -104,7 +97,7 @@ spec:
   });
 
   it('becomes Available, and kubectl discovers and lists its resources as the caller', async () => {
-    expect(await until(condition, (c) => c === 'True Passed')).toBe('True Passed');
+    await until('Available True Passed', async () => (await condition()) === 'True Passed', kubectlPolls);
     const table = await kubectl('get', 'apiservice', name);
     expect(table.stdout).toMatch(new RegExp(`${name.replace(/\./g, '\\.')}\\s+wardle/api\\s+True`));
     const resources = await kubectl('api-resources', `--api-group=${Group}`);
@@ -135,7 +128,10 @@ spec: {group: ${Group}, version: v1beta1, groupPriorityMinimum: 1000, versionPri
 `);
     expect(registered.code, registered.stderr).toBe(0);
     const state = () => kubectl('get', 'apiservice', `v1beta1.${Group}`, '-o', 'jsonpath={.status.conditions[0].reason}: {.status.conditions[0].message}');
-    const failed = await until(state, (r) => r.stdout.startsWith('FailedDiscoveryCheck'));
+    const failed = await until('FailedDiscoveryCheck', async () => {
+      const r = await state();
+      return r.stdout.startsWith('FailedDiscoveryCheck') && r;
+    }, kubectlPolls);
     expect(failed.stdout).toBe(`FailedDiscoveryCheck: failing or missing response from https://api.wardle.svc:443/apis/${Group}/v1beta1: tls: failed to verify certificate`);
     expect((await call(`/apis/${Group}/v1beta1/namespaces/wardle/flunders`)).status).toBe(503);
     expect(wardle.seen.some((s) => s.path.includes('/v1beta1'))).toBe(false);
@@ -166,7 +162,10 @@ spec: {group: silent.example.com, version: v1, groupPriorityMinimum: 1000, versi
       expect(registered.code, registered.stderr).toBe(0);
       expect((await kubectl('get', 'namespace', 'wardle', '-o', 'name')).stdout.trim()).toBe('namespace/wardle');
       const state = () => kubectl('get', 'apiservice', 'v1.silent.example.com', '-o', 'jsonpath={.status.conditions[0].reason}: {.status.conditions[0].message}');
-      const failed = await until(state, (r) => r.stdout.startsWith('FailedDiscoveryCheck'));
+      const failed = await until('FailedDiscoveryCheck', async () => {
+        const r = await state();
+        return r.stdout.startsWith('FailedDiscoveryCheck') && r;
+      }, kubectlPolls);
       expect(failed.stdout).toBe('FailedDiscoveryCheck: failing or missing response from https://silent.wardle.svc:443/apis/silent.example.com/v1: context deadline exceeded');
       expect((await kubectl('delete', 'apiservice', 'v1.silent.example.com')).code).toBe(0);
     } finally {
@@ -260,27 +259,33 @@ spec: {group: other.example.com, version: v1, groupPriorityMinimum: 10, versionP
 
   it('keeps the Local APIServices: one deleted comes back, one changed is put back', async () => {
     expect((await kubectl('patch', 'apiservice', 'v1.apps', '--type=merge', '-p', '{"spec":{"versionPriority":1}}')).code).toBe(0);
-    const reset = await until(() => kubectl('get', 'apiservice', 'v1.apps', '-o', 'jsonpath={.spec.versionPriority}'), (r) => r.stdout === '15');
+    const reset = await until('v1.apps back to priority 15', async () => {
+      const r = await kubectl('get', 'apiservice', 'v1.apps', '-o', 'jsonpath={.spec.versionPriority}');
+      return r.stdout === '15' && r;
+    }, kubectlPolls);
     expect(reset.stdout).toBe('15');
     expect((await kubectl('delete', 'apiservice', 'v1.apps')).code).toBe(0);
-    const back = await until(() => kubectl('get', 'apiservice', 'v1.apps', '-o', 'jsonpath={.spec.service}{.status.conditions[0].reason}'), (r) => r.code === 0 && r.stdout === 'Local');
+    const back = await until('v1.apps Local again', async () => {
+      const r = await kubectl('get', 'apiservice', 'v1.apps', '-o', 'jsonpath={.spec.service}{.status.conditions[0].reason}');
+      return r.code === 0 && r.stdout === 'Local' && r;
+    }, kubectlPolls);
     expect(back.stdout).toBe('Local');
   });
 
   it('follows the backend: MissingEndpoints, ServiceNotFound, FailedDiscoveryCheck when it stops, and answers 503 meanwhile', async () => {
     expect((await kubectl('patch', 'endpoints', 'api', '-n', 'wardle', '--type=merge', '-p', '{"subsets":[{"notReadyAddresses":[{"ip":"127.0.0.1"}],"ports":[{"name":"https","port":1}]}]}')).code).toBe(0);
-    expect(await until(condition, (c) => c === 'False MissingEndpoints')).toBe('False MissingEndpoints');
+    await until('Available False MissingEndpoints', async () => (await condition()) === 'False MissingEndpoints', kubectlPolls);
     const unavailable = await call(`/apis/${Group}/${Version}/namespaces/wardle/flunders`);
     expect([unavailable.status, unavailable.json.kind, unavailable.json.reason, unavailable.json.message]).toEqual([503, 'Status', 'ServiceUnavailable', 'service unavailable']);
     expect((await kubectl('patch', 'endpoints', 'api', '-n', 'wardle', '--type=merge', '-p', JSON.stringify({ subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ name: 'https', port: wardle.port }] }] }))).code).toBe(0);
-    expect(await until(condition, (c) => c === 'True Passed')).toBe('True Passed');
+    await until('Available True Passed', async () => (await condition()) === 'True Passed', kubectlPolls);
     await wardle.close();
-    expect(await until(condition, (c) => c === 'False FailedDiscoveryCheck')).toBe('False FailedDiscoveryCheck');
+    await until('Available False FailedDiscoveryCheck', async () => (await condition()) === 'False FailedDiscoveryCheck', kubectlPolls);
     const message = (await kubectl('get', 'apiservice', name, '-o', 'jsonpath={.status.conditions[0].message}')).stdout;
     expect(message).toBe(`failing or missing response from https://api.wardle.svc:443/apis/${Group}/${Version}: connect: connection refused`);
     expect((await call(`/apis/${Group}/${Version}/namespaces/wardle/flunders`)).status).toBe(503);
     expect((await kubectl('delete', 'service', 'api', '-n', 'wardle')).code).toBe(0);
-    expect(await until(condition, (c) => c === 'False ServiceNotFound')).toBe('False ServiceNotFound');
+    await until('Available False ServiceNotFound', async () => (await condition()) === 'False ServiceNotFound', kubectlPolls);
     expect((await kubectl('delete', 'apiservice', name)).code).toBe(0);
     expect((await call(`/apis/${Group}/${Version}/namespaces/wardle/flunders`)).status).toBe(404);
     expect(((await call('/apis')).json.groups as { name: string }[]).some((g) => g.name === Group)).toBe(false);

@@ -9,7 +9,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runKubectl, startKubectlServer, startTestServer, type KubectlServer, type TestServer } from '../support/helpers.js';
-import { waitFor } from '../support/workload-helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 const kubectlBin = '/usr/bin/kubectl';
 const v1 = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
@@ -148,7 +148,7 @@ describe('v1beta1 CustomResourceDefinitions over HTTP', () => {
     });
     expect((await s.request('GET', `${v1}/things.example.org`)).json.spec).toMatchObject({ preserveUnknownFields: true, versions: [{ name: 'v1', subresources: { status: {} } }] });
     const things = '/apis/example.org/v1/things';
-    await waitFor(async () => (await s.request('GET', things)).status === 200, 'the CRD served');
+    await until('the CRD served', async () => (await s.request('GET', things)).status === 200, { timeoutMs: 15_000 });
     const thing = await s.request('POST', things, { body: { apiVersion: 'example.org/v1', kind: 'Thing', metadata: { name: 't' }, spec: { size: 2, any: { deep: true } } } });
     expect(thing.status).toBe(201);
     expect(thing.json.spec).toEqual({ size: 2, any: { deep: true } });
@@ -159,7 +159,7 @@ describe('v1beta1 CustomResourceDefinitions over HTTP', () => {
     const label = await s.request('PATCH', `${v1}/things.example.org`, { body: { metadata: { labels: { a: 'b' } } }, headers: { 'content-type': 'application/merge-patch+json' } });
     expect(label.status).toBe(200);
     expect((await s.request('DELETE', `${v1}/things.example.org`)).status).toBe(200);
-    await waitFor(async () => (await s.request('GET', `${v1}/things.example.org`)).status === 404, 'the CRD gone');
+    await until('the CRD gone', async () => (await s.request('GET', `${v1}/things.example.org`)).status === 404, { timeoutMs: 15_000 });
   });
 
   it('moves a conversion webhook under conversion.webhook for v1, and back', async () => {

@@ -7,21 +7,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Backends, openWatch, startTestServer, type TestServer } from '../support/helpers.js';
 import { widget, widgetCrd } from '../support/crd-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 const crdPath = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const widgets = '/apis/example.com/v1/namespaces/default/widgets';
 const TableAccept = 'application/json;as=Table;v=v1;g=meta.k8s.io';
-
-/** Polls until `check` holds (the controller acts asynchronously); fails after `ms`. */
-const eventually = async <T>(check: () => Promise<T | undefined | false>, ms = 5000): Promise<T> => {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 
 const causes = (reply: { json: any }) => (reply.json.details?.causes ?? []).map((c: any) => `${c.field}: ${c.message}`);
 
@@ -31,7 +21,7 @@ describe.each(Backends)('CustomResourceDefinitions on %s', (backend) => {
     s = await startTestServer(backend);
     const created = await s.request('POST', crdPath, { body: widgetCrd });
     expect(created.status).toBe(201);
-    await eventually(async () => (await s.request('GET', widgets)).status === 200);
+    await until('widgets served', async () => (await s.request('GET', widgets)).status === 200, { timeoutMs: 5_000 });
   });
   afterAll(() => s?.close());
 
@@ -198,7 +188,7 @@ describe.each(Backends)('CustomResourceDefinitions on %s', (backend) => {
     const crd = { ...widgetCrd, metadata: { name: 'limits.example.com' }, spec: { ...widgetCrd.spec, names: { plural: 'limits', kind: 'Limit' }, versions: [{ name: 'v1', served: true, storage: true, schema }] } };
     expect((await s.request('POST', crdPath, { body: crd })).status).toBe(201);
     const limits = '/apis/example.com/v1/namespaces/default/limits';
-    await eventually(async () => (await s.request('GET', limits)).status === 200);
+    await until('limits served', async () => (await s.request('GET', limits)).status === 200, { timeoutMs: 5_000 });
     const limit = (name: string, body: object) => ({ apiVersion: 'example.com/v1', kind: 'Limit', metadata: { name }, spec: body });
     const bad = await s.request('POST', limits, { body: limit('low', { min: 5, max: 1, name: 'a', tags: ['y'] }) });
     expect(bad.status).toBe(422);
@@ -225,10 +215,10 @@ describe.each(Backends)('CustomResourceDefinitions on %s', (backend) => {
   it('accepts no name another CRD of the group holds, as the naming controller', async () => {
     const clash = { ...widgetCrd, metadata: { name: 'others.example.com' }, spec: { ...widgetCrd.spec, names: { plural: 'others', kind: 'Widget', shortNames: ['wg'] } } };
     expect((await s.request('POST', crdPath, { body: clash })).status).toBe(201);
-    const crd = await eventually(async () => {
+    const crd = await until('the conditions of others.example.com', async () => {
       const c = (await s.request('GET', `${crdPath}/others.example.com`)).json;
       return c.status.conditions.length > 0 && c;
-    });
+    }, { timeoutMs: 5_000 });
     const conditions = Object.fromEntries(crd.status.conditions.map((c: any) => [c.type, [c.status, c.reason, c.message]]));
     expect(conditions.NamesAccepted).toEqual(['False', 'ListKindConflict', '"WidgetList" is already in use']);
     expect(conditions.Established).toEqual(['False', 'NotAccepted', 'not all names are accepted']);
@@ -243,10 +233,10 @@ describe.each(Backends)('CustomResourceDefinitions on %s', (backend) => {
       { op: 'add', path: '/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/shape', value: { type: 'string', default: 'round' } }];
     const updated = await s.request('PATCH', `${crdPath}/widgets.example.com`, { body: patch, headers: { 'content-type': 'application/json-patch+json' } });
     expect(updated.status).toBe(200);
-    const read = await eventually(async () => {
+    const read = await until('the new default on the older object', async () => {
       const o = (await s.request('GET', `${widgets}/before`)).json;
       return o.spec.shape === 'round' && o;
-    });
+    }, { timeoutMs: 5_000 });
     expect(read.spec).toMatchObject({ color: 'red', shape: 'round' });
     const listed = (await s.request('GET', widgets)).json.items.find((o: any) => o.metadata.name === 'before');
     expect(listed.spec.shape).toBe('round');
@@ -256,7 +246,7 @@ describe.each(Backends)('CustomResourceDefinitions on %s', (backend) => {
     const crd = { ...widgetCrd, metadata: { name: 'gizmos.example.com' }, spec: { ...widgetCrd.spec, names: { plural: 'gizmos', kind: 'Gizmo' }, versions: [widgetCrd.spec.versions[0]] } };
     expect((await s.request('POST', crdPath, { body: crd })).status).toBe(201);
     const gizmos = '/apis/example.com/v1/namespaces/default/gizmos';
-    await eventually(async () => (await s.request('GET', gizmos)).status === 200);
+    await until('gizmos served', async () => (await s.request('GET', gizmos)).status === 200, { timeoutMs: 5_000 });
     for (const n of ['a', 'b']) expect((await s.request('POST', gizmos, { body: { ...widget(n), kind: 'Gizmo' } })).status).toBe(201);
     const watch = await openWatch(s, `${gizmos}?watch=true`);
     expect((await watch.next()).type).toBe('ADDED');
@@ -269,7 +259,7 @@ describe.each(Backends)('CustomResourceDefinitions on %s', (backend) => {
     for (let e = await watch.next(); e; e = await watch.next()) events.push(e.type);
     // The stream ends once the resource is no longer served; what it delivered before were the deletions.
     expect(['DELETED', 'DELETED'].slice(0, events.length)).toEqual(events);
-    await eventually(async () => (await s.request('GET', `${crdPath}/gizmos.example.com`)).status === 404);
+    await until('the gizmos CRD gone', async () => (await s.request('GET', `${crdPath}/gizmos.example.com`)).status === 404, { timeoutMs: 5_000 });
     expect((await s.request('GET', gizmos)).status).toBe(404);
     const left = await s.storage.list({ prefix: '/registry/gizmos.example.com/', revision: 0, limit: 0 });
     expect(left.items).toEqual([]);
@@ -285,13 +275,13 @@ describe.each(Backends)('CustomResourceDefinitions on %s', (backend) => {
       expect((await s.request('POST', crdPath, { body: crd })).status).toBe(201);
     }
     for (const [i, path] of paths.entries()) {
-      await eventually(async () => (await s.request('GET', path)).status === 200);
+      await until(`${path} served`, async () => (await s.request('GET', path)).status === 200, { timeoutMs: 5_000 });
       expect((await s.request('POST', path, { body: { ...widget('one'), kind: kinds[i] } })).status).toBe(201);
     }
     // Back to back, as kubectl sends them: each deletion lands while the controller works on the others.
     for (const kind of kinds) expect((await s.request('DELETE', `${crdPath}/${kind.toLowerCase()}s.example.com`)).status).toBe(200);
     for (const [i, kind] of kinds.entries()) {
-      await eventually(async () => (await s.request('GET', `${crdPath}/${kind.toLowerCase()}s.example.com`)).status === 404, 15_000);
+      await until(`the ${kind} CRD gone`, async () => (await s.request('GET', `${crdPath}/${kind.toLowerCase()}s.example.com`)).status === 404, { timeoutMs: 15_000 });
       expect((await s.request('GET', paths[i]!)).status).toBe(404);
     }
   });

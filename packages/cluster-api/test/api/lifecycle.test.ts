@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { namespace, startTestServer, type TestServer } from '../support/helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 let s: TestServer;
 const NS = 'life';
@@ -16,17 +17,6 @@ beforeAll(async () => {
   expect((await s.request('POST', '/api/v1/namespaces', { body: namespace(NS) })).status).toBe(201);
 });
 afterAll(() => s.close());
-
-/** Polls until `check` holds; fails with the last value after `ms`. */
-async function eventually<T>(read: () => Promise<T>, check: (v: T) => boolean, ms = 8000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (check(v)) return v;
-    if (Date.now() > end) throw new Error(`condition not reached: ${JSON.stringify(v).slice(0, 400)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const podBody = (name: string, grace: number, meta: Record<string, unknown> = {}) => ({
   apiVersion: 'v1',
@@ -63,7 +53,7 @@ describe('graceful pod deletion', () => {
     const again = await s.request('DELETE', `${base}/pods/slow`);
     expect(again.json.metadata.deletionTimestamp).toBe(del.json.metadata.deletionTimestamp);
     expect(await status(`${base}/pods/slow`)).toBe(200);
-    await eventually(() => status(`${base}/pods/slow`), (c) => c === 404);
+    await until('pod slow gone', async () => (await status(`${base}/pods/slow`)) === 404, { timeoutMs: 8000 });
   });
 
   it('defaults to 30 s, and gracePeriodSeconds=0 removes at once (also shortening a running grace period)', async () => {
@@ -120,7 +110,7 @@ describe('garbage collection of a ReplicationController and its pods', () => {
     await chain('bg');
     const del = await s.request('DELETE', `${base}/replicationcontrollers/bg`, { body: { propagationPolicy: 'Background' } });
     expect(del.json.status).toBe('Success');
-    await eventually(() => podsOf('bg'), (items) => items.length === 0);
+    await until('the pods of bg gone', async () => (await podsOf('bg')).length === 0, { timeoutMs: 8000 });
   });
 
   it('Orphan (and the v1 default): the owner goes, the dependents stay without the reference', async () => {
@@ -128,7 +118,7 @@ describe('garbage collection of a ReplicationController and its pods', () => {
       await chain(name);
       const del = await s.request('DELETE', `${base}/replicationcontrollers/${name}`, opts ? { body: opts } : {});
       expect(del.json.metadata.finalizers).toEqual(['orphan']);
-      await eventually(() => status(`${base}/replicationcontrollers/${name}`), (c) => c === 404);
+      await until(`replicationcontroller ${name} gone`, async () => (await status(`${base}/replicationcontrollers/${name}`)) === 404, { timeoutMs: 8000 });
       const pods = await podsOf(name);
       expect(pods.map((p) => [p.metadata.name, p.metadata.ownerReferences])).toEqual([[`${name}-1`, undefined], [`${name}-2`, undefined]]);
     }
@@ -138,13 +128,16 @@ describe('garbage collection of a ReplicationController and its pods', () => {
     await chain('fg', { finalizers: ['example.com/hold'] });
     const del = await s.request('DELETE', `${base}/replicationcontrollers/fg?propagationPolicy=Foreground`);
     expect([del.status, del.json.metadata.finalizers]).toEqual([200, ['foregroundDeletion']]);
-    const marked = await eventually(() => podsOf('fg'), (items) => items.every((p) => p.metadata.deletionTimestamp));
+    const marked = await until('the pods of fg marked for deletion', async () => {
+      const items = await podsOf('fg');
+      return items.every((p) => p.metadata.deletionTimestamp) && items;
+    }, { timeoutMs: 8000 });
     expect(marked).toHaveLength(2);
     expect(await status(`${base}/replicationcontrollers/fg`)).toBe(200);
     for (const p of marked) {
       await s.request('PATCH', `${base}/pods/${p.metadata.name}`, { body: { metadata: { finalizers: null } }, headers: { 'content-type': 'application/merge-patch+json' } });
     }
-    await eventually(() => status(`${base}/replicationcontrollers/fg`), (c) => c === 404);
+    await until('replicationcontroller fg gone', async () => (await status(`${base}/replicationcontrollers/fg`)) === 404, { timeoutMs: 8000 });
     expect(await podsOf('fg')).toEqual([]);
   });
 
@@ -154,7 +147,10 @@ describe('garbage collection of a ReplicationController and its pods', () => {
     const refs = [a, b].map((o) => ({ apiVersion: 'v1', kind: 'Secret', name: o.metadata.name, uid: o.metadata.uid }));
     await s.request('POST', `${base}/pods`, { body: podBody('shared', 0, { ownerReferences: refs }) });
     await s.request('DELETE', `${base}/secrets/owner-a`);
-    const pod = await eventually(async () => (await s.request('GET', `${base}/pods/shared`)).json, (p) => p.metadata.ownerReferences?.length === 1);
+    const pod = await until('pod shared down to one owner', async () => {
+      const p = (await s.request('GET', `${base}/pods/shared`)).json;
+      return p.metadata.ownerReferences?.length === 1 && p;
+    }, { timeoutMs: 8000 });
     expect(pod.metadata.ownerReferences[0].name).toBe('owner-b');
   });
 });
@@ -172,7 +168,7 @@ describe('namespace deletion', () => {
     expect([refused.status, refused.json.reason, refused.json.message]).toEqual([403, 'Forbidden',
       'pods "late" is forbidden: unable to create new content in namespace doomed because it is being terminated']);
     expect(refused.json.details.causes).toEqual([{ reason: 'NamespaceTerminating', message: 'namespace doomed is being terminated', field: 'metadata.namespace' }]);
-    await eventually(() => status(nsBase), (c) => c === 404);
+    await until('the namespace gone', async () => (await status(nsBase)) === 404, { timeoutMs: 8000 });
     for (const kind of ['pods', 'services', 'serviceaccounts']) {
       expect((await s.request('GET', `${nsBase}/${kind}`)).json.items).toEqual([]);
     }

@@ -15,7 +15,7 @@ import { nodeKubeconfig } from '../../src/auth/node-credentials.js';
 import { resolveConfig } from '../../src/config.js';
 import { serve, type Served } from '../../src/server.js';
 import { tempDir } from '../support/helpers.js';
-import { until } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 const run = promisify(execFile);
 const kubectlBin = '/usr/bin/kubectl';

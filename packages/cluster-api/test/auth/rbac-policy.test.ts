@@ -6,15 +6,9 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServerWithUsers, tempDir, type TestServer } from '../support/helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 const rbac = '/apis/rbac.authorization.k8s.io/v1';
-
-async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean, ms = 10_000): Promise<T> {
-  for (const deadline = Date.now() + ms; ; await new Promise((r) => setTimeout(r, 25))) {
-    const value = await read();
-    if (ok(value) || Date.now() > deadline) return value;
-  }
-}
 
 describe('bootstrap policy across restarts', () => {
   const file = `sqlite:${join(tempDir(), 'state.db')}`;
@@ -70,12 +64,12 @@ describe('the ClusterRole aggregation controller', () => {
     const rulesOf = async (name: string) => ((await s.request('GET', `${rbac}/clusterroles/${name}`)).json.rules ?? []) as unknown[];
     const has = (rules: unknown[]) => rules.some((r) => JSON.stringify(r) === JSON.stringify(rule));
     // view gathers it; edit gathers view's; admin gathers edit's.
-    for (const name of ['view', 'edit', 'admin']) expect(has(await eventually(() => rulesOf(name), has)), name).toBe(true);
+    for (const name of ['view', 'edit', 'admin']) expect(await until(`${name} holding the widgets rule`, async () => has(await rulesOf(name)), { timeoutMs: 10_000 }), name).toBe(true);
     const view = (await s.request('GET', `${rbac}/clusterroles/view`)).json;
     expect(view.metadata.managedFields.map((f: any) => f.manager)).toContain('clusterrole-aggregation-controller');
 
     const current = (await s.request('GET', `${rbac}/clusterroles/widgets-view`)).json;
     expect((await s.request('PUT', `${rbac}/clusterroles/widgets-view`, { body: { ...current, metadata: { ...current.metadata, labels: {} } } })).status).toBe(200);
-    for (const name of ['view', 'edit', 'admin']) expect(has(await eventually(() => rulesOf(name), (r) => !has(r))), name).toBe(false);
+    for (const name of ['view', 'edit', 'admin']) expect(await until(`${name} without the widgets rule`, async () => !has(await rulesOf(name)), { timeoutMs: 10_000 }), name).toBe(true);
   });
 });

@@ -12,6 +12,7 @@ import { resolveConfig } from '../../src/config.js';
 import { parseRequestInfo } from '../../src/http/request-info.js';
 import { serve, type Served } from '../../src/server.js';
 import { runKubectl, type KubectlResult } from '../support/helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 export const KNATIVE_CRDS = fileURLToPath(new URL('../../../../../shared/crds/knative-eventing', import.meta.url));
 export const BROKER_CRD_FILE = join(KNATIVE_CRDS, 'broker.yaml');
@@ -85,22 +86,6 @@ export function recordRequests(client: KubeClient, into: Recorded[]): KubeClient
   return client;
 }
 
-/** Polls `probe` until it gives a value (not undefined or false); the deadline only bounds the wait. */
-export async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 export interface Condition {
   type: string;
   status: string;
@@ -122,7 +107,7 @@ export function waitCondition(kube: KubeClient, kind: 'Broker' | 'Trigger', name
     const o = await kube.get<Obj>(kind === 'Broker' ? brokers : triggers, name, { namespace });
     const c = conditionOf(o, type);
     return c?.status === status && (reason === undefined || c.reason === reason) ? o : undefined;
-  });
+  }, { timeoutMs: 30_000 });
 }
 
 type Spec = Record<string, unknown>;

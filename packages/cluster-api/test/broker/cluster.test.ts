@@ -15,10 +15,8 @@ import { startClusterBroker, type ClusterBroker } from '../../src/broker/cluster
 import { brokerRoleAllows } from '../../src/broker/cluster/role.js';
 import { jsonLogger, silentLogger } from '../../src/broker/metrics.js';
 import { binaryEvent, post, type Subscriber, subscriber } from './helpers.js';
-import {
-  type ApiCluster, BROKER_CRD_FILE, brokerOf, brokers, conditionOf, KUBECTL, KNATIVE_CRDS, manifest, namespace, type Obj, type Recorded,
-  recordRequests, startApi, TRIGGER_CRD_FILE, triggerOf, triggers, until, waitCondition,
-} from './cluster-helpers.js';
+import {type ApiCluster, BROKER_CRD_FILE, brokerOf, brokers, conditionOf, KUBECTL, KNATIVE_CRDS, manifest, namespace, type Obj, type Recorded, recordRequests, startApi, TRIGGER_CRD_FILE, triggerOf, triggers, waitCondition} from './cluster-helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 const services = resourceType('v1', 'Service', 'services');
 const endpoints = resourceType('v1', 'Endpoints', 'endpoints');
@@ -56,7 +54,7 @@ describe.runIf(existsSync(KUBECTL) && existsSync(KNATIVE_CRDS))('the broker as a
   });
 
   it('starts before the CRDs exist, then serves what kubectl applies once they are installed', async () => {
-    await until('an empty first snapshot', () => broker.source.synced);
+    await until('an empty first snapshot', () => broker.source.synced, { timeoutMs: 30_000 });
     const fn = await sink();
     const installed = await api.kubectl('apply', '-f', BROKER_CRD_FILE, '-f', TRIGGER_CRD_FILE);
     expect(installed.stdout).toContain('customresourcedefinition.apiextensions.k8s.io/brokers.eventing.knative.dev created');
@@ -162,7 +160,7 @@ describe.runIf(existsSync(KUBECTL) && existsSync(KNATIVE_CRDS))('the broker as a
 
     // The Endpoints move to another address: the Trigger follows without a change to itself.
     await api.kube.patch(endpoints, 'fn', { subsets: [subset(b.url)] }, { namespace: ns, type: 'merge' });
-    await until('subscriberUri on the new endpoint', async () => (await api.kube.get<Obj>(triggers, 'fn', { namespace: ns })).status?.subscriberUri === `http://127.0.0.1:${port(b.url)}/events?x=1`);
+    await until('subscriberUri on the new endpoint', async () => (await api.kube.get<Obj>(triggers, 'fn', { namespace: ns })).status?.subscriberUri === `http://127.0.0.1:${port(b.url)}/events?x=1`, { timeoutMs: 30_000 });
     expect((await send(ns, { type: 'greet', id: 'g2' })).status).toBe(202);
     expect((await b.until(1))[0]!.headers['ce-id']).toBe('g2');
 
@@ -174,7 +172,7 @@ describe.runIf(existsSync(KUBECTL) && existsSync(KNATIVE_CRDS))('the broker as a
     expect((await send(ns, { type: 'greet', id: 'g3' })).status).toBe(202);
     await api.kube.create(endpoints, { metadata: { name: 'fn', namespace: ns }, subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ name: 'other', port: 1 }] }] });
     const noPort = await waitCondition(api.kube, 'Trigger', ns, 'fn', 'SubscriberResolved', 'False');
-    await until('the port-name message', async () => conditionOf(await api.kube.get<Obj>(triggers, 'fn', { namespace: ns }), 'SubscriberResolved')?.message === `Service "${ns}/fn" has no ready endpoint for port "http"`);
+    await until('the port-name message', async () => conditionOf(await api.kube.get<Obj>(triggers, 'fn', { namespace: ns }), 'SubscriberResolved')?.message === `Service "${ns}/fn" has no ready endpoint for port "http"`, { timeoutMs: 30_000 });
     expect(noPort.status!.subscriberUri).toBe('');
     await api.kube.patch(endpoints, 'fn', { subsets: [subset(a.url)] }, { namespace: ns, type: 'merge' });
     expect((await a.until(2))[1]!.headers['ce-id']).toBe('g3');
@@ -199,10 +197,10 @@ describe.runIf(existsSync(KUBECTL) && existsSync(KNATIVE_CRDS))('the broker as a
   it('drops Brokers and Triggers with their CRDs, and serves them again when the CRDs are applied again', async () => {
     const ns = 'shop';
     expect((await api.kubectl('delete', '-f', BROKER_CRD_FILE, '-f', TRIGGER_CRD_FILE)).code).toBe(0);
-    await until('the ingress forgets the Broker', async () => (await send(ns)).status === 404);
+    await until('the ingress forgets the Broker', async () => (await send(ns)).status === 404, { timeoutMs: 30_000 });
     const fn = await sink();
     await api.kubectl('apply', '-f', BROKER_CRD_FILE, '-f', TRIGGER_CRD_FILE);
-    await until('the CRDs served again', async () => (await api.kubectl('get', 'brokers', '-n', ns)).code === 0);
+    await until('the CRDs served again', async () => (await api.kubectl('get', 'brokers', '-n', ns)).code === 0, { timeoutMs: 30_000 });
     await api.apply(manifest(brokerOf('default', ns), triggerOf('again', ns, { broker: 'default', subscriber: { uri: fn.url } })));
     await waitCondition(api.kube, 'Trigger', ns, 'again', 'Ready', 'True');
     expect((await send(ns, { id: 'back' })).status).toBe(202);

@@ -6,7 +6,8 @@ import { HTTP } from 'cloudevents';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeHeaderValue } from '../../src/broker/event/http-codec.js';
 import { engineHarness, type Engine, freshNamespace } from './setup.js';
-import { binaryEvent, broker, eventually, post, type Subscriber, subscriber, trigger } from './helpers.js';
+import { binaryEvent, broker, post, type Subscriber, subscriber, trigger } from './helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 const FAST = { retry: 2, backoffPolicy: 'linear', backoffDelay: 'PT0.05S' };
 
@@ -74,7 +75,7 @@ describe.each<Engine>(['sqlite', 'nats'])('broker delivery on %s', (engine) => {
       expect((await send(type, region)).status).toBe(202);
     }
     await all.until(4);
-    await eventually(() => b.metrics.total('delivered') === 4 + 2 + 2 + 2, 15_000, 'deliveries');
+    await until('deliveries', () => b.metrics.total('delivered') === 4 + 2 + 2 + 2, { timeoutMs: 15_000 });
     expect(orders.received.map((r) => r.headers['ce-region'])).toEqual(expect.arrayContaining(['eu', 'us']));
     expect(orders.received).toHaveLength(2);
     expect(eu.received.map((r) => r.headers['ce-type']).sort()).toEqual(['order.created', 'order.deleted']);
@@ -108,7 +109,7 @@ describe.each<Engine>(['sqlite', 'nats'])('broker delivery on %s', (engine) => {
     });
     const { ingress, broker: b, logs } = await h.start([broker('default', {}, ns), trigger('loop', { subscriber: { uri: loop.url } }, ns)]);
     expect((await post(ingress(ns), binaryEvent({ type: 'loop', knativebrokerttl: '3' }).headers, '{}')).status).toBe(202);
-    await eventually(() => b.metrics.total('dropped') === 1, 15_000, 'the dropped reply');
+    await until('the dropped reply', () => b.metrics.total('dropped') === 1, { timeoutMs: 15_000 });
     expect(loop.received).toHaveLength(3);
     expect(logs.find((l) => l.msg === 'event dropped')!.fields).toMatchObject({ reason: expect.stringContaining('knativebrokerttl'), type: 'loop' });
   });
@@ -120,7 +121,7 @@ describe.each<Engine>(['sqlite', 'nats'])('broker delivery on %s', (engine) => {
     const { ingress, broker: b } = await h.start([broker('default', {}, ns), trigger('t', { subscriber: { uri: fn.url }, delivery: { ...FAST, retry: 5 } }, ns)]);
     await post(ingress(ns), binaryEvent({ id: 'r1' }).headers, '{}');
     await fn.until(6);
-    await eventually(() => b.metrics.total('delivered') === 1);
+    await until('condition', () => b.metrics.total('delivered') === 1, { timeoutMs: 15_000 });
     expect(b.metrics.total('retried')).toBe(5);
     expect(new Set(fn.received.map((r) => r.headers['ce-id']))).toEqual(new Set(['r1']));
   });
@@ -139,7 +140,7 @@ describe.each<Engine>(['sqlite', 'nats'])('broker delivery on %s', (engine) => {
     expect(dead!.headers).toMatchObject({ 'ce-id': 'd1', 'ce-knativeerrordest': `${fn.url}path`, 'ce-knativeerrorcode': '500', 'ce-knativeerrordata': Buffer.from('boom: database down').toString('base64') });
     expect(dead!.headers.prefer).toBeUndefined();
     expect(dead!.body.toString()).toBe('{"keep":"me"}');
-    await eventually(() => b.metrics.total('deadLettered') === 1);
+    await until('condition', () => b.metrics.total('deadLettered') === 1, { timeoutMs: 15_000 });
   });
 
   it('does not retry a 400, and drops (counted, logged) without a dead-letter sink', async () => {
@@ -147,7 +148,7 @@ describe.each<Engine>(['sqlite', 'nats'])('broker delivery on %s', (engine) => {
     const fn = await sub((_r, _n, res) => void res.writeHead(400).end('bad input'));
     const { ingress, broker: b, logs } = await h.start([broker('default', {}, ns), trigger('t', { subscriber: { uri: fn.url }, delivery: FAST }, ns)]);
     await post(ingress(ns), binaryEvent({ id: 'x1', type: 'bad' }).headers, '{}');
-    await eventually(() => b.metrics.total('dropped') === 1);
+    await until('condition', () => b.metrics.total('dropped') === 1, { timeoutMs: 15_000 });
     expect(fn.received).toHaveLength(1);
     expect(b.metrics.total('retried')).toBe(0);
     const line = logs.find((l) => l.msg === 'event dropped')!;
@@ -166,7 +167,7 @@ describe.each<Engine>(['sqlite', 'nats'])('broker delivery on %s', (engine) => {
     ]);
     await post(ingress(ns), binaryEvent().headers, '{}');
     await junk.until(2);
-    await eventually(() => b.metrics.total('delivered') === 2);
+    await until('condition', () => b.metrics.total('delivered') === 2, { timeoutMs: 15_000 });
     expect(b.metrics.total('replies')).toBe(0);
     expect(b.metrics.total('retried')).toBe(1);
   });

@@ -16,8 +16,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type NatsCluster, startNats } from '../../src/broker/log/testing/nats-server.js';
 import { runKubectl } from '../support/helpers.js';
-import { BROKER_CRD_FILE, brokerOf, KUBECTL, KNATIVE_CRDS, manifest, TRIGGER_CRD_FILE, triggerOf, until } from './cluster-helpers.js';
+import { BROKER_CRD_FILE, brokerOf, KUBECTL, KNATIVE_CRDS, manifest, TRIGGER_CRD_FILE, triggerOf } from './cluster-helpers.js';
 import { CLUSTER_API, FUNC_RUNTIME, recorded, RECORDER, renderTemplate, run, start, startFunction, stopAll } from './roles.js';
+import { until } from '../../testing/src/poll.js';
 
 type Engine = 'sqlite' | 'nats';
 const ready = existsSync(KUBECTL) && existsSync(KNATIVE_CRDS) && existsSync(CLUSTER_API) && existsSync(FUNC_RUNTIME);
@@ -79,7 +80,7 @@ describe.runIf(ready).each<Engine>(['sqlite', 'nats'])('the Done-when scenario o
     const table = await until('every Trigger Ready in kubectl get triggers', async () => {
       const out = (await kubectl('get', 'triggers')).stdout;
       return ['greeter', 'greeted', 'orders'].every((t) => new RegExp(`^${t}\\s+default\\s+http://\\S+\\s+\\S+\\s+True`, 'm').test(out)) && out;
-    });
+    }, { timeoutMs: 30_000 });
     expect(table).toMatch(new RegExp(`^greeter\\s+default\\s+${urls.greeter.replaceAll('.', '\\.')}\\s`, 'm'));
     const brokers = (await kubectl('get', 'brokers')).stdout;
     expect(brokers).toMatch(new RegExp(`^default\\s+${brokerUrl}/default/default\\s+\\S+\\s+True`, 'm'));
@@ -90,7 +91,7 @@ describe.runIf(ready).each<Engine>(['sqlite', 'nats'])('the Done-when scenario o
     expect(sent.stderr).toContain(`to ${brokerUrl}/default/default`);
     expect(sent.stdout).toMatch(/^HTTP 202 Accepted/);
     expect(sent.code).toBe(0);
-    const [reply] = await until('the greeting at the second function', () => recorded(files.greeted).length > 0 && recorded(files.greeted));
+    const [reply] = await until('the greeting at the second function', () => recorded(files.greeted).length > 0 && recorded(files.greeted), { timeoutMs: 30_000 });
     expect(reply!.attributes).toMatchObject({ type: 'com.example.customer.greeted', source: '/greeter', specversion: '1.0' });
     expect(reply!.data).toEqual({ customerId: '42', message: 'Hello, Ada!' });
   });
@@ -98,7 +99,7 @@ describe.runIf(ready).each<Engine>(['sqlite', 'nats'])('the Done-when scenario o
   it('retries a function answering 500 with backoff, then dead-letters the event with the knativeerror* extensions', async () => {
     const sent = await invoke('--broker', 'default/default', '--type', 'com.example.order.placed', '--source', '/shop', '--id', 'o1', '--data', '{"order":7}');
     expect(sent.code).toBe(0);
-    const [dead] = await until('the dead letter', () => recorded(files.dls).find((e) => e.attributes.id === 'o1') && recorded(files.dls).filter((e) => e.attributes.id === 'o1'));
+    const [dead] = await until('the dead letter', () => recorded(files.dls).find((e) => e.attributes.id === 'o1') && recorded(files.dls).filter((e) => e.attributes.id === 'o1'), { timeoutMs: 30_000 });
     expect(dead!.attributes).toMatchObject({
       type: 'com.example.order.placed', source: '/shop',
       knativeerrorcode: '500', knativeerrordest: urls.failing, knativeerrordata: Buffer.from('database down').toString('base64'),
@@ -113,7 +114,7 @@ describe.runIf(ready).each<Engine>(['sqlite', 'nats'])('the Done-when scenario o
   it('does not retry the template\'s 400 for bad data: one attempt, then the dead-letter sink', async () => {
     const sent = await invoke('--broker', brokerUrl + '/default/default', '--type', 'com.example.customer.created', '--id', 'bad1', '--data', '{"name":""}');
     expect(sent.code).toBe(0);
-    const [dead] = await until('the refused event at the dead-letter sink', () => recorded(files.dls).filter((e) => e.attributes.id === 'bad1').length > 0 && recorded(files.dls).filter((e) => e.attributes.id === 'bad1'));
+    const [dead] = await until('the refused event at the dead-letter sink', () => recorded(files.dls).filter((e) => e.attributes.id === 'bad1').length > 0 && recorded(files.dls).filter((e) => e.attributes.id === 'bad1'), { timeoutMs: 30_000 });
     expect(dead!.attributes).toMatchObject({ knativeerrorcode: '400', knativeerrordest: urls.greeter });
     expect(JSON.parse(Buffer.from(String(dead!.attributes.knativeerrordata), 'base64').toString())).toMatchObject({ status: 400, title: 'Invalid event data' });
     const metrics = await (await fetch(`${brokerUrl}/metrics`)).text();
@@ -143,10 +144,10 @@ spec:
   subscriber: {ref: {apiVersion: v1, kind: Service, name: greeted}}
 `);
     expect((await kubectl('apply', '-f', join(dir, 'service.yaml'))).stderr).toBe('');
-    await until('by-service Ready', async () => /^by-service\s+default\s+\S+\s+\S+\s+True/m.test((await kubectl('get', 'triggers')).stdout));
+    await until('by-service Ready', async () => /^by-service\s+default\s+\S+\s+\S+\s+True/m.test((await kubectl('get', 'triggers')).stdout), { timeoutMs: 30_000 });
     expect((await kubectl('get', 'trigger', 'by-service', '-o', 'jsonpath={.status.subscriberUri}')).stdout).toBe(`http://127.0.0.1:${port}/`);
     expect((await invoke('--broker', 'default', '--type', 'com.example.ping', '--id', 'p1')).code).toBe(0);
-    await until('the ping at the function behind the Service', () => recorded(files.greeted).some((e) => e.attributes.id === 'p1'));
+    await until('the ping at the function behind the Service', () => recorded(files.greeted).some((e) => e.attributes.id === 'p1'), { timeoutMs: 30_000 });
   });
 
   it('answers an invalid event at the ingress 400 with the reason, and a Broker that does not exist 404', async () => {

@@ -92,12 +92,3 @@ export async function post(url: string, headers: Record<string, string>, body: s
   const res = await fetch(url, { method: 'POST', headers, body });
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
-
-/** Waits until `check` is true (for counters), without asserting how long it took. */
-export async function eventually(check: () => boolean, ms = 15_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`${what} not reached in ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

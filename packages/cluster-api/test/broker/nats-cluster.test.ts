@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type NatsCluster, startNats } from '../../src/broker/log/testing/nats-server.js';
-import { binaryEvent, broker, eventually, subscriber, type Subscriber, trigger } from './helpers.js';
+import { binaryEvent, broker, subscriber, type Subscriber, trigger } from './helpers.js';
 import { type BrokerProcess, spawnBroker } from './processes.js';
+import { until } from '../../testing/src/poll.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'broker-nats-cluster-'));
 let nats: NatsCluster;
@@ -64,7 +65,7 @@ describe('broker on a three-node NATS JetStream cluster', () => {
     procs.push(await spawnBroker(dir, nats.url, objects()), await spawnBroker(dir, nats.url, objects()));
     const ids = Array.from({ length: 300 }, (_, i) => `a-${i}`);
     await sendAll(() => procs.map((p) => `${p.url}/${ns}/default`), ids);
-    await eventually(() => new Set(deliveredIds()).size === ids.length, 30_000, 'all deliveries');
+    await until('all deliveries', () => new Set(deliveredIds()).size === ids.length, { timeoutMs: 30_000 });
     await new Promise((r) => setTimeout(r, 500));
     const counts = new Map<string, number>();
     for (const id of deliveredIds()) counts.set(id, (counts.get(id) ?? 0) + 1);
@@ -78,13 +79,13 @@ describe('broker on a three-node NATS JetStream cluster', () => {
     let alive = [a, b];
     const ids = Array.from({ length: 900 }, (_, i) => `b-${i}`);
     const sending = sendAll(() => alive.map((p) => `${p.url}/${ns}/default`), ids);
-    await eventually(() => fn.received.length >= 150, 30_000, 'first deliveries');
+    await until('first deliveries', () => fn.received.length >= 150, { timeoutMs: 30_000 });
     nats.kill(nats.nodes[0]!);
-    await eventually(() => fn.received.length >= 350, 60_000, 'deliveries after the node died');
+    await until('deliveries after the node died', () => fn.received.length >= 350, { timeoutMs: 60_000 });
     alive = [b];
     await a.kill9();
     await sending;
-    await eventually(() => ids.every((id) => deliveredIds().includes(id)), 90_000, 'every accepted event delivered');
+    await until('every accepted event delivered', () => ids.every((id) => deliveredIds().includes(id)), { timeoutMs: 90_000 });
     expect(ids.filter((id) => !deliveredIds().includes(id))).toEqual([]);
   }, 180_000);
 });

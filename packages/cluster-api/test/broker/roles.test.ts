@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runKubectl } from '../support/helpers.js';
-import { type ApiCluster, BROKER_CRD_FILE, brokers, KNATIVE_CRDS, KUBECTL, startApi, until } from './cluster-helpers.js';
+import { type ApiCluster, BROKER_CRD_FILE, brokers, KNATIVE_CRDS, KUBECTL, startApi } from './cluster-helpers.js';
 import { CLUSTER_API, FUNC_RUNTIME, run, start, stopAll } from './roles.js';
+import { until } from '../../testing/src/poll.js';
 
 const ready = existsSync(KUBECTL) && existsSync(KNATIVE_CRDS) && existsSync(CLUSTER_API) && existsSync(FUNC_RUNTIME);
 
@@ -70,11 +71,11 @@ describe.runIf(ready)('the broker processes', () => {
     start([CLUSTER_API, 'serve', '--port', port, '--data-dir', data, '--no-broker']);
     const env = { PATH: process.env.PATH, HOME: dir, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, 'cache') };
     const kubectl = (...args: string[]) => runKubectl(KUBECTL, env, args);
-    await until('the API again', async () => (await kubectl('get', 'ns', 'default')).code === 0);
+    await until('the API again', async () => (await kubectl('get', 'ns', 'default')).code === 0, { timeoutMs: 30_000 });
     writeFileSync(join(dir, 'b.yaml'), 'apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata: {name: default}\n');
     expect((await kubectl('apply', '-f', BROKER_CRD_FILE)).code).toBe(0);
-    await until('the Broker created', async () => (await kubectl('apply', '-f', join(dir, 'b.yaml'))).code === 0);
-    await until('its address', async () => (await kubectl('get', 'broker', 'default', '-o', 'jsonpath={.status.address.url}')).stdout === `${url}/default/default`);
+    await until('the Broker created', async () => (await kubectl('apply', '-f', join(dir, 'b.yaml'))).code === 0, { timeoutMs: 30_000 });
+    await until('its address', async () => (await kubectl('get', 'broker', 'default', '-o', 'jsonpath={.status.address.url}')).stdout === `${url}/default/default`, { timeoutMs: 30_000 });
     broker.child.kill('SIGTERM');
     const code = await new Promise((r) => broker.child.once('exit', r));
     expect(code).toBe(0);
@@ -88,7 +89,7 @@ describe.runIf(ready)('the broker processes', () => {
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/func-runtime invoke: the cluster at https:\/\/127\.0\.0\.1:\d+ serves no Brokers: apply Knative Eventing's CRDs/);
     expect((await api.kubectl('apply', '-f', BROKER_CRD_FILE)).code).toBe(0);
-    await until('brokers served', async () => (await api.kubectl('get', 'brokers')).code === 0);
+    await until('brokers served', async () => (await api.kubectl('get', 'brokers')).code === 0, { timeoutMs: 30_000 });
     await api.apply('apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata: {name: waiting, namespace: default}\n');
     const unreconciled = await invoke('--broker', 'default/waiting');
     expect(unreconciled.code).toBe(1);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiException, CertificatesV1Api, KubeConfig, type V1CertificateSigningRequest } from '@kubernetes/client-node';
 import { createCsr } from '../../src/certificates/x509.js';
 import { startKubectlServer, type KubectlServer } from '../support/helpers.js';
-import { until } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 let s: KubectlServer;
 let api: CertificatesV1Api;

@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubeconfigYaml } from '../../src/auth/credentials.js';
 import { runKubectl, startKubectlServer, type KubectlServer } from '../support/helpers.js';
-import { until } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 const kubectlBin = '/usr/bin/kubectl';
 const run = promisify(execFile);

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const kubectlBin = '/usr/bin/kubectl';
@@ -99,10 +99,10 @@ describe.runIf(existsSync(kubectlBin))('TLS bootstrap of a node agent', () => {
 
     const whoami = JSON.parse(await kubectl('auth', 'whoami', `--kubeconfig=${kubeconfig}`, '-o', 'jsonpath={.status.userInfo}'));
     expect(whoami).toEqual({ username: 'system:node:boot', groups: ['system:nodes', 'system:authenticated'] });
-    await until('node boot Ready', async () => /^boot\s+Ready/m.test(await kubectl('get', 'nodes')), 60_000);
+    await until('node boot Ready', async () => /^boot\s+Ready/m.test(await kubectl('get', 'nodes')), { timeoutMs: 60_000 });
     const renewed = async () => JSON.parse(await kubectl('get', 'lease', 'boot', '-n', 'kube-node-lease', '-o', 'json')).spec.renewTime as string;
-    const first = await until('the node Lease', renewed, 30_000);
-    await until('the Lease renewed', async () => (await renewed()) !== first, 30_000);
+    const first = await until('the node Lease', renewed, { timeoutMs: 30_000 });
+    await until('the Lease renewed', async () => (await renewed()) !== first, { timeoutMs: 30_000 });
     node.child.kill('SIGTERM');
     await new Promise((r) => node.child.once('exit', r));
   }, 180_000);
@@ -131,7 +131,7 @@ describe.runIf(existsSync(kubectlBin))('TLS bootstrap of a node agent', () => {
     expect(left).toBeLessThanOrEqual(3600_000);
     const node = await start(['node', '--bootstrap-kubeconfig', out, '--kubeconfig', join(dir, 'n3.kubeconfig'), ...nodeArgs('n3')], /"msg":"node agent running"/);
     expect(node.exit, node.log()).toBeUndefined();
-    await until('node n3 Ready', async () => /^n3\s+Ready/m.test(await kubectl('get', 'nodes')), 60_000);
+    await until('node n3 Ready', async () => /^n3\s+Ready/m.test(await kubectl('get', 'nodes')), { timeoutMs: 60_000 });
     node.child.kill('SIGTERM');
     for (const [args, message] of [[['--ttl', 'soon'], '--ttl must be a duration'], [['--groups', 'system:masters'], '--groups: "system:masters" must match']] as const) {
       const failed = await run(process.execPath, [cli, 'token', 'create', '--kubeconfig', join(data, 'kubeconfig.yaml'), ...args]).then(() => undefined, (err: { code?: number; stderr?: string }) => err);
@@ -144,7 +144,7 @@ describe.runIf(existsSync(kubectlBin))('TLS bootstrap of a node agent', () => {
     const starting = start(['node', '--bootstrap-kubeconfig', join(dir, 'bootstrap.kubeconfig'), '--kubeconfig', join(dir, 'n4.kubeconfig'), '--server-tls-bootstrap', ...nodeArgs('n4')], /"msg":"node agent running"/);
     type Csr = { metadata: { name: string }; spec: { signerName: string; username: string }; status?: { conditions?: unknown[] } };
     const serving = await until('the serving CSR', async () => (JSON.parse(await kubectl('get', 'csr', '-o', 'json')).items as Csr[])
-      .find((c) => c.spec.signerName === 'kubernetes.io/kubelet-serving' && c.spec.username === 'system:node:n4'), 60_000);
+      .find((c) => c.spec.signerName === 'kubernetes.io/kubelet-serving' && c.spec.username === 'system:node:n4'), { timeoutMs: 60_000 });
     expect(serving.status?.conditions ?? []).toEqual([]);
     await kubectl('certificate', 'approve', serving.metadata.name);
     const node = await starting;
@@ -157,7 +157,7 @@ describe.runIf(existsSync(kubectlBin))('TLS bootstrap of a node agent', () => {
     // pods/log: the API server reaches the agent over TLS and checks it is node n4's certificate (a
     // bootstrapped node without a serving certificate answers 503 "the node agent of … cannot be reached").
     await kubectl('run', 'on-n4', '--image=nginx:1.27', '--overrides={"spec":{"nodeName":"n4"}}');
-    await until('on-n4 Running', async () => /Running/.test(await kubectl('get', 'pod', 'on-n4', '--no-headers')), 60_000);
+    await until('on-n4 Running', async () => /Running/.test(await kubectl('get', 'pod', 'on-n4', '--no-headers')), { timeoutMs: 60_000 });
     expect(await kubectl('logs', 'on-n4')).toBe('');
     node.child.kill('SIGTERM');
   }, 120_000);

@@ -13,6 +13,7 @@ import { serve, type Served } from '../../src/server.js';
 import { startEtcd, type EtcdCluster } from '../../testing/src/etcd-cluster.js';
 import { tempDir } from '../support/helpers.js';
 import { widget, widgetCrd } from '../support/crd-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 const group = 'example.com';
 const version = 'v1';
@@ -26,14 +27,6 @@ const camelExtensions = (v: unknown): unknown => {
   if (typeof v !== 'object' || v === null) return v;
   const name = (k: string) => (k.startsWith('x-kubernetes-') ? k.replace(/-/g, '_') : k === 'default' || k === 'enum' ? `_${k}` : k);
   return Object.fromEntries(Object.entries(v).map(([k, x]) => [name(k), camelExtensions(x)]));
-};
-
-const until = async (check: () => Promise<boolean>, ms = 10_000): Promise<void> => {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
 };
 
 describe.each(['sqlite', 'etcd'] as const)('client-node CustomObjectsApi on %s', (backend) => {
@@ -59,10 +52,10 @@ describe.each(['sqlite', 'etcd'] as const)('client-node CustomObjectsApi on %s',
 
   it('creates the CRD and waits until it is established', async () => {
     await ext.createCustomResourceDefinition({ body: camelExtensions(widgetCrd) as never });
-    await until(async () => {
+    await until('the CRD established', async () => {
       const crd = await ext.readCustomResourceDefinition({ name: 'widgets.example.com' });
       return (crd.status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True');
-    });
+    }, { timeoutMs: 10_000 });
   });
 
   it('round-trips custom objects: create, get, select, patch, status, scale, watch, delete', async () => {
@@ -84,7 +77,7 @@ describe.each(['sqlite', 'etcd'] as const)('client-node CustomObjectsApi on %s',
     await custom.patchNamespacedCustomObjectScale({ group, version, namespace, plural, name: 'cn', body: { spec: { replicas: 7 } } }, merge);
     expect(((await custom.getNamespacedCustomObject({ group, version, namespace, plural, name: 'cn' })) as any).spec.replicas).toBe(7);
     await custom.deleteNamespacedCustomObject({ group, version, namespace, plural, name: 'other' });
-    await until(async () => seen.includes('DELETED other'));
+    await until('DELETED other in the watch', async () => seen.includes('DELETED other'), { timeoutMs: 10_000 });
     expect(seen.slice(0, 2)).toEqual(['ADDED cn', 'ADDED other']);
     watch.abort();
   });
@@ -99,7 +92,7 @@ describe.each(['sqlite', 'etcd'] as const)('client-node CustomObjectsApi on %s',
 
   it('removes the objects with the CRD', async () => {
     await ext.deleteCustomResourceDefinition({ name: 'widgets.example.com' });
-    await until(async () => ext.readCustomResourceDefinition({ name: 'widgets.example.com' }).then(() => false, (e: ApiException<unknown>) => e.code === 404));
+    await until('the CRD gone', async () => ext.readCustomResourceDefinition({ name: 'widgets.example.com' }).then(() => false, (e: ApiException<unknown>) => e.code === 404), { timeoutMs: 10_000 });
     const gone = await custom.listNamespacedCustomObject({ group, version, namespace, plural }).catch((e: ApiException<unknown>) => e.code);
     expect(gone).toBe(404);
   });

@@ -11,16 +11,9 @@ import { resolveConfig } from '../../src/config.js';
 import { serve, type Served } from '../../src/server.js';
 import { startEtcd, type EtcdCluster } from '../../testing/src/etcd-cluster.js';
 import { tempDir } from '../support/helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 const namespace = 'inf';
-
-async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe.each(['sqlite', 'etcd'] as const)('client-node with the new kinds on %s', (backend) => {
   let etcd: EtcdCluster | undefined;
@@ -50,11 +43,11 @@ describe.each(['sqlite', 'etcd'] as const)('client-node with the new kinds on %s
     informer.on('delete', (o) => events.push(`delete ${o.metadata?.name}`));
     await informer.start();
     try {
-      await until(() => events.includes('add before'), 'the listed ConfigMap');
+      await until('the listed ConfigMap', () => events.includes('add before'), { timeoutMs: 10_000 });
       await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'later' }, data: { a: '1' } } });
       await core.patchNamespacedConfigMap({ namespace, name: 'later', body: [{ op: 'replace', path: '/data/a', value: '2' }] });
       await core.deleteNamespacedConfigMap({ namespace, name: 'before' });
-      await until(() => events.length >= 4, 'four events');
+      await until('four events', () => events.length >= 4, { timeoutMs: 10_000 });
       expect(events).toEqual(['add before', 'add later', 'update later 2', 'delete before']);
       expect(informer.list(namespace).map((c) => [c.metadata?.name, c.data])).toEqual([['later', { a: '2' }]]);
     } finally {
@@ -78,7 +71,7 @@ describe.each(['sqlite', 'etcd'] as const)('client-node with the new kinds on %s
       const stale = await coordination.replaceNamespacedLease({ namespace, name: 'leader', body: { ...created, spec: { ...created.spec, holderIdentity: 'b' } } }).then(() => 0, (e: { code?: number }) => e.code);
       expect(stale).toBe(409);
       await coordination.replaceNamespacedLease({ namespace, name: 'leader', body: { ...renewed, spec: { ...renewed.spec, holderIdentity: 'b', leaseTransitions: 1, acquireTime: now() } } });
-      await until(() => holders.length >= 3, 'three Lease events');
+      await until('three Lease events', () => holders.length >= 3, { timeoutMs: 10_000 });
       expect(holders).toEqual(['add a', 'update a 0', 'update b 1']);
       expect(informer.get('leader', namespace)?.spec?.holderIdentity).toBe('b');
     } finally {

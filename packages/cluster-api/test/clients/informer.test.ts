@@ -12,6 +12,7 @@ import { createRegistry } from '../../src/registry/index.js';
 import { startServer, type ClusterApiServer } from '../../src/server.js';
 import { MemoryStorage } from '../../src/storage/memory/memory.js';
 import { TestToken } from '../support/helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 let storage: MemoryStorage;
 let server: ClusterApiServer;
@@ -22,14 +23,6 @@ const podBody = (name: string, labels: Record<string, string> = {}): V1Pod => ({
   metadata: { name, labels },
   spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'nginx' }] },
 });
-
-async function until(cond: () => boolean, what: string, ms = 8000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 beforeAll(async () => {
   storage = new MemoryStorage();
@@ -57,7 +50,7 @@ describe('client-node', () => {
     await api.createNamespacedPod({ namespace, body: podBody('other') });
     await api.patchNamespacedPod({ namespace, name: 'w1', body: [{ op: 'add', path: '/metadata/annotations', value: { a: 'b' } }] });
     await api.deleteNamespacedPod({ namespace, name: 'w1' });
-    await until(() => seen.length >= 3, 'three events');
+    await until('three events', () => seen.length >= 3, { timeoutMs: 8_000 });
     req.abort();
     expect(seen).toEqual(['ADDED w1', 'MODIFIED w1', 'DELETED w1']);
   });
@@ -81,14 +74,14 @@ describe('client-node', () => {
     informer.on('update', (p) => updated.push(`${p.metadata!.name} ${p.metadata!.labels?.v ?? ''}`));
     informer.on('delete', (p) => deleted.push(p.metadata!.name!));
     await informer.start();
-    await until(() => lists === 2 && added.has('gap5'), 'the relist after 410');
+    await until('the relist after 410', () => lists === 2 && added.has('gap5'), { timeoutMs: 8_000 });
     expect([...added].filter((n) => n.startsWith('gap')).sort()).toEqual(['gap0', 'gap1', 'gap2', 'gap3', 'gap4', 'gap5']);
     await api.createNamespacedPod({ namespace, body: podBody('live') });
-    await until(() => added.has('live'), 'add');
+    await until('add', () => added.has('live'), { timeoutMs: 8_000 });
     await api.patchNamespacedPod({ namespace, name: 'live', body: [{ op: 'add', path: '/metadata/labels', value: { v: '2' } }] });
-    await until(() => updated.includes('live 2'), 'update');
+    await until('update', () => updated.includes('live 2'), { timeoutMs: 8_000 });
     await api.deleteNamespacedPod({ namespace, name: 'live' });
-    await until(() => deleted.includes('live'), 'delete');
+    await until('delete', () => deleted.includes('live'), { timeoutMs: 8_000 });
     expect(informer.get('gap0', namespace)?.metadata?.name).toBe('gap0');
     expect(informer.get('live', namespace)).toBeUndefined();
     expect(lists).toBe(2);

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeProtobuf, encodeProtobuf } from '../../src/protobuf/codec.js';
 import { kubectlStatuses as statusesIn, runKubectl, startKubectlServer, startTestServer, TestToken, type KubectlServer, type TestServer } from '../support/helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 const run = promisify(execFile);
 const sdkBin = '/usr/lib/google-cloud-sdk/bin';
@@ -106,9 +107,9 @@ describe.runIf(kubectls().length > 0)('kubectl with protobuf bodies and answers'
       let out = '';
       watcher.stdout.on('data', (d: Buffer) => (out += d.toString()));
       try {
-        await until(() => out.includes('pod/web'));
+        await until('pod/web in the watch output', () => out.includes('pod/web'), { timeoutMs: 15_000 });
         await ok('run', 'late', '-n', ns, '--image=nginx:1.25', '--restart=Never');
-        await until(() => out.includes('pod/late'));
+        await until('pod/late in the watch output', () => out.includes('pod/late'), { timeoutMs: 15_000 });
       } finally {
         watcher.kill();
       }
@@ -125,7 +126,7 @@ describe.runIf(kubectls().length > 0)('kubectl with protobuf bodies and answers'
       expect(refused.stderr).toContain(`pods is forbidden: User "system:serviceaccount:${ns}:bot" cannot list resource "pods" in API group "" in the namespace "${ns}"`);
       expect(await ok('create', 'rolebinding', 'bot-view', '--clusterrole=view', `--serviceaccount=${ns}:bot`, '-n', ns)).toBe('rolebinding.rbac.authorization.k8s.io/bot-view created\n');
       let pods = '';
-      await untilAsync(async () => (pods = (await kubectl('get', 'pods', '-n', ns, `--token=${token}`, '-o', 'name')).stdout).includes('pod/web'));
+      await until('the bot-view binding in effect', async () => (pods = (await kubectl('get', 'pods', '-n', ns, `--token=${token}`, '-o', 'name')).stdout).includes('pod/web'), { timeoutMs: 15_000 });
       expect(pods).toContain('pod/web');
       const rc = join(k.dir, `${ns}-rc.yaml`);
       writeFileSync(rc, `apiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc, namespace: ${ns}}\nspec: {replicas: 1, selector: {app: rc}, template: {metadata: {labels: {app: rc}}, spec: {containers: [{name: c, image: nginx}]}}}\n`);
@@ -141,23 +142,6 @@ describe.runIf(kubectls().length > 0)('kubectl with protobuf bodies and answers'
     });
   });
 });
-
-/** A binding takes effect once the authorizer's cache has seen it: a moment later, as in Kubernetes. */
-async function untilAsync(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function until(check: () => boolean, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /**
  * The exact body kubectl 1.32 posts for `kubectl create namespace shop` (seen with -v=9), read field by

@@ -7,6 +7,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runKubectl, startKubectlServer, type KubectlServer } from '../support/helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 const kubectlBin = '/usr/bin/kubectl';
 
@@ -94,15 +95,13 @@ describe.runIf(existsSync(kubectlBin))('kubectl over TLS with the generated kube
     const child = spawn(kubectlBin, ['get', 'pods', '-n', 'shop', '-w'], { env: k.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    const waitFor = async (re: RegExp) => {
-      for (const started = Date.now(); !re.test(out); await new Promise((r) => setTimeout(r, 50)))
-        if (Date.now() - started > 15_000) throw new Error(`no ${re} in: ${out}`);
-    };
+    // A probe that throws counts as "not yet"; its message (the output so far) is what a timeout reports.
+    const shows = (re: RegExp) => until(`${re} in the watch output`, () => re.test(out) || Promise.reject(new Error(`output so far: ${out}`)), { timeoutMs: 15_000 });
     try {
-      await waitFor(/^web\s+0\/1\s+Pending/m);
+      await shows(/^web\s+0\/1\s+Pending/m);
       writeFileSync(join(k.dir, 'late.yaml'), manifest.split('---')[1]!.replace(/name: web/g, 'name: late'));
       expect((await kubectl('apply', '-f', join(k.dir, 'late.yaml'))).stdout.trim()).toBe('pod/late created');
-      await waitFor(/^late\s+0\/1\s+Pending/m);
+      await shows(/^late\s+0\/1\s+Pending/m);
     } finally {
       child.kill('SIGKILL');
     }

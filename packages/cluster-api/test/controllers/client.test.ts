@@ -21,7 +21,8 @@ import { startServer } from '../../src/server.js';
 import { MemoryStorage } from '../../src/storage/memory/memory.js';
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite.js';
 import { request, tempDir, TestToken } from '../support/helpers.js';
-import { type Call, merge, waitFor } from '../support/workload-helpers.js';
+import { type Call, merge } from '../support/workload-helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
@@ -113,7 +114,7 @@ describe('the HTTP client (kube-client behind the same interface)', () => {
     const unnamed = await rejection(configmaps.create({ namespace: 'h' }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: {} }));
     expect(unnamed.code).toBe(422);
     expect((await rejection(configmaps.patch({ namespace: 'h' }, 'missing', 'merge', { data: { k: '1' } }))).code).toBe(404);
-    await waitFor(() => events.length >= 4, 'the watch events');
+    await until('the watch events', () => events.length >= 4, { timeoutMs: 15_000 });
     expect(events).toEqual(['ADDED a', 'MODIFIED a', 'MODIFIED a', 'DELETED a']);
 
     // Someone without credentials gets 401 as an ApiError, not a library error.
@@ -143,15 +144,15 @@ describe('the controllers of a server', () => {
       apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview',
       spec: { user: 'system:serviceaccount:kube-system:replicaset-controller', groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'], resourceAttributes: { verb: 'create', resource: 'pods', namespace: 'app' } },
     };
-    await waitFor(async () => (await call('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', { body: review })).json?.status?.allowed === false, 'the binding to be gone');
+    await until('the binding to be gone', async () => (await call('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', { body: review })).json?.status?.allowed === false, { timeoutMs: 15_000 });
     expect((await call('POST', '/apis/apps/v1/namespaces/app/replicasets', { body: rs })).status).toBe(201);
     const refusal = 'User \\"system:serviceaccount:kube-system:replicaset-controller\\" cannot ';
-    await waitFor(() => logs.some((l) => JSON.stringify(l).includes(refusal)), 'the refusal in the log');
+    await until('the refusal in the log', () => logs.some((l) => JSON.stringify(l).includes(refusal)), { timeoutMs: 15_000 });
     expect((await call('GET', '/api/v1/namespaces/app/pods')).json.items).toEqual([]);
     // Bound again, the controller creates the pod (an update of the ReplicaSet brings its key back at once).
     expect((await call('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', { body: { ...binding.json, metadata: { name: binding.json.metadata.name } } })).status).toBe(201);
-    await waitFor(async () => (await call('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', { body: review })).json?.status?.allowed === true, 'the binding to be back');
+    await until('the binding to be back', async () => (await call('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', { body: review })).json?.status?.allowed === true, { timeoutMs: 15_000 });
     await merge(call, '/apis/apps/v1/namespaces/app/replicasets/web', { metadata: { labels: { touched: 'yes' } } });
-    await waitFor(async () => (await call('GET', '/api/v1/namespaces/app/pods')).json.items.length === 1, 'the pod');
+    await until('the pod', async () => (await call('GET', '/api/v1/namespaces/app/pods')).json.items.length === 1, { timeoutMs: 15_000 });
   });
 });

@@ -21,7 +21,8 @@ import { startApiServer, type ApiServerProcess } from '../../testing/src/etcd-ap
 import { startEtcd } from '../../testing/src/etcd-cluster.js';
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite.js';
 import { request, tempDir, TestToken } from '../support/helpers.js';
-import { type Call, deployment, freshNamespace, livePods, readyAll, waitFor } from '../support/workload-helpers.js';
+import { type Call, deployment, freshNamespace, livePods, readyAll } from '../support/workload-helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -48,14 +49,14 @@ async function controllerManagerToken(call: Call): Promise<string> {
 /** A Deployment of two rolls out: its ReplicaSet, two pods, and (pods made Ready as a node would) its status. */
 async function rollsOut(call: Call, ns: string, name: string): Promise<void> {
   expect((await call('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, { body: deployment(name, 2) })).status).toBe(201);
-  const rs = await waitFor(async () => (await call('GET', `/apis/apps/v1/namespaces/${ns}/replicasets`)).json.items.find((r: any) => r.metadata.ownerReferences?.[0]?.name === name), 'the ReplicaSet', 30_000);
+  const rs = await until('the ReplicaSet', async () => (await call('GET', `/apis/apps/v1/namespaces/${ns}/replicasets`)).json.items.find((r: any) => r.metadata.ownerReferences?.[0]?.name === name), { timeoutMs: 30_000 });
   expect(rs.spec.replicas).toBe(2);
-  await waitFor(async () => (await livePods(call, ns, `app=${name}`)).length === 2, 'two pods', 30_000);
+  await until('two pods', async () => (await livePods(call, ns, `app=${name}`)).length === 2, { timeoutMs: 30_000 });
   await readyAll(call, ns, `app=${name}`);
-  const d = await waitFor(async () => {
+  const d = await until('the Deployment available', async () => {
     const got = (await call('GET', `/apis/apps/v1/namespaces/${ns}/deployments/${name}`)).json;
     return got.status?.availableReplicas === 2 && got.status?.updatedReplicas === 2 && got;
-  }, 'the Deployment available', 30_000);
+  }, { timeoutMs: 30_000 });
   expect(d.status).toMatchObject({ replicas: 2, readyReplicas: 2, observedGeneration: 1 });
 }
 
@@ -81,7 +82,7 @@ describe('the controller manager over HTTP', () => {
     expect((await call('GET', '/api/v1/namespaces/kube-system/serviceaccounts/replicaset-controller')).status).toBe(200);
     expect(logs.filter((l) => l.level === 'warn')).toEqual([]);
     // The Deployment made before it started was picked up too.
-    await waitFor(async () => (await livePods(call, ns, 'app=idle')).length === 1, 'the earlier Deployment\'s pod');
+    await until('the earlier Deployment\'s pod', async () => (await livePods(call, ns, 'app=idle')).length === 1, { timeoutMs: 15_000 });
   });
 
   it('runs as the real command, and refuses a kubeconfig it cannot read or a controller it does not know', async () => {
@@ -95,7 +96,7 @@ describe('the controller manager over HTTP', () => {
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     cleanups.push(async () => (child.exitCode === null && child.kill('SIGTERM'), await exited));
-    await waitFor(() => stderr.includes('"msg":"controller-manager running"'), 'the command to start', 30_000);
+    await until('the command to start', () => stderr.includes('"msg":"controller-manager running"'), { timeoutMs: 30_000 });
     await rollsOut(call, await freshNamespace(call, 'cli'), 'web');
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
@@ -138,8 +139,8 @@ describe('two API servers on one etcd', () => {
     }
     const call = (s: ApiServerProcess): Call => (method, path, init = {}) => request(s.url, method, path, { ...init, token: s.token });
     const identityOf = (s: ApiServerProcess): string | undefined => /"msg":"controller-manager leading","identity":"([^"]+)"/.exec(s.stderr())?.[1];
-    const lease = await waitFor(async () => (await call(servers[1]!)('GET', LeasePath)).json?.spec?.holderIdentity && (await call(servers[1]!)('GET', LeasePath)).json, 'a Lease holder', 30_000);
-    const leader = await waitFor(() => servers.find((s) => identityOf(s) === lease.spec.holderIdentity), 'the holder\'s log line');
+    const lease = await until('a Lease holder', async () => (await call(servers[1]!)('GET', LeasePath)).json?.spec?.holderIdentity && (await call(servers[1]!)('GET', LeasePath)).json, { timeoutMs: 30_000 });
+    const leader = await until('the holder\'s log line', () => servers.find((s) => identityOf(s) === lease.spec.holderIdentity), { timeoutMs: 15_000 });
     const other = servers.find((s) => s !== leader)!;
     expect(identityOf(other)).toBeUndefined();
     expect(lease.spec.leaseDurationSeconds).toBe(Duration);
@@ -150,10 +151,10 @@ describe('two API servers on one etcd', () => {
     const last = (await call(other)('GET', LeasePath)).json.spec;
     await leader.kill();
     expect(leader.child.signalCode).toBe('SIGKILL');
-    const taken = await waitFor(async () => {
+    const taken = await until('the takeover', async () => {
       const spec = (await call(other)('GET', LeasePath)).json.spec;
       return spec.holderIdentity !== lease.spec.holderIdentity && spec;
-    }, 'the takeover', 30_000);
+    }, { timeoutMs: 30_000 });
     expect(taken.holderIdentity).toBe(identityOf(other));
     expect(taken.leaseTransitions).toBe((last.leaseTransitions ?? 0) + 1);
     // Taken once the holder's last renewal was a lease duration old (plus a retry period and the time to write it).

@@ -18,7 +18,8 @@ import { startReconciler } from '../../src/controllers/reconciler.js';
 import { startServer } from '../../src/server.js';
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite.js';
 import { request, tempDir, TestToken } from '../support/helpers.js';
-import { type Call, freshNamespace, merge, waitFor } from '../support/workload-helpers.js';
+import { type Call, freshNamespace, merge } from '../support/workload-helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
@@ -64,13 +65,13 @@ describe('a controller added in a few lines', () => {
     const cms = `/api/v1/namespaces/${ns}/configmaps`;
     expect((await call('POST', cms, { body: { metadata: { name: 'a', labels: { mirror: 'yes' } }, data: { k: '1' } } })).status).toBe(201);
     expect((await call('POST', cms, { body: { metadata: { name: 'plain' }, data: { k: '1' } } })).status).toBe(201);
-    await waitFor(async () => (await call('GET', `${cms}/a-mirror`)).json?.data?.k === '1', 'the copy');
+    await until('the copy', async () => (await call('GET', `${cms}/a-mirror`)).json?.data?.k === '1', { timeoutMs: 15_000 });
     await merge(call, `${cms}/a`, { data: { k: '2' } });
-    await waitFor(async () => (await call('GET', `${cms}/a-mirror`)).json?.data?.k === '2', 'the copy updated');
+    await until('the copy updated', async () => (await call('GET', `${cms}/a-mirror`)).json?.data?.k === '2', { timeoutMs: 15_000 });
     expect((await call('GET', `${cms}/plain-mirror`)).status).toBe(404);
 
     expect((await call('POST', cms, { body: { metadata: { name: 'later', labels: { mirror: 'yes' }, annotations: { 'mirror-wait-ms': '1500' } }, data: { k: 'x' } } })).status).toBe(201);
-    const copied = await waitFor(async () => (await call('GET', `${cms}/later-mirror`)).json?.metadata?.creationTimestamp && (await call('GET', `${cms}/later-mirror`)).json, 'the delayed copy');
+    const copied = await until('the delayed copy', async () => (await call('GET', `${cms}/later-mirror`)).json?.metadata?.creationTimestamp && (await call('GET', `${cms}/later-mirror`)).json, { timeoutMs: 15_000 });
     const original = (await call('GET', `${cms}/later`)).json;
     // Whole seconds: the copy is at least one second younger (the wait was 1.5 s).
     expect(Date.parse(copied.metadata.creationTimestamp) - Date.parse(original.metadata.creationTimestamp)).toBeGreaterThanOrEqual(1000);

@@ -5,9 +5,10 @@
  */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, openWatch, startApiServer, type ApiServerProcess } from '../../testing/src/etcd-api-servers.js';
+import { openWatch, startApiServer, type ApiServerProcess } from '../../testing/src/etcd-api-servers.js';
 import { startEtcd, type EtcdCluster } from '../../testing/src/etcd-cluster.js';
 import { pod } from '../support/helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 let etcd: EtcdCluster;
 let a: ApiServerProcess;
@@ -46,7 +47,7 @@ describe('two API servers on one etcd', () => {
       const d = await a.request('DELETE', '/api/v1/namespaces/shared/pods/p2?gracePeriodSeconds=0');
       expect([c.status, u.status, d.status]).toEqual([201, 200, 200]);
       // A pod delete may pass through MODIFIED (deletionTimestamp) before DELETED, as graceful deletion does.
-      await eventually(() => watch.events.some((e) => e.type === 'DELETED'), 'the DELETED event');
+      await until('the DELETED event', () => watch.events.some((e) => e.type === 'DELETED'), { timeoutMs: 15_000 });
       const types = watch.events.map((e) => e.type);
       expect(types.slice(0, 2)).toEqual(['ADDED', 'MODIFIED']);
       expect(types.at(-1)).toBe('DELETED');

@@ -6,9 +6,10 @@
  * every request for a second, as "no member reachable").
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, openWatch, startApiServer, type ApiServerProcess, type WatchStream } from '../../testing/src/etcd-api-servers.js';
+import { openWatch, startApiServer, type ApiServerProcess, type WatchStream } from '../../testing/src/etcd-api-servers.js';
 import { startEtcd, type EtcdCluster } from '../../testing/src/etcd-cluster.js';
 import { pod } from '../support/helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 const NS = '/api/v1/namespaces/breaker/pods';
 let etcd: EtcdCluster;
@@ -51,7 +52,7 @@ describe('etcd watch streams ended by the API server', () => {
       const watches: WatchStream[] = [];
       for (let i = 0; i < 20; i++) watches.push(await openWatch(api, `${NS}?watch=1&resourceVersion=${oldRevision}`));
       // Each is served from etcd's history: it replays the creates after the old revision.
-      await eventually(() => watches.every((w) => w.events.length >= 5), 'every watch to replay the history');
+      await until('every watch to replay the history', () => watches.every((w) => w.events.length >= 5), { timeoutMs: 15_000 });
       const load = traffic();
       await new Promise((r) => setTimeout(r, 100));
       for (const w of watches) w.close();
@@ -63,7 +64,7 @@ describe('etcd watch streams ended by the API server', () => {
     }
     // And the watches still work afterwards.
     const w = await openWatch(api, `${NS}?watch=1&resourceVersion=${oldRevision}`);
-    await eventually(() => w.events.length >= 5, 'a new watch from the old revision');
+    await until('a new watch from the old revision', () => w.events.length >= 5, { timeoutMs: 15_000 });
     w.close();
   }, 120_000);
 });

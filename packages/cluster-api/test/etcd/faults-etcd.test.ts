@@ -5,9 +5,10 @@
  * missed" means every acknowledged write reaches the watcher.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, openWatch, startApiServer, type ApiServerProcess, type WatchStream } from '../../testing/src/etcd-api-servers.js';
+import { openWatch, startApiServer, type ApiServerProcess, type WatchStream } from '../../testing/src/etcd-api-servers.js';
 import { startEtcd, type EtcdCluster } from '../../testing/src/etcd-cluster.js';
 import { pod } from '../support/helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 const NS = '/api/v1/namespaces/faults/pods';
 let etcd: EtcdCluster;
@@ -77,13 +78,13 @@ describe('etcd faults under a running API server', () => {
       const leader = await etcd.leader();
       await etcd.kill(leader);
       for (let i = 10; i < 30; i++) acked.push((await createUntilOk(`one-${i}`), `one-${i}`));
-      await eventually(() => acked.every((n) => watcher.seen.has(n)), 'the watcher to see every write made with a member down');
+      await until('the watcher to see every write made with a member down', () => acked.every((n) => watcher.seen.has(n)), { timeoutMs: 15_000 });
       await etcd.restart(leader);
       for (let i = 30; i < 40; i++) acked.push((await createUntilOk(`one-${i}`), `one-${i}`));
       // The restarted member caught up: it alone serves every acknowledged pod.
       const solo = etcd.members[leader]!.clientPort;
-      await eventually(async () => (await countOnMember(solo, '/registry/pods/faults/')) === acked.length, 'the restarted member to hold every pod');
-      await eventually(() => acked.every((n) => watcher.seen.has(n)), 'the watcher to see every write');
+      await until('the restarted member to hold every pod', async () => (await countOnMember(solo, '/registry/pods/faults/')) === acked.length, { timeoutMs: 15_000 });
+      await until('the watcher to see every write', () => acked.every((n) => watcher.seen.has(n)), { timeoutMs: 15_000 });
     } finally {
       watcher.close();
     }
@@ -102,7 +103,7 @@ describe('etcd faults under a running API server', () => {
       // (require-leader refuses at once; a proposal caught in flight waits for its deadline).
       const refused = async (method: string, path: string, body?: unknown) => {
         let res: { status: number; json: any } | undefined;
-        await eventually(async () => (res = await api.request(method, path, body)).status >= 500, `${method} ${path} to be refused`);
+        await until(`${method} ${path} to be refused`, async () => (res = await api.request(method, path, body)).status >= 500, { timeoutMs: 15_000 });
         expect(res!.status, JSON.stringify(res!.json)).toBe(503);
         expect(res!.json).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'ServiceUnavailable', code: 503 });
         expect(res!.json.details.retryAfterSeconds).toBeGreaterThan(0);
@@ -117,7 +118,7 @@ describe('etcd faults under a running API server', () => {
       // The same API server process recovers without a restart.
       for (let i = 5; i < 15; i++) acked.push((await createUntilOk(`q-${i}`), `q-${i}`));
       expect((await api.request('GET', `${NS}/q-0`)).status).toBe(200);
-      await eventually(() => acked.every((n) => watcher.seen.has(n)), 'the watcher to see every acknowledged write');
+      await until('the watcher to see every acknowledged write', () => acked.every((n) => watcher.seen.has(n)), { timeoutMs: 15_000 });
     } finally {
       watcher.close();
     }

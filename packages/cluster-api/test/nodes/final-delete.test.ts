@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeApiError, KubeClient, Resources, type ResourceType } from '@func/kube-client';
 import { NodeAgent } from '../../src/node/agent.js';
-import { functionImage, isReady, podUntil, probeFunction, startNodeCluster, until, type NodeCluster } from '../support/node-fixtures.js';
+import { functionImage, isReady, podUntil, probeFunction, startNodeCluster, type NodeCluster } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 /** A client whose final pod deletes (grace 0) are refused with 403 while `refusing`, each refusal answered once `release` is called. */
 class RefusingClient extends KubeClient {

@@ -16,7 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeClient, Resources } from '@func/kube-client';
 import { ImageLayout, pushImage } from '@func/oci';
 import { haveRegistry, startRegistry, type RunningRegistry } from '../../../oci/test/registry-server.js';
-import { eventsOf, functionImage, isReady, podUntil, probeFunction, until, type Obj } from '../support/node-fixtures.js';
+import { eventsOf, functionImage, isReady, podUntil, probeFunction, type Obj } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 /** How long the burners run at most (they are killed when the test ends). */
@@ -67,7 +68,7 @@ describe.runIf(haveRegistry)('the first function pod on a fresh serve under load
     const listening = Date.now();
     const kube = KubeClient.fromKubeconfig({ kubeconfig: join(data, 'kubeconfig.yaml') });
     const image = `${registry!.host}/fn/probe:v1`;
-    await until('the default ServiceAccount', () => kube.get(Resources.serviceAccounts, 'default', { namespace: 'default' }).then(() => true), 60_000);
+    await until('the default ServiceAccount', () => kube.get(Resources.serviceAccounts, 'default', { namespace: 'default' }).then(() => true), { timeoutMs: 60_000 });
     await kube.create(Resources.pods, { metadata: { name: 'first' }, spec: { containers: [{ name: 'fn', image }] } });
     const created = Date.now();
     const pod = await podUntil(kube, 'first', 'Ready', isReady, 120_000);
@@ -77,7 +78,7 @@ describe.runIf(haveRegistry)('the first function pod on a fresh serve under load
     const events = await until('the five events', async () => {
       const all = await eventsOf(kube, 'first');
       return steps.every((r) => all.some((e) => e.reason === r)) && all;
-    }, 60_000);
+    }, { timeoutMs: 60_000 });
     const at = (e: Obj) => Date.parse(e.firstTimestamp ?? e.eventTime);
     events.sort((a: Obj, b: Obj) => at(a) - at(b));
     for (const e of events) console.log(`${e.firstTimestamp ?? e.eventTime} ${e.source?.component ?? e.reportingComponent}/${e.reason}: ${e.message}`);

@@ -8,7 +8,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Resources } from '@func/kube-client';
-import { condition, eventsOf, getText, isReady, type Obj, podUntil, until, useNodeCluster } from '../support/node-fixtures.js';
+import { condition, eventsOf, getText, isReady, type Obj, podUntil, useNodeCluster } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 const current = useNodeCluster();
 const get = getText;
@@ -80,7 +81,11 @@ describe('function pods', () => {
     await current.kube.create(Resources.pods, { metadata: { name: 'envy', labels: { team: 'blue' } }, spec: { containers: [container] } });
     const pod = await podUntil(current.kube, 'envy', 'Ready', isReady);
     const ip = pod.status.podIP;
-    const read = (name: string) => until(`env ${name}`, () => get(ip, `/env?name=${name}`).catch(() => undefined));
+    // An empty value is an answer too: the probe wraps what it read so that '' ends the wait.
+    const read = async (name: string) => (await until(`env ${name}`, async () => {
+      const text = await get(ip, `/env?name=${name}`).catch(() => undefined);
+      return text !== undefined && { text };
+    })).text;
     expect(await read('GREETING')).toBe('hi');
     expect(await read('PASSWORD')).toBe('s3cret');
     expect(await read('POD_NAME')).toBe('envy');

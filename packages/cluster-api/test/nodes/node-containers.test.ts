@@ -9,7 +9,8 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Resources } from '@func/kube-client';
-import { condition, eventsOf, getText, isReady, type Obj, podUntil, until, useNodeCluster } from '../support/node-fixtures.js';
+import { condition, eventsOf, getText, isReady, type Obj, podUntil, useNodeCluster } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 const current = useNodeCluster();
 const get = getText;

@@ -16,7 +16,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as k8s from '@kubernetes/client-node';
 import { KubeClient, Resources } from '@func/kube-client';
-import { condition, functionImage, isReady, podUntil, probeFunction, until, type Obj } from '../support/node-fixtures.js';
+import { condition, functionImage, isReady, podUntil, probeFunction, type Obj } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const kubectlBin = '/usr/bin/kubectl';
@@ -126,13 +127,13 @@ describe.runIf(existsSync(kubectlBin))('two nodes, kubectl and client-node', () 
     const node = await until('second NotReady', async () => {
       const n = await kube.get<Obj>(Resources.nodes, 'second');
       return condition(n, 'Ready')?.status === 'Unknown' && n;
-    }, 30_000);
+    }, { timeoutMs: 30_000 });
     expect(condition(node, 'Ready').message).toBe('Kubelet stopped posting node status.');
     expect(await kubectl('get', 'node', 'second')).toMatch(/^second\s+NotReady/m);
     for (const v of victims) {
       const evicted = await podUntil(kube, v.metadata!.name!, 'evicted', (p) => p.metadata.deletionTimestamp, 30_000);
       expect(condition(evicted, 'DisruptionTarget')?.reason).toBe('DeletionByTaintManager');
-      await until(`${v.metadata!.name} no longer answering`, () => fetch(`http://${v.status.podIP}:8080/`).then(() => false, () => true), 10_000);
+      await until(`${v.metadata!.name} no longer answering`, () => fetch(`http://${v.status.podIP}:8080/`).then(() => false, () => true), { timeoutMs: 10_000 });
     }
     const survivors = (await kube.list<Obj>(Resources.pods, { labelSelector: 'app=fn' })).items.filter((p) => p.spec.nodeName === 'main');
     for (const s of survivors) expect(await fetch(`http://${s.status.podIP}:8080/`).then((r) => r.text())).toBe(`hello from ${s.metadata!.name}`);
@@ -144,6 +145,6 @@ describe.runIf(existsSync(kubectlBin))('two nodes, kubectl and client-node', () 
     const running = (await kube.list<Obj>(Resources.pods, { labelSelector: 'app=fn' })).items.filter((p) => p.spec.nodeName === 'main' && !p.metadata!.deletionTimestamp);
     serve.kill('SIGTERM');
     expect(await new Promise((r) => serve.once('exit', (code) => r(code)))).toBe(0);
-    for (const p of running) await until(`${p.metadata!.name} stopped`, () => fetch(`http://${p.status.podIP}:8080/`).then(() => false, () => true), 10_000);
+    for (const p of running) await until(`${p.metadata!.name} stopped`, () => fetch(`http://${p.status.podIP}:8080/`).then(() => false, () => true), { timeoutMs: 10_000 });
   });
 });

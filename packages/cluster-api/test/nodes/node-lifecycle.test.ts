@@ -9,7 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources, type KubeClient } from '@func/kube-client';
 import { NodeAgent } from '../../src/node/agent.js';
-import { condition, eventsOf, isReady, plainClient, podUntil, startNodeCluster, until, type NodeCluster, type Obj } from '../support/node-fixtures.js';
+import { condition, eventsOf, isReady, plainClient, podUntil, startNodeCluster, type NodeCluster, type Obj } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 let cluster: NodeCluster;
 let kube: KubeClient;
@@ -46,7 +47,7 @@ describe('a node that stops heartbeating', () => {
     const node = await until('doomed Unknown', async () => {
       const n = await kube.get<Obj>(Resources.nodes, 'doomed');
       return condition(n, 'Ready')?.status === 'Unknown' && n.spec.taints?.length === 2 && n;
-    }, 30_000);
+    }, { timeoutMs: 30_000 });
     expect(condition(node, 'Ready')).toMatchObject({ reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' });
     expect(node.status.conditions.filter((c: Obj) => c.status === 'Unknown').map((c: Obj) => c.type).sort()).toEqual(['DiskPressure', 'MemoryPressure', 'PIDPressure', 'Ready']);
     expect(node.spec.taints).toEqual([
@@ -81,7 +82,7 @@ describe('a node that stops heartbeating', () => {
     const node = await until('doomed Ready', async () => {
       const n = await kube.get<Obj>(Resources.nodes, 'doomed');
       return condition(n, 'Ready')?.status === 'True' && !n.spec.taints && n;
-    }, 30_000);
+    }, { timeoutMs: 30_000 });
     expect(condition(node, 'Ready').reason).toBe('KubeletReady');
     for (const name of ['intolerant', 'patient']) await until(`${name} gone`, () => kube.get(Resources.pods, name).then(() => false, () => true));
     await podUntil(kube, 'forever', 'Ready again', isReady);

@@ -7,7 +7,8 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { KubeApiError, Resources, type KubeClient } from '@func/kube-client';
-import { isReady, podUntil, until, useNodeCluster } from '../support/node-fixtures.js';
+import { isReady, podUntil, useNodeCluster } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 const current = useNodeCluster();
 let kube: KubeClient;

@@ -8,7 +8,8 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Resources, type KubeClient } from '@func/kube-client';
-import { eventsOf, isReady, type Obj, podUntil, until, useNodeCluster } from '../support/node-fixtures.js';
+import { eventsOf, isReady, type Obj, podUntil, useNodeCluster } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 const current = useNodeCluster({ nodes: [{ name: 'strict', options: { simulate: false } }] });
 let kube: KubeClient;

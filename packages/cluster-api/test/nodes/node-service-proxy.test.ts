@@ -9,7 +9,8 @@ import { get } from 'node:http';
 import { createServer, connect, type Server } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { Resources } from '@func/kube-client';
-import { isReady, podUntil, until, useNodeCluster, type Obj } from '../support/node-fixtures.js';
+import { isReady, podUntil, useNodeCluster, type Obj } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 const current = useNodeCluster({ serviceClusterIpRange: '127.176.0.0/12' });
 
@@ -37,7 +38,7 @@ const endpointsReady = (name: string, n: number) => until(`${n} ready endpoints 
   const ep = await current.kube.get<Obj>(Resources.endpoints, name, { namespace: 'default' }).catch(() => undefined);
   const ready = (ep?.subsets ?? []).flatMap((s: Obj) => s.addresses ?? []);
   return ready.length === n && ep;
-}, 60_000, 100);
+}, { timeoutMs: 60_000, everyMs: 100 });
 const listening = () => current.cluster.agents.get('node-a')!.proxy!.addresses();
 const created = async (body: Record<string, unknown>) => (await current.kube.create<Obj>(Resources.services, body)).spec as { clusterIP: string; ports: { nodePort?: number }[] };
 
@@ -49,7 +50,7 @@ describe('the node service proxy', () => {
     const { clusterIP } = await created(service('solo', 'solo'));
     expect(clusterIP).toMatch(/^127\.(17[6-9]|18\d|19[01])\./);
     await endpointsReady('solo', 1);
-    expect(await until('an answer at the clusterIP', () => text(`http://${clusterIP}:8081/`).catch(() => undefined), 30_000)).toBe('hello from solo');
+    expect(await until('an answer at the clusterIP', () => text(`http://${clusterIP}:8081/`).catch(() => undefined), { timeoutMs: 30_000 })).toBe('hello from solo');
   }, 120_000);
 
   it('shares connections between two ready pods, and stops choosing one whose readiness fails', async () => {
@@ -59,17 +60,17 @@ describe('the node service proxy', () => {
     const { clusterIP } = await created(service('web', 'web'));
     await endpointsReady('web', 2);
     const url = `http://${clusterIP}:8081/`;
-    await until('the proxy listening', () => text(url).catch(() => undefined), 30_000);
+    await until('the proxy listening', () => text(url).catch(() => undefined), { timeoutMs: 30_000 });
     // The proxy's Endpoints informer may lag the API a moment: wait until both pods answer.
     const seen = new Set<string>();
-    await until('both pods answering', async () => (seen.add(await text(url)), seen.size === 2), 30_000);
+    await until('both pods answering', async () => (seen.add(await text(url)), seen.size === 2), { timeoutMs: 30_000 });
     expect([...seen].sort()).toEqual(['hello from web-1', 'hello from web-2']);
     const turns = [await text(url), await text(url)];
     expect(turns.sort()).toEqual(['hello from web-1', 'hello from web-2']);
     const sick = await kube.raw({ method: 'GET', path: '/api/v1/namespaces/default/pods/web-1:8080/proxy/ready?set=false', accept: '*/*' });
     expect(sick.body).toBe('ready=false');
     await endpointsReady('web', 1);
-    await until('web-1 no longer chosen', async () => [await text(url), await text(url)].every((t) => t === 'hello from web-2'), 30_000);
+    await until('web-1 no longer chosen', async () => [await text(url), await text(url)].every((t) => t === 'hello from web-2'), { timeoutMs: 30_000 });
     for (let i = 0; i < 4; i++) expect(await text(url)).toBe('hello from web-2');
   }, 120_000);
 
@@ -85,13 +86,13 @@ describe('the node service proxy', () => {
     socket.setEncoding('utf8').on('data', (d: string) => (answer += d));
     const ask = () => socket.write(`GET / HTTP/1.1\r\nhost: ${clusterIP}\r\nconnection: keep-alive\r\n\r\n`);
     ask();
-    const pod = await until('the answer on the kept-alive connection', () => /hello from (web-\d)/.exec(answer)?.[1], 30_000);
+    const pod = await until('the answer on the kept-alive connection', () => /hello from (web-\d)/.exec(answer)?.[1], { timeoutMs: 30_000 });
     expect(await setReady(pod, false)).toBe('ready=false');
     await endpointsReady('web', 1);
     const other = pod === 'web-1' ? 'web-2' : 'web-1';
     expect(await text(`http://${clusterIP}:8081/`)).toBe(`hello from ${other}`);
     ask();
-    await until('the second answer on the same connection', () => (answer.match(/hello from web-\d/g) ?? []).length === 2, 30_000);
+    await until('the second answer on the same connection', () => (answer.match(/hello from web-\d/g) ?? []).length === 2, { timeoutMs: 30_000 });
     expect(answer.match(/hello from web-\d/g)).toEqual([`hello from ${pod}`, `hello from ${pod}`]);
     expect(socket.destroyed).toBe(false);
     socket.destroy();
@@ -100,7 +101,7 @@ describe('the node service proxy', () => {
 
   it('refuses a connection when no endpoint is ready', async () => {
     const { clusterIP } = await created(service('empty', 'nobody'));
-    await until('the proxy listening', () => listening().includes(`${clusterIP}:8081`), 30_000);
+    await until('the proxy listening', () => listening().includes(`${clusterIP}:8081`), { timeoutMs: 30_000 });
     await expect(text(`http://${clusterIP}:8081/`)).rejects.toThrow();
     expect(listening()).toContain(`${clusterIP}:8081`);
   }, 60_000);
@@ -110,11 +111,11 @@ describe('the node service proxy', () => {
     const { clusterIP, ports } = await created(service('np', 'solo', { type: 'NodePort' }));
     const nodePort = ports[0]!.nodePort!;
     await endpointsReady('np', 1);
-    expect(await until('an answer at the node port', () => text(`http://127.0.0.1:${nodePort}/`).catch(() => undefined), 30_000)).toBe('hello from solo');
+    expect(await until('an answer at the node port', () => text(`http://127.0.0.1:${nodePort}/`).catch(() => undefined), { timeoutMs: 30_000 })).toBe('hello from solo');
     expect(await text(`http://${clusterIP}:8081/`)).toBe('hello from solo');
     await kube.delete(Resources.services, 'np', { namespace: 'default' });
     expect(listening()).toEqual(expect.arrayContaining([`${clusterIP}:8081`, `127.0.0.1:${nodePort}`]));
-    await until('the clusterIP and node port closed', () => !listening().some((a) => a === `${clusterIP}:8081` || a === `127.0.0.1:${nodePort}`), 30_000);
+    await until('the clusterIP and node port closed', () => !listening().some((a) => a === `${clusterIP}:8081` || a === `127.0.0.1:${nodePort}`), { timeoutMs: 30_000 });
     expect(await accepts(clusterIP, 8081)).toBe(false);
     expect(await accepts('127.0.0.1', nodePort)).toBe(false);
   }, 120_000);
@@ -125,11 +126,11 @@ describe('the node service proxy', () => {
     const squatter: Server = await new Promise((resolve) => { const s = createServer((c) => c.end('squatter\n')).listen(8081, taken, () => resolve(s)); });
     try {
       await created(service('clash', 'solo', { clusterIP: taken }));
-      const warning = await until('the warning', () => cluster.logs.find((e) => e.msg === 'service proxy cannot listen' && e.service === 'default/clash'), 30_000);
+      const warning = await until('the warning', () => cluster.logs.find((e) => e.msg === 'service proxy cannot listen' && e.service === 'default/clash'), { timeoutMs: 30_000 });
       expect(warning).toMatchObject({ level: 'warn', address: `${taken}:8081`, code: 'EADDRINUSE' });
       const { clusterIP } = await created(service('after', 'solo'));
       await endpointsReady('after', 1);
-      expect(await until('the next Service answering', () => text(`http://${clusterIP}:8081/`).catch(() => undefined), 30_000)).toBe('hello from solo');
+      expect(await until('the next Service answering', () => text(`http://${clusterIP}:8081/`).catch(() => undefined), { timeoutMs: 30_000 })).toBe('hello from solo');
       expect((await kube.get<Obj>(Resources.nodes, 'node-a')).status.conditions.find((c: Obj) => c.type === 'Ready').status).toBe('True');
     } finally {
       await new Promise((r) => squatter.close(r));

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Resources } from '@func/kube-client';
-import { isReady, podUntil, until, useNodeCluster } from '../support/node-fixtures.js';
+import { isReady, podUntil, useNodeCluster } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 const current = useNodeCluster({ nodes: [{ name: 'mac', options: { networkMode: 'shared' } }] });
 

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { namespace } from '../support/helpers.js';
 import { portForward, runningPod, startStreamingCluster, type StreamingCluster } from '../support/streaming-helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 const kubectlBin = '/usr/bin/kubectl';
 /** Other kubectl releases on the CI image: 1.27–1.30 speak only the SPDY upgrade, 1.31+ try the WebSocket tunnel first. */
@@ -102,13 +103,6 @@ function download(port: number, n: number): Promise<{ sha256: string; length: nu
 }
 
 const openConnections = (s: Server) => new Promise<number>((resolve) => s.getConnections((_e, n) => resolve(n)));
-async function until(check: () => Promise<boolean> | boolean, what: string, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe.runIf(existsSync(kubectlBin))('kubectl port-forward', () => {
   let c: StreamingCluster;
@@ -190,7 +184,7 @@ describe.runIf(existsSync(kubectlBin))('kubectl port-forward', () => {
       expect(await openConnections(pod)).toBeGreaterThan(0);
       await pf.stop('SIGKILL');
       // The server lets go of the pod connections and stays up for the next client.
-      await until(async () => (await openConnections(pod)) === 0, 'pod connections closed');
+      await until('pod connections closed', async () => (await openConnections(pod)) === 0, { timeoutMs: 15_000 });
       expect((await c.api('GET', '/healthz')).status).toBe(200);
       const again = await portForward(c, ['-n', 'shop', 'pod/web', '0:8080'], { env });
       expect((await fetchText(again.port, '/hello')).body).toBe('hello from web /hello');
@@ -200,7 +194,7 @@ describe.runIf(existsSync(kubectlBin))('kubectl port-forward', () => {
     it('tells kubectl when nothing listens on the pod port', async () => {
       const pf = await portForward(c, ['-n', 'shop', 'pod/web', '0:9999'], { env });
       await expect(fetchText(pf.port, '/hello')).rejects.toThrow();
-      await until(() => /error forwarding port 9999 to pod web, uid [0-9a-f-]+: connect: connection refused/.test(pf.output()), 'the error on kubectl’s output');
+      await until('the error on kubectl’s output', () => /error forwarding port 9999 to pod web, uid [0-9a-f-]+: connect: connection refused/.test(pf.output()), { timeoutMs: 15_000 });
       await pf.stop();
     });
   });

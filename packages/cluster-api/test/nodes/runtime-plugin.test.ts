@@ -10,7 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { Resources } from '@func/kube-client';
 import { CreateContainerError, type ContainerConfig, type ContainerStatus, type PodSandboxConfig, type PodSandboxStatus, type RuntimeService } from '../../src/node/runtime/cri.js';
-import { eventsOf, isReady, podUntil, until, useNodeCluster, type Obj } from '../support/node-fixtures.js';
+import { eventsOf, isReady, podUntil, useNodeCluster, type Obj } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 /** Containers that "run" in memory until stopped; every call is recorded. */
 class PlugRuntime implements RuntimeService {

@@ -16,7 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeClient, Resources } from '@func/kube-client';
 import { resolveConfig } from '../../src/config.js';
 import { serve, type Served } from '../../src/server.js';
-import { functionImage, isReady, probeFunction, until, type Obj } from '../support/node-fixtures.js';
+import { functionImage, isReady, probeFunction, type Obj } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 const kubectlBin = '/usr/bin/kubectl';
 const run = promisify(execFile);
@@ -42,7 +43,7 @@ const readyPods = async (app: string, n: number) =>
   until(`${n} ready ${app} pods`, async () => {
     const pods = await podsOf(app);
     return pods.length === n && pods.every((p) => p.status?.phase === 'Running' && isReady(p)) && pods;
-  }, 60_000, 200);
+  }, { timeoutMs: 60_000, everyMs: 200 });
 const endpointsOf = async (name: string) => {
   const ep = await kube.get<Obj & { subsets?: { addresses?: { targetRef?: { name: string } }[]; notReadyAddresses?: { targetRef?: { name: string } }[] }[] }>(Resources.endpoints, name, { namespace: 'default' });
   const names = (key: 'addresses' | 'notReadyAddresses') => (ep.subsets ?? []).flatMap((s) => (s[key] ?? []).map((a) => a.targetRef?.name ?? '')).sort();
@@ -85,17 +86,17 @@ describe.runIf(existsSync(kubectlBin))('Deployments of function images on the em
 
   it('exposes it as a Service that answers at its clusterIP and that kubectl port-forward svc/hello reaches', async () => {
     await kubectl('expose', 'deployment', 'hello', '--port=80', '--target-port=8080');
-    await until('three endpoints', async () => (await endpointsOf('hello')).ready.length === 3, 30_000, 200);
+    await until('three endpoints', async () => (await endpointsOf('hello')).ready.length === 3, { timeoutMs: 30_000, everyMs: 200 });
     // serve's default --service-cluster-ip-range is loopback: the node's service proxy listens there.
     const { clusterIP } = (await kube.get<Obj>(Resources.services, 'hello', { namespace: 'default' })).spec as { clusterIP: string };
     expect(clusterIP).toMatch(/^127\.(12[89]|13\d|14[0-3])\./);
-    const direct = await until('an answer at the clusterIP', async () => (await fetch(`http://${clusterIP}/`)).text(), 30_000, 200);
+    const direct = await until('an answer at the clusterIP', async () => (await fetch(`http://${clusterIP}/`)).text(), { timeoutMs: 30_000, everyMs: 200 });
     expect(direct).toMatch(/^hello from hello-/);
     const fwd = spawn(kubectlBin, ['port-forward', 'svc/hello', ':80'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     forwards.add(fwd);
     let said = '';
     fwd.stdout!.on('data', (d: Buffer) => (said += d.toString()));
-    const port = await until('the forwarded port', () => /Forwarding from 127\.0\.0\.1:(\d+)/.exec(said)?.[1], 30_000);
+    const port = await until('the forwarded port', () => /Forwarding from 127\.0\.0\.1:(\d+)/.exec(said)?.[1], { timeoutMs: 30_000 });
     const answer = await until('an answer through the forward', async () => (await fetch(`http://127.0.0.1:${port}/`)).text());
     expect(answer).toMatch(/^hello from hello-/);
     fwd.kill();
@@ -134,24 +135,24 @@ describe.runIf(existsSync(kubectlBin))('Deployments of function images on the em
     const out1 = await until('the pod among notReadyAddresses', async () => {
       const ep = await endpointsOf('hello');
       return ep.notReady.includes(sick) && ep;
-    }, 30_000, 200);
+    }, { timeoutMs: 30_000, everyMs: 200 });
     expect(out1.ready).not.toContain(sick);
     expect(out1.ready).toHaveLength(2);
     expect(await viaProxy(sick, '/ready?set=true')).toBe('ready=true');
-    await until('the pod back among addresses', async () => (await endpointsOf('hello')).ready.includes(sick), 30_000, 200);
+    await until('the pod back among addresses', async () => (await endpointsOf('hello')).ready.includes(sick), { timeoutMs: 30_000, everyMs: 200 });
   }, 90_000);
 
   it('puts a function that crashes on start into CrashLoopBackOff with a BackOff Event', async () => {
     await kubectl('create', 'deployment', 'crasher', '--image=hello:v1');
     await kubectl('set', 'env', 'deployment/crasher', 'CRASH_ON_START=yes');
     const pod = await until('a crasher pod in CrashLoopBackOff', async () =>
-      (await podsOf('crasher')).find((p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff'), 90_000, 250);
+      (await podsOf('crasher')).find((p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff'), { timeoutMs: 90_000, everyMs: 250 });
     expect(pod.status.containerStatuses[0].restartCount).toBeGreaterThanOrEqual(1);
     const events = await until('the BackOff event', async () => {
       const text = await kubectl('get', 'events', '--field-selector', `involvedObject.name=${pod.metadata.name}`, '-o', 'json');
       const items = JSON.parse(text).items as { reason: string; message: string }[];
       return items.some((e) => e.reason === 'BackOff') && items;
-    }, 60_000, 500);
+    }, { timeoutMs: 60_000, everyMs: 500 });
     expect(events.find((e) => e.reason === 'BackOff')!.message).toMatch(/Back-off restarting failed container/);
     const rollout = await run(kubectlBin, ['rollout', 'status', 'deployment/crasher', '--timeout=2s'], { env }).then(() => 0, (e: { code?: number }) => e.code ?? -1);
     expect(rollout).not.toBe(0);
@@ -166,7 +167,7 @@ describe.runIf(existsSync(kubectlBin))('Deployments of function images on the em
     const ep = await until('two web endpoints', async () => {
       const e = await endpointsOf('web');
       return e.ready.length === 2 && e;
-    }, 30_000, 200);
+    }, { timeoutMs: 30_000, everyMs: 200 });
     expect(ep.ready).toEqual(pods.map((p) => p.metadata.name).sort());
     await kubectl('scale', 'deployment/web', '--replicas=4');
     await readyPods('web', 4);

@@ -14,8 +14,9 @@ import { serve, type Served } from '../../src/server.js';
 import { part, type Part, type PartContext } from '../../src/serve/part.js';
 import { PartError, Supervisor } from '../../src/serve/supervisor.js';
 import { tempDir } from '../support/helpers.js';
-import { until } from '../support/node-fixtures.js';
+
 import { cli, haveKubectl, startServe, type ServeProcess } from './process.js';
+import { until } from '../../testing/src/poll.js';
 
 type Entry = Record<string, unknown>;
 

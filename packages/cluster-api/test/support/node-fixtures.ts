@@ -20,6 +20,7 @@ import { startServer, type ClusterApiServer } from '../../src/server.js';
 import { MemoryStorage } from '../../src/storage/memory/memory.js';
 import { NodeAgent, type NodeAgentOptions } from '../../src/node/agent.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
+import { until } from '../../testing/src/poll.js';
 
 const run = promisify(execFile);
 export const repo = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -56,23 +57,6 @@ export async function functionImage(layoutDir: string, source: string, tag: stri
 /** A client of a plain-HTTP cluster API (tests' in-process servers). */
 export const plainClient = (url: string): KubeClient =>
   new KubeClient({ server: url, insecureSkipTlsVerify: false, credentials: {}, namespace: 'default', context: 'test', files: [] });
-
-/** Polls `probe` until it returns a value (not undefined/false), or fails after `timeoutMs` with the last value seen. */
-export async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined && v !== false) return v;
-      last = v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)?.slice(0, 2000)}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 export type Obj = KubeObject & { spec?: any; status?: any };
 
@@ -142,7 +126,7 @@ export const podUntil = (kube: KubeClient, name: string, what: string, test: (p:
   until(`${name}: ${what}`, async () => {
     const p = await podOf(kube, name, namespace);
     return test(p) ? p : undefined;
-  }, timeoutMs);
+  }, { timeoutMs: timeoutMs });
 
 export const isReady = (p: Obj) => p.status?.phase === 'Running' && condition(p, 'Ready')?.status === 'True';
 

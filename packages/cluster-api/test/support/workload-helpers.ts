@@ -14,18 +14,6 @@ import { request, tempDir, TestToken, type Reply } from './helpers.js';
 
 export type Call = (method: string, path: string, init?: { body?: unknown; headers?: Record<string, string> }) => Promise<Reply>;
 
-/** Polls `probe` until it returns something truthy; fails with `what` and the last value after `ms`. */
-export async function waitFor<T>(probe: () => Promise<T> | T, what: string, ms = 15_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms;
-  let last: T | undefined;
-  for (;;) {
-    last = await probe();
-    if (last) return last as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)?.slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 const now = () => `${new Date().toISOString().slice(0, 19)}Z`;
 
 /** The status a kubelet writes for a running pod, ready or not. */

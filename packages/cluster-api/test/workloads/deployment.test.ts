@@ -7,9 +7,8 @@
  * kube-controller-manager records them; deleting cascades.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  conditionOf, deployment, eventsOf, freshNamespace, livePods, merge, readyAll, startWorkloadServer, waitFor, type Call,
-} from '../support/workload-helpers.js';
+import {conditionOf, deployment, eventsOf, freshNamespace, livePods, merge, readyAll, startWorkloadServer, type Call} from '../support/workload-helpers.js';
+import { until } from '../../testing/src/poll.js';
 
 const apps = (ns: string, plural: string, name = '') => `/apis/apps/v1/namespaces/${ns}/${plural}${name ? `/${name}` : ''}`;
 
@@ -23,21 +22,21 @@ describe.each(['sqlite', 'etcd'] as const)('deployments on %s', (backend) => {
   const sets = async (ns: string) => (await call('GET', apps(ns, 'replicasets'))).json.items as any[];
   /** Marks pods ready until the Deployment reports `done`. */
   const driveUntil = async (ns: string, name: string, done: (d: any) => boolean, what: string) =>
-    waitFor(async () => {
+    until(what, async () => {
       await readyAll(call, ns, `app=${name}`);
       const d = await get(ns, name);
       return done(d) && d;
-    }, what, 20_000);
+    }, { timeoutMs: 20_000 });
   const complete = (replicas: number) => (d: any) =>
     d.status?.observedGeneration >= d.metadata.generation && d.status?.updatedReplicas === replicas && d.status?.availableReplicas === replicas && d.status?.replicas === replicas;
 
   it('makes a ReplicaSet and its pods, unavailable while Pending, available once Ready, with the events kubectl describe shows', async () => {
     const ns = await freshNamespace(call, 'dep');
     expect((await call('POST', apps(ns, 'deployments'), { body: deployment('web', 3) })).status).toBe(201);
-    const pending = await waitFor(async () => {
+    const pending = await until('the status of a pending rollout', async () => {
       const d = await get(ns, 'web');
       return d.status?.replicas === 3 && conditionOf(d, 'Available') && d;
-    }, 'the status of a pending rollout');
+    }, { timeoutMs: 15_000 });
     expect(pending.status).toMatchObject({ observedGeneration: 1, replicas: 3, updatedReplicas: 3, unavailableReplicas: 3 });
     expect(pending.status.availableReplicas).toBeUndefined();
     expect(conditionOf(pending, 'Available')).toMatchObject({ status: 'False', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' });
@@ -54,13 +53,13 @@ describe.each(['sqlite', 'etcd'] as const)('deployments on %s', (backend) => {
 
     const done = await driveUntil(ns, 'web', complete(3), 'the rollout to complete');
     expect(conditionOf(done, 'Available')).toMatchObject({ status: 'True', reason: 'MinimumReplicasAvailable' });
-    await waitFor(async () => conditionOf(await get(ns, 'web'), 'Progressing')?.reason === 'NewReplicaSetAvailable', 'NewReplicaSetAvailable');
+    await until('NewReplicaSetAvailable', async () => conditionOf(await get(ns, 'web'), 'Progressing')?.reason === 'NewReplicaSetAvailable', { timeoutMs: 15_000 });
     expect(conditionOf(await get(ns, 'web'), 'Progressing').message).toBe(`ReplicaSet "web-${hash}" has successfully progressed.`);
-    await waitFor(async () => (await eventsOf(call, ns, 'Deployment', 'web')).includes(`ScalingReplicaSet: Scaled up replica set web-${hash} to 3`), 'the ScalingReplicaSet event');
-    const created = await waitFor(async () => {
+    await until('the ScalingReplicaSet event', async () => (await eventsOf(call, ns, 'Deployment', 'web')).includes(`ScalingReplicaSet: Scaled up replica set web-${hash} to 3`), { timeoutMs: 15_000 });
+    const created = await until('three SuccessfulCreate events', async () => {
       const e = await eventsOf(call, ns, 'ReplicaSet', rs.metadata.name);
       return e.length === 3 && e;
-    }, 'three SuccessfulCreate events');
+    }, { timeoutMs: 15_000 });
     expect(created.sort()).toEqual(pods.map((p) => `SuccessfulCreate: Created pod: ${p.metadata.name}`).sort());
   });
 
@@ -72,7 +71,7 @@ describe.each(['sqlite', 'etcd'] as const)('deployments on %s', (backend) => {
     let peakSize = 0;
     let minReady = Infinity;
     await merge(call, apps(ns, 'deployments', 'web'), { spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx:2' }] } } } });
-    const done = await waitFor(async () => {
+    const done = await until('the second rollout', async () => {
       const all = await sets(ns);
       peakSize = Math.max(peakSize, all.reduce((n, rs) => n + rs.spec.replicas, 0));
       const ready = (await livePods(call, ns, 'app=web')).filter((p) => (p.status.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True'));
@@ -82,7 +81,7 @@ describe.each(['sqlite', 'etcd'] as const)('deployments on %s', (backend) => {
       if (next) await call('PATCH', `/api/v1/namespaces/${ns}/pods/${next.metadata.name}/status`, { body: { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date().toISOString().slice(0, 19) + 'Z' }] } }, headers: { 'content-type': 'application/merge-patch+json' } });
       const d = await get(ns, 'web');
       return complete(4)(d) && d.metadata.annotations['deployment.kubernetes.io/revision'] === '2' && d;
-    }, 'the second rollout', 30_000);
+    }, { timeoutMs: 30_000 });
     expect(peakSize).toBeLessThanOrEqual(5);
     expect(minReady).toBeGreaterThanOrEqual(3);
     const all = await sets(ns);
@@ -115,12 +114,12 @@ describe.each(['sqlite', 'etcd'] as const)('deployments on %s', (backend) => {
     await merge(call, `${apps(ns, 'deployments', 'web')}/scale`, { spec: { replicas: 5 } });
     await driveUntil(ns, 'web', complete(5), 'five replicas');
     await merge(call, `${apps(ns, 'deployments', 'web')}/scale`, { spec: { replicas: 1 } });
-    await waitFor(async () => (await livePods(call, ns, 'app=web')).length === 1 && complete(1)(await get(ns, 'web')), 'one replica');
+    await until('one replica', async () => (await livePods(call, ns, 'app=web')).length === 1 && complete(1)(await get(ns, 'web')), { timeoutMs: 15_000 });
     await merge(call, apps(ns, 'deployments', 'web'), { spec: { paused: true, template: { spec: { containers: [{ name: 'app', image: 'nginx:2' }] } } } });
-    const paused = await waitFor(async () => {
+    const paused = await until('the paused condition', async () => {
       const d = await get(ns, 'web');
       return conditionOf(d, 'Progressing')?.reason === 'DeploymentPaused' && d;
-    }, 'the paused condition');
+    }, { timeoutMs: 15_000 });
     expect(conditionOf(paused, 'Progressing')).toMatchObject({ status: 'Unknown', message: 'Deployment is paused' });
     expect(await sets(ns)).toHaveLength(1);
     await merge(call, apps(ns, 'deployments', 'web'), { spec: { paused: null } });
@@ -131,10 +130,10 @@ describe.each(['sqlite', 'etcd'] as const)('deployments on %s', (backend) => {
   it('reports ProgressDeadlineExceeded when pods never become ready', async () => {
     const ns = await freshNamespace(call, 'stuck');
     await call('POST', apps(ns, 'deployments'), { body: deployment('web', 1, 'nginx', { progressDeadlineSeconds: 1 }) });
-    const stuck = await waitFor(async () => {
+    const stuck = await until('the progress deadline', async () => {
       const d = await get(ns, 'web');
       return conditionOf(d, 'Progressing')?.status === 'False' && d;
-    }, 'the progress deadline', 10_000);
+    }, { timeoutMs: 10_000 });
     const rsName = (await sets(ns))[0].metadata.name;
     expect(conditionOf(stuck, 'Progressing')).toMatchObject({ reason: 'ProgressDeadlineExceeded', message: `ReplicaSet "${rsName}" has timed out progressing.` });
   });
@@ -147,10 +146,10 @@ describe.each(['sqlite', 'etcd'] as const)('deployments on %s', (backend) => {
       await merge(call, apps(ns, 'deployments', 'web'), { spec: { template: { spec: { containers: [{ name: 'app', image }] } } } });
     }
     await driveUntil(ns, 'web', (d) => complete(1)(d) && d.metadata.annotations['deployment.kubernetes.io/revision'] === '3', 'revision 3');
-    const kept = await waitFor(async () => {
+    const kept = await until('the history trimmed to one old ReplicaSet', async () => {
       const all = await sets(ns);
       return all.length === 2 && all;
-    }, 'the history trimmed to one old ReplicaSet');
+    }, { timeoutMs: 15_000 });
     expect(kept.map((rs: any) => rs.metadata.annotations['deployment.kubernetes.io/revision']).sort()).toEqual(['2', '3']);
 
     const rollback = (revision: number) => call('POST', `/apis/apps/v1beta1/namespaces/${ns}/deployments/web/rollback`, {
@@ -167,26 +166,26 @@ describe.each(['sqlite', 'etcd'] as const)('deployments on %s', (backend) => {
     expect(back.metadata.annotations['deprecated.deployment.rollback.to']).toBeUndefined();
     const revived = (await sets(ns)).find((rs) => rs.metadata.annotations['deployment.kubernetes.io/revision'] === '4');
     expect(revived.metadata.annotations['deployment.kubernetes.io/revision-history']).toBe('2');
-    await waitFor(async () => (await eventsOf(call, ns, 'Deployment', 'web')).includes('DeploymentRollback: Rolled back deployment "web" to revision 2'), 'the rollback event');
+    await until('the rollback event', async () => (await eventsOf(call, ns, 'Deployment', 'web')).includes('DeploymentRollback: Rolled back deployment "web" to revision 2'), { timeoutMs: 15_000 });
     // spec.rollbackTo through apps/v1beta1 to a revision that is gone: a Warning, and the request cleared.
     await merge(call, `/apis/apps/v1beta1/namespaces/${ns}/deployments/web`, { spec: { rollbackTo: { revision: 9 } } });
-    await waitFor(async () => (await eventsOf(call, ns, 'Deployment', 'web')).includes('DeploymentRollbackRevisionNotFound: Unable to find the revision to rollback to.'), 'the not-found warning');
-    await waitFor(async () => (await get(ns, 'web')).metadata.annotations['deprecated.deployment.rollback.to'] === undefined, 'the request cleared');
+    await until('the not-found warning', async () => (await eventsOf(call, ns, 'Deployment', 'web')).includes('DeploymentRollbackRevisionNotFound: Unable to find the revision to rollback to.'), { timeoutMs: 15_000 });
+    await until('the request cleared', async () => (await get(ns, 'web')).metadata.annotations['deprecated.deployment.rollback.to'] === undefined, { timeoutMs: 15_000 });
   });
 
   it('deletes its ReplicaSets and pods with it, or orphans them when asked', async () => {
     const ns = await freshNamespace(call, 'gc');
     for (const name of ['a', 'b']) await call('POST', apps(ns, 'deployments'), { body: deployment(name, 2) });
-    await waitFor(async () => (await livePods(call, ns)).length === 4, 'four pods');
+    await until('four pods', async () => (await livePods(call, ns)).length === 4, { timeoutMs: 15_000 });
     expect((await call('DELETE', apps(ns, 'deployments', 'a'))).status).toBe(200);
-    await waitFor(async () => (await livePods(call, ns, 'app=a')).length === 0 && (await sets(ns)).length === 1, 'a, its ReplicaSet and pods gone');
+    await until('a, its ReplicaSet and pods gone', async () => (await livePods(call, ns, 'app=a')).length === 0 && (await sets(ns)).length === 1, { timeoutMs: 15_000 });
     const orphaned = await call('DELETE', apps(ns, 'deployments', 'b'), { body: { propagationPolicy: 'Orphan' } });
     expect(orphaned.status).toBe(200);
-    await waitFor(async () => (await call('GET', apps(ns, 'deployments', 'b'))).status === 404, 'b gone');
-    const left = await waitFor(async () => {
+    await until('b gone', async () => (await call('GET', apps(ns, 'deployments', 'b'))).status === 404, { timeoutMs: 15_000 });
+    const left = await until('the orphaned ReplicaSet', async () => {
       const all = await sets(ns);
       return all.length === 1 && !all[0].metadata.ownerReferences && all;
-    }, 'the orphaned ReplicaSet');
+    }, { timeoutMs: 15_000 });
     expect(left[0].metadata.labels.app).toBe('b');
     expect((await livePods(call, ns, 'app=b')).length).toBe(2);
   });

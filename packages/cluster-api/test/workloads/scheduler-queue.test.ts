@@ -11,7 +11,8 @@ import { Resources, type KubeClient } from '@func/kube-client';
 import { startServer, type ClusterApiServer } from '../../src/server.js';
 import { MemoryStorage } from '../../src/storage/memory/memory.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
-import { eventsOf, plainClient, until, type Obj } from '../support/node-fixtures.js';
+import { eventsOf, plainClient, type Obj } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 const BackoffMaxMs = 200;
 /** Several back-off periods: a pod retried on a timer would show up in it many times over. */

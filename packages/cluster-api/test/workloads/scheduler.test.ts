@@ -11,7 +11,8 @@ import { startServer, type ClusterApiServer } from '../../src/server.js';
 import { MemoryStorage } from '../../src/storage/memory/memory.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
 import { fitErrorMessage } from '../../src/scheduler/filters.js';
-import { eventsOf, plainClient, until, type Obj } from '../support/node-fixtures.js';
+import { eventsOf, plainClient, type Obj } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 let server: ClusterApiServer;
 let kube: KubeClient;

@@ -126,12 +126,3 @@ export async function openWatch(server: Pick<ApiServerProcess, 'url' | 'token'>,
   })();
   return stream;
 }
-
-/** Polls `cond` every 20 ms; throws after `ms` with `what` (tests never hang). */
-export async function eventually(cond: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

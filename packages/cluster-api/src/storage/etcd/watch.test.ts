@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdStorage } from './etcd.js';
 import { isStorageError } from '../errors.js';
 import { startEtcd, type EtcdCluster } from '../../../testing/src/etcd-cluster.js';
-import { Recorder, until } from '../testing/suite-helpers.js';
+import { Recorder } from '../testing/suite-helpers.js';
+import { until } from '../../../testing/src/poll.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
 let etcd: EtcdCluster;
@@ -44,7 +45,7 @@ describe('etcd watch across member failures', () => {
         await etcd.restart(m);
       }
       await write('last');
-      await until(() => (rec.events.at(-1)?.revision ?? 0) >= revisions.at(-1)!, 'the last write', 20_000);
+      await until('the last write', () => (rec.events.at(-1)?.revision ?? 0) >= revisions.at(-1)!, { timeoutMs: 20_000 });
       expect(rec.error).toBeUndefined();
       expect(rec.revisions).toEqual(revisions);
       expect(rec.batchOrderOk).toBe(true);

@@ -2,6 +2,7 @@
 import { expect } from 'vitest';
 import { isStorageError, type StorageError, type StorageErrorCode } from '../errors.js';
 import type { Storage, StorageEvent, Watch, WatchOptions } from '../interface.js';
+import { until } from '../../../testing/src/poll.js';
 
 export type StorageFactory = () => Promise<Storage>;
 
@@ -50,15 +51,6 @@ export async function expectError(p: Promise<unknown>, code: StorageErrorCode, r
   return se;
 }
 
-/** Polls until `cond` holds; fails (never hangs) after a generous bound. */
-export async function until(cond: () => boolean, what: string, boundMs = 10_000): Promise<void> {
-  const deadline = Date.now() + boundMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
-
 /** Records everything a watch delivers and checks batch ordering as it goes. */
 export class Recorder {
   readonly events: StorageEvent[] = [];
@@ -86,12 +78,12 @@ export class Recorder {
   }
 
   async waitForRevision(rev: number): Promise<void> {
-    await until(() => (this.events.at(-1)?.revision ?? 0) >= rev || this.error !== undefined, `event ${rev}`);
+    await until(`event ${rev}`, () => (this.events.at(-1)?.revision ?? 0) >= rev || this.error !== undefined, { timeoutMs: 10_000 });
     expect(this.error).toBeUndefined();
   }
 
   async waitForError(): Promise<Error> {
-    await until(() => this.error !== undefined, 'a watch error');
+    await until('a watch error', () => this.error !== undefined, { timeoutMs: 10_000 });
     return this.error!;
   }
 

@@ -1,10 +1,11 @@
 import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpdyTestClient } from '../testing/spdy-client.js';
-import { dial, listen, sha256, until, type Listening } from '../testing/sockets.js';
+import { dial, listen, sha256, type Listening } from '../testing/sockets.js';
 import { GoAwayStatus, RstStatus, encodeFrame } from './frames.js';
 import { SpdySession, type SessionOptions } from './session.js';
 import type { SpdyStream } from './stream.js';
+import { until } from '../../../testing/src/poll.js';
 
 describe('SPDY session (server side)', () => {
   let server: Listening | undefined;
@@ -35,7 +36,7 @@ describe('SPDY session (server side)', () => {
     client.data(id, 'hello ');
     client.data(id, 'world', true);
     expect((await client.readStream(id)).toString()).toBe('hello world');
-    await until(() => sessions[0]!.openStreams === 0, 5000, 'stream forgotten');
+    await until('stream forgotten', () => sessions[0]!.openStreams === 0, { timeoutMs: 5000 });
   });
 
   it('echoes the client’s PINGs and ignores replies to its own', async () => {
@@ -85,7 +86,7 @@ describe('SPDY session (server side)', () => {
     const id = client.open({ port: '1' });
     await client.next((f) => f.type === 'syn_reply');
     client.write(encodeFrame({ type: 'rst_stream', streamId: id, status: RstStatus.Cancel }));
-    await until(() => stream!.destroyed, 5000, 'stream destroyed');
+    await until('stream destroyed', () => stream!.destroyed, { timeoutMs: 5000 });
     expect(stream!.resetByPeer).toBe(true);
     expect(sessions[0]!.openStreams).toBe(0);
   });
@@ -136,7 +137,7 @@ describe('SPDY session (server side)', () => {
     const payload = Buffer.alloc(8 * 1024 * 1024);
     for (let i = 0; i < payload.length; i += 4) payload.writeUInt32LE(i, i);
     for (let at = 0; at < payload.length; at += 32 * 1024) client.data(id, payload.subarray(at, at + 32 * 1024), at + 32 * 1024 >= payload.length);
-    await until(() => socket!.isPaused(), 5000, 'connection paused');
+    await until('connection paused', () => socket!.isPaused(), { timeoutMs: 5000 });
     const readSoFar = socket!.bytesRead;
     await new Promise((r) => setTimeout(r, 200));
     // Paused: only what was in flight when the reader filled up has been read off the socket.
@@ -175,7 +176,7 @@ describe('SPDY session (server side)', () => {
     client.open({ port: '1' });
     await client.next((f) => f.type === 'syn_reply');
     client.close();
-    await until(() => stream!.destroyed, 5000, 'stream destroyed');
+    await until('stream destroyed', () => stream!.destroyed, { timeoutMs: 5000 });
     await sessions[0]!.done;
   });
 });

@@ -43,12 +43,3 @@ export function dial(port: number): Promise<Socket> {
 export const echo = (socket: Socket): void => void socket.pipe(socket);
 
 export const sha256 = (data: Buffer | string): string => createHash('sha256').update(data).digest('hex');
-
-/** Polls `check` until it holds (a condition, never a duration). */
-export async function until(check: () => boolean | Promise<boolean>, ms = 10_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what} not met within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
