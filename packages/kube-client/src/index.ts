@@ -6,5 +6,5 @@ export { Resources, resourcePath, resourceType, apiVersionOf, type PathParts, ty
 export type { KubeList, KubeObject, ObjectMeta, OwnerReference, WatchEvent, WatchEventType } from './types.js';
 export type { WatchOptions } from './watch.js';
 export { Informer, type InformerOptions } from './informer.js';
-export { LeaderElector, type Lease, type LeaseClient, type LeaseSpec, type LeaderElectionOptions } from './leader-election.js';
+export { LeaderElector, runWhileLeading, type Lease, type LeaseClient, type LeaseSpec, type LeaderElectionOptions, type Leading } from './leader-election.js';
 export type { RequestOptions, Response, Query } from './transport.js';

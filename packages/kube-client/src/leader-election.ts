@@ -167,3 +167,38 @@ export class LeaderElector {
     await this.client.update<Lease>(Resources.leases, { ...lease, spec: { ...lease.spec, holderIdentity: null, leaseDurationSeconds: 1, renewTime: microTime() } }, { namespace });
   }
 }
+
+/** What runs while leading. */
+export interface Leading {
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `lead` only while `client`'s candidate holds the Lease, as a component under client-go's
+ * leaderelection.RunOrDie: started when the Lease is won, stopped when it is lost (and started again
+ * on winning it back). `onFailed` hears `lead` failing to start or what it runs failing to stop
+ * (default: `onError`). stop() ends the campaign (giving the Lease up with releaseOnStop), then stops
+ * what runs.
+ */
+export function runWhileLeading(client: LeaseClient, options: LeaderElectionOptions, lead: () => Leading | Promise<Leading>, onFailed = options.onError): Leading {
+  let running: Promise<Leading> | undefined;
+  const stopRunning = async () => {
+    const was = running;
+    running = undefined;
+    await (await was)?.stop();
+  };
+  const elector = new LeaderElector(client, {
+    ...options,
+    onStartedLeading: () => {
+      options.onStartedLeading?.();
+      // An async function runs `lead` at once, up to its first await; a throw becomes the rejection.
+      running = (async () => lead())();
+      running.catch((err: unknown) => onFailed?.(err));
+    },
+    onStoppedLeading: () => {
+      options.onStoppedLeading?.();
+      stopRunning().catch((err: unknown) => onFailed?.(err));
+    },
+  }).start();
+  return { stop: async () => (await elector.stop(), await stopRunning()) };
+}

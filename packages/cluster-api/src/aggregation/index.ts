@@ -6,19 +6,18 @@
  * `kube-system/extension-apiserver-authentication` ConfigMap published (front-proxy.ts). The request
  * pipeline asks `serve()` after authorization; undefined means the request is not the aggregator's.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject } from '../api/meta.js';
 import { backendUnavailable, isApiError } from '../api/errors.js';
 import { Caches, type ObjectCache } from '../controllers/cache.js';
 import { SystemContext } from '../controllers/shared.js';
 import type { PodNetwork } from '../registry/definition.js';
 import type { Registry, ResourceStore, UserInfo } from '../registry/rest.js';
-import type { Upgrade } from '../registry/subresource.js';
 import { arr, obj, spec, status, str } from '../registry/kinds/common.js';
 import { timestamp } from '../registry/generic/meta.js';
 import { negotiateOutput } from '../http/negotiate.js';
 import { send } from '../http/respond.js';
 import { isPretty } from '../http/query.js';
+import type { Incoming } from '../http/app.js';
 import type { RequestInfo } from '../http/request-info.js';
 import { checkAvailability, withAvailability } from './availability.js';
 import { locateBackend } from './backend.js';
@@ -43,15 +42,9 @@ export interface AggregatorOptions {
   log?: (entry: Record<string, unknown>) => void;
 }
 
-/** One request, as the pipeline hands it over. */
-export interface Exchange {
-  req: IncomingMessage;
-  res: ServerResponse;
-  path: string;
-  query: URLSearchParams;
-  method: string;
+/** One request, as the pipeline hands it over once authenticated. */
+export interface Exchange extends Incoming {
   user: UserInfo | undefined;
-  upgrade?: Upgrade;
   /** The local `/apis` document. */
   localGroups(): { groups: APIGroup[] };
 }

@@ -74,14 +74,18 @@ export function parseTokenFile(text: string): Map<string, UserInfo> {
   return users;
 }
 
+/** The token of an `Authorization: Bearer <token>` header (the scheme in any case), or undefined. */
+export const bearerToken = (authorization: string | undefined): string | undefined =>
+  authorization && authorization.length >= 8 && authorization.slice(0, 7).toLowerCase() === 'bearer ' ? authorization.slice(7).trim() : undefined;
+
 export function tokenAuthenticator(users: ReadonlyMap<string, UserInfo>): Authenticator {
   // Every authenticated user is also in system:authenticated, as kube-apiserver adds it; done once here
   // so a request allocates nothing to authenticate.
   const known = new Map([...users].map(([token, u]) => [token, { ...u, groups: [...u.groups, 'system:authenticated'] }]));
   return {
     authenticate(authorization) {
-      if (!authorization || authorization.length < 8 || authorization.slice(0, 7).toLowerCase() !== 'bearer ') return undefined;
-      return known.get(authorization.slice(7).trim());
+      const token = bearerToken(authorization);
+      return token === undefined ? undefined : known.get(token);
     },
     // Static tokens know no audiences: good for this API server only, as kube-apiserver treats them.
     async review(token, audiences) {

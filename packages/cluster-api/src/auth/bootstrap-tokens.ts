@@ -11,7 +11,7 @@ import { randomInt, timingSafeEqual } from 'node:crypto';
 import { isApiError } from '../api/errors.js';
 import type { KubeObject } from '../api/meta.js';
 import type { Registry, UserInfo } from '../registry/rest.js';
-import { ApiAudience, type Authenticator, type ReviewedToken } from './authenticator.js';
+import { ApiAudience, bearerToken, type Authenticator, type ReviewedToken } from './authenticator.js';
 
 export const BootstrapTokenSecretType = 'bootstrap.kubernetes.io/token';
 export const BootstrapTokenPattern = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;
@@ -56,9 +56,8 @@ export function withBootstrapTokens(base: Authenticator, registry: Registry): Au
   return {
     authenticate(authorization) {
       const user = base.authenticate(authorization);
-      if (user !== undefined || !authorization || authorization.slice(0, 7).toLowerCase() !== 'bearer ') return user;
-      const token = authorization.slice(7).trim();
-      if (!BootstrapTokenPattern.test(token)) return user;
+      const token = bearerToken(authorization);
+      if (user !== undefined || token === undefined || !BootstrapTokenPattern.test(token)) return user;
       return Promise.resolve(user).then((u) => u ?? lookup(token));
     },
     // Bootstrap tokens know no audiences: good for this API server only.

@@ -15,7 +15,7 @@ import { dirname } from 'node:path';
 import type { BoundObject, IssuedToken, TokenIssuer } from '../registry/definition.js';
 import type { Registry, UserInfo } from '../registry/rest.js';
 import { isApiError } from '../api/errors.js';
-import { ApiAudience, type Authenticator, type ReviewedToken } from './authenticator.js';
+import { ApiAudience, bearerToken, type Authenticator, type ReviewedToken } from './authenticator.js';
 import { TlsFileError } from './tls.js';
 
 /** kube-apiserver's usual --service-account-issuer (kubeadm's); also the API audience. */
@@ -171,8 +171,8 @@ export function withServiceAccountTokens(base: Authenticator, tokens: ServiceAcc
   return {
     authenticate(authorization) {
       const user = base.authenticate(authorization);
-      if (user !== undefined || !authorization || authorization.slice(0, 7).toLowerCase() !== 'bearer ') return user;
-      const token = authorization.slice(7).trim();
+      const token = bearerToken(authorization);
+      if (user !== undefined || token === undefined) return user;
       return looksLikeJwt(token) ? accountOf(token, [ApiAudience]).then((r) => r?.user) : undefined;
     },
     async review(token, audiences) {

@@ -11,6 +11,7 @@ import { isIP } from 'node:net';
 import {
   DerError, Tag, bitString, bool, contextTag, decodeOid, decodeString, explicit, integer, nullValue, octets, oid, readDer, sequence, set, time, tlv, utf8, type Der,
 } from './der.js';
+import type { CertificateRequest } from '../auth/tls.js';
 
 export class CsrError extends Error {
   override readonly name = 'CsrError';
@@ -152,12 +153,8 @@ const signed = (body: Buffer, key: KeyObject): Buffer => sequence(body, algorith
 
 const pem = (label: string, der: Buffer): string => `-----BEGIN ${label}-----\n${der.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END ${label}-----\n`;
 
-export interface RequestSubject {
-  commonName: string;
-  organizations?: readonly string[];
-  /** DNS names and IP addresses for the subjectAltName extension. */
-  hosts?: readonly string[];
-}
+/** Who a request names: CN, O entries and the subjectAltName's DNS names and IP addresses. */
+export type RequestSubject = Pick<CertificateRequest, 'commonName' | 'organizations' | 'hosts'>;
 
 /** GeneralNames of DNS names ([2]) and IP addresses ([7]). */
 const generalNames = (hosts: readonly string[]): Buffer[] => hosts.map((h) =>

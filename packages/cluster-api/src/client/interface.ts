@@ -9,15 +9,11 @@
  * client's to set), so a controller reads the same whichever implementation it is given. Errors are
  * ApiErrors (api/errors.ts) from both.
  */
+import type { ResourceType } from '@func/kube-client';
 import type { ResourceStore } from '../registry/rest.js';
 
 /** What a controller needs to know of a served resource (a discovery entry). */
-export interface ResourceInfo {
-  group: string;
-  version: string;
-  plural: string;
-  kind: string;
-  namespaced: boolean;
+export interface ResourceInfo extends ResourceType {
   verbs: readonly string[];
   /** Not stored (the review kinds). */
   ephemeral?: boolean;

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { LeaderElector, type LeaseClient } from '@func/kube-client';
+import { runWhileLeading, type LeaseClient } from '@func/kube-client';
 import type { ApiClient } from '../client/interface.js';
 import type { Registry } from '../registry/rest.js';
 import { Caches } from './cache.js';
@@ -66,24 +66,11 @@ export function startControllerManager(opts: ManagerOptions): Controller {
   const log = rest.log;
   const identity = leaderElection.identity ?? `${hostname()}_${randomBytes(8).toString('hex')}`;
   const duration = leaderElection.leaseDurationSeconds ?? 15;
-  let running: Controller | undefined;
-  const stopRunning = async () => {
-    const was = running;
-    running = undefined;
-    await was?.stop();
-  };
-  const elector = new LeaderElector(leaderElection.client, {
+  return runWhileLeading(leaderElection.client, {
     namespace: 'kube-system', name: 'kube-controller-manager', identity, releaseOnStop: true,
     leaseDurationSeconds: duration, renewDeadlineSeconds: (duration * 2) / 3, retryPeriodSeconds: (duration * 2) / 15,
-    onStartedLeading: () => {
-      log?.({ level: 'info', msg: 'controller-manager leading', identity });
-      running = runControllers(enabled, rest);
-    },
-    onStoppedLeading: () => {
-      log?.({ level: 'info', msg: 'controller-manager stopped leading', identity });
-      void stopRunning();
-    },
+    onStartedLeading: () => log?.({ level: 'info', msg: 'controller-manager leading', identity }),
+    onStoppedLeading: () => log?.({ level: 'info', msg: 'controller-manager stopped leading', identity }),
     onError: (err) => log?.({ level: 'warn', msg: 'controller-manager leader election', error: String((err as Error)?.message ?? err) }),
-  }).start();
-  return { stop: async () => (await elector.stop(), await stopRunning()) };
+  }, () => runControllers(enabled, rest));
 }

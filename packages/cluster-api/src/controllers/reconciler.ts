@@ -8,9 +8,9 @@
 import type { KubeObject } from '../api/meta.js';
 import type { ResourceClient } from '../client/interface.js';
 import type { ObjectCache } from './cache.js';
-import { objectKey } from './context.js';
+import { objectKey, splitKey } from './context.js';
 import { follow, type Controller } from './shared.js';
-import { WorkQueue, type QueueOptions } from './queue.js';
+import { WorkQueue, type QueueOptions, type SyncResult } from './queue.js';
 
 export interface Result {
   /** Run this key again after this many ms (a deadline, a wait on something else). */
@@ -51,6 +51,20 @@ export const keyed = (queue: WorkQueue, reads: readonly ObjectCache[], ...more: 
     },
   };
 };
+
+/**
+ * The queue of a workload controller, keyed by `cache`'s objects: every change of one queues it, and
+ * `sync` gets the cached object (a key whose object has gone syncs nothing). Run it with `keyed`.
+ */
+export function objectQueue(name: string, cache: ObjectCache, sync: (o: KubeObject) => Promise<SyncResult>, opts: QueueOptions = {}): WorkQueue {
+  const queue = new WorkQueue(name, async (key) => {
+    const { namespace, name } = splitKey(key);
+    const o = cache.get(namespace, name);
+    return o && sync(o);
+  }, opts);
+  cache.on((_, o) => queue.add(objectKey(o)));
+  return queue;
+}
 
 export function startReconciler(name: string, reconcile: Reconcile, sources: readonly Source[], opts: QueueOptions = {}): Reconciler {
   const queue = new WorkQueue(name, async (key) => (await reconcile(key))?.requeueAfter, opts);

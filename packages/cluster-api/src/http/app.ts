@@ -144,7 +144,8 @@ function handle(req: IncomingMessage, res: ServerResponse, app: App, upgrade: Up
 const actingAs = (req: IncomingMessage, user: UserInfo | undefined, authorizer: Authorizer | undefined): UserInfo | undefined =>
   user && authorizer && asksImpersonation(req) ? impersonate(req, user, authorizer) : user;
 
-interface Incoming {
+/** One request as it came in, before authentication. */
+export interface Incoming {
   req: IncomingMessage;
   res: ServerResponse;
   path: string;

@@ -17,23 +17,12 @@ import type { Field, Type } from 'protobufjs';
 import protobuf from 'protobufjs';
 import { isInlined } from '../protobuf/convert.js';
 import { messageOf, metaMessage } from '../protobuf/schema.js';
+import { specialTypes } from '../protobuf/special.js';
 import type { ResourceDefinition } from '../registry/definition.js';
 import { groupVersion } from '../registry/definition.js';
 import { subresourceFields } from '../registry/generic/fields.js';
 
 export type Schema = Record<string, unknown>;
-
-/** What Go's JSON makes of the types whose JSON is not their message (see protobuf/special.ts). */
-const specialSchemas: ReadonlyMap<string, Schema> = new Map([
-  ['.k8s.io.apimachinery.pkg.apis.meta.v1.Time', { type: 'string', format: 'date-time' }],
-  ['.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime', { type: 'string', format: 'date-time' }],
-  ['.k8s.io.apimachinery.pkg.api.resource.Quantity', { type: 'string' }],
-  // How OpenAPI v3 says "an integer or a string"; kubectl explain shows it as <IntOrString>.
-  ['.k8s.io.apimachinery.pkg.util.intstr.IntOrString', { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] }],
-  ['.k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1', { type: 'object' }],
-  ['.k8s.io.apimachinery.pkg.runtime.RawExtension', { type: 'object' }],
-  ['.k8s.io.api.certificates.v1.ExtraValue', { type: 'array', items: { type: 'string' } }],
-]);
 
 const scalarSchemas: Readonly<Record<string, Schema>> = {
   string: { type: 'string' },
@@ -73,7 +62,8 @@ function describe(type: Type, schemas: Record<string, Schema>): string {
   if (schemas[name]) return name;
   const doc = docsOf(name);
   const description = doc?.description ? { description: doc.description } : {};
-  const special = specialSchemas.get(type.fullName);
+  // A type whose JSON is not its message (Time, Quantity, ExtraValue…) is described as that JSON.
+  const special = specialTypes.get(type.fullName)?.schema;
   if (special) return (schemas[name] = { ...description, ...special }), name;
   const properties: Record<string, Schema> = {};
   // Set before the fields are walked: a message that contains itself refers to this entry.

@@ -2,7 +2,7 @@
  * Kubernetes types whose JSON form is not their message shape: Time and MicroTime (RFC 3339 string ↔
  * {seconds, nanos}), Quantity (string ↔ {string}), IntOrString (number | string ↔ {type, intVal,
  * strVal}), FieldsV1 and RawExtension (embedded JSON ↔ bytes), ExtraValue (a Go `[]string` type: a JSON
- * list ↔ {items}). Keyed by the message's full name.
+ * list ↔ {items}). Keyed by the message's full name; each says, as an OpenAPI schema, what its JSON is.
  */
 import { malformedBody } from '../api/errors.js';
 
@@ -11,7 +11,11 @@ export interface SpecialType {
   toWire(value: unknown): Record<string, unknown>;
   /** Decoded message → JSON value; undefined leaves the field out (Go's zero Time marshals as null). */
   fromWire(wire: Record<string, unknown>): unknown;
+  /** The OpenAPI schema of its JSON form (what Go's JSON makes of it), served instead of the message's. */
+  schema: Readonly<Record<string, unknown>>;
 }
+
+const DateTime = { type: 'string', format: 'date-time' };
 
 /** A decoded integer as a number: int64 fields decode as Long objects when long.js is installed. */
 export function wireNumber(value: unknown): number {
@@ -46,6 +50,7 @@ const nanosOf = (wire: Record<string, unknown>): number => {
 
 /** metav1.Time marshals to whole seconds; a fraction is kept only if the sender had one. */
 const time: SpecialType = {
+  schema: DateTime,
   toWire: timeToWire,
   fromWire(wire) {
     const nanos = nanosOf(wire);
@@ -57,6 +62,7 @@ const time: SpecialType = {
 
 /** metav1.MicroTime marshals with exactly six fractional digits. */
 const microTime: SpecialType = {
+  schema: DateTime,
   toWire: timeToWire,
   fromWire(wire) {
     const nanos = nanosOf(wire);
@@ -66,6 +72,7 @@ const microTime: SpecialType = {
 };
 
 const quantity: SpecialType = {
+  schema: { type: 'string' },
   toWire: (value) => ({ string: String(value) }),
   fromWire: (wire) => String(wire.string ?? '0'),
 };
@@ -78,6 +85,8 @@ const IntOrStringString = 1;
  * fills (targetPort = port). It is left out, as an unset field.
  */
 const intOrString: SpecialType = {
+  // How OpenAPI v3 says "an integer or a string"; kubectl explain shows it as <IntOrString>.
+  schema: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] },
   toWire: (value) => (typeof value === 'string' ? { type: IntOrStringString, strVal: value } : { type: 0, intVal: Number(value) }),
   fromWire(wire) {
     if (wireNumber(wire.type) === IntOrStringString) return String(wire.strVal ?? '');
@@ -89,6 +98,7 @@ const intOrString: SpecialType = {
 /** Bytes holding JSON (FieldsV1.Raw, RawExtension.raw); protobufjs encoders take base64 strings for bytes. */
 function embeddedJson(field: string): SpecialType {
   return {
+    schema: { type: 'object' },
     toWire: (value) => ({ [field]: Buffer.from(JSON.stringify(value)).toString('base64') }),
     fromWire(wire) {
       const raw = wire[field];
@@ -105,6 +115,7 @@ function embeddedJson(field: string): SpecialType {
 
 /** A named Go slice type (`type ExtraValue []string`): a plain list in JSON, `{items}` on the wire. */
 const stringList: SpecialType = {
+  schema: { type: 'array', items: { type: 'string' } },
   toWire: (value) => ({ items: (Array.isArray(value) ? value : [value]).filter((v) => v !== null && v !== undefined).map(String) }),
   fromWire: (wire) => (Array.isArray(wire.items) ? wire.items : []),
 };

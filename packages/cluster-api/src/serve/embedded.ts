@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { KubeClient, LeaderElector } from '@func/kube-client';
+import { KubeClient, runWhileLeading } from '@func/kube-client';
 import type { ServeConfig } from '../config.js';
 import type { UserInfo } from '../registry/rest.js';
 import { ensureIssued, type CertificateAuthority } from '../auth/tls.js';
@@ -49,22 +49,10 @@ export function schedulerPart(kube: () => KubeClient, o: { elect: boolean; sched
   };
   return part('scheduler', async (ctx): Promise<Running> => {
     if (!o.elect) return startScheduler();
-    let running: Promise<Scheduler> | undefined;
-    const stopRunning = async () => {
-      const was = running;
-      running = undefined;
-      await (await was)?.stop();
-    };
-    const elector = new LeaderElector(kube(), {
+    return runWhileLeading(kube(), {
       namespace: 'kube-system', name: 'kube-scheduler', identity: `${hostname()}_${randomBytes(8).toString('hex')}`, releaseOnStop: true,
-      onStartedLeading: () => {
-        running = startScheduler();
-        running.catch((err: unknown) => ctx.failed(err));
-      },
-      onStoppedLeading: () => void stopRunning().catch((err: unknown) => ctx.failed(err)),
       onError: (err) => o.log?.({ level: 'warn', msg: 'scheduler leader election', error: (err as Error).message }),
-    }).start();
-    return { stop: async () => (await elector.stop(), await stopRunning()) };
+    }, startScheduler, (err) => ctx.failed(err));
   }, { source: new URL('../scheduler/', import.meta.url) });
 }
 

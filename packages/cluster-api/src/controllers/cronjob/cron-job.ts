@@ -10,15 +10,14 @@ import type { KubeObject } from '../../api/meta.js';
 import { isApiError } from '../../api/errors.js';
 import { arr, obj, spec, status, str, type Obj } from '../../registry/kinds/common.js';
 import { cronError, parseSchedule } from '../../registry/kinds/cron.js';
-import { namespaceTerminating, objectKey, omitEmpty, served, splitKey, writeStatus, errorText, type ControllerContext, type Served } from '../context.js';
-import { keyed } from '../reconciler.js';
+import { namespaceTerminating, objectKey, omitEmpty, served, writeStatus, errorText, type ControllerContext, type Served } from '../context.js';
+import { keyed, objectQueue } from '../reconciler.js';
 import { knownZone, nextFire, rfc3339In, zoneOf } from './schedule.js';
 import { referenceTo, type EventRecorder } from '../events.js';
 import { hasCondition } from '../job/pods.js';
 import { ignoreRaces, inNamespace, type Controller } from '../shared.js';
 import { resolveOwner } from '../owners.js';
 import { controllerRef } from '../pods.js';
-import { WorkQueue } from '../queue.js';
 import { timestamp } from '../../registry/generic/meta.js';
 
 const Kind = { group: 'batch', kind: 'CronJob' };
@@ -185,12 +184,7 @@ export const startCronJobController = (ctx: ControllerContext): Controller => {
   const jobs = served(ctx, 'batch', 'v1', 'jobs');
   if (!cronJobs || !jobs) return { stop: async () => undefined };
   const env: Env = { cronJobs, jobs, recorder: ctx.events.recorder('cronjob-controller') };
-  const queue = new WorkQueue('cronjob-controller', async (key) => {
-    const { namespace, name } = splitKey(key);
-    const cj = cronJobs.cache.get(namespace, name);
-    return cj && syncCronJob(env, cj).catch((err: unknown) => (ignoreRaces(err), 0));
-  }, { log: ctx.log });
-  cronJobs.cache.on((_, cj) => queue.add(objectKey(cj)));
+  const queue = objectQueue('cronjob-controller', cronJobs.cache, (cj) => syncCronJob(env, cj).catch((err: unknown) => (ignoreRaces(err), 0)), { log: ctx.log });
   jobs.cache.on((_, j, old) => {
     for (const o of [j, old]) {
       const cj = o && resolveOwner(o.metadata.ownerReferences?.find((r) => r.controller), o.metadata.namespace, Kind, cronJobs.cache);

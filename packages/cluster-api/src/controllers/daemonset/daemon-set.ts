@@ -11,8 +11,8 @@ import { arr, num, obj, spec, status } from '../../registry/kinds/common.js';
 import { selectorMatches } from '../../registry/kinds/label-selector.js';
 import { scaledValue } from '../../registry/kinds/workload.js';
 import { claim } from '../claim.js';
-import { objectKey, omitEmpty, served, slowStartBatch, splitKey, writeStatus, type ControllerContext, type Served } from '../context.js';
-import { keyed } from '../reconciler.js';
+import { objectKey, omitEmpty, served, slowStartBatch, writeStatus, type ControllerContext, type Served } from '../context.js';
+import { keyed, objectQueue } from '../reconciler.js';
 import { daemonTolerations, pinTo, shouldRun, targetNode } from './nodes.js';
 import type { EventRecorder } from '../events.js';
 import { computeHash } from '../hash.js';
@@ -21,7 +21,6 @@ import type { Controller } from '../shared.js';
 import { enqueueOwners } from '../owners.js';
 import { PodControl } from '../pod-control.js';
 import { controllerRef, isActive, isAvailable, isReady, phase, podFromTemplate } from '../pods.js';
-import { WorkQueue } from '../queue.js';
 
 const Kind = { group: 'apps', kind: 'DaemonSet' };
 const HashLabel = 'controller-revision-hash';
@@ -173,12 +172,7 @@ export const startDaemonSetController = (ctx: ControllerContext): Controller => 
   if (!sets || !pods || !nodes || !revisions) return { stop: async () => undefined };
   const recorder = ctx.events.recorder('daemonset-controller');
   const env: Env = { sets, pods, nodes, history: { revisions, ownerStore: sets.store }, control: new PodControl(pods.cache, recorder), recorder };
-  const queue = new WorkQueue('daemonset-controller', async (key) => {
-    const { namespace, name } = splitKey(key);
-    const ds = sets.cache.get(namespace, name);
-    return ds && syncDaemonSet(env, ds);
-  }, { log: ctx.log });
-  sets.cache.on((_, o) => queue.add(objectKey(o)));
+  const queue = objectQueue('daemonset-controller', sets.cache, (ds) => syncDaemonSet(env, ds), { log: ctx.log });
   pods.cache.on((_, p, old) => enqueueOwners(p, old, Kind, sets.cache, queue, (ds, o) => selectorMatches(spec(ds).selector, labels(o))));
   nodes.cache.on((type, node, old) => {
     if (type !== 'MODIFIED' || placementOf(node) !== placementOf(old)) for (const ds of sets.cache.list()) queue.add(objectKey(ds));

@@ -9,11 +9,10 @@ import type { KubeObject } from '../../api/meta.js';
 import { num, spec, status } from '../../registry/kinds/common.js';
 import { isEmptySelector, selectorMatches } from '../../registry/kinds/label-selector.js';
 import { claim } from '../claim.js';
-import { objectKey, served, splitKey, type ControllerContext } from '../context.js';
-import { keyed } from '../reconciler.js';
+import { objectKey, served, type ControllerContext } from '../context.js';
+import { keyed, objectQueue } from '../reconciler.js';
 import type { Controller } from '../shared.js';
 import { enqueueOwners, resolveOwner } from '../owners.js';
-import { WorkQueue } from '../queue.js';
 import { rollback, rollbackTo } from './rollback.js';
 import { isRecreate, rolloutRecreate, rolloutRolling } from './rollout.js';
 import { DeploymentRun, type DeploymentEnv } from './run.js';
@@ -68,12 +67,7 @@ export const startDeploymentController = (ctx: ControllerContext): Controller =>
   const pods = served(ctx, '', 'v1', 'pods');
   if (!deployments || !replicaSets || !pods) return { stop: async () => undefined };
   const env: DeploymentEnv = { deployments, replicaSets, pods: pods.cache, recorder: ctx.events.recorder('deployment-controller') };
-  const queue = new WorkQueue('deployment-controller', async (key) => {
-    const { namespace, name } = splitKey(key);
-    const d = deployments.cache.get(namespace, name);
-    return d && syncDeployment(env, d);
-  }, { log: ctx.log });
-  deployments.cache.on((_, d) => queue.add(objectKey(d)));
+  const queue = objectQueue('deployment-controller', deployments.cache, (d) => syncDeployment(env, d), { log: ctx.log });
   replicaSets.cache.on((_, rs, old) =>
     enqueueOwners(rs, old, Kind, deployments.cache, queue, (d, o) => !isEmptySelector(spec(d).selector) && selectorMatches(spec(d).selector, labels(o))));
   pods.cache.on((type, pod) => {

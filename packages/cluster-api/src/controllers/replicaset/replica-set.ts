@@ -10,12 +10,11 @@ import { timestamp } from '../../registry/generic/meta.js';
 import { arr, num, obj, spec, type Obj } from '../../registry/kinds/common.js';
 import { isEmptySelector, selectorMatches } from '../../registry/kinds/label-selector.js';
 import { claim } from '../claim.js';
-import { errorText, objectKey, omitEmpty, served, slowStartBatch, splitKey, writeStatus, type ControllerContext, type Served } from '../context.js';
-import { keyed } from '../reconciler.js';
+import { errorText, omitEmpty, served, slowStartBatch, writeStatus, type ControllerContext, type Served } from '../context.js';
+import { keyed, objectQueue } from '../reconciler.js';
 import type { Controller } from '../shared.js';
 import { PodControl } from '../pod-control.js';
 import { controllerRef, deletionOrder, isActive, isAvailable, isReady, podFromTemplate, untilAvailable } from '../pods.js';
-import { WorkQueue } from '../queue.js';
 import { enqueueOwners } from '../owners.js';
 
 /** What differs between the two kinds this controller runs. */
@@ -83,10 +82,7 @@ export const startReplicaController = (ctx: ControllerContext, kind: ReplicaKind
     return results.find((r): r is PromiseRejectedResult => r.status === 'rejected')?.reason;
   };
 
-  const sync = async (key: string): Promise<number | undefined> => {
-    const { namespace, name } = splitKey(key);
-    const rs = own.cache.get(namespace, name);
-    if (!rs) return undefined;
+  const sync = async (rs: KubeObject): Promise<number | undefined> => {
     const selector = kind.selector(rs);
     const matches = (p: KubeObject) => !isEmptySelector(selector) && selectorMatches(selector, labelsOf(p));
     const claimed = await claim({ owner: rs, ownerStore: own.store, cache: pods, eligible: isActive, matches });
@@ -102,8 +98,7 @@ export const startReplicaController = (ctx: ControllerContext, kind: ReplicaKind
     return waits.length ? Math.min(...waits) : undefined;
   };
 
-  const queue = new WorkQueue(kind.component, sync, { log: ctx.log });
-  own.cache.on((_, o) => queue.add(objectKey(o)));
+  const queue = objectQueue(kind.component, own.cache, sync, { log: ctx.log });
   pods.on((type, pod, old) => enqueueOwners(pod, old, kind, own.cache, queue, (rs, p) => selectorMatches(kind.selector(rs), labelsOf(p)) && !isEmptySelector(kind.selector(rs))));
   return keyed(queue, [own.cache, pods]);
 };

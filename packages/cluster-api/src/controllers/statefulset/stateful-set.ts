@@ -12,14 +12,13 @@ import { isApiError } from '../../api/errors.js';
 import { num, obj, spec, status, str } from '../../registry/kinds/common.js';
 import { selectorMatches } from '../../registry/kinds/label-selector.js';
 import { claim } from '../claim.js';
-import { errorText, namespaceTerminating, objectKey, served, splitKey, writeStatus, type ControllerContext, type Served } from '../context.js';
-import { keyed } from '../reconciler.js';
+import { errorText, namespaceTerminating, served, writeStatus, type ControllerContext, type Served } from '../context.js';
+import { keyed, objectQueue } from '../reconciler.js';
 import type { EventRecorder } from '../events.js';
 import { applyRevision, currentRevision, dataNaming, ownedRevisions, truncateHistory, type History } from '../history.js';
 import { inNamespace, type Controller } from '../shared.js';
 import { enqueueOwners } from '../owners.js';
 import { isTerminal, untilAvailable } from '../pods.js';
-import { WorkQueue } from '../queue.js';
 import {
   claimTemplates, isHealthy, isRunningAndReady, isTerminating, ordinalOf, podRevision, startOrdinal, statefulClaim, statefulPod, statefulStatus,
 } from './pods.js';
@@ -150,12 +149,7 @@ export const startStatefulSetController = (ctx: ControllerContext): Controller =
   const env: Env = {
     sets, pods, claims: served(ctx, '', 'v1', 'persistentvolumeclaims'), history: { revisions, ownerStore: sets.store }, recorder: ctx.events.recorder('statefulset-controller'),
   };
-  const queue = new WorkQueue('statefulset-controller', async (key) => {
-    const { namespace, name } = splitKey(key);
-    const set = sets.cache.get(namespace, name);
-    return set && syncSet(env, set);
-  }, { log: ctx.log });
-  sets.cache.on((_, o) => queue.add(objectKey(o)));
+  const queue = objectQueue('statefulset-controller', sets.cache, (set) => syncSet(env, set), { log: ctx.log });
   pods.cache.on((_, p, old) => enqueueOwners(p, old, Kind, sets.cache, queue, (set, o) => selectorMatches(spec(set).selector, labels(o)) && ordinalOf(set, o) >= 0));
   const reads = [sets.cache, pods.cache, revisions.cache, ...(env.claims ? [env.claims.cache] : [])];
   return keyed(queue, reads);

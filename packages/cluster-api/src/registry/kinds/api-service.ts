@@ -8,7 +8,7 @@
 import type { KubeObject } from '../../api/meta.js';
 import { check, invalidValue, isDNS1035Label, isDNS1123Subdomain, isValidPathSegmentName, required, type FieldError } from '../generic/validation.js';
 import { statusSubresource } from '../subresources/status.js';
-import { AllVerbs, arr, Base64, column, inGroup, obj, spec, str } from './common.js';
+import { AllVerbs, arr, Base64, column, defaultedWithStatus, inGroup, obj, spec, str } from './common.js';
 
 const int = (v: unknown): number => (Number.isInteger(v) ? (v as number) : 0);
 
@@ -65,11 +65,7 @@ export const apiService = inGroup('apiregistration.k8s.io', 'v1')({
   subresources: { status: statusSubresource() },
   nameRule: isValidPathSegmentName,
   strategy: {
-    prepareForCreate(o) {
-      defaults(o);
-      o.status = {};
-    },
-    prepareForUpdate: defaults,
+    ...defaultedWithStatus(defaults),
     validate,
   },
   columns: [

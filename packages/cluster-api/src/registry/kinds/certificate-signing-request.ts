@@ -19,13 +19,10 @@ import type { RequestContext } from '../rest.js';
 import { statusSubresource } from '../subresources/status.js';
 import { servedAt } from '../versions.js';
 import { ageColumn, humanDuration, nameColumn } from './columns.js';
-import { AllVerbs, arr, column, inGroup, obj, spec, status, str, type Obj } from './common.js';
+import { AllVerbs, arr, Base64, column, inGroup, obj, spec, status, str, type Obj } from './common.js';
 
 export const CertificatesGroup = 'certificates.k8s.io';
 const Resource = { group: CertificatesGroup, resource: 'certificatesigningrequests' };
-
-/** Go's []byte in JSON: standard base64, padded. */
-const Base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** The request's PEM from its base64 `spec.request`, or undefined when that is not base64. */
 const requestPem = (o: KubeObject): Buffer | undefined => {

@@ -1,6 +1,6 @@
 /** Shared pieces of the core-group kind files: verb sets as discovery lists them, and field access. */
 import type { KubeObject } from '../../api/meta.js';
-import type { ResourceDefinition, TableColumn, Verb } from '../definition.js';
+import type { ResourceDefinition, Strategy, TableColumn, Verb } from '../definition.js';
 import { isObject } from '../generic/meta.js';
 
 /** Kubernetes' discovery order. */
@@ -17,6 +17,15 @@ export const inGroup = (group: string, version: string) => (def: CoreInput): Res
 
 /** A non-negative integer field, or absent (ValidateNonnegativeField). */
 export const nonNegative = (v: unknown): boolean => v === undefined || v === null || (Number.isInteger(v) && (v as number) >= 0);
+
+/** A status-subresource kind's preparation: `defaults` on create and update, and a create's status emptied (only the status subresource writes it). */
+export const defaultedWithStatus = (defaults: (o: KubeObject) => void): Pick<Strategy, 'prepareForCreate' | 'prepareForUpdate'> => ({
+  prepareForCreate(o) {
+    defaults(o);
+    o.status = {};
+  },
+  prepareForUpdate: (o) => defaults(o),
+});
 
 /** Standard base64 with its padding, as Go's encoding/json decodes a []byte field. */
 export const Base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;

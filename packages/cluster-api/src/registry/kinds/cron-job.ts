@@ -7,7 +7,7 @@
 import type { KubeObject } from '../../api/meta.js';
 import { invalidValue, notSupported, required, type FieldError } from '../generic/validation.js';
 import { statusSubresource } from '../subresources/status.js';
-import { AllVerbs, arr, child, column, inGroup, obj, setDefault, spec, status, str, type Obj } from './common.js';
+import { AllVerbs, arr, child, column, defaultedWithStatus, inGroup, obj, setDefault, spec, status, str, type Obj } from './common.js';
 import { humanAge, templateColumns } from './columns.js';
 import { cronError } from './cron.js';
 import { validateJobSpec } from './job.js';
@@ -75,11 +75,7 @@ export const cronJob = inGroup('batch', 'v1')({
   categories: ['all'],
   subresources: { status: statusSubresource() },
   strategy: {
-    prepareForCreate(o) {
-      defaults(o);
-      o.status = {};
-    },
-    prepareForUpdate: defaults,
+    ...defaultedWithStatus(defaults),
     validate,
   },
   columns: [

@@ -10,7 +10,7 @@ import type { Conversion } from '../definition.js';
 import { check, forbiddenField, invalidValue, isDNS1123Subdomain, notSupported, required, type FieldError } from '../generic/validation.js';
 import { statusSubresource } from '../subresources/status.js';
 import { servedAt } from '../versions.js';
-import { AllVerbs, arr, child, column, inGroup, obj, setDefault, spec, status, str, type Obj } from './common.js';
+import { AllVerbs, arr, child, column, defaultedWithStatus, inGroup, obj, setDefault, spec, status, str, type Obj } from './common.js';
 
 const PathTypes = ['Exact', 'ImplementationSpecific', 'Prefix'] as const;
 
@@ -116,11 +116,7 @@ export const ingressExtensions = servedAt(ingress, { group: 'extensions', versio
   conversion: extensionsConversion,
   shortNames: undefined,
   strategy: {
-    prepareForCreate(o) {
-      defaultPathTypes(o);
-      o.status = {};
-    },
-    prepareForUpdate: defaultPathTypes,
+    ...defaultedWithStatus(defaultPathTypes),
     validate: (o) => {
       const v1 = structuredClone(o);
       extensionsConversion.toStorage(v1);
