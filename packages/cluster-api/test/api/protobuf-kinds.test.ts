@@ -24,6 +24,7 @@ interface Served {
 const jsonOnly = new Set([
   // JSONSchemaProps (its JSON-valued default, enum, example) has no messages here.
   'apiextensions.k8s.io/v1 CustomResourceDefinition',
+  'apiextensions.k8s.io/v1beta1 CustomResourceDefinition',
   // Shaped otherwise than networking.k8s.io/v1's; extensions/v1beta1 finds only its workloads in apps/v1.
   'extensions/v1beta1 Ingress',
   'extensions/v1beta1 NetworkPolicy',
