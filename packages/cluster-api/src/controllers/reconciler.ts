@@ -96,5 +96,8 @@ export function startReconciler(name: string, reconcile: Reconcile, sources: rea
  */
 export function startSingleton(name: string, pass: () => Promise<Result | void>, resyncMs: number, opts: QueueOptions = {}): Reconciler & { kick(afterMs?: number): void } {
   const r = startReconciler(name, async () => ({ requeueAfter: Math.min((await pass())?.requeueAfter ?? resyncMs, resyncMs) }), [], { ...opts, workers: 1 });
+  // The first pass is due one period after start even when nothing kicks it: each pass schedules the next,
+  // so the resync (a kind added at run time, a deadline) never depends on a change arriving first.
+  r.enqueue(name, resyncMs);
   return Object.assign(r, { kick: (afterMs = 20) => r.enqueue(name, afterMs) });
 }
