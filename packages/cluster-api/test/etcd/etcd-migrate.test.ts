@@ -16,6 +16,7 @@ import { pod } from '../support/helpers.js';
 const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'migrate-'));
 const sqlite = `sqlite:${join(dir, 'state.db')}`;
+const machine = join(dir, 'data');
 let etcd: EtcdCluster;
 let onEtcd: ApiServerProcess | undefined;
 /** What the SQLite-backed server served, by path. */
@@ -37,7 +38,7 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
 }
 
 beforeAll(async () => {
-  const src = await startApiServer(sqlite);
+  const src = await startApiServer(sqlite, [], { dataDir: machine });
   try {
     expect((await src.request('POST', '/api/v1/namespaces', { metadata: { name: 'mig', labels: { team: 'a' } } })).status).toBe(201);
     for (let i = 0; i < 30; i++) expect((await src.request('POST', '/api/v1/namespaces/mig/pods', pod(`p${i}`, { i: String(i) }))).status).toBe(201);
@@ -70,7 +71,9 @@ describe('cluster-api migrate', () => {
     // 30 pods, a secret, a service account, 5 namespaces (4 system + mig), plus what serve creates itself.
     expect(result.copied).toBeGreaterThanOrEqual(37);
     expect(result.skipped).toBe(0);
-    onEtcd = await startApiServer(etcd.url);
+    // The same machine's data dir: the target server keeps the front-proxy CA the source published
+    // (extension-apiserver-authentication), as a server moved to etcd on one machine does.
+    onEtcd = await startApiServer(etcd.url, [], { dataDir: machine });
     for (const p of paths) {
       const now = await onEtcd.request('GET', p);
       expect(now.status, p).toBe(200);

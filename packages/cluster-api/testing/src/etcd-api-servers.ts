@@ -31,12 +31,14 @@ export interface ApiServerProcess {
 const live = new Set<ChildProcess>();
 let hooked = false;
 
-export async function startApiServer(storage: string, extraArgs: readonly string[] = []): Promise<ApiServerProcess> {
+/** `dataDir`: the caller's (kept when the server stops), as one machine's servers share their certificates; default a new one. */
+export async function startApiServer(storage: string, extraArgs: readonly string[] = [], shared?: { dataDir: string }): Promise<ApiServerProcess> {
   if (!hooked) {
     hooked = true;
     process.once('exit', () => live.forEach((c) => c.kill('SIGKILL')));
   }
-  const dataDir = mkdtempSync(join(tmpdir(), 'cluster-api-proc-'));
+  const dataDir = shared?.dataDir ?? mkdtempSync(join(tmpdir(), 'cluster-api-proc-'));
+  const removeDataDir = () => shared || rmSync(dataDir, { recursive: true, force: true });
   // API servers only: no embedded node agent or scheduler writing pods and nodes under the tests.
   const args = [cli, 'serve', '--port', '0', '--insecure-http', '--disable-agent', '--disable-scheduler', '--data-dir', dataDir, '--storage', storage, ...extraArgs];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -50,7 +52,7 @@ export async function startApiServer(storage: string, extraArgs: readonly string
       if (m) resolve(m[1]!);
     });
     child.once('exit', (code) => {
-      rmSync(dataDir, { recursive: true, force: true });
+      removeDataDir();
       reject(new Error(`cluster-api serve exited ${code}: ${err}`));
     });
   });
@@ -88,7 +90,7 @@ export async function startApiServer(storage: string, extraArgs: readonly string
         await exited;
         clearTimeout(timer);
       }
-      rmSync(dataDir, { recursive: true, force: true });
+      removeDataDir();
     },
   };
 }
