@@ -57,9 +57,13 @@ async function writeAndAnswer(route: Route, ex: Exchange, ctx: RequestContext): 
   const format = output.format === 'table' ? 'json' : output.format;
   const pretty = prettyFor(ex, output);
   const { code, value, encoded } = await write(route, ex, ctx);
+  if (ctx.warnings?.length) ex.res.setHeader('Warning', ctx.warnings.map(warningHeader));
   if (encoded && format === 'json' && !pretty && !output.partial) return sendStoredJson(ex.res, code, encoded());
   send(ex.res, code, shaped(route, output, value), format, pretty);
 }
+
+/** RFC 7234's warn-code 299 with agent "-", as kube-apiserver writes admission warnings. */
+const warningHeader = (text: string): string => `299 - ${JSON.stringify(text.replace(/[\x00-\x1f\x7f]/g, ' '))}`;
 
 /** Protobuf when the kind answered has a message: the object's own, or the subresource's (Scale has none here). */
 const answersProtobuf = (route: Route): boolean => {

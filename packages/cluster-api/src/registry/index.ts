@@ -4,6 +4,7 @@
  * and removed while the server runs (a CustomResourceDefinition becomes one), and everything derived
  * from the list follows `generation`. Public surface for http/ and the server wiring.
  */
+import { AdmissionChain, AdmissionPlugins, type AdmissionPlugin } from '../admission/index.js';
 import { ApiError } from '../api/errors.js';
 import type { Storage } from '../storage/interface.js';
 import { WatchCache, type WatchCacheOptions } from '../storage/watch-cache.js';
@@ -19,6 +20,8 @@ import type { Registry, ResourceStore } from './rest.js';
 import { runtimeConfig } from './runtime-config.js';
 
 export interface RegistryOptions {
+  /** The admission chain's plugins, in order (default: admission/plugins.ts). */
+  admissionPlugins?: readonly AdmissionPlugin[];
   /** Health of this server's components for ComponentStatus; default: the storage backend's. */
   componentStatuses?: Services['componentStatuses'];
   /** Further definitions served by the generic store (after the built-in ones). */
@@ -79,6 +82,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
     namespaces: new NamespaceLifecycle(storage),
     watch: { cache: watchCache, bookmarkIntervalMs: options.bookmarkIntervalMs ?? DefaultBookmarkIntervalMs },
     services,
+    admission: new AdmissionChain(options.admissionPlugins ?? AdmissionPlugins),
     siblings: (def, apiVersion) => defs.find((d) => groupVersion(d) === apiVersion && d.kind === def.kind && sameObjects(d, def)),
   };
   const registry: LocalRegistry = {

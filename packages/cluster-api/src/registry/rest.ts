@@ -27,6 +27,8 @@ export interface RequestContext {
   fieldManager?: string;
   /** An apply takes over fields other managers own instead of failing with a conflict. */
   force?: boolean;
+  /** Warnings for the answer's `Warning` headers (admission/plugin.ts `warn`). */
+  warnings?: string[];
 }
 
 export interface ListQuery {

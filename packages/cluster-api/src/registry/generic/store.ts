@@ -8,6 +8,7 @@ import type { DeleteOptions, KubeList, KubeObject } from '../../api/meta.js';
 import {
   conflict, CustomResourcePatchTypes, forbidden, fromStorageError, isApiError, methodNotAllowed, notFound, OptimisticLockMessage, pathNotFound, unsupportedPatchType,
 } from '../../api/errors.js';
+import type { AdmissionChain } from '../../admission/chain.js';
 import type { KeyValue, Storage } from '../../storage/interface.js';
 import { resourceAttributes } from '../authorization.js';
 import type { ResourceDefinition, Services, Verb } from '../definition.js';
@@ -21,7 +22,7 @@ import { clone, objectKey } from './meta.js';
 import type { NamespaceLifecycle } from './namespace-lifecycle.js';
 import { MaxAttempts, ObjectStorage, type Target } from './objects.js';
 import { applyPatch, checkPatchShape } from './patch.js';
-import { prepareCreate, prepareUpdate } from './strategy.js';
+import { prepareCreate, prepareUpdate, revalidate } from './strategy.js';
 import { objectView } from './views.js';
 import { watchObjects, type WatchDeps } from './watch.js';
 
@@ -35,6 +36,8 @@ export interface StoreDeps {
   services: Services;
   /** The other served versions of an object set, for bytes an earlier storage version wrote. */
   siblings?: Siblings;
+  /** The admission plugins every create and update passes (admission/); absent: none. */
+  admission?: AdmissionChain;
 }
 
 export class GenericStore implements ResourceStore {
@@ -109,6 +112,7 @@ export class GenericStore implements ResourceStore {
     const obj = prepareCreate(def, ctx, body);
     const { name = '', namespace } = obj.metadata;
     if (def.namespaced && namespace) await this.deps.namespaces.admitCreate(this.gr, namespace, name || obj.metadata.generateName || '');
+    await this.admission(ctx, obj, undefined);
     await def.hooks?.admit?.(obj, undefined, ctx, this.deps.services);
     const undo = await def.allocator?.allocate(obj, this.storage);
     if (ctx.dryRun || def.ephemeral) {
@@ -153,19 +157,32 @@ export class GenericStore implements ResourceStore {
   private async writeView<V>(target: Target, view: ViewBehaviour<V>, precondition: string | undefined, ask: (old: KubeObject) => V): Promise<Written> {
     const def = this.definition;
     const strategy = view.strategy ?? def.strategy;
-    const out = await this.objects.guaranteedUpdate(target, precondition, this.admitted(target.ctx, (old) => prepareUpdate(def, view.merge(ask(old), old, def), old, strategy)));
+    const out = await this.objects.guaranteedUpdate(target, precondition, this.admitted(target.ctx, (old) => prepareUpdate(def, view.merge(ask(old), old, def), old, strategy), strategy, target.written));
     return view.read ? { object: view.read(out.object, def) } : out;
   }
 
-  /** An update's next object, checked by the kind's `admit` hook when it has one (synchronous otherwise). */
-  private admitted(ctx: RequestContext, next: (old: KubeObject) => KubeObject): (old: KubeObject) => KubeObject | Promise<KubeObject> {
+  /** An update's next object, through the admission chain and the kind's `admit` hook. */
+  private admitted(ctx: RequestContext, next: (old: KubeObject) => KubeObject, strategy = this.definition.strategy, subresource?: string): (old: KubeObject) => KubeObject | Promise<KubeObject> {
     const admit = this.definition.hooks?.admit;
-    if (!admit) return next;
+    if (!admit && !this.deps.admission) return next;
     return async (old) => {
       const obj = next(old);
-      await admit(obj, old, ctx, this.deps.services);
+      await this.admission(ctx, obj, old, strategy, subresource);
+      await admit?.(obj, old, ctx, this.deps.services);
       return obj;
     };
+  }
+
+  /** The admission chain on a create (`old` undefined) or an update; validated again when a plugin changed the object. */
+  private async admission(ctx: RequestContext, obj: KubeObject, old: KubeObject | undefined, strategy = this.definition.strategy, subresource?: string): Promise<void> {
+    const chain = this.deps.admission;
+    if (!chain) return;
+    const def = this.definition;
+    const mutated = await chain.admit({
+      operation: old ? 'UPDATE' : 'CREATE', group: def.group, version: def.version, resource: def.plural, subresource, kind: def.kind,
+      namespace: obj.metadata.namespace, name: obj.metadata.name ?? '', object: obj, oldObject: old, ctx, services: this.deps.services,
+    });
+    if (mutated) revalidate(def, obj, old, strategy);
   }
 
   /**
@@ -184,7 +201,7 @@ export class GenericStore implements ResourceStore {
     for (let attempt = 0; attempt < MaxAttempts; attempt++) {
       try {
         return await this.objects.guaranteedUpdate({ ctx, name, written: 'applied' }, resourceVersion || undefined, this.admitted(ctx, (old) =>
-          prepareUpdate(def, view.merge(applyConfiguration(def, old, incoming, request), old, def), old, strategy)));
+          prepareUpdate(def, view.merge(applyConfiguration(def, old, incoming, request), old, def), old, strategy), strategy, subresource));
       } catch (err) {
         if (!isApiError(err) || err.code !== 404 || subresource) throw err;
       }

@@ -138,6 +138,13 @@ export const prepareUpdate = (def: ResourceDefinition, obj: KubeObject, old: Kub
   return obj;
 };
 
+/** The kind's validation again, after a mutating admission step changed the object (`old` on an update). */
+export const revalidate = (def: ResourceDefinition, obj: KubeObject, old?: KubeObject, strategy: Strategy = def.strategy): void => {
+  const rules = old ? (strategy.validateUpdate?.(obj, old) ?? []) : (strategy.validateCreate?.(obj) ?? []);
+  throwIfInvalid(def, obj, [...validateObjectMeta(def, obj.metadata), ...(strategy.validate?.(obj) ?? []), ...rules]);
+  strategy.canonicalize?.(obj);
+};
+
 /** Anything but metadata and status changed. */
 export const specChanged = (obj: KubeObject, old: KubeObject): boolean => {
   const strip = ({ metadata: _m, status: _s, ...rest }: KubeObject) => rest;

@@ -1,0 +1,3 @@
+export { AdmissionChain } from './chain.js';
+export { AdmissionPlugins } from './plugins.js';
+export { warn, type AdmissionPlugin, type AdmissionRequest, type Operation } from './plugin.js';

@@ -1,0 +1,12 @@
+/**
+ * The admission plugins the API server runs, in kube-apiserver's order (its
+ * `AllOrderedPlugins`: NamespaceLifecycle … LimitRanger, ServiceAccount, … PodSecurity, …
+ * ResourceQuota last among validating ones), OpenShift's SecurityContextConstraint after
+ * PodSecurity. Adding a plugin is one folder under admission/ and one entry here.
+ *
+ * NamespaceLifecycle (registry/generic/namespace-lifecycle.ts) and NodeRestriction
+ * (registry/kinds/node-restriction.ts) run as the store's own checks, before this chain.
+ */
+import type { AdmissionPlugin } from './plugin.js';
+
+export const AdmissionPlugins: readonly AdmissionPlugin[] = [];
