@@ -12,6 +12,7 @@
  */
 import type { Server } from 'node:http';
 import { resolveOption } from './config.js';
+import { describeHolder, portHolder } from './listen-host.js';
 import { funcSchemaValidator, funcYamlProblem, FuncYamlError, parseFuncYaml, type FuncYaml } from './func-yaml.js';
 import { applyEnvDefaults, funcYamlEnvs } from './run-envs.js';
 import { createRuntime, defaultsHere, type Runtime } from './runtime.js';
@@ -95,7 +96,7 @@ async function serveOne(spec: BootSpec, { yaml, env, warning }: BootEnv): Promis
 }
 
 function listenError(err: NodeJS.ErrnoException, port: number): StartError {
-  if (err.code === 'EADDRINUSE') return new StartError(`Port ${port} is already in use. Stop the other process or choose another port with --port / PORT.`);
+  if (err.code === 'EADDRINUSE') return new StartError(`Port ${port} is already in use${describeHolder(portHolder(port))}. Stop the other process or choose another port with --port / PORT.`);
   if (err.code === 'EACCES') return new StartError(`Not allowed to listen on port ${port}. Use a port above 1024 with --port / PORT.`);
   return new StartError(`Cannot listen on port ${port}: ${err.message}.`);
 }

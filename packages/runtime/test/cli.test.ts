@@ -1,6 +1,7 @@
 /** The built CLI as a user runs it: loading, exit codes, signals, crashes and logs. */
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { inContainer } from '../src/listen-host.js';
 import { fixture, runCli, runCliToExit, type Running } from './helpers/cli.js';
 
 let running: Running | undefined;
@@ -59,8 +60,32 @@ describe('loading', () => {
       const { code, stderr } = await runCliToExit([fixture('cjs'), '--port', String(port), '--host', '127.0.0.1']);
       expect(code).toBe(1);
       expect(stderr).toMatch(new RegExp(`Port ${port} is already in use`));
+      if (process.platform === 'linux') expect(stderr).toContain(`by pid ${process.pid} (`);
     } finally {
       blocker.close();
+    }
+  });
+
+  const answers = (url: string): Promise<boolean> => fetch(url).then(() => true, () => false);
+
+  it('in a pod (K_SERVICE) listens on every address', async () => {
+    const r = await runCli([fixture('cjs')], { K_SERVICE: 'hello' }, {});
+    try {
+      const port = new URL(r.url).port;
+      expect(await answers(`http://127.0.0.2:${port}/`)).toBe(true);
+    } finally {
+      await r.stop();
+    }
+  });
+
+  it.runIf(!inContainer({}))('on a developer\'s machine listens on the loopback address only', async () => {
+    const r = await runCli([fixture('cjs')], { K_SERVICE: '', KUBERNETES_SERVICE_HOST: '' }, {});
+    try {
+      const port = new URL(r.url).port;
+      expect(await answers(`http://127.0.0.1:${port}/`)).toBe(true);
+      expect(await answers(`http://127.0.0.2:${port}/`)).toBe(false);
+    } finally {
+      await r.stop();
     }
   });
 

@@ -6,6 +6,7 @@ import { relative } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { boot, StartError } from '../boot.js';
 import { OPTION_TABLE } from '../config.js';
+import { defaultListenHost } from '../listen-host.js';
 import { installProcessHandlers, type Exit } from '../lifecycle.js';
 import { loadFunction, resolveEntry } from '../loader.js';
 import type { Options } from '../types.js';
@@ -53,7 +54,7 @@ export async function serve(argv: RunArgs, exit: Exit, options: { command?: stri
   const booted = await boot({
     yamlAt: entry.dir,
     options: cliOptions(argv),
-    defaults: options.defaults,
+    defaults: { host: defaultListenHost(), ...options.defaults },
     load: () => loadFunction(entry),
     initError: (err) => new StartError(`The init hook of ${entry.file} failed: ${(err as Error)?.message ?? String(err)}. Fix init so it completes, then run again.`),
     announce: announce(options.command ?? 'func-runtime', entry.file),

@@ -13,6 +13,7 @@ import type { RuntimeLogger } from '../logger.js';
 import { createRuntime } from '../runtime.js';
 import type { Served } from '../server.js';
 import type { LoadedFunction, Options } from '../types.js';
+import { defaultListenHost } from '../listen-host.js';
 import { formatProblem, fromLoadError, type SourceProblem } from './build-error.js';
 import { createDevBundler, type DevBundler } from './bundler.js';
 import { createDevOutput } from './dev-logger.js';
@@ -200,7 +201,7 @@ export async function startDev(init: DevInit): Promise<DevSession> {
   const booted = await boot({
     yamlAt: entry.dir,
     options: init.options,
-    defaults: DevDefaults,
+    defaults: { ...DevDefaults, host: defaultListenHost() },
     destination,
     serve: async (env) => (serving = await serveReloading(init, entry, log, destination, env)),
     announce: ({ url }) => log.info({ url, entry: entry.file }, `serving ${relative(process.cwd(), entry.file) || entry.file} at ${url} (watching for changes)`),

@@ -23,10 +23,10 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Spawns the built CLI on a free port and waits until its liveness probe answers. */
-export async function runCli(args: string[], env: Record<string, string> = {}): Promise<Running> {
+/** Spawns the built CLI on a free port (on 127.0.0.1 unless `listen` says otherwise: `{}` is the command's default) and waits until its liveness probe answers. */
+export async function runCli(args: string[], env: Record<string, string> = {}, listen: { host?: string } = { host: '127.0.0.1' }): Promise<Running> {
   const port = await freePort();
-  const child = spawn(process.execPath, [CLI, ...args, '--port', String(port), '--host', '127.0.0.1'], {
+  const child = spawn(process.execPath, [CLI, ...args, '--port', String(port), ...(listen.host ? ['--host', listen.host] : [])], {
     env: { ...process.env, FUNC_LOG_LEVEL: 'info', ...env },
   });
   let out = '';
