@@ -58,6 +58,9 @@ export function loadConnection(options: LoadOptions = {}): Connection {
   const files = kubeconfigFiles(options);
   if (files.length === 0) {
     if (isInCluster(env)) return inClusterConnection({ env, root: options.serviceAccountRoot, namespace: options.namespace });
+    if (!options.kubeconfig && env.KUBECONFIG?.split(delimiter).some(Boolean)) {
+      throw new KubeconfigError(`No kubeconfig: KUBECONFIG is set to ${JSON.stringify(env.KUBECONFIG)}, but no file it names exists (a cluster not started yet, or a data directory moved?)`);
+    }
     throw new KubeconfigError('No kubeconfig: pass --kubeconfig, set KUBECONFIG, or create ~/.kube/config (or run in a pod with a service account)');
   }
   return resolveContext(mergeKubeconfigFiles(files), options);

@@ -145,6 +145,9 @@ describe('malformed kubeconfigs', () => {
   it('refuses a --kubeconfig that does not exist, and says what to do when there is no kubeconfig at all', () => {
     expect(() => loadConnection({ kubeconfig: join(work, 'absent.yaml') })).toThrow(/kubeconfig .*absent\.yaml: cannot read it \(ENOENT\)/);
     expect(() => loadConnection({ env: {}, home: join(work, 'nohome') })).toThrow(/No kubeconfig: pass --kubeconfig, set KUBECONFIG, or create ~\/\.kube\/config/);
+    // KUBECONFIG set, but to files that do not exist: said so, not "set KUBECONFIG".
+    const missing = join(work, 'data', 'kubeconfig.yaml');
+    expect(() => loadConnection({ env: { KUBECONFIG: missing }, home: join(work, 'nohome') })).toThrow(`KUBECONFIG is set to ${JSON.stringify(missing)}, but no file it names exists`);
     expect(() => loadConnection({ env: { KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' }, home: join(work, 'nohome'), serviceAccountRoot: join(work, 'nosa') })).toThrow(/In-cluster config: cannot read .*nosa\/token \(ENOENT\)/);
   });
 });
