@@ -134,6 +134,9 @@ describe.skipIf(!haveRegistry)('func-runtime build --image --push (a real docker
     const { code, output } = await cli(['build', '--image', ref, '--push', '--images', join(work, 'layout-push')], project());
     expect(code, output).toBe(0);
     expect(output).toMatch(new RegExp(`pushed ${registry.host}/fn/deployable@sha256:[0-9a-f]{64}`));
+    // The next step after a push is the image in a manifest, not a deploy that builds it again.
+    expect(output).toMatch(new RegExp(`run it from any pod spec or manifest as image: ${registry.host}/fn/deployable@sha256:[0-9a-f]{64}`));
+    expect(output).not.toContain('deploy it with');
     const info = JSON.parse(await skopeo(['inspect', '--tls-verify=false', `docker://${ref}`])) as { Digest: string; Labels: Record<string, string> };
     expect(info.Digest).toBe(digestIn(output));
     expect(info.Labels['dev.func.image']).toBe('function');

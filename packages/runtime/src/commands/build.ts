@@ -43,7 +43,12 @@ async function image(argv: BuildArgs): Promise<void> {
   const built = await buildFunctionImageFromSource(request);
   const ms = Math.round(performance.now() - started);
   process.stdout.write(`func-runtime: built ${built.ref} (${built.digest}) in ${ms} ms into ${shown(built.store)}${STORE_NOTE[request.storeSource]}\n`);
-  if (built.pushed) process.stdout.write(`func-runtime: pushed ${built.pushed.reference} (${built.pushed.uploaded} blobs uploaded, ${built.pushed.existing + built.pushed.mounted} already there)\n`);
+  if (built.pushed) {
+    // Pushed: it runs wherever its registry is reachable; `deploy` would build it again.
+    process.stdout.write(`func-runtime: pushed ${built.pushed.reference} (${built.pushed.uploaded} blobs uploaded, ${built.pushed.existing + built.pushed.mounted} already there)\n`);
+    process.stdout.write(`func-runtime: run it from any pod spec or manifest as image: ${built.pushed.reference}\n`);
+    return;
+  }
   process.stdout.write(`func-runtime: deploy it with: func-runtime deploy${argv.path === '.' ? '' : ` ${argv.path}`}\n`);
 }
 
