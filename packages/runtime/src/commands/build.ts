@@ -20,9 +20,13 @@ const shown = (path: string) => relative(process.cwd(), path) || path;
 
 async function bundle(argv: BuildArgs): Promise<void> {
   const entry = resolveEntry(argv.path);
-  const { buildBundle } = await import('../dev/build-bundle.js');
+  const [{ buildBundle }, { typeCheck }, { refuseTypeErrors }] = await Promise.all([import('../dev/build-bundle.js'), import('../dev/typecheck.js'), import('../image/build-image.js')]);
   const started = performance.now();
+  const checking = argv.typecheck === false ? undefined : typeCheck(entry.dir);
+  checking?.catch(() => undefined);
   const result = await buildBundle(entry, resolve(argv.outdir ?? resolve(entry.dir, 'dist')));
+  const check = await refuseTypeErrors(checking);
+  if (check?.status === 'skipped') process.stdout.write(`func-runtime: not type-checked: ${check.reason}\n`);
   const ms = Math.round(performance.now() - started);
   process.stdout.write(`func-runtime: built ${shown(result.file)} (${(result.bytes / 1024).toFixed(1)} KiB) in ${ms} ms\n`);
   if (result.externals.length > 0) {
@@ -41,6 +45,7 @@ async function image(argv: BuildArgs): Promise<void> {
   const project = await loadProject(argv.path);
   const request = await resolveImageRequest(project, argv, { kubeconfigFiles: kubeconfigFiles({ kubeconfig: argv.kubeconfig }), pushByDefault: false });
   const built = await buildFunctionImageFromSource(request);
+  if (built.typecheck?.status === 'skipped') process.stdout.write(`func-runtime: not type-checked: ${built.typecheck.reason}\n`);
   const ms = Math.round(performance.now() - started);
   process.stdout.write(`func-runtime: built ${built.ref} (${built.digest}) in ${ms} ms into ${shown(built.store)}${STORE_NOTE[request.storeSource]}\n`);
   if (built.pushed) {

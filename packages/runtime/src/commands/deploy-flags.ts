@@ -15,6 +15,8 @@ export interface ImageFlags {
   username?: string;
   password?: string;
   registryInsecure?: boolean;
+  /** false with --no-typecheck. */
+  typecheck?: boolean;
 }
 
 export function withImageFlags<T>(y: Argv<T>): Argv<T & ImageFlags> {
@@ -26,7 +28,8 @@ export function withImageFlags<T>(y: Argv<T>): Argv<T & ImageFlags> {
     .option('images', { type: 'string', describe: 'OCI image layout to build into [default: FUNC_IMAGES, else the local cluster\'s (the kubeconfig\'s cluster-api data dir)/images, else .func/images]' })
     .option('username', { type: 'string', describe: 'registry user [env FUNC_USERNAME; default: ~/.docker/config.json]' })
     .option('password', { type: 'string', describe: 'registry password [env FUNC_PASSWORD]' })
-    .option('registry-insecure', { type: 'boolean', describe: 'plain HTTP to a registry that is not on this machine' }) as unknown as Argv<T & ImageFlags>;
+    .option('registry-insecure', { type: 'boolean', describe: 'plain HTTP to a registry that is not on this machine' })
+    .option('typecheck', { type: 'boolean', default: true, describe: 'type-check a TypeScript project (its tsc, its tsconfig.json) beside the bundle and refuse a type error; --no-typecheck ships anyway' }) as unknown as Argv<T & ImageFlags>;
 }
 
 export interface ClusterFlags {

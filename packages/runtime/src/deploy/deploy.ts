@@ -108,6 +108,7 @@ export async function plan(opts: DeployOptions): Promise<{ planned: Planned; clu
     throw new CommandError(`The cluster at ${cluster.server} has no image store this machine knows, and ${request.ref} is not pushed to a registry. Pass --registry <host>/<user> (the cluster pulls from it), or --images <dir> with the node's image layout.`);
   }
   const image = await building;
+  if (image.typecheck?.status === 'skipped') opts.log.write(`func-runtime: not type-checked: ${image.typecheck.reason}\n`);
   const base = { project, namespace: cluster?.namespace ?? namespaceFor(project, opts.namespace, 'default'), image, capabilities: caps };
   const { kind, objects, references } = manifestsFor(base, opts.env);
   const planned: Planned = { ...base, kind, manifests: objects };

@@ -8,17 +8,18 @@ import { performance } from 'node:perf_hooks';
 import { join, relative } from 'node:path';
 import { boot, projectYaml, type BootEnv } from '../boot.js';
 import { parseFuncYaml } from '../func-yaml.js';
+import { defaultListenHost } from '../listen-host.js';
 import { resolveEntry, toFunctionModule, type ResolvedEntry } from '../loader.js';
 import type { RuntimeLogger } from '../logger.js';
 import { createRuntime } from '../runtime.js';
 import type { Served } from '../server.js';
 import type { LoadedFunction, Options } from '../types.js';
-import { defaultListenHost } from '../listen-host.js';
 import { formatProblem, fromLoadError, type SourceProblem } from './build-error.js';
 import { createDevBundler, type DevBundler } from './bundler.js';
 import { createDevOutput } from './dev-logger.js';
 import { EnvFile } from './env-file.js';
 import { Reloader } from './reloader.js';
+import { BackgroundTypeCheck, formatDiagnostics } from './typecheck.js';
 import { watchSources, type SourceWatcher } from './watcher.js';
 
 export interface DevInit {
@@ -74,6 +75,8 @@ class DevLoop {
   inputs: string[] = [];
   /** The build output now serving. */
   servedHash: string | undefined;
+  /** Type errors reported as warnings after each reload, never blocking it. */
+  readonly types: BackgroundTypeCheck;
 
   constructor(
     readonly entry: ResolvedEntry,
@@ -81,7 +84,13 @@ class DevLoop {
     readonly reloader: Reloader,
     readonly env: EnvFile,
     readonly log: RuntimeLogger,
-  ) {}
+  ) {
+    this.types = new BackgroundTypeCheck(entry.dir, (check) => {
+      if (check.status === 'failed') log.warn(`${check.count} type error${check.count === 1 ? '' : 's'} (still serving: esbuild strips types; deploy refuses them):\n${formatDiagnostics(check)}`);
+      else if (check.status === 'passed') log.info('type errors fixed');
+      else if (check.status === 'skipped') log.info(`not type-checked: ${check.reason}`);
+    });
+  }
 
   configFiles(): string[] {
     return [join(this.entry.dir, 'func.yaml'), this.env.file];
@@ -134,6 +143,7 @@ class DevLoop {
     this.reloader.stale = undefined;
     const ms = Math.round(performance.now() - started);
     this.log.info({ ms, changed: files }, `reloaded in ${ms} ms (${files})`);
+    this.types.request();
   }
 
   schedule(changed: string[]): void {
@@ -180,11 +190,13 @@ async function serveReloading(init: DevInit, entry: ResolvedEntry, log: RuntimeL
     throw new DevStartError(`Cannot start ${entry.file}: ${formatProblem(problem, entry.dir)}. Fix it and run func-runtime dev again.`);
   }
   loop.watcher = await watchSources([...loop.inputs, ...loop.configFiles()], (changed) => loop.schedule(changed));
+  loop.types.request();
   return {
     runtime: () => reloader.runtime!,
     listener: reloader.listener,
     closed: () => undefined,
     dispose: async () => {
+      loop.types.stop();
       await loop.watcher?.close();
       await loop.bundler.dispose();
     },
@@ -212,6 +224,7 @@ export async function startDev(init: DevInit): Promise<DevSession> {
     url: booted.url,
     logger: log,
     async stop(reason) {
+      loop.types.stop();
       await loop.watcher?.close();
       await loop.idle();
       const code = await reloader.stop(booted.server, reason);

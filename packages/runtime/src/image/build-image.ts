@@ -13,9 +13,11 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PushResult, RegistryOptions } from '@func/oci';
+import { formatDiagnostics, typeCheck, type TypeCheck } from '../dev/typecheck.js';
 import { buildBundle } from '../dev/build-bundle.js';
 import { sourceEntry, type FunctionProject } from '../project.js';
 import { pinnedReference } from './reference.js';
+import { CommandError } from '../command-error.js';
 import { registryFailure } from './registry-failure.js';
 import { runtimeLayer } from './runtime-layer.js';
 
@@ -29,6 +31,8 @@ export interface ImageBuildRequest {
   base?: string;
   push: boolean;
   registry?: RegistryOptions;
+  /** Type-check the project beside the bundle and refuse a type error (default true; `--no-typecheck`). */
+  typecheck?: boolean;
 }
 
 export interface BuiltFunctionImage {
@@ -38,6 +42,8 @@ export interface BuiltFunctionImage {
   pinned: string;
   store: string;
   pushed?: PushResult;
+  /** What the type check found (absent: not asked for). */
+  typecheck?: TypeCheck;
   /** Milliseconds per step. */
   timings: Record<string, number>;
 }
@@ -85,12 +91,24 @@ function timer() {
   };
 }
 
+/** The type check's outcome; a type error ends the build (the bundle would ship it). */
+export async function refuseTypeErrors(checking: Promise<TypeCheck> | undefined): Promise<TypeCheck | undefined> {
+  const check = await checking;
+  if (check?.status === 'failed') {
+    throw new CommandError(`${check.count} type error${check.count === 1 ? '' : 's'}; fix ${check.count === 1 ? 'it' : 'them'}, or pass --no-typecheck to ship anyway:\n${formatDiagnostics(check)}`);
+  }
+  return check;
+}
+
 export async function buildFunctionImageFromSource(request: ImageBuildRequest): Promise<BuiltFunctionImage> {
   const { project } = request;
   const clock = timer();
   const bundleDir = join(project.dir, '.func', 'build');
   rmSync(bundleDir, { recursive: true, force: true });
+  const checking = request.typecheck === false ? undefined : typeCheck(project.dir);
+  checking?.catch(() => undefined);
   const [bundle, runtime, oci] = await Promise.all([buildBundle(sourceEntry(project.dir), bundleDir), runtimeLayer(), import('@func/oci')]);
+  const typecheck = await refuseTypeErrors(checking);
   await writeImageFuncYaml(project, bundleDir);
   await copyExternals(project, bundleDir, bundle.externals);
   clock.lap('bundle');
@@ -115,5 +133,5 @@ export async function buildFunctionImageFromSource(request: ImageBuildRequest): 
     });
     clock.lap('push');
   }
-  return { ref: request.ref, digest: image.digest, pinned, store: layout.dir, pushed, timings: clock.timings };
+  return { ref: request.ref, digest: image.digest, pinned, store: layout.dir, pushed, typecheck, timings: clock.timings };
 }

@@ -28,5 +28,5 @@ export async function resolveImageRequest(project: FunctionProject, flags: Image
   const push = flags.push ?? (opts.pushByDefault && !isLocalOnly(ref));
   if (push && isLocalOnly(ref)) throw new CommandError(`${ref} names the local image store (localhost/…), which has no registry to push to. Pass --registry <host>/<user> or --image <host>/<repository>:<tag>.`);
   const base = flags.base ?? project.doc.build?.builderImages?.host;
-  return { project, ref, store: store.dir, storeSource: store.source, push, base, registry: registryOptions(flags, env) };
+  return { project, ref, store: store.dir, storeSource: store.source, push, base, registry: registryOptions(flags, env), typecheck: flags.typecheck !== false };
 }
