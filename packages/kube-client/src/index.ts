@@ -8,3 +8,6 @@ export type { WatchOptions } from './watch.js';
 export { Informer, type InformerOptions } from './informer.js';
 export { LeaderElector, runWhileLeading, type Lease, type LeaseClient, type LeaseSpec, type LeaderElectionOptions, type Leading } from './leader-election.js';
 export type { RequestOptions, Response, Query } from './transport.js';
+export { EventBroadcaster, kubeEventSink, type EventRecorder, type EventSink } from './record/recorder.js';
+export { EventCorrelator, type Correlated } from './record/correlator.js';
+export { referenceTo, type CoreEvent, type EventSource, type EventType, type ObjectReference, type Referable } from './record/event.js';

@@ -9,8 +9,7 @@
  * doubling to 10 s per pod) is over, or after 5 minutes. Nothing runs while such pods wait, and the
  * scheduler's own writes about a pod (its condition, its events) do not send it back to the queue.
  */
-import { Informer, type KubeClient, Resources } from '@func/kube-client';
-import { clientEvents, EventRecorder } from '../node/events.js';
+import { EventBroadcaster, Informer, kubeEventSink, type EventRecorder, type KubeClient, Resources } from '@func/kube-client';
 import type { Node, Pod } from '../node/types.js';
 import { fitErrorMessage, refusal, type Refusal } from './filters.js';
 import { hostPorts, nodeInfos, podRequests, type NodeInfo } from './node-info.js';
@@ -43,6 +42,7 @@ export class Scheduler {
   private readonly name: string;
   private readonly pods: Informer<Pod>;
   private readonly nodes: Informer<Node>;
+  private readonly broadcaster: EventBroadcaster;
   private readonly events: EventRecorder;
   private readonly queue: SchedulingQueue;
   private readonly assumed = new Map<string, { pod: Pod; node: string }>();
@@ -60,7 +60,8 @@ export class Scheduler {
   constructor(private readonly opts: SchedulerOptions) {
     const { kube } = opts;
     this.name = opts.schedulerName ?? 'default-scheduler';
-    this.events = new EventRecorder(clientEvents(kube), { component: this.name, instance: this.name }, opts.log);
+    this.broadcaster = new EventBroadcaster(kubeEventSink(kube), opts.log);
+    this.events = this.broadcaster.recorder({ component: this.name, instance: this.name });
     this.queue = new SchedulingQueue({
       initialBackoffMs: opts.backoffInitialMs ?? 1000,
       maxBackoffMs: opts.backoffMaxMs ?? 10_000,
@@ -187,7 +188,7 @@ export class Scheduler {
     const { namespace = '', name = '' } = pod.metadata;
     try {
       await this.opts.kube.bind(name, node, { namespace });
-      this.events.record(this.involved(pod), 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${node}`);
+      this.events.event(pod, 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${node}`);
     } catch (err) {
       // ForgetPod: the room it held is free again, for the others first; the pod itself backs off.
       this.assumed.delete(pod.metadata.uid ?? '');
@@ -200,14 +201,10 @@ export class Scheduler {
     }
   }
 
-  private involved(pod: Pod) {
-    return { kind: 'Pod', apiVersion: 'v1', name: pod.metadata.name ?? '', namespace: pod.metadata.namespace, uid: pod.metadata.uid, resourceVersion: pod.metadata.resourceVersion };
-  }
-
   /** PodScheduled=False with the reason, when it says something new; FailedScheduling every time. */
   private unschedulable(pod: Pod, message: string): void {
     this.queue.unschedulableNow(keyOf(pod));
-    this.events.record(this.involved(pod), 'Warning', 'FailedScheduling', message);
+    this.events.event(pod, 'Warning', 'FailedScheduling', message);
     const conditions = pod.status?.conditions ?? [];
     const was = conditions.find((c) => c.type === 'PodScheduled');
     if (was?.status === 'False' && was.reason === 'Unschedulable' && was.message === message) return;
@@ -241,7 +238,6 @@ export class Scheduler {
     clearTimeout(this.timer);
     this.queue.close();
     this.conditionWrites.clear();
-    this.events.close();
-    await Promise.all([this.pods.stop(), this.nodes.stop()]);
+    await Promise.all([this.pods.stop(), this.nodes.stop(), this.broadcaster.close()]);
   }
 }

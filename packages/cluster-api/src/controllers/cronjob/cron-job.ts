@@ -13,7 +13,7 @@ import { cronError, parseSchedule } from '../../registry/kinds/cron.js';
 import { namespaceTerminating, objectKey, omitEmpty, served, writeStatus, errorText, type ControllerContext, type Served } from '../context.js';
 import { keyed, objectQueue } from '../reconciler.js';
 import { knownZone, nextFire, rfc3339In, zoneOf } from './schedule.js';
-import { referenceTo, type EventRecorder } from '../events.js';
+import { referenceTo, type EventRecorder } from '@func/kube-client';
 import { hasCondition } from '../job/pods.js';
 import { ignoreRaces, inNamespace, type Controller } from '../shared.js';
 import { resolveOwner } from '../owners.js';

@@ -14,7 +14,7 @@ import { claim } from '../claim.js';
 import { objectKey, omitEmpty, served, slowStartBatch, writeStatus, type ControllerContext, type Served } from '../context.js';
 import { keyed, objectQueue } from '../reconciler.js';
 import { daemonTolerations, pinTo, shouldRun, targetNode } from './nodes.js';
-import type { EventRecorder } from '../events.js';
+import type { EventRecorder } from '@func/kube-client';
 import { computeHash } from '../hash.js';
 import { currentRevision, ownedRevisions, truncateHistory, type History, type Naming } from '../history.js';
 import type { Controller } from '../shared.js';

@@ -15,7 +15,7 @@ import { selectorMatches } from '../../registry/kinds/label-selector.js';
 import { claim } from '../claim.js';
 import { objectKey, served, slowStartBatch, splitKey, writeStatus, type ControllerContext, type Served } from '../context.js';
 import { keyed } from '../reconciler.js';
-import type { EventRecorder } from '../events.js';
+import type { EventRecorder } from '@func/kube-client';
 import {
   Backoff, countsFailed, countsSucceeded, formatIndexes, hasCondition, indexOf, isActivePod, isFinished, isIndexed, isTerminatingPod, jobCondition, jobPod, jobStatus,
   parseIndexes, pastBackoffOnFailure, readyCount, tracked, TrackingFinalizer, wantActive,

@@ -14,7 +14,7 @@ import { selectorMatches } from '../../registry/kinds/label-selector.js';
 import { claim } from '../claim.js';
 import { errorText, namespaceTerminating, served, writeStatus, type ControllerContext, type Served } from '../context.js';
 import { keyed, objectQueue } from '../reconciler.js';
-import type { EventRecorder } from '../events.js';
+import type { EventRecorder } from '@func/kube-client';
 import { applyRevision, currentRevision, dataNaming, ownedRevisions, truncateHistory, type History } from '../history.js';
 import { inNamespace, type Controller } from '../shared.js';
 import { enqueueOwners } from '../owners.js';
