@@ -3,12 +3,27 @@
  * keep a local cache by namespace/name; call handlers on add, update and delete. A 410 (the version
  * is gone from the server's history) means list again, reporting what changed meanwhile; any other
  * end of the watch resumes from the last version seen, after a backoff that grows while failures
- * repeat. `synced` resolves after the first list has been delivered.
+ * repeat. `synced` resolves after the first list has been delivered. What it lists and watches is a
+ * ListerWatcher (client-go's cache.ListerWatcher): a KubeClient's resource over HTTP, or any other
+ * client's (cluster-api's in-process ApiClient).
  */
 import type { KubeClient, ListOptions } from './client.js';
 import { isExpired } from './errors.js';
 import type { ResourceType } from './resources.js';
-import type { KubeObject } from './types.js';
+import type { KubeList, KubeObject, WatchEvent } from './types.js';
+import type { WatchOptions } from './watch.js';
+
+/** The list (every page) and the watch an informer runs on. A watch failure is thrown from the iteration (a KubeApiError 410: list again). */
+export interface ListerWatcher<T> {
+  list(opts: ListOptions): Promise<KubeList<T>>;
+  watch(opts: WatchOptions): AsyncIterable<WatchEvent<T>>;
+}
+
+/** A resource through a KubeClient. */
+export const kubeListerWatcher = <T>(kube: KubeClient, type: ResourceType): ListerWatcher<T> => ({
+  list: (opts) => kube.listAll<T>(type, opts),
+  watch: (opts) => kube.watch<T>(type, opts),
+});
 
 export interface InformerOptions {
   namespace?: string;
@@ -41,7 +56,11 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** How many times the informer listed (1 + relists after 410). */
   lists = 0;
 
-  constructor(private readonly client: KubeClient, private readonly type: ResourceType, private readonly options: InformerOptions = {}) {}
+  private readonly source: ListerWatcher<T>;
+
+  constructor(client: KubeClient | ListerWatcher<T>, private readonly type: ResourceType, private readonly options: InformerOptions = {}) {
+    this.source = 'listAll' in client ? kubeListerWatcher<T>(client, type) : client;
+  }
 
   on(event: 'add' | 'update' | 'delete', handler: Handler<T>): this {
     this.handlers[event].push(handler);
@@ -78,7 +97,7 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private async relist(): Promise<void> {
     const opts: ListOptions = { namespace: this.options.namespace, labelSelector: this.options.labelSelector, fieldSelector: this.options.fieldSelector, limit: this.options.pageSize ?? 500 };
-    const list = await this.client.listAll<T>(this.type, opts);
+    const list = await this.source.list(opts);
     this.lists++;
     const seen = new Set<string>();
     for (const item of list.items) {
@@ -100,7 +119,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private async watchOnce(): Promise<void> {
-    const events = this.client.watch<T>(this.type, {
+    const events = this.source.watch({
       namespace: this.options.namespace, labelSelector: this.options.labelSelector, fieldSelector: this.options.fieldSelector,
       resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: this.options.watchTimeoutSeconds ?? 300, signal: this.abort.signal,
     });
