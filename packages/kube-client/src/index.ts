@@ -6,6 +6,7 @@ export { Resources, resourcePath, resourceType, apiVersionOf, type PathParts, ty
 export type { KubeList, KubeObject, ObjectMeta, OwnerReference, WatchEvent, WatchEventType } from './types.js';
 export type { WatchOptions } from './watch.js';
 export { Informer, kubeListerWatcher, type InformerOptions, type ListerWatcher } from './informer.js';
+export type { Indexers } from './indexed-store.js';
 export { LeaderElector, runWhileLeading, type Lease, type LeaseClient, type LeaseSpec, type LeaderElectionOptions, type Leading } from './leader-election.js';
 export type { RequestOptions, Response, Query } from './transport.js';
 export { EventBroadcaster, kubeEventSink, type EventRecorder, type EventSink } from './record/recorder.js';
