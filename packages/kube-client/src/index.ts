@@ -11,4 +11,5 @@ export { LeaderElector, runWhileLeading, type Lease, type LeaseClient, type Leas
 export type { RequestOptions, Response, Query } from './transport.js';
 export { EventBroadcaster, kubeEventSink, type EventRecorder, type EventSink } from './record/recorder.js';
 export { EventCorrelator, type Correlated } from './record/correlator.js';
-export { referenceTo, type CoreEvent, type EventSource, type EventType, type ObjectReference, type Referable } from './record/event.js';
+export { referenceTo, type CoreEvent, type EventSource, type EventType, type Referable } from './record/event.js';
+export type * from './core-v1.js';

@@ -3,19 +3,11 @@
  * the object's namespace (`default` for cluster-scoped objects), with `source` and
  * `reportingComponent`/`reportingInstance`, `firstTimestamp`/`lastTimestamp`/`count`.
  */
+import type { ObjectReference } from '../core-v1.js';
+
+export type { ObjectReference };
 
 export type EventType = 'Normal' | 'Warning';
-
-/** core/v1 ObjectReference: what an event is about (a container of a pod by `fieldPath`). */
-export interface ObjectReference {
-  kind?: string;
-  apiVersion?: string;
-  name?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  fieldPath?: string;
-}
 
 /** Who records: `component` (`kubelet`, `default-scheduler`, `deployment-controller`), the node it runs on, its instance. */
 export interface EventSource {
