@@ -21,6 +21,7 @@ import { nodeOptions, resolveNodeConfig } from './node/config.js';
 import { runNode } from './node/run.js';
 import { NodeCredentialsError, nodeKubeconfig } from './auth/node-credentials.js';
 import { brokerPart, nodePart, schedulerPart } from './serve/embedded.js';
+import { httpClient } from './client/http.js';
 import { messageOf, part, type Part } from './serve/part.js';
 import { PartError, Supervisor } from './serve/supervisor.js';
 import { BootstrapError } from './certificates/bootstrap-client.js';
@@ -115,7 +116,7 @@ async function nodeCommand(argv: Record<string, unknown>): Promise<void> {
 
 async function schedulerCommand(argv: Record<string, unknown>): Promise<void> {
   const kube = KubeClient.fromKubeconfig({ kubeconfig: argv.kubeconfig as string | undefined, context: argv.context as string | undefined });
-  await runAlone(schedulerPart(() => kube, { elect: false, schedulerName: argv['scheduler-name'] as string | undefined, log }));
+  await runAlone(schedulerPart(() => httpClient(kube), { elect: false, schedulerName: argv['scheduler-name'] as string | undefined, log }));
   log({ level: 'info', msg: 'scheduler running' });
 }
 

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { loadConnection, type Connection, type LoadOptions } from './kubeconfig.js';
-import { apiVersionOf, type PathParts, resourcePath, type ResourceType } from './resources.js';
+import { apiVersionOf, type PathParts, resourcePath, Resources, type ResourceType } from './resources.js';
 import { type Query, type RequestOptions, type Response, Transport } from './transport.js';
 import type { KubeList, KubeObject, WatchEvent } from './types.js';
 import { watchStream, type WatchOptions } from './watch.js';
@@ -119,8 +119,11 @@ export class KubeClient {
     return { ...first, metadata: { resourceVersion: first.metadata.resourceVersion }, items };
   }
 
-  create<T extends KubeObject>(type: ResourceType, obj: T, opts: WriteOptions = {}): Promise<T> {
-    return this.call<T>('POST', type, { namespace: opts.namespace ?? obj.metadata?.namespace }, { body: withTypeMeta(type, obj), query: { fieldManager: opts.fieldManager, dryRun: dryRun(opts) } });
+  /** POST of an object; with `subresource`, of a body to object `name`'s subresource (binding, eviction, token), sent as it is. */
+  create<T extends KubeObject>(type: ResourceType, obj: T, opts: WriteOptions & { name?: string; subresource?: string } = {}): Promise<T> {
+    const namespace = opts.namespace ?? obj.metadata?.namespace;
+    const parts = opts.subresource ? { namespace, name: opts.name ?? nameOf(obj), subresource: opts.subresource } : { namespace };
+    return this.call<T>('POST', type, parts, { body: opts.subresource ? obj : withTypeMeta(type, obj), query: { fieldManager: opts.fieldManager, dryRun: dryRun(opts) } });
   }
 
   update<T extends KubeObject>(type: ResourceType, obj: T, opts: WriteOptions & { subresource?: string } = {}): Promise<T> {
@@ -158,7 +161,7 @@ export class KubeClient {
   bind(pod: string, node: string, opts: { namespace?: string } = {}): Promise<KubeObject> {
     const namespace = opts.namespace ?? this.namespace;
     const body = { apiVersion: 'v1', kind: 'Binding', metadata: { name: pod, namespace }, target: { apiVersion: 'v1', kind: 'Node', name: node } };
-    return this.call('POST', { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true }, { name: pod, namespace, subresource: 'binding' }, { body });
+    return this.create(Resources.pods, body, { name: pod, namespace, subresource: 'binding' });
   }
 
   /** pods/eviction (policy/v1 Eviction): a delete that respects PodDisruptionBudgets. */
@@ -166,13 +169,13 @@ export class KubeClient {
     const namespace = opts.namespace ?? this.namespace;
     const { namespace: _ns, ...deleteOptions } = opts;
     const body = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod, namespace }, deleteOptions };
-    return this.call('POST', { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true }, { name: pod, namespace, subresource: 'eviction' }, { body });
+    return this.create(Resources.pods, body, { name: pod, namespace, subresource: 'eviction' });
   }
 
   /** pods/log as a byte stream (follow keeps it open until the container ends or `signal` aborts). */
   logs(pod: string, opts: LogOptions = {}): Promise<IncomingMessage> {
     const { namespace, signal, ...query } = opts;
-    const path = this.path({ group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true }, { name: pod, namespace, subresource: 'log' });
+    const path = this.path(Resources.pods, { name: pod, namespace, subresource: 'log' });
     return this.transport.stream({ method: 'GET', path, query: query as Query, accept: '*/*', signal, what: `logs of pod ${pod}` });
   }
 

@@ -5,6 +5,11 @@ export { KubeApiError, KubeConnectionError, KubeconfigError, isAlreadyExists, is
 export { Resources, resourcePath, resourceType, apiVersionOf, type PathParts, type ResourceType } from './resources.js';
 export type { KubeList, KubeObject, ObjectMeta, OwnerReference, WatchEvent, WatchEventType } from './types.js';
 export type { WatchOptions } from './watch.js';
-export { Informer, type InformerOptions } from './informer.js';
+export { Informer, kubeListerWatcher, type InformerOptions, type ListerWatcher } from './informer.js';
+export type { Indexers } from './indexed-store.js';
 export { LeaderElector, runWhileLeading, type Lease, type LeaseClient, type LeaseSpec, type LeaderElectionOptions, type Leading } from './leader-election.js';
 export type { RequestOptions, Response, Query } from './transport.js';
+export { EventBroadcaster, kubeEventSink, type EventRecorder, type EventSink } from './record/recorder.js';
+export { EventCorrelator, type Correlated } from './record/correlator.js';
+export { referenceTo, type CoreEvent, type EventSource, type EventType, type Referable } from './record/event.js';
+export type * from './core-v1.js';

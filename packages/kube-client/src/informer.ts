@@ -3,14 +3,31 @@
  * keep a local cache by namespace/name; call handlers on add, update and delete. A 410 (the version
  * is gone from the server's history) means list again, reporting what changed meanwhile; any other
  * end of the watch resumes from the last version seen, after a backoff that grows while failures
- * repeat. `synced` resolves after the first list has been delivered.
+ * repeat. `synced` resolves after the first list has been delivered. The cache is an IndexedStore
+ * (indexes, out-of-order writes dropped, a writer's own answers applied at once by `observe`). What it lists and watches is a
+ * ListerWatcher (client-go's cache.ListerWatcher): a KubeClient's resource over HTTP, or any other
+ * client's (cluster-api's in-process ApiClient).
  */
 import type { KubeClient, ListOptions } from './client.js';
 import { isExpired } from './errors.js';
 import type { ResourceType } from './resources.js';
-import type { KubeObject } from './types.js';
+import type { KubeList, KubeObject, WatchEvent } from './types.js';
+import type { WatchOptions } from './watch.js';
+import { IndexedStore, type Change, type Indexers } from './indexed-store.js';
 
-export interface InformerOptions {
+/** The list (every page) and the watch an informer runs on. A watch failure is thrown from the iteration (a KubeApiError 410: list again). */
+export interface ListerWatcher<T> {
+  list(opts: ListOptions): Promise<KubeList<T>>;
+  watch(opts: WatchOptions): AsyncIterable<WatchEvent<T>>;
+}
+
+/** A resource through a KubeClient. */
+export const kubeListerWatcher = <T>(kube: KubeClient, type: ResourceType): ListerWatcher<T> => ({
+  list: (opts) => kube.listAll<T>(type, opts),
+  watch: (opts) => kube.watch<T>(type, opts),
+});
+
+export interface InformerOptions<T = KubeObject> {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
@@ -23,14 +40,14 @@ export interface InformerOptions {
   watchTimeoutSeconds?: number;
   /** Called for every failure the informer recovers from (for logs); never with credentials. */
   onError?: (err: unknown) => void;
+  /** Indexes kept beside the cache, read with `byIndex` (client-go's Indexers). */
+  indexers?: Indexers<T>;
 }
 
 type Handler<T> = (obj: T, old?: T) => void;
 
-const keyOf = (o: KubeObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
-
 export class Informer<T extends KubeObject = KubeObject> {
-  private readonly cache = new Map<string, T>();
+  private readonly store: IndexedStore<T>;
   private readonly handlers = { add: [] as Handler<T>[], update: [] as Handler<T>[], delete: [] as Handler<T>[] };
   private readonly abort = new AbortController();
   private resourceVersion = '';
@@ -41,19 +58,43 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** How many times the informer listed (1 + relists after 410). */
   lists = 0;
 
-  constructor(private readonly client: KubeClient, private readonly type: ResourceType, private readonly options: InformerOptions = {}) {}
+  private readonly source: ListerWatcher<T>;
 
+  constructor(client: KubeClient | ListerWatcher<T>, private readonly type: ResourceType, private readonly options: InformerOptions<T> = {}) {
+    this.source = 'listAll' in client ? kubeListerWatcher<T>(client, type) : client;
+    this.store = new IndexedStore<T>(options.indexers);
+  }
+
+  /** `delete` handlers get the object as last seen (the event's), and the one held before it. */
   on(event: 'add' | 'update' | 'delete', handler: Handler<T>): this {
     this.handlers[event].push(handler);
     return this;
   }
 
   get(name: string, namespace?: string): T | undefined {
-    return this.cache.get(`${this.type.namespaced ? (namespace ?? this.options.namespace ?? '') : ''}/${name}`);
+    return this.store.get(`${this.type.namespaced ? (namespace ?? this.options.namespace ?? '') : ''}/${name}`);
   }
 
   list(): T[] {
-    return [...this.cache.values()];
+    return this.store.list();
+  }
+
+  /** The objects an indexer (`options.indexers`) files under `value`. */
+  byIndex(name: string, value: string): T[] {
+    return this.store.byIndex(name, value);
+  }
+
+  /**
+   * A write's answer (create, update, patch), applied at once: `get`, `list` and the handlers see the
+   * writer's own write before its watch event comes (which then changes nothing older).
+   */
+  observe(written: T): void {
+    this.emit(this.store.apply('MODIFIED', written));
+  }
+
+  /** A delete's answer: gone now when it was removed (`deleted`), else (finalizers, grace) the marked object. */
+  observeDelete(obj: T, deleted: boolean | undefined): void {
+    this.emit(this.store.apply(deleted === false ? 'MODIFIED' : 'DELETED', obj));
   }
 
   start(): this {
@@ -66,41 +107,29 @@ export class Informer<T extends KubeObject = KubeObject> {
     await this.running;
   }
 
-  private emit(event: 'add' | 'update' | 'delete', obj: T, old?: T): void {
-    for (const h of this.handlers[event]) {
-      try {
-        h(obj, old);
-      } catch (err) {
-        this.options.onError?.(err);
+  private emit(changes: readonly Change<T>[]): void {
+    for (const { event, obj, old } of changes) {
+      for (const h of this.handlers[event]) {
+        try {
+          h(obj, old);
+        } catch (err) {
+          this.options.onError?.(err);
+        }
       }
     }
   }
 
   private async relist(): Promise<void> {
     const opts: ListOptions = { namespace: this.options.namespace, labelSelector: this.options.labelSelector, fieldSelector: this.options.fieldSelector, limit: this.options.pageSize ?? 500 };
-    const list = await this.client.listAll<T>(this.type, opts);
+    const list = await this.source.list(opts);
     this.lists++;
-    const seen = new Set<string>();
-    for (const item of list.items) {
-      const key = keyOf(item);
-      seen.add(key);
-      const old = this.cache.get(key);
-      this.cache.set(key, item);
-      if (!old) this.emit('add', item);
-      else if (old.metadata?.resourceVersion !== item.metadata?.resourceVersion) this.emit('update', item, old);
-    }
-    for (const [key, old] of this.cache) {
-      if (!seen.has(key)) {
-        this.cache.delete(key);
-        this.emit('delete', old);
-      }
-    }
+    this.emit(this.store.replace(list.items, list.metadata.resourceVersion));
     this.resourceVersion = list.metadata.resourceVersion ?? '';
     this.markSynced();
   }
 
   private async watchOnce(): Promise<void> {
-    const events = this.client.watch<T>(this.type, {
+    const events = this.source.watch({
       namespace: this.options.namespace, labelSelector: this.options.labelSelector, fieldSelector: this.options.fieldSelector,
       resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: this.options.watchTimeoutSeconds ?? 300, signal: this.abort.signal,
     });
@@ -108,16 +137,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       const obj = event.object;
       if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
       if (event.type === 'BOOKMARK') continue;
-      const key = keyOf(obj);
-      const old = this.cache.get(key);
-      if (event.type === 'DELETED') {
-        this.cache.delete(key);
-        this.emit('delete', obj);
-      } else {
-        this.cache.set(key, obj);
-        if (old) this.emit('update', obj, old);
-        else this.emit('add', obj);
-      }
+      this.emit(this.store.apply(event.type, obj));
     }
   }
 

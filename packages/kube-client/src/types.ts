@@ -22,6 +22,7 @@ export interface ObjectMeta {
   ownerReferences?: OwnerReference[];
   finalizers?: string[];
   deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
   creationTimestamp?: string;
   managedFields?: unknown[];
   [key: string]: unknown;

@@ -61,6 +61,35 @@ describe('Informer against cluster-api serve', () => {
     await informer.stop();
   });
 
+  it('sees its own writes at once (observe), keeps indexes, and no late event undoes a write or a delete', async () => {
+    const informer = new Informer(client, Resources.pods, { namespace: 'inf', indexers: { team: (p) => [p.metadata?.labels?.team ?? ''] } }).start();
+    const events = record(informer);
+    await informer.synced;
+    proxy.cut(true);
+    // Written while the informer's watch is cut off: only observe() can show it.
+    const mine = await direct.create(Resources.pods, pod('mine', { team: 'a', v: '1' }));
+    informer.observe(mine);
+    expect(informer.get('mine', 'inf')?.metadata?.uid).toBe(mine.metadata?.uid);
+    expect(informer.byIndex('team', 'a').map((p) => p.metadata?.name)).toEqual(['mine']);
+    const patched = await direct.patch(Resources.pods, 'mine', { metadata: { labels: { team: 'b', v: '2' } } }, { type: 'merge' });
+    informer.observe(patched);
+    expect([informer.byIndex('team', 'a'), informer.byIndex('team', 'b').map((p) => p.metadata?.name)]).toEqual([[], ['mine']]);
+    const doomed = await direct.create(Resources.pods, pod('doomed', { team: 'b' }));
+    informer.observe(doomed);
+    await direct.delete(Resources.pods, 'doomed', { gracePeriodSeconds: 0 });
+    informer.observeDelete(doomed, true);
+    proxy.release();
+    // The watch now delivers the older versions (mine v1, doomed's ADDED): none of them wins.
+    await direct.create(Resources.pods, pod('marker'));
+    await until(() => events.includes('add marker'), 'the watch caught up');
+    expect(informer.get('mine', 'inf')?.metadata?.labels).toEqual({ team: 'b', v: '2' });
+    expect(informer.get('doomed', 'inf')).toBeUndefined();
+    expect(events.filter((e) => e.includes('mine') || e.includes('doomed'))).toEqual(['add mine', 'update mine 1->2', 'add doomed', 'delete doomed', 'update mine 2->2']);
+    expect(() => informer.byIndex('no-such-index', 'x')).toThrow('no index no-such-index');
+    await informer.stop();
+    for (const name of ['mine', 'marker']) await direct.delete(Resources.pods, name, { gracePeriodSeconds: 0 });
+  });
+
   it('resumes a cut watch from its resourceVersion, after a backoff, without listing again', async () => {
     const errors: unknown[] = [];
     const informer = new Informer(client, Resources.pods, { namespace: 'inf', minBackoffMs: 50, maxBackoffMs: 200, onError: (e) => errors.push(e) }).start();

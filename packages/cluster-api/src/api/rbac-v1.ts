@@ -2,7 +2,7 @@
  * rbac.authorization.k8s.io/v1 wire types (k8s.io/api/rbac/v1), as clients send and receive them.
  * Every field is optional on the wire; the kinds' strategies validate what is required.
  */
-import type { LabelSelector } from './core-v1.js';
+import type { LabelSelector } from '@func/kube-client';
 import type { KubeObject } from './meta.js';
 
 export const RbacGroup = 'rbac.authorization.k8s.io';

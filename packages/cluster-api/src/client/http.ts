@@ -43,6 +43,8 @@ function resourceClient(kube: KubeClient, info: ResourceInfo): ResourceClient {
       translated(kube.update(type, { ...(body as KubeObject), metadata: { ...(body as KubeObject).metadata, name } }, { namespace: ns(ctx.namespace), subresource }).then(written)),
     patch: (ctx, name, patchType, patch, subresource) =>
       translated(kube.patch<KubeObject>(type, name, patch, { type: patchType, namespace: ns(ctx.namespace), subresource, force: ctx.force, fieldManager: ctx.fieldManager }).then(written)),
+    post: (ctx, name, subresource, body) =>
+      translated(kube.create(type, body as KubeObject, { namespace: ns(ctx.namespace), name, subresource }).then(written)),
     delete: (ctx, name, options) =>
       translated(kube.delete<KubeObject & { details?: { uid?: string } }>(type, name, { propagationPolicy: options.propagationPolicy, gracePeriodSeconds: options.gracePeriodSeconds, preconditions: options.preconditions, namespace: ns(ctx.namespace) }).then((o) =>
         // A Status: gone now. An object: finalizers or a grace period keep it.

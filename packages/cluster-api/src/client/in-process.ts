@@ -52,6 +52,7 @@ export function inProcessClient(registry: Registry, authorizer: AuthorizerSource
       patch: (ctx, name, type, patch, sub) => call(() => store.patch(as(ctx, 'patch', name, sub), name, type, patch, sub)),
       delete: (ctx, name, options) => call(() => store.delete(as(ctx, 'delete', name), name, options)),
       watch: (ctx, query, sink) => call(() => store.watch(as(ctx, 'watch', query.name), query, sink)),
+      ...(store.post && { post: (ctx, name, sub, body) => call(() => store.post!(as(ctx, 'create', name, sub), name, sub, body)) }),
     };
   };
   return {

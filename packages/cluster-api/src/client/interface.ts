@@ -21,7 +21,8 @@ export interface ResourceInfo extends ResourceType {
   storedAs?: unknown;
 }
 
-export type ResourceClient = Pick<ResourceStore, 'get' | 'list' | 'create' | 'update' | 'patch' | 'delete' | 'watch'> & {
+/** `post` (binding, eviction, token) where the resource has such subresources. */
+export type ResourceClient = Pick<ResourceStore, 'get' | 'list' | 'create' | 'update' | 'patch' | 'delete' | 'watch' | 'post'> & {
   readonly definition: ResourceInfo;
 };
 

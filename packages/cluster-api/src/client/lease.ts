@@ -7,7 +7,7 @@ import { isApiError } from '../api/errors.js';
 import type { KubeObject } from '../api/meta.js';
 import type { ApiClient } from './interface.js';
 
-const asKubeError = (what: string) => (err: unknown): never => {
+export const asKubeError = (what: string) => (err: unknown): never => {
   if (!isApiError(err)) throw err;
   throw new KubeApiError({ kind: 'Status', status: 'Failure', code: err.code, reason: err.reason, message: err.message }, err.code, what);
 };

@@ -1,170 +1,40 @@
 /**
- * An in-process informer: every object of one store, listed then watched, indexed by namespace and by
- * controller owner, shared by every controller that reads the kind (client-go's shared informers and
- * listers), filled through the manager's own client. Each controller sees it through an ObjectCache
-whose `store` is that controller's client for the resource (its own identity), writes through it
-and hands what it wrote to `observe`, so their
- * next pass sees their own writes at once: no "expectations" to wait out as client-go needs, and no
- * duplicate creates. A change is applied only when its resourceVersion is not older than the one
- * held, and a deleted uid never comes back, so a late watch event cannot undo a write seen earlier.
+ * The controllers' shared informers (client-go's shared informers and listers): one kube-client
+ * Informer per resource, listed then watched through the manager's own client (apiListerWatcher),
+ * indexed by namespace and by controller owner, shared by every controller that reads the kind.
+ * Each controller sees it through an ObjectCache whose `store` is that controller's client for the
+ * resource (its own identity), writes through it and hands what it wrote to `observe`, so its next
+ * pass sees its own write at once: no "expectations" to wait out as client-go needs, and no
+ * duplicate creates. The Informer's store drops a change older than the object held and never
+ * brings a deleted uid back, so a late watch event cannot undo a write seen earlier.
  */
+import { Informer } from '@func/kube-client';
 import type { KubeObject } from '../api/meta.js';
 import type { ApiClient, ResourceClient } from '../client/interface.js';
-import { SystemContext } from './shared.js';
+import { apiListerWatcher } from '../client/lister-watcher.js';
 
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 export type ChangeHandler = (type: ChangeType, obj: KubeObject, old: KubeObject | undefined) => void;
 
-const keyOf = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
-const revision = (o: KubeObject | undefined): number => Number(o?.metadata.resourceVersion ?? 0) || 0;
-
 /** The uid of the controlling owner (metav1.GetControllerOf), if any. */
 export const controllerUid = (o: KubeObject): string | undefined => o.metadata.ownerReferences?.find((r) => r.controller === true)?.uid;
 
-/** How long a deleted uid is remembered: far longer than any watch lags behind a write. */
-const TombstoneMs = 10 * 60_000;
+type SharedCache = Informer<KubeObject>;
+
+const indexers = {
+  namespace: (o: KubeObject) => [o.metadata.namespace ?? ''],
+  controller: (o: KubeObject) => {
+    const uid = controllerUid(o);
+    return uid ? [uid] : [];
+  },
+};
 
 /** One resource's objects, filled by one list-then-watch through `store` (the reading client). */
-class SharedCache {
-  private readonly objects = new Map<string, KubeObject>();
-  private readonly namespaces = new Map<string, Map<string, KubeObject>>();
-  private readonly owned = new Map<string, Map<string, KubeObject>>();
-  private readonly gone = new Map<string, number>();
-  private readonly handlers: ChangeHandler[] = [];
-  private watch?: { close(): void };
-  private stopped = false;
-  private markSynced!: () => void;
-  /** Resolves once the first list is in. */
-  readonly synced = new Promise<void>((resolve) => (this.markSynced = resolve));
-
-  constructor(
-    readonly store: ResourceClient,
-    private readonly log?: (entry: Record<string, unknown>) => void,
-  ) {}
-
-  on(handler: ChangeHandler): void {
-    this.handlers.push(handler);
-  }
-
-  get(namespace: string | undefined, name: string): KubeObject | undefined {
-    return this.objects.get(`${namespace ?? ''}/${name}`);
-  }
-
-  /** Every object, or those of one namespace. */
-  list(namespace?: string): KubeObject[] {
-    if (namespace === undefined) return [...this.objects.values()];
-    return [...(this.namespaces.get(namespace)?.values() ?? [])];
-  }
-
-  /** Objects whose controlling owner has this uid. */
-  ownedBy(uid: string): KubeObject[] {
-    return [...(this.owned.get(uid)?.values() ?? [])];
-  }
-
-  /** A write's answer, applied at once (its watch event follows and changes nothing). */
-  observe(written: KubeObject): void {
-    this.apply(this.objects.has(keyOf(written)) ? 'MODIFIED' : 'ADDED', written);
-  }
-
-  /** A delete's answer: gone now if it was removed, else (finalizers, grace) the marked object. */
-  observeDelete(obj: KubeObject, deleted: boolean | undefined): void {
-    this.apply(deleted === false ? 'MODIFIED' : 'DELETED', obj);
-  }
-
-  start(): void {
-    void this.relist();
-  }
-
-  stop(): void {
-    this.stopped = true;
-    this.watch?.close();
-  }
-
-  private async relist(): Promise<void> {
-    if (this.stopped) return;
-    try {
-      const list = await this.store.list(SystemContext, {});
-      const seen = new Set<string>();
-      for (const o of list.items) {
-        seen.add(keyOf(o));
-        this.apply(this.objects.has(keyOf(o)) ? 'MODIFIED' : 'ADDED', o);
-      }
-      for (const [key, o] of [...this.objects]) if (!seen.has(key) && revision(o) <= Number(list.metadata.resourceVersion)) this.apply('DELETED', o);
-      this.markSynced();
-      this.watch = await this.store.watch(SystemContext, { resourceVersion: list.metadata.resourceVersion }, {
-        onEvent: (e) => {
-          if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED') this.apply(e.type, e.object);
-        },
-        onError: () => this.retry(),
-        onEnd: () => undefined,
-      });
-      if (this.stopped) this.watch.close();
-    } catch (err) {
-      this.log?.({ level: 'warn', msg: 'cache list failed', resource: this.store.definition.plural, error: String((err as Error)?.message ?? err) });
-      this.retry();
-    }
-  }
-
-  private retry(): void {
-    if (!this.stopped) setTimeout(() => void this.relist(), 1000).unref();
-  }
-
-  private apply(type: ChangeType, obj: KubeObject): void {
-    const key = keyOf(obj);
-    const uid = obj.metadata.uid ?? '';
-    if (this.gone.has(uid)) return;
-    const old = this.objects.get(key);
-    const same = old?.metadata.uid === uid;
-    // Older than what is held: a late event of this object, or of one the held object replaced.
-    if (old && revision(obj) < revision(old)) return;
-    if (type === 'DELETED') {
-      this.forget(uid);
-      if (!same) return;
-      this.unindex(key, old!);
-      return this.notify('DELETED', obj, old);
-    }
-    if (old) this.unindex(key, old);
-    this.index(key, obj);
-    if (old && !same) {
-      this.forget(old.metadata.uid ?? '');
-      this.notify('DELETED', old, undefined);
-    }
-    this.notify(type === 'MODIFIED' && !same ? 'ADDED' : type, obj, same ? old : undefined);
-  }
-
-  private notify(type: ChangeType, obj: KubeObject, old: KubeObject | undefined): void {
-    for (const h of this.handlers) h(type, obj, old);
-  }
-
-  private forget(uid: string): void {
-    const now = Date.now();
-    this.gone.set(uid, now);
-    if (this.gone.size % 256 === 0) for (const [u, at] of this.gone) if (now - at > TombstoneMs) this.gone.delete(u);
-  }
-
-  private index(key: string, o: KubeObject): void {
-    this.objects.set(key, o);
-    const ns = o.metadata.namespace ?? '';
-    if (!this.namespaces.has(ns)) this.namespaces.set(ns, new Map());
-    this.namespaces.get(ns)!.set(key, o);
-    const owner = controllerUid(o);
-    if (owner) {
-      if (!this.owned.has(owner)) this.owned.set(owner, new Map());
-      this.owned.get(owner)!.set(key, o);
-    }
-  }
-
-  private unindex(key: string, o: KubeObject): void {
-    this.objects.delete(key);
-    this.namespaces.get(o.metadata.namespace ?? '')?.delete(key);
-    const owner = controllerUid(o);
-    if (owner) {
-      const m = this.owned.get(owner);
-      m?.delete(key);
-      if (m?.size === 0) this.owned.delete(owner);
-    }
-  }
-}
+const sharedCache = (store: ResourceClient, log?: (entry: Record<string, unknown>) => void): SharedCache =>
+  new Informer<KubeObject>(apiListerWatcher<KubeObject>(store), store.definition, {
+    namespace: '', indexers,
+    onError: (err) => log?.({ level: 'warn', msg: 'cache list or watch failed', resource: store.definition.plural, error: String((err as Error)?.message ?? err) }),
+  });
 
 /** A controller's view of a shared cache: reads from it, `store` the controller's own client. */
 export class ObjectCache {
@@ -178,19 +48,24 @@ export class ObjectCache {
   }
 
   on(handler: ChangeHandler): void {
-    this.shared.on(handler);
+    this.shared
+      .on('add', (o) => handler('ADDED', o, undefined))
+      .on('update', (o, old) => handler('MODIFIED', o, old))
+      .on('delete', (o, old) => handler('DELETED', o, old));
   }
 
   get(namespace: string | undefined, name: string): KubeObject | undefined {
-    return this.shared.get(namespace, name);
+    return this.shared.get(name, namespace ?? '');
   }
 
+  /** Every object, or those of one namespace. */
   list(namespace?: string): KubeObject[] {
-    return this.shared.list(namespace);
+    return namespace === undefined ? this.shared.list() : this.shared.byIndex('namespace', namespace);
   }
 
+  /** Objects whose controlling owner has this uid. */
   ownedBy(uid: string): KubeObject[] {
-    return this.shared.ownedBy(uid);
+    return this.shared.byIndex('controller', uid);
   }
 
   observe(written: KubeObject): void {
@@ -220,7 +95,7 @@ export class Caches {
     const key = `${group}/${version}/${plural}`;
     let cache = this.caches.get(key);
     if (!cache) {
-      cache = new SharedCache(this.reader.find(group, version, plural) ?? store, this.log);
+      cache = sharedCache(this.reader.find(group, version, plural) ?? store, this.log);
       this.caches.set(key, cache);
       cache.start();
     }
@@ -228,6 +103,6 @@ export class Caches {
   }
 
   stop(): void {
-    for (const c of this.caches.values()) c.stop();
+    for (const c of this.caches.values()) void c.stop();
   }
 }

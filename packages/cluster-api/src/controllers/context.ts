@@ -9,7 +9,7 @@ import { isApiError } from '../api/errors.js';
 import type { ApiClient, ResourceClient } from '../client/interface.js';
 import type { Registry } from '../registry/rest.js';
 import type { Caches, ObjectCache } from './cache.js';
-import type { EventRecorder } from './events.js';
+import type { EventRecorder } from '@func/kube-client';
 import { inNamespace } from './shared.js';
 
 export interface ControllerContext {

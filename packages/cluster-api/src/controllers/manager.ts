@@ -8,13 +8,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { runWhileLeading, type LeaseClient } from '@func/kube-client';
+import { EventBroadcaster, runWhileLeading, type LeaseClient } from '@func/kube-client';
+import { apiEventSink } from '../client/events.js';
 import type { ApiClient } from '../client/interface.js';
 import type { Registry } from '../registry/rest.js';
 import { Caches } from './cache.js';
 import type { ControllerContext } from './context.js';
 import { Controllers, type ControllerDescriptor, type ControllerSettings } from './descriptors.js';
-import { EventSink } from './events.js';
 import type { Controller } from './shared.js';
 import { isEnabled } from './names.js';
 
@@ -43,17 +43,17 @@ export function runControllers(descriptors: readonly ControllerDescriptor[], opt
   const { clientFor, ...settings } = opts;
   const own = clientFor(undefined);
   const caches = new Caches(own, settings.log);
-  const sink = new EventSink(own, settings.log);
+  const broadcaster = new EventBroadcaster(apiEventSink(own), settings.log);
   const started = descriptors.map((d) => {
     const client = clientFor(d.serviceAccount);
-    const ctx: ControllerContext = { client, informers: own, caches, events: { recorder: (component) => sink.recorder(component, client) }, log: settings.log, ...(registry && { registry }) };
+    const ctx: ControllerContext = { client, informers: own, caches, events: { recorder: (component) => broadcaster.recorder({ component }, apiEventSink(client)) }, log: settings.log, ...(registry && { registry }) };
     return d.start(ctx, settings);
   });
   return {
     stop: async () => {
       await Promise.all(started.map((c) => c.stop()));
       caches.stop();
-      await sink.close();
+      await broadcaster.close();
     },
   };
 }

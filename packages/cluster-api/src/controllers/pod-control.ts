@@ -8,7 +8,7 @@ import type { KubeObject } from '../api/meta.js';
 import { isApiError } from '../api/errors.js';
 import type { ObjectCache } from './cache.js';
 import { errorText, namespaceTerminating } from './context.js';
-import type { EventRecorder } from './events.js';
+import type { EventRecorder } from '@func/kube-client';
 import { inNamespace } from './shared.js';
 
 export class PodControl {

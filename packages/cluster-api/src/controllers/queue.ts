@@ -6,8 +6,14 @@
  */
 import { isApiError } from '../api/errors.js';
 
-/** What a sync returns: nothing, or when (ms from now) its key wants another look. */
-export type SyncResult = void | number | undefined;
+/** What a reconcile returns (controller-runtime's Result): nothing, or when (ms from now) its key wants another look. */
+export interface Result {
+  /** Run this key again after this many ms (a deadline, a wait on something else). */
+  requeueAfter?: number;
+}
+
+/** The Result of a reconcile due again in `ms` (undefined: not on time). */
+export const requeueAfter = (ms: number | undefined): Result => (ms === undefined ? {} : { requeueAfter: ms });
 
 export interface QueueOptions {
   /** Keys processed at once (kube-controller-manager runs 5 workers per controller by default). */
@@ -32,7 +38,7 @@ export class WorkQueue {
 
   constructor(
     private readonly name: string,
-    private readonly sync: (key: string) => Promise<SyncResult>,
+    private readonly sync: (key: string) => Promise<Result | void>,
     private readonly opts: QueueOptions = {},
   ) {}
 
@@ -98,7 +104,7 @@ export class WorkQueue {
 
   private async process(key: string): Promise<void> {
     try {
-      const after = await this.sync(key);
+      const after = (await this.sync(key))?.requeueAfter;
       this.failures.delete(key);
       if (typeof after === 'number' && Number.isFinite(after)) this.addAfter(key, Math.max(after, 1));
     } catch (err) {

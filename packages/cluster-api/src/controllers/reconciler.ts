@@ -10,12 +10,9 @@ import type { ResourceClient } from '../client/interface.js';
 import type { ObjectCache } from './cache.js';
 import { objectKey, splitKey } from './context.js';
 import { follow, type Controller } from './shared.js';
-import { WorkQueue, type QueueOptions, type SyncResult } from './queue.js';
+import { WorkQueue, type QueueOptions, type Result } from './queue.js';
 
-export interface Result {
-  /** Run this key again after this many ms (a deadline, a wait on something else). */
-  requeueAfter?: number;
-}
+export { requeueAfter, type Result } from './queue.js';
 
 export type Reconcile = (key: string) => Promise<Result | void>;
 
@@ -56,7 +53,7 @@ export const keyed = (queue: WorkQueue, reads: readonly ObjectCache[], ...more: 
  * The queue of a workload controller, keyed by `cache`'s objects: every change of one queues it, and
  * `sync` gets the cached object (a key whose object has gone syncs nothing). Run it with `keyed`.
  */
-export function objectQueue(name: string, cache: ObjectCache, sync: (o: KubeObject) => Promise<SyncResult>, opts: QueueOptions = {}): WorkQueue {
+export function objectQueue(name: string, cache: ObjectCache, sync: (o: KubeObject) => Promise<Result | void>, opts: QueueOptions = {}): WorkQueue {
   const queue = new WorkQueue(name, async (key) => {
     const { namespace, name } = splitKey(key);
     const o = cache.get(namespace, name);
@@ -67,7 +64,7 @@ export function objectQueue(name: string, cache: ObjectCache, sync: (o: KubeObje
 }
 
 export function startReconciler(name: string, reconcile: Reconcile, sources: readonly Source[], opts: QueueOptions = {}): Reconciler {
-  const queue = new WorkQueue(name, async (key) => (await reconcile(key))?.requeueAfter, opts);
+  const queue = new WorkQueue(name, reconcile, opts);
   const state = { isStopped: false };
   const watches: { stop(): void }[] = [];
   for (const source of sources) {

@@ -6,9 +6,8 @@
  */
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Informer, type KubeClient, Resources } from '@func/kube-client';
+import { EventBroadcaster, Informer, kubeEventSink, type EventRecorder, type KubeClient, Resources } from '@func/kube-client';
 import { Backoff } from './backoff.js';
-import { clientEvents, EventRecorder } from './events.js';
 import { DefaultHeartbeat, NodeHeartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { ImageStore } from './runtime/image-store.js';
 import { nodeHandlers, type RuntimeHandler } from './runtime/handlers.js';
@@ -86,6 +85,7 @@ export class NodeAgent {
   /** The Node's `containerRuntimeVersion` (the process runtime's, `<name>://<version>`). */
   private readonly runtimeVersion: string;
   private readonly workers = new Map<string, PodWorker>();
+  private readonly broadcaster: EventBroadcaster;
   private readonly events: EventRecorder;
   private readonly sources: PodSources;
   private readonly backoff = new Backoff();
@@ -110,7 +110,8 @@ export class NodeAgent {
     const v = processes.version();
     this.runtimeVersion = `${v.runtimeName}://${v.runtimeVersion}`;
     this.handlers = nodeHandlers(opts.runtimes ?? [], processes, opts.simulate ?? true ? new SimulatedRuntime(this.network) : undefined);
-    this.events = new EventRecorder(clientEvents(opts.kube), { component: 'kubelet', host: opts.name, instance: opts.name }, this.log);
+    this.broadcaster = new EventBroadcaster(kubeEventSink(opts.kube), this.log);
+    this.events = this.broadcaster.recorder({ component: 'kubelet', host: opts.name, instance: opts.name });
     this.sources = apiSources(opts.kube, opts.rootCa ?? opts.kube.connection.ca?.toString());
   }
 
@@ -190,7 +191,7 @@ export class NodeAgent {
       sandbox: (runtime) => worker.sandbox(runtime),
       portForward: (runtime, port) => worker.portForward(runtime, port),
       target: (port) => worker.target(port),
-      event: (type, reason, message, fieldPath) => this.events.record({ kind: 'Pod', apiVersion: 'v1', name, namespace, uid, resourceVersion: pod().metadata.resourceVersion, ...(fieldPath ? { fieldPath } : {}) }, type, reason, message),
+      event: (type, reason, message, fieldPath) => this.events.event({ kind: 'Pod', apiVersion: 'v1', name, namespace, uid, resourceVersion: pod().metadata.resourceVersion, ...(fieldPath ? { fieldPath } : {}) }, type, reason, message),
       changed: () => worker.changed(),
       kick: (ms) => worker.kick(ms),
       backoff: this.backoff, pullBackoff: this.pullBackoff,
@@ -231,6 +232,6 @@ export class NodeAgent {
     await Promise.all([this.podInformer?.stop(), this.self?.stop(), this.proxy?.stop()]);
     await Promise.all([...this.workers.values()].map((w) => w.shutdown().catch((err: Error) => this.warn('pod not stopped', w.current, err))));
     await this.server?.close();
-    this.events.close();
+    await this.broadcaster.close();
   }
 }

@@ -8,9 +8,14 @@
  * again only on a cluster event that could make it fit (cluster-events.ts), once its back-off (1 s
  * doubling to 10 s per pod) is over, or after 5 minutes. Nothing runs while such pods wait, and the
  * scheduler's own writes about a pod (its condition, its events) do not send it back to the queue.
+ * It acts through an ApiClient: in `serve`, in process as `system:kube-scheduler`; in
+ * `cluster-api scheduler`, over HTTP with its kubeconfig's credentials.
  */
-import { Informer, type KubeClient, Resources } from '@func/kube-client';
-import { clientEvents, EventRecorder } from '../node/events.js';
+import { EventBroadcaster, Informer, type EventRecorder } from '@func/kube-client';
+import type { ApiClient, ResourceClient } from '../client/interface.js';
+import { apiEventSink } from '../client/events.js';
+import { apiListerWatcher } from '../client/lister-watcher.js';
+import { inNamespace } from '../controllers/shared.js';
 import type { Node, Pod } from '../node/types.js';
 import { fitErrorMessage, refusal, type Refusal } from './filters.js';
 import { hostPorts, nodeInfos, podRequests, type NodeInfo } from './node-info.js';
@@ -19,7 +24,8 @@ import { SchedulingQueue } from './queue.js';
 import { scoreNodes } from './scores.js';
 
 export interface SchedulerOptions {
-  kube: KubeClient;
+  /** What the scheduler reads and writes through (pods, nodes, pods/binding, pods/status, events). */
+  client: ApiClient;
   /** Pods naming another spec.schedulerName are left alone (default `default-scheduler`). */
   schedulerName?: string;
   /** podInitialBackoffDuration (1 s). */
@@ -41,8 +47,10 @@ const MaxConditionWritesInFlight = 8;
 
 export class Scheduler {
   private readonly name: string;
+  private readonly podClient: ResourceClient;
   private readonly pods: Informer<Pod>;
   private readonly nodes: Informer<Node>;
+  private readonly broadcaster: EventBroadcaster;
   private readonly events: EventRecorder;
   private readonly queue: SchedulingQueue;
   private readonly assumed = new Map<string, { pod: Pod; node: string }>();
@@ -58,9 +66,17 @@ export class Scheduler {
   attempts = 0;
 
   constructor(private readonly opts: SchedulerOptions) {
-    const { kube } = opts;
+    const { client } = opts;
+    const resource = (plural: string) => {
+      const found = client.find('', 'v1', plural);
+      if (!found) throw new Error(`the scheduler needs ${plural}, which the API does not serve`);
+      return found;
+    };
+    const nodes = resource('nodes');
+    this.podClient = resource('pods');
     this.name = opts.schedulerName ?? 'default-scheduler';
-    this.events = new EventRecorder(clientEvents(kube), { component: this.name, instance: this.name }, opts.log);
+    this.broadcaster = new EventBroadcaster(apiEventSink(client), opts.log);
+    this.events = this.broadcaster.recorder({ component: this.name, instance: this.name });
     this.queue = new SchedulingQueue({
       initialBackoffMs: opts.backoffInitialMs ?? 1000,
       maxBackoffMs: opts.backoffMaxMs ?? 10_000,
@@ -68,11 +84,11 @@ export class Scheduler {
       onActive: () => this.kick(),
     });
     const quiet = () => undefined;
-    this.pods = new Informer<Pod>(kube, Resources.pods, { namespace: '', onError: quiet })
+    this.pods = new Informer<Pod>(apiListerWatcher<Pod>(this.podClient), this.podClient.definition, { namespace: '', onError: quiet })
       .on('add', (p) => (this.track(p), this.consider(p)))
       .on('update', (p, old) => this.podChanged(p, old))
       .on('delete', (p) => this.podGone(p));
-    this.nodes = new Informer<Node>(kube, Resources.nodes, { onError: quiet })
+    this.nodes = new Informer<Node>(apiListerWatcher<Node>(nodes), nodes.definition, { onError: quiet })
       .on('add', () => this.clusterChanged('NodeAdd'))
       .on('update', (n, old) => (!old || nodeUpdateMatters(old, n)) && this.clusterChanged('NodeUpdate'));
   }
@@ -186,8 +202,9 @@ export class Scheduler {
     this.binds++;
     const { namespace = '', name = '' } = pod.metadata;
     try {
-      await this.opts.kube.bind(name, node, { namespace });
-      this.events.record(this.involved(pod), 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${node}`);
+      const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace }, target: { apiVersion: 'v1', kind: 'Node', name: node } };
+      await this.podClient.post!(inNamespace(namespace), name, 'binding', binding);
+      this.events.event(pod, 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${node}`);
     } catch (err) {
       // ForgetPod: the room it held is free again, for the others first; the pod itself backs off.
       this.assumed.delete(pod.metadata.uid ?? '');
@@ -200,14 +217,10 @@ export class Scheduler {
     }
   }
 
-  private involved(pod: Pod) {
-    return { kind: 'Pod', apiVersion: 'v1', name: pod.metadata.name ?? '', namespace: pod.metadata.namespace, uid: pod.metadata.uid, resourceVersion: pod.metadata.resourceVersion };
-  }
-
   /** PodScheduled=False with the reason, when it says something new; FailedScheduling every time. */
   private unschedulable(pod: Pod, message: string): void {
     this.queue.unschedulableNow(keyOf(pod));
-    this.events.record(this.involved(pod), 'Warning', 'FailedScheduling', message);
+    this.events.event(pod, 'Warning', 'FailedScheduling', message);
     const conditions = pod.status?.conditions ?? [];
     const was = conditions.find((c) => c.type === 'PodScheduled');
     if (was?.status === 'False' && was.reason === 'Unschedulable' && was.message === message) return;
@@ -228,7 +241,7 @@ export class Scheduler {
       for (const [key, { pod, patch }] of this.conditionWrites) {
         if (this.stopped) break;
         this.conditionWrites.delete(key);
-        await this.opts.kube.patch(Resources.pods, pod.metadata.name ?? '', patch, { namespace: pod.metadata.namespace, type: 'strategic', subresource: 'status', fieldManager: this.name })
+        await this.podClient.patch({ ...inNamespace(pod.metadata.namespace), fieldManager: this.name }, pod.metadata.name ?? '', 'strategic', patch, 'status')
           .catch((err: Error) => this.opts.log?.({ level: 'debug', msg: 'pod condition not written', pod: key, error: err.message }));
       }
     } finally {
@@ -241,7 +254,6 @@ export class Scheduler {
     clearTimeout(this.timer);
     this.queue.close();
     this.conditionWrites.clear();
-    this.events.close();
-    await Promise.all([this.pods.stop(), this.nodes.stop()]);
+    await Promise.all([this.pods.stop(), this.nodes.stop(), this.broadcaster.close()]);
   }
 }

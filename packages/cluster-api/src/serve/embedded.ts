@@ -1,8 +1,9 @@
 /**
  * The parts `cluster-api serve` runs beside the API server, as k3s runs a kubelet and kube-scheduler in
- * its server process: each a client of the API over HTTPS with an identity of its own
- * (`system:kube-scheduler`, `system:node:<name>` in `system:nodes`; tokens known to this process
- * only), so it behaves exactly as it would in a process of its own. The node's kubelet server gets a
+ * its server process, each with an identity of its own: the scheduler through the in-process
+ * ApiClient as `system:kube-scheduler` (authorized as over HTTP, no HTTP), the node agent over HTTPS
+ * as `system:node:<name>` in `system:nodes` (a token known to this process only), so each behaves
+ * as it would in a process of its own. The node's kubelet server gets a
  * certificate from the data directory's CA naming the node, and the API server a kubelet client
  * certificate (`kube-apiserver-kubelet-client`, system:masters) to reach it.
  */
@@ -10,6 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { KubeClient, runWhileLeading } from '@func/kube-client';
+import type { ApiClient } from '../client/interface.js';
+import { leaseClient } from '../client/lease.js';
 import type { ServeConfig } from '../config.js';
 import type { UserInfo } from '../registry/rest.js';
 import { ensureIssued, type CertificateAuthority } from '../auth/tls.js';
@@ -41,15 +44,16 @@ export const embeddedClient = ({ url, ca }: ApiEndpoint, token: string, context 
  * servers share: etcd), only the holder of the kube-system `kube-scheduler` Lease schedules, as
  * kube-scheduler's --leader-elect.
  */
-export function schedulerPart(kube: () => KubeClient, o: { elect: boolean; schedulerName?: string; log?: Log }): Part {
-  const startScheduler = async (): Promise<Scheduler> => {
-    const scheduler = new Scheduler({ kube: kube(), schedulerName: o.schedulerName, log: o.log });
-    await scheduler.start();
-    return scheduler;
-  };
+export function schedulerPart(connect: () => ApiClient | Promise<ApiClient>, o: { elect: boolean; schedulerName?: string; log?: Log }): Part {
   return part('scheduler', async (ctx): Promise<Running> => {
+    const client = await connect();
+    const startScheduler = async (): Promise<Scheduler> => {
+      const scheduler = new Scheduler({ client, schedulerName: o.schedulerName, log: o.log });
+      await scheduler.start();
+      return scheduler;
+    };
     if (!o.elect) return startScheduler();
-    return runWhileLeading(kube(), {
+    return runWhileLeading(leaseClient(client), {
       namespace: 'kube-system', name: 'kube-scheduler', identity: `${hostname()}_${randomBytes(8).toString('hex')}`, releaseOnStop: true,
       onError: (err) => o.log?.({ level: 'warn', msg: 'scheduler leader election', error: (err as Error).message }),
     }, startScheduler, (err) => ctx.failed(err));
@@ -63,23 +67,23 @@ export const nodePart = (start: () => Promise<Running>): Part => part('node', st
 export const brokerPart = (start: () => Promise<Running>): Part =>
   part('broker', start, { source: new URL('../broker/', import.meta.url), permanent: (err) => err instanceof BrokerStartError });
 
-/** The identities of the embedded scheduler and node, for the API server's authenticator, and the kubelet client certificate. */
+/** kube-scheduler's identity, bound to its bootstrap role `system:kube-scheduler`. */
+export const SchedulerUser: UserInfo = { name: 'system:kube-scheduler', uid: '', groups: ['system:authenticated'] };
+
+/** The identity of the embedded node, for the API server's authenticator, and the kubelet client certificate. */
 export interface EmbeddedIdentities {
   users: Map<string, UserInfo>;
   kubeletClient: KubeletClientTls;
-  schedulerToken: string;
   nodeToken: string;
 }
 
 export function embeddedIdentities(config: ServeConfig, ca: CertificateAuthority, enabled: (name: string) => boolean): EmbeddedIdentities {
   const tlsDir = join(config.dataDir, 'tls');
   const nodeToken = randomBytes(32).toString('base64url');
-  const schedulerToken = randomBytes(32).toString('base64url');
   const users = new Map<string, UserInfo>();
   if (enabled('node')) users.set(nodeToken, { name: `system:node:${config.nodeName}`, uid: '', groups: ['system:nodes'] });
-  if (enabled('scheduler')) users.set(schedulerToken, { name: 'system:kube-scheduler', uid: '', groups: [] });
   const apiClient = ensureIssued(tlsDir, 'kubelet-client', ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'], usages: ['client'] });
-  return { users, kubeletClient: { ...apiClient, ca: ca.cert }, schedulerToken, nodeToken };
+  return { users, kubeletClient: { ...apiClient, ca: ca.cert }, nodeToken };
 }
 
 /** The node agent `serve` embeds, over the data directory. */

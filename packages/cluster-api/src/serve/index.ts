@@ -21,7 +21,8 @@ import type { Registry } from '../registry/rest.js';
 import { ensureFrontProxy } from '../aggregation/index.js';
 import { openStorage } from '../storage/factory.js';
 import { startServer, type ClusterApiServer, type StartOptions } from '../server.js';
-import { brokerPart, embeddedClient, embeddedIdentities, nodePart, schedulerPart, startEmbeddedNode, type ApiEndpoint } from './embedded.js';
+import { brokerPart, embeddedIdentities, nodePart, SchedulerUser, schedulerPart, startEmbeddedNode, type ApiEndpoint } from './embedded.js';
+import { inProcessClient } from '../client/in-process.js';
 import { part, type Part } from './part.js';
 import { Supervisor } from './supervisor.js';
 
@@ -88,7 +89,7 @@ export async function serve(config: ServeConfig, log?: Log, options: ServeOption
       nodes: { clusterCidr: config.clusterCidr, nodeCidrMaskSize: config.nodeCidrMaskSize, gracePeriodMs: config.nodeMonitorGracePeriod * 1000 },
       ...(config.storage.startsWith('etcd') && { leaderElection: { leaseDurationSeconds: config.leaderElectLeaseDuration } }),
     }), { source: new URL('../controllers/', import.meta.url) }),
-    schedulerPart(() => embeddedClient(endpoint(), ids.schedulerToken), { elect: config.storage.startsWith('etcd'), log }),
+    schedulerPart(() => inProcessClient(api!.registry, api!.authorizer, SchedulerUser), { elect: config.storage.startsWith('etcd'), log }),
     nodePart(() => startEmbeddedNode(config, ca, endpoint(), ids.nodeToken, log)),
     // The broker acts with the admin's credentials (it grants itself its own identity): none without a kubeconfig.
     ...(token ? [brokerPart(async () => (broker = await startEmbeddedBroker({

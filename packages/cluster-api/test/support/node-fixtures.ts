@@ -20,6 +20,7 @@ import { startServer, type ClusterApiServer } from '../../src/server.js';
 import { MemoryStorage } from '../../src/storage/memory/memory.js';
 import { NodeAgent, type NodeAgentOptions } from '../../src/node/agent.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
+import { httpClient } from '../../src/client/http.js';
 import { until } from '../../testing/src/poll.js';
 
 const run = promisify(execFile);
@@ -98,7 +99,7 @@ export async function startNodeCluster(opts: ClusterOptions = {}): Promise<NodeC
   const log = (e: Record<string, unknown>) => void logs.push(e);
   const images = join(dir, 'images');
   const agents = new Map<string, NodeAgent>();
-  const scheduler = opts.scheduler === false ? undefined : new Scheduler({ kube: plainClient(server.url), log });
+  const scheduler = opts.scheduler === false ? undefined : new Scheduler({ client: await httpClient(plainClient(server.url)), log });
   await scheduler?.start();
   for (const { name, options } of opts.nodes ?? [{ name: 'node-a' }]) {
     const tls = issueCertificate(ca, nodeCertificateRequest(name, ['127.0.0.1']));

@@ -11,6 +11,7 @@ import { Resources, type KubeClient } from '@func/kube-client';
 import { startServer, type ClusterApiServer } from '../../src/server.js';
 import { MemoryStorage } from '../../src/storage/memory/memory.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
+import { httpClient } from '../../src/client/http.js';
 import { eventsOf, plainClient, type Obj } from '../support/node-fixtures.js';
 import { until } from '../../testing/src/poll.js';
 
@@ -47,7 +48,7 @@ function countingClient(url: string): KubeClient {
 beforeAll(async () => {
   server = await startServer({ storage: new MemoryStorage(), log: () => undefined });
   kube = plainClient(server.url);
-  scheduler = new Scheduler({ kube: countingClient(server.url), backoffInitialMs: 50, backoffMaxMs: BackoffMaxMs });
+  scheduler = new Scheduler({ client: await httpClient(countingClient(server.url)), backoffInitialMs: 50, backoffMaxMs: BackoffMaxMs });
   await scheduler.start();
 });
 
@@ -184,7 +185,7 @@ describe('unschedulable pods wait for a cluster event', () => {
 
 describe('podMaxInUnschedulablePodsDuration', () => {
   it('tries a parked pod again once it has waited that long, with no event, and parks it again', async () => {
-    const flushing = new Scheduler({ kube: plainClient(server.url), schedulerName: 'flushing', backoffInitialMs: 50, backoffMaxMs: BackoffMaxMs, flushMs: 300 });
+    const flushing = new Scheduler({ client: await httpClient(plainClient(server.url)), schedulerName: 'flushing', backoffInitialMs: 50, backoffMaxMs: BackoffMaxMs, flushMs: 300 });
     await flushing.start();
     try {
       await node('tiny', '0');

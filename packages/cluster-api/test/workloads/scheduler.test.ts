@@ -3,25 +3,29 @@
  * kube-scheduler's integration tests do): nodeName, nodeSelector, required and preferred node
  * affinity, taints and tolerations, unschedulable nodes, requests against allocatable (pods already
  * bound counted), spreading, kube-scheduler's FailedScheduling message and PodScheduled condition,
- * and a retry once a fitting node appears.
+ * and a retry once a fitting node appears. It runs as `serve` runs it: in process, authorized as
+ * `system:kube-scheduler`; an identity that may not bind leaves the pod unbound.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Resources, type KubeClient } from '@func/kube-client';
-import { startServer, type ClusterApiServer } from '../../src/server.js';
+import { startServer } from '../../src/server.js';
 import { MemoryStorage } from '../../src/storage/memory/memory.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
+import { inProcessClient } from '../../src/client/in-process.js';
+import { ControllerManagerUser } from '../../src/controllers/index.js';
+import { SchedulerUser } from '../../src/serve/embedded.js';
 import { fitErrorMessage } from '../../src/scheduler/filters.js';
 import { eventsOf, plainClient, type Obj } from '../support/node-fixtures.js';
 import { until } from '../../testing/src/poll.js';
 
-let server: ClusterApiServer;
+let server: Awaited<ReturnType<typeof startServer>>;
 let kube: KubeClient;
 let scheduler: Scheduler;
 
 beforeAll(async () => {
   server = await startServer({ storage: new MemoryStorage(), log: () => undefined });
   kube = plainClient(server.url);
-  scheduler = new Scheduler({ kube: plainClient(server.url), backoffInitialMs: 100, backoffMaxMs: 500 });
+  scheduler = new Scheduler({ client: inProcessClient(server.registry, server.authorizer, SchedulerUser), backoffInitialMs: 100, backoffMaxMs: 500 });
   await scheduler.start();
 });
 
@@ -128,6 +132,23 @@ describe('unschedulable pods', () => {
       return condition.message !== 'no nodes available to schedule pods' && condition;
     });
     expect(retried.message).toBe('0/1 nodes are available: 1 node(s) had untolerated taint {gpu: true}. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.');
+  });
+});
+
+describe('its identity', () => {
+  it('binds only as an identity allowed pods/binding: as kube-controller-manager (list and watch only) it is refused and says so', async () => {
+    const logs: Record<string, unknown>[] = [];
+    const refused = new Scheduler({ client: inProcessClient(server.registry, server.authorizer, ControllerManagerUser), schedulerName: 'no-binding', log: (e) => void logs.push(e), backoffInitialMs: 100, backoffMaxMs: 500 });
+    await refused.start();
+    try {
+      await node('open');
+      await kube.create(Resources.pods, { metadata: { name: 'refused' }, spec: { schedulerName: 'no-binding', containers: [{ name: 'c', image: 'nginx' }] } });
+      const failed = await until('binding refused', () => logs.find((e) => e.msg === 'binding failed' && e.pod === 'default/refused'));
+      expect(String(failed.error)).toContain('User "system:kube-controller-manager" cannot create resource "pods/binding"');
+      expect((await kube.get<Obj>(Resources.pods, 'refused')).spec.nodeName).toBeUndefined();
+    } finally {
+      await refused.stop();
+    }
   });
 });
 

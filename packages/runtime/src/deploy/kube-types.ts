@@ -1,8 +1,18 @@
 /**
  * The Kubernetes shapes deploy writes and reads (apps/v1 Deployment, v1 Service and Pod, Knative's
- * Service and Trigger), only the fields it touches; names and nesting as the API has them.
+ * Service and Trigger), only the fields it touches; names and nesting as the API has them. The
+ * core/v1 pieces (containers, env, volumes, conditions, container statuses) are kube-client's typed
+ * core/v1 objects; Knative's container relaxes the probe port.
  */
-import type { ObjectMeta as KubeObjectMeta, OwnerReference } from '@func/kube-client';
+import type { Condition, Container as CoreContainer, ContainerStatus, HttpGetAction, ObjectMeta as KubeObjectMeta, OwnerReference, Probe as CoreProbe, Volume } from '@func/kube-client';
+
+export type { Condition, ContainerState, ContainerStatus, EnvFromSource, EnvVar, Volume, VolumeMount } from '@func/kube-client';
+
+/** A Knative Service's probe: core/v1's, whose httpGet may leave the port to the container's serving port. */
+export type Probe = Omit<CoreProbe, 'httpGet'> & { httpGet?: Omit<HttpGetAction, 'port'> & { port?: number | string } };
+
+/** A Knative Service's container: core/v1's, with Knative's probes. */
+export type Container = Omit<CoreContainer, 'livenessProbe' | 'readinessProbe'> & { livenessProbe?: Probe; readinessProbe?: Probe };
 
 export type { OwnerReference };
 
@@ -16,48 +26,6 @@ export interface Manifest {
   kind: string;
   metadata: ObjectMeta;
   [field: string]: unknown;
-}
-
-export interface EnvVar {
-  name: string;
-  value?: string;
-  valueFrom?: { secretKeyRef?: { name: string; key: string }; configMapKeyRef?: { name: string; key: string } };
-}
-
-export interface EnvFromSource {
-  secretRef?: { name: string };
-  configMapRef?: { name: string };
-}
-
-export interface Volume {
-  name: string;
-  secret?: { secretName: string };
-  configMap?: { name: string };
-  persistentVolumeClaim?: { claimName: string; readOnly?: boolean };
-  emptyDir?: { medium?: string; sizeLimit?: string };
-}
-
-export interface VolumeMount {
-  name: string;
-  mountPath: string;
-}
-
-export interface Probe {
-  httpGet: { path: string; port?: number };
-  periodSeconds?: number;
-}
-
-export interface Container {
-  name: string;
-  image: string;
-  ports?: { containerPort: number; protocol: string; name?: string }[];
-  env?: EnvVar[];
-  envFrom?: EnvFromSource[];
-  volumeMounts?: VolumeMount[];
-  livenessProbe?: Probe;
-  readinessProbe?: Probe;
-  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-  securityContext?: Record<string, unknown>;
 }
 
 export interface PodSpec {
@@ -83,29 +51,6 @@ export interface Deployment extends Manifest {
     unavailableReplicas?: number;
     conditions?: Condition[];
   };
-}
-
-export interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-}
-
-export interface ContainerState {
-  waiting?: { reason?: string; message?: string };
-  running?: { startedAt?: string };
-  terminated?: { exitCode: number; reason?: string; message?: string };
-}
-
-export interface ContainerStatus {
-  name: string;
-  ready: boolean;
-  restartCount: number;
-  image: string;
-  imageID?: string;
-  state?: ContainerState;
-  lastState?: ContainerState;
 }
 
 export interface Pod extends Manifest {

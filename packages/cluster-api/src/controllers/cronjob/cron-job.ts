@@ -11,9 +11,9 @@ import { isApiError } from '../../api/errors.js';
 import { arr, obj, spec, status, str, type Obj } from '../../registry/kinds/common.js';
 import { cronError, parseSchedule } from '../../registry/kinds/cron.js';
 import { namespaceTerminating, objectKey, omitEmpty, served, writeStatus, errorText, type ControllerContext, type Served } from '../context.js';
-import { keyed, objectQueue } from '../reconciler.js';
+import { keyed, objectQueue, requeueAfter, type Result } from '../reconciler.js';
 import { knownZone, nextFire, rfc3339In, zoneOf } from './schedule.js';
-import { referenceTo, type EventRecorder } from '../events.js';
+import { referenceTo, type EventRecorder } from '@func/kube-client';
 import { hasCondition } from '../job/pods.js';
 import { ignoreRaces, inNamespace, type Controller } from '../shared.js';
 import { resolveOwner } from '../owners.js';
@@ -168,15 +168,15 @@ const cleanup = async (env: Env, cj: KubeObject, jobs: KubeObject[], st: Obj): P
   }
 };
 
-const syncCronJob = async (env: Env, cj: KubeObject): Promise<number | undefined> => {
-  if (cj.metadata.deletionTimestamp) return undefined;
+const syncCronJob = async (env: Env, cj: KubeObject): Promise<Result> => {
+  if (cj.metadata.deletionTimestamp) return {};
   const jobs = env.jobs.cache.ownedBy(cj.metadata.uid!);
   const st: Obj = { ...structuredClone(status(cj)) };
   reconcileJobs(env, cj, jobs, st);
   const requeue = await schedule(env, cj, st, Date.now());
   await cleanup(env, cj, env.jobs.cache.ownedBy(cj.metadata.uid!), st);
   await writeStatus(env.cronJobs, cj, omitEmpty({ active: activeRefs(st), lastScheduleTime: st.lastScheduleTime, lastSuccessfulTime: st.lastSuccessfulTime }));
-  return requeue;
+  return requeueAfter(requeue);
 };
 
 export const startCronJobController = (ctx: ControllerContext): Controller => {
@@ -184,7 +184,7 @@ export const startCronJobController = (ctx: ControllerContext): Controller => {
   const jobs = served(ctx, 'batch', 'v1', 'jobs');
   if (!cronJobs || !jobs) return { stop: async () => undefined };
   const env: Env = { cronJobs, jobs, recorder: ctx.events.recorder('cronjob-controller') };
-  const queue = objectQueue('cronjob-controller', cronJobs.cache, (cj) => syncCronJob(env, cj).catch((err: unknown) => (ignoreRaces(err), 0)), { log: ctx.log });
+  const queue = objectQueue('cronjob-controller', cronJobs.cache, (cj) => syncCronJob(env, cj).catch((err: unknown) => (ignoreRaces(err), requeueAfter(0))), { log: ctx.log });
   jobs.cache.on((_, j, old) => {
     for (const o of [j, old]) {
       const cj = o && resolveOwner(o.metadata.ownerReferences?.find((r) => r.controller), o.metadata.namespace, Kind, cronJobs.cache);

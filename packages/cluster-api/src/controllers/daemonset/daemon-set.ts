@@ -12,9 +12,9 @@ import { selectorMatches } from '../../registry/kinds/label-selector.js';
 import { scaledValue } from '../../registry/kinds/workload.js';
 import { claim } from '../claim.js';
 import { objectKey, omitEmpty, served, slowStartBatch, writeStatus, type ControllerContext, type Served } from '../context.js';
-import { keyed, objectQueue } from '../reconciler.js';
+import { keyed, objectQueue, requeueAfter, type Result } from '../reconciler.js';
 import { daemonTolerations, pinTo, shouldRun, targetNode } from './nodes.js';
-import type { EventRecorder } from '../events.js';
+import type { EventRecorder } from '@func/kube-client';
 import { computeHash } from '../hash.js';
 import { currentRevision, ownedRevisions, truncateHistory, type History, type Naming } from '../history.js';
 import type { Controller } from '../shared.js';
@@ -130,7 +130,7 @@ const daemonStatus = (ds: KubeObject, nodes: KubeObject[], byNode: Map<string, K
   }, ['currentNumberScheduled', 'numberMisscheduled', 'desiredNumberScheduled', 'numberReady']);
 };
 
-const syncDaemonSet = async (env: Env, ds: KubeObject): Promise<number | undefined> => {
+const syncDaemonSet = async (env: Env, ds: KubeObject): Promise<Result> => {
   const matches = (o: KubeObject) => selectorMatches(spec(ds).selector, labels(o));
   await claim({ owner: ds, ownerStore: env.sets.store, cache: env.pods.cache, matches });
   const revisions = await ownedRevisions(env.history, ds, matches);
@@ -158,7 +158,7 @@ const syncDaemonSet = async (env: Env, ds: KubeObject): Promise<number | undefin
   const written = await writeStatus(env.sets, ds, daemonStatus(ds, nodes, byNode(), hash, count, now));
   const live = new Set([revision.metadata.name!]);
   await truncateHistory(env.history, [...revisions.filter((r) => r !== revision), revision], live, num(spec(written).revisionHistoryLimit ?? 10));
-  return num(spec(ds).minReadySeconds) > 0 && num(status(written).numberReady) > num(status(written).numberAvailable) ? num(spec(ds).minReadySeconds) * 1000 : undefined;
+  return requeueAfter(num(spec(ds).minReadySeconds) > 0 && num(status(written).numberReady) > num(status(written).numberAvailable) ? num(spec(ds).minReadySeconds) * 1000 : undefined);
 };
 
 /** Node changes that change where daemon pods belong (not heartbeats). */

@@ -10,7 +10,7 @@ import { num, spec, status } from '../../registry/kinds/common.js';
 import { isEmptySelector, selectorMatches } from '../../registry/kinds/label-selector.js';
 import { claim } from '../claim.js';
 import { objectKey, served, type ControllerContext } from '../context.js';
-import { keyed, objectQueue } from '../reconciler.js';
+import { keyed, objectQueue, requeueAfter, type Result } from '../reconciler.js';
 import type { Controller } from '../shared.js';
 import { enqueueOwners, resolveOwner } from '../owners.js';
 import { rollback, rollbackTo } from './rollback.js';
@@ -40,25 +40,27 @@ const scaleOnly = async (run: DeploymentRun): Promise<void> => {
   await run.syncStatus(newRS ? [...fresh, run.fresh(newRS)] : fresh, newRS && run.fresh(newRS));
 };
 
-const syncDeployment = async (env: DeploymentEnv, d: KubeObject): Promise<number | undefined> => {
+const syncDeployment = async (env: DeploymentEnv, d: KubeObject): Promise<Result> => {
   const selector = spec(d).selector;
   if (isEmptySelector(selector)) {
     env.recorder.event(d, 'Warning', 'SelectingAll', 'This deployment is selecting all pods. A non-empty selector is required.');
     if (num(status(d).observedGeneration) < num(d.metadata.generation)) await new DeploymentRun(env, d, []).writeStatus({ ...status(d), observedGeneration: d.metadata.generation });
-    return undefined;
+    return {};
   }
   const sets = await claim({ owner: d, ownerStore: env.deployments.store, cache: env.replicaSets.cache, matches: (rs) => selectorMatches(selector, labels(rs)) });
   const run = new DeploymentRun(env, d, sets);
   if (d.metadata.deletionTimestamp) {
     const { newRS, old } = await run.newAndOld(false);
-    return void (await run.syncStatus(newRS ? [...old, newRS] : old, newRS));
+    await run.syncStatus(newRS ? [...old, newRS] : old, newRS);
+    return {};
   }
   const paused = pausedConditions(d);
   if (paused) await run.writeStatus(paused);
-  if (spec(d).paused === true) return void (await scaleOnly(run));
-  if (rollbackTo(d) !== undefined) return void (await rollback(run));
-  if (isScalingEvent(d, sets)) return void (await scaleOnly(run));
-  return isRecreate(d) ? rolloutRecreate(run) : rolloutRolling(run);
+  if (spec(d).paused === true) await scaleOnly(run);
+  else if (rollbackTo(d) !== undefined) await rollback(run);
+  else if (isScalingEvent(d, sets)) await scaleOnly(run);
+  else return requeueAfter(await (isRecreate(d) ? rolloutRecreate(run) : rolloutRolling(run)));
+  return {};
 };
 
 export const startDeploymentController = (ctx: ControllerContext): Controller => {

@@ -9,7 +9,7 @@ import { isApiError } from '../../api/errors.js';
 import { num, obj, spec, status, type Obj } from '../../registry/kinds/common.js';
 import type { ObjectCache } from '../cache.js';
 import { errorText, namespaceTerminating, writeStatus, type Served } from '../context.js';
-import type { EventRecorder } from '../events.js';
+import type { EventRecorder } from '@func/kube-client';
 import { computeHash } from '../hash.js';
 import { ignoreRaces, inNamespace } from '../shared.js';
 import { controllerRef } from '../pods.js';

@@ -12,7 +12,7 @@ import { isApiError } from '../../api/errors.js';
 import { arr, obj, spec, str, type Obj } from '../../registry/kinds/common.js';
 import { errorText, objectKey, served, splitKey, type ControllerContext, type Served } from '../context.js';
 import { keyed } from '../reconciler.js';
-import type { EventRecorder } from '../events.js';
+import type { EventRecorder } from '@func/kube-client';
 import { semanticEqual } from '../hash.js';
 import { ignoreRaces, inNamespace, type Controller } from '../shared.js';
 import { isReady } from '../pods.js';

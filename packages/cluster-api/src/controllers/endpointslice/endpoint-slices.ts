@@ -13,7 +13,7 @@ import { arr, obj, spec, str, type Obj } from '../../registry/kinds/common.js';
 import { errorText, served, splitKey, type ControllerContext, type Served } from '../context.js';
 import { keyed } from '../reconciler.js';
 import { HeadlessLabel } from '../endpoints/endpoints.js';
-import type { EventRecorder } from '../events.js';
+import type { EventRecorder } from '@func/kube-client';
 import { semanticEqual } from '../hash.js';
 import { ignoreRaces, inNamespace, type Controller } from '../shared.js';
 import { controllerRef, isReady } from '../pods.js';

@@ -14,8 +14,8 @@ import { arr, num, obj, spec, status, str, type Obj } from '../../registry/kinds
 import { selectorMatches } from '../../registry/kinds/label-selector.js';
 import { claim } from '../claim.js';
 import { objectKey, served, slowStartBatch, splitKey, writeStatus, type ControllerContext, type Served } from '../context.js';
-import { keyed } from '../reconciler.js';
-import type { EventRecorder } from '../events.js';
+import { keyed, requeueAfter, type Result } from '../reconciler.js';
+import type { EventRecorder } from '@func/kube-client';
 import {
   Backoff, countsFailed, countsSucceeded, formatIndexes, hasCondition, indexOf, isActivePod, isFinished, isIndexed, isTerminatingPod, jobCondition, jobPod, jobStatus,
   parseIndexes, pastBackoffOnFailure, readyCount, tracked, TrackingFinalizer, wantActive,
@@ -115,13 +115,13 @@ const manage = async (env: Env, job: KubeObject, active: KubeObject[], all: Kube
   return undefined;
 };
 
-const syncJob = async (env: Env, job0: KubeObject): Promise<number | undefined> => {
+const syncJob = async (env: Env, job0: KubeObject): Promise<Result> => {
   const matches = (p: KubeObject) => selectorMatches(spec(job0).selector, p.metadata.labels ?? {});
   const pods = await claim({ owner: job0, ownerStore: env.jobs.store, cache: env.pods.cache, matches });
   let job = await countFinished(env, job0, pods);
   if (isFinished(job) || job.metadata.deletionTimestamp) {
     for (const p of pods.filter(tracked)) await dropFinalizer(env.pods, p);
-    return undefined;
+    return {};
   }
   const now = Date.now();
   const current = () => env.pods.cache.ownedBy(job.metadata.uid!).filter(matches);
@@ -166,7 +166,7 @@ const syncJob = async (env: Env, job0: KubeObject): Promise<number | undefined> 
   const after = current();
   Object.assign(st, { active: after.filter(isActivePod).length, terminating: after.filter(isTerminatingPod).length, ready: readyCount(after.filter(isActivePod)), uncountedTerminatedPods: st.uncountedTerminatedPods ?? {} });
   job = await writeStatus(env.jobs, job, jobStatus(st));
-  return requeue;
+  return requeueAfter(requeue);
 };
 
 /** A tracked pod whose Job is gone or done keeps its finalizer no longer. */

@@ -6,17 +6,11 @@
  */
 import type { KubeObject } from '../../api/meta.js';
 import { tolerates, type Taint, type Toleration } from '../../api/taints.js';
-import type { EventRecorder, EventWriter } from '../../node/events.js';
-import type { ApiClient, ResourceClient } from '../../client/interface.js';
+import type { EventRecorder } from '@func/kube-client';
+import type { ResourceClient } from '../../client/interface.js';
 import { ignoreRaces, inNamespace, SystemContext } from '../shared.js';
 
 type PodObj = KubeObject & { spec?: { nodeName?: string; tolerations?: Toleration[] }; status?: { conditions?: { type: string; status: string; lastTransitionTime?: string }[] } };
-
-/** Events written through the registry (controllers in the API server's process). */
-export const registryEvents = (registry: ApiClient): EventWriter => ({
-  create: async (ns, event) => registry.find('', 'v1', 'events')?.create(inNamespace(ns), event),
-  patch: async (ns, name, patch) => registry.find('', 'v1', 'events')?.patch(inNamespace(ns), name, 'merge', patch),
-});
 
 const onNode = async (pods: ResourceClient, node: string): Promise<PodObj[]> =>
   (await pods.list(SystemContext, { fieldSelector: `spec.nodeName=${node}` })).items as PodObj[];
@@ -31,7 +25,7 @@ export async function markPodsNotReady(pods: ResourceClient, node: string, event
     if (!conditions.some((c) => c.type === 'Ready' && c.status === 'True')) continue;
     const next = conditions.map((c) => (c.type === 'Ready' ? { ...c, status: 'False', lastTransitionTime: stamp() } : c));
     await pods.update(inNamespace(pod.metadata.namespace), pod.metadata.name!, { ...pod, status: { ...pod.status, conditions: next } }, 'status').catch(ignoreRaces);
-    events.record(involved(pod), 'Warning', 'NodeNotReady', 'Node is not ready');
+    events.event(involved(pod), 'Warning', 'NodeNotReady', 'Node is not ready');
   }
 }
 
@@ -63,7 +57,7 @@ export async function evictionDue(pods: ResourceClient, node: string, taints: re
     const disruption = { type: 'DisruptionTarget', status: 'True', lastTransitionTime: stamp(), reason: 'DeletionByTaintManager', message: 'Taint manager: deleting due to NoExecute taint' };
     const conditions = [...(pod.status?.conditions ?? []).filter((c) => c.type !== 'DisruptionTarget'), disruption];
     await pods.update(ctx, pod.metadata.name!, { ...pod, status: { ...pod.status, conditions } }, 'status').catch(ignoreRaces);
-    events.record(involved(pod), 'Normal', 'TaintManagerEviction', `Marking for deletion Pod ${pod.metadata.namespace}/${pod.metadata.name}`);
+    events.event(involved(pod), 'Normal', 'TaintManagerEviction', `Marking for deletion Pod ${pod.metadata.namespace}/${pod.metadata.name}`);
     await pods.delete(ctx, pod.metadata.name!, { preconditions: { uid: pod.metadata.uid } }).catch(ignoreRaces);
   }
   return next;

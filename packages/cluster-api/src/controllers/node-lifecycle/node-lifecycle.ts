@@ -20,8 +20,8 @@ import type { Taint } from '../../api/taints.js';
 import type { ApiClient } from '../../client/interface.js';
 import { follow, ignoreRaces, SystemContext, type Controller, type ControllerOptions } from '../shared.js';
 import { startSingleton } from '../reconciler.js';
-import { evictionDue, markPodsNotReady, registryEvents } from './eviction.js';
-import { EventRecorder } from '../../node/events.js';
+import type { EventRecorder } from '@func/kube-client';
+import { evictionDue, markPodsNotReady } from './eviction.js';
 
 export interface NodeLifecycleOptions extends ControllerOptions {
   /** How long a node may be silent before it is Unknown (default 40 s). */
@@ -53,8 +53,8 @@ function wantedTaints(n: NodeObj): Taint[] {
   return [...had.filter((t) => !Managed.has(t.key)), ...wanted];
 }
 
-/** `informers`: what Leases are read through (kube-controller-manager's shared informers, its own identity). */
-export const startNodeLifecycle = (registry: ApiClient, opts: NodeLifecycleOptions = {}, informers: ApiClient = registry): Controller => {
+/** `informers`: what Leases are read through (kube-controller-manager's shared informers, its own identity); `events`: the node-controller's recorder. */
+export const startNodeLifecycle = (registry: ApiClient, opts: NodeLifecycleOptions, informers: ApiClient, events: EventRecorder): Controller => {
   const nodes = registry.find('', 'v1', 'nodes');
   const leases = informers.find('coordination.k8s.io', 'v1', 'leases');
   const pods = registry.find('', 'v1', 'pods')!;
@@ -63,7 +63,6 @@ export const startNodeLifecycle = (registry: ApiClient, opts: NodeLifecycleOptio
   /** When each node was last heard from, and the Lease renewTime / Ready heartbeat that said so. */
   const heard = new Map<string, { lease?: string; node?: string; at: number }>();
   const started = Date.now();
-  const events = new EventRecorder(registryEvents(registry), { component: 'node-controller', instance: 'node-controller' }, opts.log);
 
   const hear = (node: string, source: 'lease' | 'node', mark: string) => {
     const was = heard.get(node);
@@ -80,7 +79,7 @@ export const startNodeLifecycle = (registry: ApiClient, opts: NodeLifecycleOptio
     });
     const others = (n.status?.conditions ?? []).filter((c) => !KubeletConditions.includes(c.type));
     const { object } = await nodes.update(SystemContext, n.metadata.name!, { ...n, status: { ...n.status, conditions: [...others, ...conditions] } }, 'status');
-    events.record({ kind: 'Node', apiVersion: 'v1', name: n.metadata.name!, uid: n.metadata.uid }, 'Normal', 'NodeNotReady', `Node ${n.metadata.name} status is now: NodeNotReady`);
+    events.event({ kind: 'Node', apiVersion: 'v1', name: n.metadata.name!, uid: n.metadata.uid }, 'Normal', 'NodeNotReady', `Node ${n.metadata.name} status is now: NodeNotReady`);
     await markPodsNotReady(pods, n.metadata.name!, events);
     return object as NodeObj;
   };
@@ -118,7 +117,6 @@ export const startNodeLifecycle = (registry: ApiClient, opts: NodeLifecycleOptio
   return {
     stop: async () => {
       for (const w of watches) w.close();
-      events.close();
       await loop.stop();
     },
   };

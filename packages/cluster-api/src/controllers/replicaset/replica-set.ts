@@ -11,7 +11,7 @@ import { arr, num, obj, spec, type Obj } from '../../registry/kinds/common.js';
 import { isEmptySelector, selectorMatches } from '../../registry/kinds/label-selector.js';
 import { claim } from '../claim.js';
 import { errorText, omitEmpty, served, slowStartBatch, writeStatus, type ControllerContext, type Served } from '../context.js';
-import { keyed, objectQueue } from '../reconciler.js';
+import { keyed, objectQueue, requeueAfter, type Result } from '../reconciler.js';
 import type { Controller } from '../shared.js';
 import { PodControl } from '../pod-control.js';
 import { controllerRef, deletionOrder, isActive, isAvailable, isReady, podFromTemplate, untilAvailable } from '../pods.js';
@@ -82,7 +82,7 @@ export const startReplicaController = (ctx: ControllerContext, kind: ReplicaKind
     return results.find((r): r is PromiseRejectedResult => r.status === 'rejected')?.reason;
   };
 
-  const sync = async (rs: KubeObject): Promise<number | undefined> => {
+  const sync = async (rs: KubeObject): Promise<Result> => {
     const selector = kind.selector(rs);
     const matches = (p: KubeObject) => !isEmptySelector(selector) && selectorMatches(selector, labelsOf(p));
     const claimed = await claim({ owner: rs, ownerStore: own.store, cache: pods, eligible: isActive, matches });
@@ -95,7 +95,7 @@ export const startReplicaController = (ctx: ControllerContext, kind: ReplicaKind
     if (error) throw error;
     const minReady = num(spec(written).minReadySeconds);
     const waits = current.map((p) => untilAvailable(p, minReady, now)).filter((w): w is number => w !== undefined);
-    return waits.length ? Math.min(...waits) : undefined;
+    return requeueAfter(waits.length ? Math.min(...waits) : undefined);
   };
 
   const queue = objectQueue(kind.component, own.cache, sync, { log: ctx.log });

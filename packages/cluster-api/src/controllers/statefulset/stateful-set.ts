@@ -13,8 +13,8 @@ import { num, obj, spec, status, str } from '../../registry/kinds/common.js';
 import { selectorMatches } from '../../registry/kinds/label-selector.js';
 import { claim } from '../claim.js';
 import { errorText, namespaceTerminating, served, writeStatus, type ControllerContext, type Served } from '../context.js';
-import { keyed, objectQueue } from '../reconciler.js';
-import type { EventRecorder } from '../events.js';
+import { keyed, objectQueue, requeueAfter, type Result } from '../reconciler.js';
+import type { EventRecorder } from '@func/kube-client';
 import { applyRevision, currentRevision, dataNaming, ownedRevisions, truncateHistory, type History } from '../history.js';
 import { inNamespace, type Controller } from '../shared.js';
 import { enqueueOwners } from '../owners.js';
@@ -122,7 +122,7 @@ const reconcile = async (env: Env, set: KubeObject, currentSet: KubeObject, curr
   }
 };
 
-const syncSet = async (env: Env, set: KubeObject): Promise<number | undefined> => {
+const syncSet = async (env: Env, set: KubeObject): Promise<Result> => {
   const selector = spec(set).selector;
   const matches = (o: KubeObject) => selectorMatches(selector, labels(o));
   const pods = await claim({ owner: set, ownerStore: env.sets.store, cache: env.pods.cache, matches: (p) => matches(p) && ordinalOf(set, p) >= 0 });
@@ -138,7 +138,7 @@ const syncSet = async (env: Env, set: KubeObject): Promise<number | undefined> =
   const live = new Set([str(status(written).currentRevision), update.metadata.name!, ...mine.map(podRevision)]);
   await truncateHistory(env.history, all, live, num(spec(set).revisionHistoryLimit ?? 10));
   const waits = mine.map((p) => untilAvailable(p, num(spec(set).minReadySeconds), now)).filter((w): w is number => w !== undefined);
-  return waits.length ? Math.min(...waits) : undefined;
+  return requeueAfter(waits.length ? Math.min(...waits) : undefined);
 };
 
 export const startStatefulSetController = (ctx: ControllerContext): Controller => {

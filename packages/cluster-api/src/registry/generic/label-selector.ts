@@ -3,7 +3,7 @@
  * its validation (apimachinery's ValidateLabelSelector wording) and its matching
  * (LabelSelectorAsSelector). Used by ClusterRole aggregation rules.
  */
-import type { LabelSelector } from '../../api/core-v1.js';
+import type { LabelSelector } from '@func/kube-client';
 import type { Labels, Matcher } from './selectors.js';
 import { check, forbiddenField, invalidValue, isQualifiedName, required, validateLabels, type FieldError } from './validation.js';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Pod, Service } from '../../api/core-v1.js';
+import type { Pod, Service } from '@func/kube-client';
 import type { KubeObject } from '../../api/meta.js';
 import type { Storage } from '../../storage/interface.js';
 import { MemoryStorage } from '../../storage/memory/memory.js';

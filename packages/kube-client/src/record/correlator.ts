@@ -1,25 +1,16 @@
 /**
- * client-go's EventCorrelator (tools/record/events_cache.go), which every kube-controller-manager
- * recorder runs its events through, so the Events here look and pile up as they do there:
+ * client-go's EventCorrelator (tools/record/events_cache.go), which every recorder runs its events
+ * through, so the Events here look and pile up as they do in Kubernetes:
  * - aggregation: from the 10th event of one object, type and reason with a distinct message within
  *   10 minutes, they become one event "(combined from similar events): <latest message>";
- * - deduplication: an event seen before (same everything) bumps `count` and `lastTimestamp` of the
- *   stored one by a patch instead of creating another;
+ * - deduplication: an event seen before (same source, object, field path, type, reason and message)
+ *   bumps `count`, `lastTimestamp` and `message` of the stored one by a patch instead of creating
+ *   another;
  * - spam filter: a token bucket per source, object and type (burst 25, then one per 5 minutes) drops
- *   the rest, so a ReplicaSet creating 1,000 pods writes 25 events, not 1,000.
+ *   the rest, so a ReplicaSet creating 1,000 pods writes 25 events, not 1,000, and a pod that stays
+ *   unschedulable does not write an event per attempt.
  */
-import type { KubeObject } from '../api/meta.js';
-
-export interface CoreEvent extends KubeObject {
-  involvedObject: Record<string, unknown>;
-  reason: string;
-  message: string;
-  type: string;
-  count: number;
-  firstTimestamp: string;
-  lastTimestamp: string;
-  source: { component: string; host?: string };
-}
+import type { CoreEvent } from './event.js';
 
 /** What to do with an event: create it, patch an earlier one, or nothing. */
 export type Correlated = { create: CoreEvent } | { patch: { name: string; namespace: string; body: Record<string, unknown> }; event: CoreEvent } | undefined;
@@ -40,9 +31,12 @@ class Lru<V> extends Map<string, V> {
   }
 }
 
+const join = (values: unknown[]): string => values.map((v) => String(v ?? '')).join('\u0000');
+
+/** Source and object: what the spam filter and the aggregator group by. */
 const objectKey = (e: CoreEvent): string => {
   const o = e.involvedObject;
-  return [e.source.component, e.source.host ?? '', o.kind, o.namespace, o.name, o.uid, o.apiVersion].map((v) => String(v ?? '')).join('\u0000');
+  return join([e.source.component, e.source.host, o.kind, o.namespace, o.name, o.uid, o.apiVersion]);
 };
 
 export class EventCorrelator {
@@ -50,19 +44,20 @@ export class EventCorrelator {
   private readonly seen = new Lru<{ name: string; count: number; firstTimestamp: string }>();
   private readonly buckets = new Lru<{ tokens: number; at: number }>();
 
+  /** `eventName` names an aggregate event, which replaces `event` from the 10th similar one. */
   correlate(event: CoreEvent, now: number, eventName: () => string): Correlated {
     const [aggregated, key] = this.aggregate(event, now, eventName);
     if (!this.allowed(event, now)) return undefined;
     const before = this.seen.get(key);
     if (!before) {
-      this.seen.set(key, { name: aggregated.metadata.name!, count: 1, firstTimestamp: aggregated.firstTimestamp });
+      this.seen.set(key, { name: aggregated.metadata.name, count: 1, firstTimestamp: aggregated.firstTimestamp });
       return { create: aggregated };
     }
     const count = before.count + 1;
     this.seen.set(key, { ...before, count });
     const merged = { ...aggregated, metadata: { ...aggregated.metadata, name: before.name }, firstTimestamp: before.firstTimestamp, count };
     const body = { count, lastTimestamp: aggregated.lastTimestamp, message: aggregated.message };
-    return { patch: { name: before.name, namespace: aggregated.metadata.namespace ?? '', body }, event: merged };
+    return { patch: { name: before.name, namespace: aggregated.metadata.namespace, body }, event: merged };
   }
 
   /** A patched event was gone (expired): the next occurrence starts a new one. */
@@ -71,15 +66,16 @@ export class EventCorrelator {
   }
 
   private aggregate(event: CoreEvent, now: number, eventName: () => string): [CoreEvent, string] {
-    const group = `${objectKey(event)}\u0000${event.type}\u0000${event.reason}`;
+    const group = join([objectKey(event), event.type, event.reason]);
     let record = this.similar.get(group);
     if (!record || now - record.last > AggregateWindowMs) record = { messages: new Set(), last: now };
     record.messages.add(event.message);
     record.last = now;
     this.similar.set(group, record);
-    if (record.messages.size < MaxSimilar) return [event, `${group}\u0000${event.message}`];
+    if (record.messages.size < MaxSimilar) return [event, join([group, event.involvedObject.fieldPath, event.message])];
     record.messages.delete(record.messages.values().next().value!);
     const at = event.lastTimestamp;
+    // As client-go builds it: no reporting fields on the aggregate.
     const combined: CoreEvent = {
       apiVersion: 'v1', kind: 'Event',
       metadata: { name: eventName(), namespace: event.metadata.namespace },
@@ -90,7 +86,7 @@ export class EventCorrelator {
   }
 
   private allowed(event: CoreEvent, now: number): boolean {
-    const key = `${objectKey(event)}\u0000${event.type}`;
+    const key = join([objectKey(event), event.type]);
     const bucket = this.buckets.get(key) ?? { tokens: SpamBurst, at: now };
     const tokens = Math.min(SpamBurst, bucket.tokens + (now - bucket.at) / SpamRefillMs);
     const ok = tokens >= 1;
