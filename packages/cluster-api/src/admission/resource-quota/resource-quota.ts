@@ -103,8 +103,9 @@ export const ResourceQuota: AdmissionPlugin = {
     const ev = evaluatorFor(req.group, req.resource);
     if (!handlesOperation(ev, req)) return;
     // Most namespaces have no quota: one read answers, without waiting for the namespace's other writes.
-    if ((await namespaceObjects(req, '', 'v1', 'resourcequotas')).length === 0) return;
-    if (req.ctx.dryRun) return void plan(req, ev, await namespaceObjects(req, '', 'v1', 'resourcequotas'), new Set());
+    const quotas = await namespaceObjects(req, '', 'v1', 'resourcequotas');
+    if (quotas.length === 0) return;
+    if (req.ctx.dryRun) return void plan(req, ev, quotas, new Set());
     await inNamespace(req.namespace!, async () => {
       const charged = new Set<string>();
       for (let attempt = 0; attempt < MaxAttempts; attempt++) {
