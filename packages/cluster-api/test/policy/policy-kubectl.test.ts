@@ -77,9 +77,12 @@ describe.runIf(existsSync(kubectlBin))('policy with kubectl and client-node', ()
     await ok('delete', 'pod', 'a', '-n', 'two', '--grace-period=0', '--force');
     await until('describe shows 1/2 after the delete', async () => (await describeQuota('two', 'q1')).includes('pods 1 2') || undefined);
     await ok('run', 'c', '--image=nginx', '-n', 'two');
-    // A quota counts what was there before it: a new quota over these pods starts at 2.
+    // A finished pod counts no more (count/pods would still count it).
+    await ok('patch', 'pod', 'b', '-n', 'two', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Failed"}}');
+    await until('describe shows 1/2 once b failed', async () => (await describeQuota('two', 'q1')).includes('pods 1 2') || undefined);
+    // A quota counts what was there before it: a new quota over these pods (c running, b failed) starts at 1.
     await ok('create', 'quota', 'late', '--hard=pods=5', '-n', 'two');
-    await until('the late quota counted', async () => (await describeQuota('two', 'late')).includes('pods 2 5') || undefined);
+    await until('the late quota counted', async () => (await describeQuota('two', 'late')).includes('pods 1 5') || undefined);
   });
 
   it('50 parallel creates through client-node against pods: 10 admit exactly 10', async () => {
