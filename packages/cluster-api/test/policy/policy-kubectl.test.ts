@@ -114,5 +114,9 @@ describe.runIf(existsSync(kubectlBin))('policy with kubectl and client-node', ()
     const label = await kubectl('label', 'namespace', 'warned', 'pod-security.kubernetes.io/enforce=everything');
     expect(label.code).toBe(1);
     expect(label.stderr).toContain('Invalid value: "everything": must be one of privileged, baseline, restricted');
+    // Trying a stricter level first, as the docs advise: the pods that would break it are named.
+    const dry = await ok('label', 'namespace', 'warned', 'pod-security.kubernetes.io/enforce=baseline', '--dry-run=server');
+    expect(dry.stderr.trim().split('\n')).toEqual(['Warning: existing pods in namespace "warned" violate the new PodSecurity enforce level "baseline:latest"', 'Warning: host: host namespaces']);
+    expect(dry.stdout.trim()).toBe('namespace/warned labeled (server dry run)');
   });
 });

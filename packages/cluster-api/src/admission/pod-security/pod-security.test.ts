@@ -57,6 +57,22 @@ describe('PodSecurity', () => {
     expect(again.warnings).toBeUndefined();
   });
 
+  it('warns, when a namespace gets a stricter enforce level, about the pods it holds that break it', async () => {
+    await labelled('existing', {});
+    const ns = { namespace: 'existing' };
+    await pods.create(ns, pod('host-a', { hostNetwork: true }));
+    await pods.create(ns, pod('host-b', { hostNetwork: true }));
+    await pods.create(ns, pod('priv', {}, { securityContext: { privileged: true } }));
+    await pods.create(ns, pod('fine'));
+    const ctx = {} as { warnings?: string[] };
+    await namespaces.patch(ctx, 'existing', 'merge', { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'baseline' } } });
+    expect(ctx.warnings).toEqual(['existing pods in namespace "existing" violate the new PodSecurity enforce level "baseline:latest"', 'host-a (and 1 other pods): host namespaces', 'priv: privileged']);
+    // The same level again, or another label: nothing to say.
+    const again = {} as { warnings?: string[] };
+    await namespaces.patch(again, 'existing', 'merge', { metadata: { labels: { team: 'a' } } });
+    expect(again.warnings).toBeUndefined();
+  });
+
   it('words each check as upstream', () => {
     const spec = (s: Record<string, unknown>) => ({ metadata: {}, spec: s });
     expect(describeViolations(violations('restricted', spec({

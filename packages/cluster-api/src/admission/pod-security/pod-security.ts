@@ -8,7 +8,8 @@
  * pods it makes would get. Unlabelled namespaces are privileged; no namespace, user or runtime class
  * is exempt. `audit` is accepted and has no effect (this server writes no audit log). A version label
  * is accepted and judged by the latest checks. A namespace whose labels name no level (or an invalid
- * version) is refused (422); a label that is nonetheless invalid enforces `restricted:latest`.
+ * version) is refused (422); a label that is nonetheless invalid enforces `restricted:latest`. A
+ * namespace given a new `enforce` level warns about the pods it holds that break it.
  */
 import type { KubeObject } from '../../api/meta.js';
 import { forbidden, invalid } from '../../api/errors.js';
@@ -74,6 +75,29 @@ const namespaceLabels = async (req: AdmissionRequest): Promise<Record<string, st
   return ns?.metadata.labels ?? {};
 };
 
+/**
+ * A namespace given a stricter `enforce` level warns about the pods it holds that would now be
+ * refused (they stay): one line, then one per distinct set of reasons, naming the first pod and
+ * how many others share it.
+ */
+const warnExisting = async (req: AdmissionRequest): Promise<void> => {
+  if (req.operation !== 'UPDATE' || !req.oldObject) return;
+  const enforce = policyOf(req.object.metadata.labels ?? {}, 'enforce');
+  if (enforce.level === 'privileged' || enforce.name === policyOf(req.oldObject.metadata.labels ?? {}, 'enforce').name) return;
+  const pods = (await req.services.find('', 'v1', 'pods')?.list({ namespace: req.name }, {}))?.items ?? [];
+  const byReasons = new Map<string, string[]>();
+  for (const p of pods) {
+    const found = violations(enforce.level, { metadata: p.metadata as unknown as Obj, spec: spec(p) });
+    if (found.length) {
+      const reasons = [...new Set(found.map((v) => v.reason))].join(', ');
+      byReasons.set(reasons, [...(byReasons.get(reasons) ?? []), p.metadata.name ?? '']);
+    }
+  }
+  if (byReasons.size === 0) return;
+  warn(req.ctx, `existing pods in namespace ${JSON.stringify(req.name)} violate the new PodSecurity enforce level ${JSON.stringify(enforce.name)}`);
+  for (const [reasons, names] of byReasons) warn(req.ctx, `${names[0]}${names.length > 1 ? ` (and ${names.length - 1} other pods)` : ''}: ${reasons}`);
+};
+
 export const PodSecurity: AdmissionPlugin = {
   name: 'PodSecurity',
   handles: (req) =>
@@ -84,6 +108,7 @@ export const PodSecurity: AdmissionPlugin = {
     if (isNamespace(req)) {
       const errs = labelErrors(req.object.metadata.labels ?? {});
       if (errs.length) throw invalid('Namespace', '', req.name, errs);
+      await warnExisting(req);
       return;
     }
     if (!req.namespace) return;
