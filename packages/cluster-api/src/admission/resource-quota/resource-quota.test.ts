@@ -46,6 +46,16 @@ describe('ResourceQuota admission', () => {
     expect((await usedOf('q-count', 'q1'))['count/configmaps']).toBe('1');
   });
 
+  it('counts any kind by count/<resource>.<group>', async () => {
+    await registry.find('', 'v1', 'namespaces')!.create({}, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'q-jobs' } });
+    await quota('q-jobs', 'jobs', { 'count/jobs.batch': '1' }, { 'count/jobs.batch': '0' });
+    const jobs = registry.find('batch', 'v1', 'jobs')!;
+    const job = (name: string) => ({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } });
+    await jobs.create({ namespace: 'q-jobs' }, job('one'));
+    expect(await refusal(jobs.create({ namespace: 'q-jobs' }, job('two')))).toEqual({
+      code: 403, message: 'jobs.batch "two" is forbidden: exceeded quota: jobs, requested: count/jobs.batch=1, used: count/jobs.batch=1, limited: count/jobs.batch=1' });
+  });
+
   it('requires the requests and limits a quota tracks, and sums quantities exactly', async () => {
     await quota('q-compute', 'compute', { 'requests.memory': '1Gi', 'limits.cpu': '2', 'requests.cpu': '1' }, { 'requests.memory': '0', 'limits.cpu': '0', 'requests.cpu': '0' });
     expect(await refusal(pods.create({ namespace: 'q-compute' }, pod('bare')))).toEqual({
