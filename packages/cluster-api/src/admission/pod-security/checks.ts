@@ -21,6 +21,8 @@ interface PodView {
 interface Check {
   id: string;
   level: Exclude<Level, 'privileged'>;
+  /** Baseline checks a restricted one replaces at the restricted level (its stricter form). */
+  overrides?: readonly string[];
   run(pod: PodView): Violation | undefined;
 }
 
@@ -84,7 +86,7 @@ const Checks: Check[] = [
     },
   },
   {
-    id: 'capabilities_restricted', level: 'restricted',
+    id: 'capabilities_restricted', level: 'restricted', overrides: ['capabilities_baseline'],
     run: ({ spec }) => {
       const missingDrop: string[] = [];
       const adding: string[] = [];
@@ -147,7 +149,7 @@ const Checks: Check[] = [
     },
   },
   {
-    id: 'restrictedVolumes', level: 'restricted',
+    id: 'restrictedVolumes', level: 'restricted', overrides: ['hostPathVolumes'],
     run: ({ spec }) => {
       const bad: string[] = [];
       const types = new Set<string>();
@@ -211,7 +213,7 @@ const Checks: Check[] = [
     },
   },
   {
-    id: 'seccompProfile_restricted', level: 'restricted',
+    id: 'seccompProfile_restricted', level: 'restricted', overrides: ['seccompProfile_baseline'],
     run: ({ spec }) => {
       const ok = (t: string | undefined) => t === 'RuntimeDefault' || t === 'Localhost';
       const podType = seccompType(spec);
@@ -237,7 +239,9 @@ const Checks: Check[] = [
 /** The violations of a pod (its metadata and spec) at a level; none at privileged. */
 export const violations = (level: Level, pod: PodView): Violation[] => {
   if (level === 'privileged') return [];
-  return Checks.filter((c) => level === 'restricted' || c.level === 'baseline').flatMap((c) => c.run(pod) ?? []);
+  const checks = Checks.filter((c) => level === 'restricted' || c.level === 'baseline');
+  const replaced = new Set(checks.flatMap((c) => c.overrides ?? []));
+  return checks.filter((c) => !replaced.has(c.id)).flatMap((c) => c.run(pod) ?? []);
 };
 
 /** AggregateCheckResult.ForbiddenDetail: `reason (detail), reason (detail)`. */
