@@ -8,5 +8,12 @@
  * (registry/kinds/node-restriction.ts) run as the store's own checks, before this chain.
  */
 import type { AdmissionPlugin } from './plugin.js';
+import { LimitRanger } from './limit-ranger/limit-ranger.js';
+import { PodSecurity } from './pod-security/pod-security.js';
+import { ResourceQuota } from './resource-quota/resource-quota.js';
 
-export const AdmissionPlugins: readonly AdmissionPlugin[] = [];
+export const AdmissionPlugins: readonly AdmissionPlugin[] = [
+  LimitRanger,
+  PodSecurity,
+  ResourceQuota,
+];

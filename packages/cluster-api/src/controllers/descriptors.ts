@@ -25,6 +25,7 @@ import { startNodeIpam, type IpamOptions } from './node-ipam/node-ipam.js';
 import { startNodeLifecycle, type NodeLifecycleOptions } from './node-lifecycle/node-lifecycle.js';
 import { startPodReaper } from './pod-reaper/pod-reaper.js';
 import { ReplicaSets, ReplicationControllers, startReplicaController } from './replicaset/replica-set.js';
+import { startResourceQuotaController } from './resource-quota/resource-quota.js';
 import { startStatefulSetController } from './statefulset/stateful-set.js';
 import { startTtlAfterFinished } from './ttl-after-finished/ttl-after-finished.js';
 import { startCsrApproving } from '../certificates/approver.js';
@@ -75,6 +76,7 @@ export const Controllers: readonly ControllerDescriptor[] = [
   { name: 'daemonset-controller', aliases: ['daemonset'], byDefault: true, serviceAccount: 'daemon-set-controller', start: (ctx) => startDaemonSetController(ctx) },
   { name: 'job-controller', aliases: ['job'], byDefault: true, serviceAccount: 'job-controller', start: (ctx) => startJobController(ctx) },
   { name: 'cronjob-controller', aliases: ['cronjob'], byDefault: true, serviceAccount: 'cronjob-controller', start: (ctx) => startCronJobController(ctx) },
+  { name: 'resourcequota-controller', aliases: ['resourcequota'], byDefault: true, serviceAccount: 'resourcequota-controller', start: (ctx) => startResourceQuotaController(ctx) },
   { name: 'ttl-after-finished-controller', aliases: ['ttl-after-finished'], byDefault: true, serviceAccount: 'ttl-after-finished-controller', start: (ctx, s) => startTtlAfterFinished(ctx.client, common(s)) },
   { name: 'endpoints-controller', aliases: ['endpoint'], byDefault: true, serviceAccount: 'endpoint-controller', start: (ctx) => startEndpointsController(ctx) },
   { name: 'endpointslice-controller', aliases: ['endpointslice'], byDefault: true, serviceAccount: 'endpointslice-controller', start: (ctx) => startEndpointSliceController(ctx) },

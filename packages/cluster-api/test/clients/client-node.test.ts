@@ -37,9 +37,9 @@ describe('@kubernetes/client-node against cluster-api serve (TLS, sqlite)', () =
 
   beforeAll(async () => {
     dir = tempDir();
-    // CRUD as a client sees it: no ReplicationController manager writes status between a read and a
-    // replace here, and no node runs (and rewrites) the pods these tests replace.
-    served = await serve(resolveConfig({ port: 0, dataDir: join(dir, 'data'), controllers: '*,-replicationcontroller', disableAgent: true, disableScheduler: true }), () => {});
+    // CRUD as a client sees it: no ReplicationController manager or quota controller writes status
+    // between a read and a replace here, and no node runs (and rewrites) the pods these tests replace.
+    served = await serve(resolveConfig({ port: 0, dataDir: join(dir, 'data'), controllers: '*,-replicationcontroller,-resourcequota', disableAgent: true, disableScheduler: true }), () => {});
     kc = new KubeConfig();
     kc.loadFromString(readFileSync(served.kubeconfig!, 'utf8'));
     api = kc.makeApiClient(CoreV1Api);

@@ -121,7 +121,8 @@ describe('a protobuf client over HTTP', () => {
     const pod = unwrap(created.bytes).message;
     expect(pod.metadata).toMatchObject({ name: 'd', namespace: 'pb', labels: { tier: 'web' } });
     expect(pod.spec.containers[0].resources.limits.cpu.string).toBe('500m');
-    expect((await s.request('GET', '/api/v1/namespaces/pb/pods/d')).json.spec.containers[0].resources).toEqual({ limits: { cpu: '500m' } });
+    // A limit without a request requests the limit (the Pod defaults).
+    expect((await s.request('GET', '/api/v1/namespaces/pb/pods/d')).json.spec.containers[0].resources).toEqual({ limits: { cpu: '500m' }, requests: { cpu: '500m' } });
 
     pod.metadata.labels.tier = 'api';
     const replaced = await call('PUT', '/api/v1/namespaces/pb/pods/d', headers, wrap('v1', 'Pod', 'k8s.io.api.core.v1.Pod', pod));

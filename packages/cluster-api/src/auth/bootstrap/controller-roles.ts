@@ -103,6 +103,7 @@ const roles: Record<string, ReturnType<typeof rule>[]> = {
     rule('update', '', 'pods/finalizers'),
     events,
   ],
+  'resourcequota-controller': [rule('list watch', '*', '*'), rule('update', '', 'resourcequotas/status'), events],
   'ttl-after-finished-controller': [rule('get list watch delete', 'batch', 'jobs'), events],
   // csrapproving, csrsigning and csrcleaner (the built-in signers' names as resourceNames).
   'certificate-controller': [

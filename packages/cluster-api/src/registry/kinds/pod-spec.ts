@@ -4,6 +4,7 @@
  */
 import { isDNS1123Label, check, duplicate, invalidValue, notSupported, required, type FieldError } from '../generic/validation.js';
 import { arr, child, obj, setDefault, str, type Obj } from './common.js';
+import { validateResourceList } from './quantities.js';
 
 const RestartPolicies = ['Always', 'OnFailure', 'Never'] as const;
 const DNSPolicies = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'] as const;
@@ -26,6 +27,16 @@ const defaultContainer = (c: Obj): void => {
 };
 
 /** `account`: a spec naming no ServiceAccount gets `default` (the ServiceAccount admission plugin's default for pods). */
+/** A Pod's (not a template's) containers request what they limit when they name no request (SetDefaults_Pod). */
+export const defaultRequestsFromLimits = (spec: Obj): void => {
+  for (const c of [...arr(spec.containers), ...arr(spec.initContainers)]) {
+    const resources = obj(obj(c).resources);
+    if (!resources.limits || typeof resources.limits !== 'object') continue;
+    const requests = child(resources, 'requests');
+    for (const [k, v] of Object.entries(obj(resources.limits))) if (!(k in requests)) requests[k] = v;
+  }
+};
+
 export const defaultPodSpec = (spec: Obj, { account = true } = {}): void => {
   setDefault(spec, 'restartPolicy', 'Always');
   setDefault(spec, 'dnsPolicy', 'ClusterFirst');
@@ -72,6 +83,8 @@ const validateContainers = (list: unknown, at: string, needOne: boolean): FieldE
       errs.push(notSupported(`${f}.imagePullPolicy`, c.imagePullPolicy, PullPolicies));
     }
     errs.push(...validatePorts(arr(c.ports), `${f}.ports`));
+    const resources = obj(c.resources);
+    errs.push(...validateResourceList(resources.requests, `${f}.resources.requests`), ...validateResourceList(resources.limits, `${f}.resources.limits`));
     arr(c.env).forEach((e, j) => { if (!str(obj(e).name)) errs.push(required(`${f}.env[${j}].name`)); });
     return errs;
   });

@@ -9,7 +9,7 @@ import { podAttach, podExec, podLog, podPortForward } from '../subresources/pod-
 import { podProxy } from '../subresources/proxy.js';
 import { statusSubresource } from '../subresources/status.js';
 import { ownPodsOnly, podRestriction } from './node-restriction.js';
-import { defaultPodSpec, validatePodSpec } from './pod-spec.js';
+import { defaultPodSpec, defaultRequestsFromLimits, validatePodSpec } from './pod-spec.js';
 
 const containers = (o: KubeObject): Obj[] => arr(status(o).containerStatuses).map(obj);
 
@@ -73,6 +73,7 @@ export const pod = core({
     prepareForCreate(o) {
       // The ServiceAccount admission plugin gives a mirror pod no account: its kubelet runs it without one.
       defaultPodSpec(child(o, 'spec'), { account: !('kubernetes.io/config.mirror' in (o.metadata.annotations ?? {})) });
+      defaultRequestsFromLimits(spec(o));
       o.status = { phase: 'Pending', qosClass: 'BestEffort' };
     },
     validate: (o) => validatePodSpec(spec(o), 'spec'),
