@@ -5,7 +5,7 @@
  * ready, started, image, imageID, containerID).
  */
 import { crashLoopMessage, startContainer, type Started } from './container-start.js';
-import type { ContainerLog } from '../logs/logs.js';
+import type { LiveLog } from '../logs/logs.js';
 import type { ContainerStatus as RuntimeStatus, RuntimeService } from '../runtime/cri.js';
 import { fieldPath, type PodContext } from './pod-context.js';
 import { check, untilListening } from '../probes/probe-check.js';
@@ -66,7 +66,7 @@ export class ContainerRunner {
    * running or last ended instance, or with `previous` the one before (its lastState); otherwise
    * the kubelet's message for why there is nothing to read.
    */
-  logSource(previous: boolean): { file: string; live?: ContainerLog } | { error: string } {
+  logSource(previous: boolean): { file: string; live?: LiveLog } | { error: string } {
     const file = (n: number) => `${this.ctx.logDir}/${this.spec.name}/${n}.log`;
     const where = `container "${this.spec.name}" in pod "${this.ctx.pod().metadata.name ?? ''}"`;
     const n = this.restartCount;
