@@ -45,4 +45,101 @@ describe.skipIf(ociMissing)(`the oci runtime${ociMissing ? ` (skipped: ${ociMiss
     await until('bb logged', async () => (await log()).includes('uid=0(root)'));
     expect(await log()).toBe('hello from busybox\nuid=0(root) gid=0(root) groups=0(root)\n');
   }, 90_000);
+
+  it('a function pod runs with the node\'s Node.js as a non-root uid and sees none of the node\'s files: not admin.token, the CA key or state.db', async () => {
+    const { kube, cluster } = current;
+    // What serve keeps in its data directory, here in the cluster's (the node's data dir is below it).
+    writeFileSync(join(cluster.dir, 'admin.token'), 'secret-admin-token\n');
+    writeFileSync(join(cluster.dir, 'state.db'), 'SQLite format 3\0');
+    expect(existsSync(join(cluster.dir, 'tls', 'ca.key'))).toBe(true);
+    await kube.create(Resources.pods, { metadata: { name: 'fn' }, spec: { containers: [{ name: 'fn', image: 'probe:v1' }] } });
+    const pod = await podUntil(kube, 'fn', 'Ready', isReady, 60_000);
+    await until('the function answers on its pod IP', () => fetch(`http://${pod.status.podIP}:8080/`).then((r) => r.ok, () => false));
+    const who = await execIn(agent(), pod, ['node', '-e', 'console.log(process.getuid(), process.getgid())']);
+    expect(who.stdout).toBe('65532 65532\n');
+    const paths = [join(cluster.dir, 'admin.token'), join(cluster.dir, 'state.db'), join(cluster.dir, 'tls', 'ca.key'), '/etc/shadow'];
+    const tries = await execIn(agent(), pod, ['node', '-e', `for (const p of ${JSON.stringify(paths)}) { try { require('fs').readFileSync(p); console.log('READ', p) } catch (e) { console.log(e.code, p) } }`]);
+    expect(tries.stdout.split('\n').filter(Boolean).map((l) => l.split(' ')[0])).toEqual(['ENOENT', 'ENOENT', 'ENOENT', 'ENOENT']);
+    // Its own token is there, readable by its uid; the host's processes are not visible.
+    const token = await execIn(agent(), pod, ['node', '-e', 'console.log(require("fs").readFileSync("/var/run/secrets/kubernetes.io/serviceaccount/token", "utf8").split(".").length, require("fs").readdirSync("/proc").filter((n) => /^\\d+$/.test(n)).length < 10)']);
+    expect(token).toEqual({ exitCode: 0, stdout: '3 true\n', stderr: '' });
+  }, 90_000);
+
+  it('a security context as the kubelet and runc apply it: user, groups, fsGroup on volumes, capabilities, no_new_privs, a read-only root, RuntimeDefault seccomp', async () => {
+    const { kube } = current;
+    await kube.create(Resources.pods, {
+      metadata: { name: 'locked' },
+      spec: {
+        securityContext: { runAsUser: 1000, runAsGroup: 3000, fsGroup: 2000, supplementalGroups: [4000] },
+        volumes: [{ name: 'scratch', emptyDir: {} }],
+        containers: [{
+          name: 'bb', image: busybox, command: ['sleep', '3600'], volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }],
+          securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] }, seccompProfile: { type: 'RuntimeDefault' } },
+        }],
+      },
+    });
+    const pod = await podUntil(kube, 'locked', 'Ready', isReady, 60_000);
+    const id = await execIn(agent(), pod, ['id']);
+    expect(id.stdout).toMatch(/^uid=1000 gid=3000 groups=/);
+    expect(id.stdout.trim().split('groups=')[1]!.split(',').map(Number).sort()).toEqual([2000, 3000, 4000]);
+    const status = (await execIn(agent(), pod, ['cat', '/proc/self/status'])).stdout;
+    const field = (name: string) => new RegExp(`^${name}:\\s*(\\S+)`, 'm').exec(status)?.[1];
+    expect({ NoNewPrivs: field('NoNewPrivs'), Seccomp: field('Seccomp'), CapBnd: field('CapBnd') }).toEqual({ NoNewPrivs: '1', Seccomp: '2', CapBnd: '0000000000000400' });
+    expect((await execIn(agent(), pod, ['touch', '/made'])).exitCode).not.toBe(0);
+    expect((await execIn(agent(), pod, ['sh', '-c', 'touch /scratch/made && ls -ln /scratch/made'])).stdout).toMatch(/ 1000 +2000 /);
+    // The host's processes are not there (a pid namespace of its own), and /proc/keys is masked (/dev/null over it).
+    const pids = Number((await execIn(agent(), pod, ['sh', '-c', 'ls /proc | grep -c "^[0-9]"'])).stdout.trim());
+    expect(pids).toBeGreaterThan(0);
+    expect(pids).toBeLessThan(10);
+    expect((await execIn(agent(), pod, ['ls', '-l', '/proc/keys'])).stdout).toMatch(/^c/);
+  }, 90_000);
+
+  it('runAsNonRoot with an image that runs as root: CreateContainerConfigError with the kubelet\'s message', async () => {
+    const { kube } = current;
+    const created = await kube.create<Obj>(Resources.pods, { metadata: { name: 'nonroot' }, spec: { securityContext: { runAsNonRoot: true }, containers: [{ name: 'bb', image: busybox, command: ['sleep', '3600'] }] } });
+    const pod = await podUntil(kube, 'nonroot', 'CreateContainerConfigError', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError', 60_000);
+    expect(pod.status.containerStatuses[0].state.waiting.message).toBe(`container has runAsNonRoot and image will run as root (pod: "nonroot_default(${created.metadata.uid})", container: bb)`);
+  }, 90_000);
+
+  it('limits in cgroups: limits.memory 64Mi and 200 MB allocated is OOMKilled (137) and restarted; cpu quota and shares, a pids limit; qosClass on every pod', async () => {
+    const { kube } = current;
+    const hog = ['node', '-e', 'const a = []; for (let i = 0; i < 200; i++) a.push(Buffer.alloc(1 << 20, 1)); console.log("allocated")'];
+    await kube.create(Resources.pods, { metadata: { name: 'hog' }, spec: { containers: [{ name: 'fn', image: 'probe:v1', command: hog, resources: { limits: { memory: '64Mi' } } }] } });
+    const pod = await podUntil(kube, 'hog', 'OOMKilled and restarted', (p) => p.status?.containerStatuses?.[0]?.restartCount >= 1 && p.status.containerStatuses[0].lastState?.terminated, 60_000);
+    expect(pod.status.containerStatuses[0].lastState.terminated).toMatchObject({ exitCode: 137, reason: 'OOMKilled' });
+    expect(pod.status.qosClass).toBe('Burstable');
+
+    await kube.create(Resources.pods, { metadata: { name: 'capped' }, spec: { containers: [{ name: 'bb', image: busybox, command: ['sleep', '3600'], resources: { limits: { cpu: '500m', memory: '32Mi' } } }] } });
+    const capped = await podUntil(kube, 'capped', 'Ready', isReady, 60_000);
+    expect(capped.status.qosClass).toBe('Guaranteed');
+    const cgroup = (await execIn(agent(), capped, ['cat', '/proc/self/cgroup'])).stdout;
+    const path = /:memory:(\S+)/.exec(cgroup)?.[1] ?? /^0::(\S+)/m.exec(cgroup)![1]!;
+    const v2 = !/:memory:/.test(cgroup);
+    const read = (ctl: string, file: string) => readFileSync(join('/sys/fs/cgroup', v2 ? '' : ctl, path, file), 'utf8').trim();
+    if (v2) {
+      expect([read('', 'cpu.max'), read('', 'memory.max'), read('', 'pids.max')]).toEqual(['50000 100000', String(32 * 2 ** 20), '4096']);
+    } else {
+      expect([read('cpu', 'cpu.cfs_quota_us'), read('cpu', 'cpu.cfs_period_us'), read('cpu', 'cpu.shares'), read('memory', 'memory.limit_in_bytes'), read('pids', 'pids.max')])
+        .toEqual(['50000', '100000', '512', String(32 * 2 ** 20), '4096']);
+    }
+  }, 120_000);
+
+  it('pods reach each other by pod IP over the node\'s bridge; port 8080 of the host stays free while function pods listen on theirs', async () => {
+    const { kube } = current;
+    const fn = await podUntil(kube, 'fn', 'Ready', isReady, 60_000);
+    const bb = await podUntil(kube, 'bb', 'Ready', isReady, 60_000);
+    expect(fn.status.podIP).not.toBe(bb.status.podIP);
+    const got = await execIn(agent(), bb, ['wget', '-qO-', `http://${fn.status.podIP}:8080/`]);
+    expect(got.exitCode).toBe(0);
+    // No socket of the host's network namespace listens on the function's address; the host's own 8080 is free to bind.
+    const listening = readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1).filter((l) => l.trim().split(/\s+/)[3] === '0A').map((l) => l.trim().split(/\s+/)[1]!);
+    const hex = (ip: string, port: number) => `${Buffer.from(ip.split('.').map(Number).reverse()).toString('hex').toUpperCase()}:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+    expect(listening).not.toContain(hex(fn.status.podIP, 8080));
+    const bound = await new Promise<string>((resolve) => {
+      const server = createServer().once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error')).listen(8080, '0.0.0.0', () => server.close(() => resolve('bound')));
+    });
+    // Another program of this machine may hold 8080 already; it is never one of these pods.
+    if (bound !== 'bound') expect(listening.filter((a) => a.endsWith(':1F90')).some((a) => a.startsWith(hex(fn.status.podIP, 0).split(':')[0]!))).toBe(false);
+    else expect(bound).toBe('bound');
+  }, 90_000);
 });
