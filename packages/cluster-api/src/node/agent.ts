@@ -46,11 +46,11 @@ export interface NodeAgentOptions {
    */
   runtimes?: RuntimeHandler[];
   /**
-   * The node's own runtime: `process` (default: function images as child processes) or `oci`
+   * The node's own runtime: `process` (default: function images as child processes), `oci`
    * (every image in a sandbox of its own under runc; needs what `ociSupport()` checks, and a pod
-   * CIDR outside loopback).
+   * CIDR outside loopback) or `simulated` (every image as kwok runs it).
    */
-  containerRuntime?: 'process' | 'oci';
+  containerRuntime?: 'process' | 'oci' | 'simulated';
   /** The node's InternalIP (default 127.0.0.1). */
   hostIP?: string;
   networkMode?: NetworkMode;
@@ -120,7 +120,10 @@ export class NodeAgent {
       : new ProcessRuntime({ images: this.images, network: this.network, logLimits: opts.logLimits ?? DefaultLogLimits });
     const v = own.version();
     this.runtimeVersion = `${v.runtimeName}://${v.runtimeVersion}`;
-    this.handlers = nodeHandlers(opts.runtimes ?? [], own, opts.simulate ?? true ? new SimulatedRuntime(this.network) : undefined);
+    const simulated = opts.simulate ?? true ? new SimulatedRuntime(this.network) : undefined;
+    this.handlers = opts.containerRuntime === 'simulated'
+      ? [...(opts.runtimes ?? []), { runtime: new SimulatedRuntime(this.network), runs: () => true }]
+      : nodeHandlers(opts.runtimes ?? [], own, simulated);
     this.events = new EventRecorder(clientEvents(opts.kube), { component: 'kubelet', host: opts.name, instance: opts.name }, this.log);
     this.sources = apiSources(opts.kube, opts.rootCa ?? opts.kube.connection.ca?.toString());
   }
