@@ -76,7 +76,7 @@ export function identity(pod: Pod, c: Container, imageUser: string | undefined, 
   }
   uid ??= defaultUid ?? 0;
   if ((sc.runAsNonRoot ?? psc.runAsNonRoot) && uid === 0) {
-    throw new ContainerConfigError(sc.runAsUser ?? psc.runAsUser
+    throw new ContainerConfigError((sc.runAsUser ?? psc.runAsUser) !== undefined
       ? `container's runAsUser breaks non-root policy (${podDesc(pod)}${c.name})`
       : `container has runAsNonRoot and image will run as root (${podDesc(pod)}${c.name})`);
   }
