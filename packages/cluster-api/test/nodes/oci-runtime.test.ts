@@ -142,4 +142,18 @@ describe.skipIf(ociMissing)(`the oci runtime${ociMissing ? ` (skipped: ${ociMiss
     if (bound !== 'bound') expect(listening.filter((a) => a.endsWith(':1F90')).some((a) => a.startsWith(hex(fn.status.podIP, 0).split(':')[0]!))).toBe(false);
     else expect(bound).toBe('bound');
   }, 90_000);
+
+  it('exec probes run in the container: not Ready until the command succeeds, with its output in the Unhealthy event', async () => {
+    const { kube } = current;
+    await kube.create(Resources.pods, {
+      metadata: { name: 'probed' },
+      spec: { containers: [{ name: 'bb', image: busybox, command: ['sleep', '3600'], readinessProbe: { exec: { command: ['cat', '/tmp/ready'] }, periodSeconds: 1 } }] },
+    });
+    const running = await podUntil(kube, 'probed', 'running', (p) => p.status?.containerStatuses?.[0]?.state?.running, 60_000);
+    const unhealthy = await until('an Unhealthy event', async () => (await eventsOf(kube, 'probed')).find((e) => e.reason === 'Unhealthy'));
+    expect(unhealthy.message).toBe('Readiness probe failed: cat: can\'t open \'/tmp/ready\': No such file or directory');
+    expect(isReady(await podUntil(kube, 'probed', 'still running', () => true))).toBe(false);
+    expect((await execIn(agent(), running, ['touch', '/tmp/ready'])).exitCode).toBe(0);
+    await podUntil(kube, 'probed', 'Ready', isReady, 30_000);
+  }, 90_000);
 });
