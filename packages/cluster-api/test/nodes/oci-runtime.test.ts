@@ -7,7 +7,10 @@
  * pod IP; port 8080 of the host stays free while function pods listen on theirs.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import { Readable, Writable } from 'node:stream';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '@func/kube-client';
@@ -155,5 +158,50 @@ describe.skipIf(ociMissing)(`the oci runtime${ociMissing ? ` (skipped: ${ociMiss
     expect(isReady(await podUntil(kube, 'probed', 'still running', () => true))).toBe(false);
     expect((await execIn(agent(), running, ['touch', '/tmp/ready'])).exitCode).toBe(0);
     await podUntil(kube, 'probed', 'Ready', isReady, 30_000);
+  }, 90_000);
+
+  it('exec takes stdin; attach streams the container\'s output until it exits', async () => {
+    const { kube } = current;
+    await kube.create(Resources.pods, {
+      metadata: { name: 'talk' },
+      spec: { restartPolicy: 'Never', containers: [{ name: 'bb', image: busybox, command: ['sh', '-c', 'while [ ! -e /tmp/go ]; do sleep 0.1; done; echo one; echo two >&2; exit 3'] }] },
+    });
+    const pod = await podUntil(kube, 'talk', 'running', (p) => p.status?.containerStatuses?.[0]?.state?.running, 60_000);
+    const id = String(pod.status.containerStatuses[0].containerID).replace(/^[a-z]+:\/\//, '');
+    const runtime = ociOf(agent());
+    const out: Buffer[] = [];
+    const sink = (into: Buffer[]) => new Writable({ write: (chunk: Buffer, _e, done) => (into.push(chunk), done()) });
+    const echoed = await runtime.exec!(id, ['cat'], { stdin: Readable.from([Buffer.from('from stdin\n')]), stdout: sink(out), tty: false });
+    expect({ ...echoed, out: Buffer.concat(out).toString() }).toEqual({ exitCode: 0, out: 'from stdin\n' });
+    const attached: Buffer[] = [];
+    const attaching = runtime.attach!(id, { stdout: sink(attached), tty: false });
+    await runtime.exec!(id, ['touch', '/tmp/go'], { tty: false });
+    await attaching;
+    expect(Buffer.concat(attached).toString()).toBe('one\ntwo\n');
+    const done = await podUntil(kube, 'talk', 'terminated', (p) => p.status?.containerStatuses?.[0]?.state?.terminated, 30_000);
+    expect(done.status.containerStatuses[0].state.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
+    // A command in a container that has exited, or no command at all, is refused.
+    await expect(runtime.exec!(id, ['true'], { tty: false })).rejects.toThrow('is not running');
+  }, 90_000);
+
+  it('a hostPort is mapped (portmap) to the pod on the node\'s addresses, and unmapped when the pod goes', async () => {
+    const { kube } = current;
+    const address = Object.values(networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+    expect(address, 'the machine has a non-loopback IPv4 address').toBeTruthy();
+    const hostPort = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '0.0.0.0', () => {
+        const { port } = s.address() as { port: number };
+        s.close(() => resolve(port));
+      });
+    });
+    await kube.create(Resources.pods, { metadata: { name: 'mapped' }, spec: { containers: [{ name: 'fn', image: 'probe:v1', ports: [{ containerPort: 8080, hostPort }] }] } });
+    const pod = await podUntil(kube, 'mapped', 'Ready', isReady, 60_000);
+    await until('the function answers on its pod IP', () => fetch(`http://${pod.status.podIP}:8080/`).then((r) => r.ok, () => false));
+    await until('the function answers on the node\'s hostPort', () => fetch(`http://${address}:${hostPort}/`).then((r) => r.ok, () => false));
+    expect(execFileSync('iptables', ['-t', 'nat', '-S']).toString()).toContain(`--dport ${hostPort}`);
+    await kube.delete(Resources.pods, 'mapped');
+    await until('mapped gone', () => kube.get(Resources.pods, 'mapped').then(() => false, (err: { code?: number }) => err.code === 404));
+    await until('its hostPort rules removed', () => !execFileSync('iptables', ['-t', 'nat', '-S']).toString().includes(`--dport ${hostPort}`));
+    expect(pod.spec.containers[0].ports[0].hostPort).toBe(hostPort);
   }, 90_000);
 });

@@ -65,7 +65,7 @@ export class PodNetworks {
   }
 
   private bridgeConfig(cidr: string) {
-    return { bridge: this.opts.bridge, isGateway: true, ipMasq: false, hairpinMode: true, ipam: { type: 'host-local', ranges: [[{ subnet: cidr }]], dataDir: this.opts.ipamDir } };
+    return { bridge: this.opts.bridge, isGateway: true, isDefaultGateway: true, ipMasq: false, hairpinMode: true, ipam: { type: 'host-local', ranges: [[{ subnet: cidr }]], dataDir: this.opts.ipamDir } };
   }
 
   private portmapConfig(ports: PortMapping[], prevResult?: Record<string, unknown>) {
