@@ -8,11 +8,11 @@
  * container with its own user, capabilities and seccomp (`runc exec --process`); attach streams
  * its output as it is logged.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
+import type { Writable } from 'node:stream';
 import { FUNCTION_IMAGE_KIND, FUNCTION_IMAGE_LABEL } from '@func/oci';
 import type { PodNetwork } from '../../pod-network.js';
 import type { ContainerConfig, ContainerStatus, ImageSpec, PodSandboxConfig, PodSandboxStatus, RuntimeService, StreamOptions } from '../cri.js';
@@ -29,7 +29,6 @@ import { bundleConfig, type BundleMount } from './spec.js';
 import { chownForFsGroup, mountRootfs, unmountRootfs } from './rootfs.js';
 import { WatchedLog } from './watched-log.js';
 
-const run = promisify(execFile);
 
 export interface OciRuntimeOptions {
   images: ImageStore;
@@ -304,7 +303,7 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
   async attach(containerId: string, streams: StreamOptions): Promise<void> {
     const c = this.container(containerId);
     if (c.status.state !== 'CONTAINER_RUNNING' || !c.log) throw new Error(`container ${containerId} is not running`);
-    if (streams.stdout) await readContainerLog(c.status.logPath, { follow: true, tailLines: 0 }, streams.stdout as never, c.log);
+    if (streams.stdout) await readContainerLog(c.status.logPath, { follow: true, tailLines: 0 }, streams.stdout as Writable, c.log);
     else await c.exited;
   }
 
