@@ -16,14 +16,15 @@ export interface ChosenRuntime {
   warning?: string;
 }
 
-export function chooseContainerRuntime(asked: ContainerRuntimeName | undefined): ChosenRuntime {
+/** `support`: what this machine has for the oci runtime (asked of it only when needed). */
+export function chooseContainerRuntime(asked: ContainerRuntimeName | undefined, support: () => ReturnType<typeof ociSupport> = ociSupport): ChosenRuntime {
   if (asked === 'process' || asked === 'simulated') return { runtime: asked };
-  const support = ociSupport();
-  if ('host' in support) return { runtime: 'oci' };
-  if (asked === 'oci') throw new Error(`--container-runtime oci cannot run here: missing ${support.missing.join('; ')}`);
+  const found = support();
+  if ('host' in found) return { runtime: 'oci' };
+  if (asked === 'oci') throw new Error(`--container-runtime oci cannot run here: missing ${found.missing.join('; ')}`);
   return {
     runtime: 'process',
-    warning: `pods run as processes, not isolated: they share the agent's uid, filesystem and network namespace, their securityContext is not applied and their limits are not enforced (the oci runtime needs ${support.missing.join('; ')})`,
+    warning: `pods run as processes, not isolated: they share the agent's uid, filesystem and network namespace, their securityContext is not applied and their limits are not enforced (the oci runtime needs ${found.missing.join('; ')})`,
   };
 }
 

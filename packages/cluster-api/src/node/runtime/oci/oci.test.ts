@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, resolveConfig } from '../../../config.js';
 import type { Container, Pod } from '../../types.js';
 import { privatePodCidr } from './pod-cidr.js';
+import { bridgeableCidr, chooseContainerRuntime } from '../choose.js';
 import { DefaultCapabilities, identity, security } from './security.js';
 import { bundleConfig, cgroupResources } from './spec.js';
 
@@ -109,5 +110,31 @@ describe('the pod CIDR of an oci cluster and serve\'s flag', () => {
     expect(resolveConfig({}, { CLUSTER_API_CONTAINER_RUNTIME: 'simulated' }, '/srv').containerRuntime).toBe('simulated');
     expect(() => resolveConfig({ 'container-runtime': 'docker' }, {}, '/srv')).toThrow(ConfigError);
     expect(() => resolveConfig({ 'container-runtime': 'docker' }, {}, '/srv')).toThrow('--container-runtime must be oci, process or simulated, got docker');
+  });
+});
+
+describe('chooseContainerRuntime (serve\'s --container-runtime)', () => {
+  const host = () => ({ host: { runc: '/usr/sbin/runc', conmon: '/usr/bin/conmon', cniPath: '/usr/lib/cni', cgroupV2: false, version: '1.1.5' } });
+  const lacking = () => ({ missing: ['root (the agent must run as root to create namespaces and cgroups)', 'runc'] });
+  const never = () => {
+    throw new Error('not asked');
+  };
+
+  it('by default oci where the machine can, else process with a warning naming what is not isolated and what is missing', () => {
+    expect(chooseContainerRuntime(undefined, host)).toEqual({ runtime: 'oci' });
+    const fallback = chooseContainerRuntime(undefined, lacking);
+    expect(fallback.runtime).toBe('process');
+    expect(fallback.warning).toBe('pods run as processes, not isolated: they share the agent\'s uid, filesystem and network namespace, their securityContext is not applied and their limits are not enforced (the oci runtime needs root (the agent must run as root to create namespaces and cgroups); runc)');
+  });
+
+  it('process and simulated as asked without looking at the machine; oci asked where it cannot run is an error', () => {
+    expect(chooseContainerRuntime('process', never)).toEqual({ runtime: 'process' });
+    expect(chooseContainerRuntime('simulated', never)).toEqual({ runtime: 'simulated' });
+    expect(() => chooseContainerRuntime('oci', lacking)).toThrow('--container-runtime oci cannot run here: missing root');
+  });
+
+  it('a loopback cluster CIDR gives way to a private one; any other is kept', () => {
+    expect(bridgeableCidr('127.64.0.0/10', '/srv/data')).toBe(privatePodCidr('/srv/data'));
+    expect(bridgeableCidr('172.20.0.0/16', '/srv/data')).toBe('172.20.0.0/16');
   });
 });
