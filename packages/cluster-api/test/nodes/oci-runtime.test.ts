@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { Readable, Writable } from 'node:stream';
+import { PassThrough, Readable, Writable } from 'node:stream';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '@func/kube-client';
@@ -173,6 +173,12 @@ describe.skipIf(ociMissing)(`the oci runtime${ociMissing ? ` (skipped: ${ociMiss
     const sink = (into: Buffer[]) => new Writable({ write: (chunk: Buffer, _e, done) => (into.push(chunk), done()) });
     const echoed = await runtime.exec!(id, ['cat'], { stdin: Readable.from([Buffer.from('from stdin\n')]), stdout: sink(out), tty: false });
     expect({ ...echoed, out: Buffer.concat(out).toString() }).toEqual({ exitCode: 0, out: 'from stdin\n' });
+    // A command that ends before its input does: the rest goes nowhere, the agent goes on.
+    const endless = new PassThrough();
+    const early = await runtime.exec!(id, ['echo'], { stdin: endless, tty: false });
+    expect(early.exitCode).toBe(0);
+    endless.write(Buffer.alloc(1 << 20));
+    endless.end();
     const attached: Buffer[] = [];
     const attaching = runtime.attach!(id, { stdout: sink(attached), tty: false });
     await runtime.exec!(id, ['touch', '/tmp/go'], { tty: false });

@@ -285,7 +285,12 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     try {
       return await new Promise((resolve, reject) => {
         const child = spawn(this.opts.host.runc, ['--root', this.runc.opts.root, 'exec', '--process', processFile, containerId], { stdio: [streams.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
-        if (streams.stdin) streams.stdin.pipe(child.stdin!);
+        if (streams.stdin) {
+          // The command may end before its input does: what is left goes nowhere, and no EPIPE ends the agent.
+          child.stdin!.on('error', () => undefined);
+          streams.stdin.pipe(child.stdin!);
+          child.once('close', () => streams.stdin!.unpipe(child.stdin!));
+        }
         child.stdout!.on('data', (b: Buffer) => streams.stdout?.write(b));
         child.stderr!.on('data', (b: Buffer) => (streams.tty ? streams.stdout : streams.stderr)?.write(b));
         child.once('error', reject);
