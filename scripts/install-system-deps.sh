@@ -3,7 +3,9 @@
 # etcd (a real store for the cluster API's etcd backend), docker-registry (a real OCI registry for
 # @func/oci), skopeo and umoci (real readers that check the images and layouts @func/oci writes),
 # python3-kubernetes and python3-pytest (the Python client, another real client of the cluster API),
-# nats-server (the broker's distributed event log, NATS JetStream).
+# nats-server (the broker's distributed event log, NATS JetStream); for the node agent's oci runtime:
+# runc (the OCI runtime), conmon (each container's supervisor), containernetworking-plugins (the pod
+# network: bridge, host-local, loopback, portmap) and busybox-static (a small image the tests build).
 # Idempotent; needs root or sudo.
 #
 # Any kubectl already on PATH is kept: some machine images ship one from another package that owns
@@ -20,6 +22,10 @@ command -v umoci >/dev/null 2>&1 || need+=(umoci)
 /usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1 || need+=(python3-kubernetes)
 /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || need+=(python3-pytest)
 command -v nats-server >/dev/null 2>&1 || need+=(nats-server)
+command -v runc >/dev/null 2>&1 || need+=(runc)
+command -v conmon >/dev/null 2>&1 || need+=(conmon)
+[ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
+dpkg -s busybox-static >/dev/null 2>&1 || need+=(busybox-static)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq

@@ -10,7 +10,7 @@
  *    memory of each idle function process (VmRSS, from /proc);
  * 3. --simulated nginx pods created at once → all Running and Ready.
  *
- *   npm run build && node bench/cluster-api/node.mjs [--rounds 15] [--burst 100] [--simulated 1000]
+ *   npm run build && node bench/cluster-api/node.mjs [--rounds 15] [--burst 100] [--simulated 1000] [--container-runtime process|oci]
  *
  * Prints a table; asserts nothing. Targets (issue 21): function pod ≤ 500 ms median, 100 pods ≤ 30 s,
  * 1,000 simulated ≤ 10 s.
@@ -24,14 +24,18 @@ import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { KubeClient, Resources } from '../../packages/kube-client/dist/index.js';
 import { buildFunctionImage, ImageLayout, nodePackageEntries } from '../../packages/oci/dist/index.js';
+import { nodeKey } from '../../packages/cluster-api/dist/node/runtime/oci/runtime.js';
 import { listeningLine, spawnUntil } from '../lib/process.mjs';
 import { median } from '../lib/stats.mjs';
 
-const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '15' }, burst: { type: 'string', default: '100' }, simulated: { type: 'string', default: '1000' } } });
+const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '15' }, burst: { type: 'string', default: '100' }, simulated: { type: 'string', default: '1000' }, 'container-runtime': { type: 'string', default: 'process' } } });
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const cli = join(repo, 'packages/cluster-api/dist/cli.js');
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'bench-node-'));
+const oci = args['container-runtime'] === 'oci';
+/** The oci node's cgroups are /func-<key>/… (its data dir is serve's <data-dir>/agent). */
+const ociKey = nodeKey(join(dir, 'data', 'agent'));
 const ms = (n) => `${Math.round(n)} ms`;
 
 async function image() {
@@ -44,7 +48,7 @@ async function image() {
 }
 
 async function serve() {
-  const argv = [cli, 'serve', '--port', '0', '--data-dir', join(dir, 'data'), '--node-name', 'bench', '--max-pods', '2000'];
+  const argv = [cli, 'serve', '--port', '0', '--data-dir', join(dir, 'data'), '--node-name', 'bench', '--max-pods', '2000', '--container-runtime', args['container-runtime']];
   return (await spawnUntil(process.execPath, argv, { ready: listeningLine })).child;
 }
 
@@ -92,14 +96,15 @@ async function firstAnswer(kube, name) {
   }
 }
 
-/** VmRSS (KiB) of each function process under the server. */
+/** VmRSS (KiB) of each function process under the server (process mode: its children; oci: in its containers' cgroups). */
 function functionRss(serverPid) {
   const out = [];
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      if (Number(/PPid:\s+(\d+)/.exec(status)?.[1]) === serverPid && cmd.includes('/func/runtime/')) out.push(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]));
+      const ours = Number(/PPid:\s+(\d+)/.exec(status)?.[1]) === serverPid || (oci && readFileSync(`/proc/${pid}/cgroup`, 'utf8').includes(`/func-${ociKey}/`));
+      if (ours && cmd.includes('/func/runtime/')) out.push(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]));
     } catch {
       /* gone */
     }
@@ -142,7 +147,7 @@ try {
   await clear(kube);
 
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-  console.log(`\n## Pods that run (${new Date().toISOString()}, load average ${load}, ${rounds} rounds)\n`);
+  console.log(`\n## Pods that run (${new Date().toISOString()}, ${args['container-runtime']} runtime, load average ${load}, ${rounds} rounds)\n`);
   console.log('| measure | median | min | max | target |');
   console.log('|---|--:|--:|--:|---|');
   const row = (what, xs, target = '') => console.log(`| ${what} | ${ms(median(xs))} | ${ms(Math.min(...xs))} | ${ms(Math.max(...xs))} | ${target} |`);

@@ -16,6 +16,7 @@ import { runControllerManager } from './controllers/standalone.js';
 import { TokenFileError } from './auth/authenticator.js';
 import { TlsFileError } from './auth/tls.js';
 import { migrate, migrateArgs, migrateOptions } from './migrate.js';
+import { chooseContainerRuntime } from './node/runtime/choose.js';
 import { serve } from './server.js';
 import { nodeOptions, resolveNodeConfig } from './node/config.js';
 import { runNode } from './node/run.js';
@@ -139,13 +140,16 @@ function nodeCredentialsCommand(argv: Record<string, unknown>): void {
 }
 
 async function serveCommand(argv: Record<string, unknown>): Promise<void> {
-  const config = resolveConfig(argv, process.env, process.cwd());
+  const resolved = resolveConfig(argv, process.env, process.cwd());
+  const chosen = resolved.disableAgent ? undefined : chooseContainerRuntime(resolved.containerRuntime);
+  if (chosen?.warning) log({ level: 'warn', msg: chosen.warning });
+  const config = { ...resolved, containerRuntime: chosen?.runtime };
   keepServing();
-  const { server, kubeconfig, broker, supervisor: parts } = await serve(config, log, { fatal });
+  const { server, kubeconfig, broker, supervisor: parts, containerRuntime } = await serve(config, log, { fatal });
   supervisor = parts;
   untilSignal(() => server.close());
   // Logged last: whoever waits for this line may signal the process at once.
-  log({ level: 'info', msg: 'listening', url: server.url, storage: config.storage.split(':', 1)[0], kubeconfig, ...(broker ? { broker: broker.broker.url } : {}) });
+  log({ level: 'info', msg: 'listening', url: server.url, storage: config.storage.split(':', 1)[0], kubeconfig, ...(containerRuntime ? { containerRuntime } : {}), ...(broker ? { broker: broker.broker.url } : {}) });
 }
 
 async function brokerCommand(argv: Record<string, unknown>): Promise<void> {

@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { unknownControllers } from './controllers/names.js';
 import { parseAdvertised } from './broker/cluster/advertise.js';
-import { podNetwork } from './node/config.js';
+import { containerRuntime, podNetwork } from './node/config.js';
 import { parseStorageUrl } from './storage/factory.js';
 import { AuthorizationModes, type AuthorizationMode } from './auth/authorizers.js';
 import { parseRange } from './registry/kinds/service-allocator.js';
@@ -57,6 +57,8 @@ export interface ServeConfig {
   kubeletPort: number;
   /** Pod IPs: loopback (a 127.x address per pod, Linux) or shared (the node's IP, a port per pod). */
   podNetwork?: 'loopback' | 'shared';
+  /** The embedded node's runtime; unset: oci where this machine can run it, else process (node/runtime/choose.ts). */
+  containerRuntime?: 'oci' | 'process' | 'simulated';
   clusterCidr: string;
   /** Service clusterIPs (kube-apiserver's flag); a loopback range by default, so they are bindable on Linux. */
   serviceClusterIpRange: string;
@@ -184,7 +186,8 @@ export const serveOptions: readonly AnyRow<ServeConfig>[] = [
   row({ key: 'maxPods', flag: 'max-pods', env: 'CLUSTER_API_MAX_PODS', type: 'number', default: 110, parse: count('max-pods', 1, 100_000), describe: 'pods the embedded node accepts (default 110)' }),
   row({ key: 'kubeletPort', flag: 'kubelet-port', env: 'CLUSTER_API_KUBELET_PORT', type: 'number', default: 0, parse: count('kubelet-port', 0, 65535), describe: 'the embedded node agent\'s server port (default 0: any free port, announced in the Node)' }),
   row({ key: 'podNetwork', flag: 'pod-network', env: 'CLUSTER_API_POD_NETWORK', type: 'string', default: undefined, parse: podNetwork, describe: 'loopback (an address per pod, Linux default) or shared (the node\'s address, a port per pod)' }),
-  row({ key: 'clusterCidr', flag: 'cluster-cidr', env: 'CLUSTER_API_CLUSTER_CIDR', type: 'string', default: '127.64.0.0/10', parse: cidr('cluster-cidr', '127.64.0.0/10'), describe: 'pod IPs of the cluster, split into a block per node (default 127.64.0.0/10)' }),
+  row({ key: 'containerRuntime', flag: 'container-runtime', env: 'CLUSTER_API_CONTAINER_RUNTIME', type: 'string', default: undefined, parse: containerRuntime, describe: 'how the embedded node runs pods: oci (runc in namespaces and cgroups; the default where runc, conmon, the CNI plugins and root are available), process (function images as child processes, not isolated) or simulated (every image as kwok runs it)' }),
+  row({ key: 'clusterCidr', flag: 'cluster-cidr', env: 'CLUSTER_API_CLUSTER_CIDR', type: 'string', default: '127.64.0.0/10', parse: cidr('cluster-cidr', '127.64.0.0/10'), describe: 'pod IPs of the cluster, split into a block per node (default 127.64.0.0/10; with the oci runtime a loopback CIDR gives way to a private /16 of 10.0.0.0/8 free of this machine\'s routes)' }),
   row({ key: 'serviceClusterIpRange', flag: 'service-cluster-ip-range', env: 'CLUSTER_API_SERVICE_CLUSTER_IP_RANGE', type: 'string', default: '127.128.0.0/12', parse: cidr('service-cluster-ip-range', '127.128.0.0/12'), describe: 'Service clusterIPs (default 127.128.0.0/12: loopback addresses each node\'s service proxy listens on); must not overlap --cluster-cidr' }),
   row({ key: 'runtimeConfig', flag: 'runtime-config', env: 'CLUSTER_API_RUNTIME_CONFIG', type: 'string', default: undefined, parse: (raw) => {
     try {

@@ -103,7 +103,24 @@ export interface Container {
   imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
   terminationMessagePolicy?: 'File' | 'FallbackToLogsOnError';
   restartPolicy?: string;
-  securityContext?: Record<string, unknown>;
+  securityContext?: SecurityContext;
+}
+
+/** A container's securityContext (its run-as fields win over the pod's). */
+export interface SecurityContext {
+  runAsUser?: number;
+  runAsGroup?: number;
+  runAsNonRoot?: boolean;
+  readOnlyRootFilesystem?: boolean;
+  allowPrivilegeEscalation?: boolean;
+  privileged?: boolean;
+  capabilities?: { add?: string[]; drop?: string[] };
+  seccompProfile?: { type?: string; localhostProfile?: string };
+}
+
+export interface PodSecurityContext extends Pick<SecurityContext, 'runAsUser' | 'runAsGroup' | 'runAsNonRoot' | 'seccompProfile'> {
+  fsGroup?: number;
+  supplementalGroups?: number[];
 }
 
 export interface Toleration {
@@ -129,6 +146,9 @@ export interface PodSpec {
   serviceAccountName?: string;
   automountServiceAccountToken?: boolean;
   hostNetwork?: boolean;
+  hostPID?: boolean;
+  hostIPC?: boolean;
+  securityContext?: PodSecurityContext;
   tolerations?: Toleration[];
   nodeSelector?: Record<string, string>;
   affinity?: Record<string, unknown>;

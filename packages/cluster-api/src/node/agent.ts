@@ -12,6 +12,8 @@ import { DefaultHeartbeat, NodeHeartbeat, type HeartbeatOptions } from './heartb
 import { ImageStore } from './runtime/image-store.js';
 import { nodeHandlers, type RuntimeHandler } from './runtime/handlers.js';
 import { ProcessRuntime } from './runtime/process/runtime.js';
+import { ociHost } from './runtime/oci/host.js';
+import { OciRuntime } from './runtime/oci/runtime.js';
 import { SimulatedRuntime } from './runtime/simulated/runtime.js';
 import { DefaultLogLimits, type LogLimits } from './logs/logs.js';
 import type { NodeFacts } from './node-object.js';
@@ -42,6 +44,12 @@ export interface NodeAgentOptions {
    * every other image).
    */
   runtimes?: RuntimeHandler[];
+  /**
+   * The node's own runtime: `process` (default: function images as child processes), `oci`
+   * (every image in a sandbox of its own under runc; needs what `ociSupport()` checks, and a pod
+   * CIDR outside loopback) or `simulated` (every image as kwok runs it).
+   */
+  containerRuntime?: 'process' | 'oci' | 'simulated';
   /** The node's InternalIP (default 127.0.0.1). */
   hostIP?: string;
   networkMode?: NetworkMode;
@@ -100,16 +108,22 @@ export class NodeAgent {
   private self?: Informer<Node>;
   private readonly log: (entry: Record<string, unknown>) => void;
   private allocatable: Record<string, string> = {};
+  private oci?: OciRuntime;
 
   constructor(private readonly opts: NodeAgentOptions) {
     this.name = opts.name;
     this.log = opts.log ?? quiet;
     this.network = new PodNetwork(opts.networkMode ?? defaultNetworkMode(), opts.hostIP ?? '127.0.0.1');
     this.images = new ImageStore({ layout: opts.images ?? join(opts.dataDir, 'images'), rootfs: join(opts.dataDir, 'rootfs') });
-    const processes = new ProcessRuntime({ images: this.images, network: this.network, logLimits: opts.logLimits ?? DefaultLogLimits });
-    const v = processes.version();
+    const own = opts.containerRuntime === 'oci'
+      ? (this.oci = new OciRuntime({ images: this.images, network: this.network, host: ociHost(), dataDir: opts.dataDir, hostIP: opts.hostIP ?? '127.0.0.1' }))
+      : new ProcessRuntime({ images: this.images, network: this.network, logLimits: opts.logLimits ?? DefaultLogLimits });
+    const v = own.version();
     this.runtimeVersion = `${v.runtimeName}://${v.runtimeVersion}`;
-    this.handlers = nodeHandlers(opts.runtimes ?? [], processes, opts.simulate ?? true ? new SimulatedRuntime(this.network) : undefined);
+    const simulated = opts.simulate ?? true ? new SimulatedRuntime(this.network) : undefined;
+    this.handlers = opts.containerRuntime === 'simulated'
+      ? [...(opts.runtimes ?? []), { runtime: new SimulatedRuntime(this.network), runs: () => true }]
+      : nodeHandlers(opts.runtimes ?? [], own, simulated);
     this.broadcaster = new EventBroadcaster(kubeEventSink(opts.kube), this.log);
     this.events = this.broadcaster.recorder({ component: 'kubelet', host: opts.name, instance: opts.name });
     this.sources = apiSources(opts.kube, opts.rootCa ?? opts.kube.connection.ca?.toString());
@@ -232,6 +246,7 @@ export class NodeAgent {
     await Promise.all([this.podInformer?.stop(), this.self?.stop(), this.proxy?.stop()]);
     await Promise.all([...this.workers.values()].map((w) => w.shutdown().catch((err: Error) => this.warn('pod not stopped', w.current, err))));
     await this.server?.close();
+    await this.oci?.close();
     await this.broadcaster.close();
   }
 }

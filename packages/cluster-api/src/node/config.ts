@@ -46,6 +46,12 @@ export const podNetwork = (raw: unknown): 'loopback' | 'shared' => {
   return raw;
 };
 
+/** `--container-runtime` (serve's embedded node). */
+export const containerRuntime = (raw: unknown): 'oci' | 'process' | 'simulated' => {
+  if (raw !== 'oci' && raw !== 'process' && raw !== 'simulated') throw new ConfigError(`--container-runtime must be oci, process or simulated, got ${String(raw)}`);
+  return raw;
+};
+
 export const nodeOptions: readonly AnyRow<NodeConfig>[] = [
   row({ key: 'kubeconfig', flag: 'kubeconfig', env: 'CLUSTER_API_NODE_KUBECONFIG', type: 'string', default: undefined, parse: path, describe: 'how to reach the API server, as whom (default: kubectl\'s rules: KUBECONFIG, ~/.kube/config)' }),
   row({ key: 'bootstrapKubeconfig', flag: 'bootstrap-kubeconfig', env: 'CLUSTER_API_NODE_BOOTSTRAP_KUBECONFIG', type: 'string', default: undefined, parse: path, describe: 'TLS bootstrap: a kubeconfig with a bootstrap token; when --kubeconfig does not exist, the node requests its client certificate with it and writes --kubeconfig' }),

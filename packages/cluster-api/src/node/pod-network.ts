@@ -36,6 +36,8 @@ export class PodNetwork {
   private readonly byUid = new Map<string, string>();
   private readonly ports = new Map<string, Map<number, number>>();
   private range?: { base: number; size: number };
+  /** The node's pod CIDR, once known. */
+  cidr?: string;
   private cursor = 1;
   private cidrSet!: () => void;
   /** Resolves once the node has a pod CIDR (always at once in shared mode). */
@@ -49,6 +51,7 @@ export class PodNetwork {
   setCidr(cidr: string): void {
     if (this.range) return;
     this.range = parseCidr(cidr);
+    this.cidr = cidr;
     this.cidrSet();
   }
 

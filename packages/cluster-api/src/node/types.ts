@@ -4,7 +4,7 @@
  */
 import type { ObjectMeta, Pod } from '@func/kube-client';
 
-export type { KeySelector, EnvVarSource, EnvVar, EnvFromSource, HttpGetAction, ProbeHandler, Probe, VolumeMount, Container, Toleration, Volume, PodSpec, Condition, ContainerState, ContainerStatus, PodStatus, Pod, Taint, Node } from '@func/kube-client';
+export type { KeySelector, EnvVarSource, EnvVar, EnvFromSource, HttpGetAction, ProbeHandler, Probe, VolumeMount, Container, SecurityContext, PodSecurityContext, Toleration, Volume, PodSpec, Condition, ContainerState, ContainerStatus, PodStatus, Pod, Taint, Node } from '@func/kube-client';
 
 /** kube-client's object metadata (with the field a pod's deletion adds). */
 export type Meta = ObjectMeta;

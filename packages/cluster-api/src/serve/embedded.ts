@@ -91,7 +91,7 @@ export async function startEmbeddedNode(config: ServeConfig, ca: CertificateAuth
   const serving = ensureIssued(join(config.dataDir, 'tls'), `node-${config.nodeName}`, ca, nodeCertificateRequest(config.nodeName, ['127.0.0.1', 'localhost']));
   const agent = new NodeAgent({
     kube: embeddedClient(api, token), name: config.nodeName, dataDir: join(config.dataDir, 'agent'), images: join(config.dataDir, 'images'),
-    simulate: config.simulate, maxPods: config.maxPods, networkMode: config.podNetwork, rootCa: api.ca, log,
+    simulate: config.simulate, containerRuntime: config.containerRuntime, maxPods: config.maxPods, networkMode: config.podNetwork, rootCa: api.ca, log,
     heartbeat: leaseHeartbeat(config.nodeLeaseDurationSeconds),
     server: { ...serving, ca: ca.cert, port: config.kubeletPort },
   });

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ServeConfig } from '../config.js';
 import { disabledParts } from '../config.js';
+import { bridgeableCidr } from '../node/runtime/choose.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { loadTokenFile, tokenAuthenticator, withUsers } from '../auth/authenticator.js';
 import { AdminUser, ensureAdminToken, firstToken, writeKubeconfig } from '../auth/credentials.js';
@@ -29,6 +30,8 @@ import { Supervisor } from './supervisor.js';
 export interface Served {
   /** Its close() stops every part, in reverse order. */
   server: ClusterApiServer;
+  /** The embedded node's container runtime (none without one). */
+  containerRuntime?: string;
   /** Where the kubeconfig was written, if one was. */
   kubeconfig?: string;
   /** The embedded broker (`--broker`, the default), once started. */
@@ -48,7 +51,8 @@ export interface ServeOptions extends Pick<StartOptions, 'podNetwork'> {
 type Log = NonNullable<StartOptions['log']>;
 
 /** Everything `cluster-api serve` does before it waits for a signal. */
-export async function serve(config: ServeConfig, log?: Log, options: ServeOptions = {}): Promise<Served> {
+export async function serve(asked: ServeConfig, log?: Log, options: ServeOptions = {}): Promise<Served> {
+  const config = withRuntime(asked);
   const { authenticator, token } = credentials(config);
   const tls = config.insecureHttp ? undefined : tlsMaterial(config);
   // The CA that signs node and component certificates; with a brought-in serving certificate too.
@@ -110,7 +114,14 @@ export async function serve(config: ServeConfig, log?: Log, options: ServeOption
     ...(token && { kubeconfig: config.kubeconfigOut }),
     ...(broker && { broker }),
     supervisor,
+    containerRuntime: config.disableAgent ? undefined : config.containerRuntime,
   };
+}
+
+/** An oci node needs a pod CIDR it can bridge (`cluster-api serve` chose the runtime: node/runtime/choose.ts; embedders that choose none get processes). */
+function withRuntime(config: ServeConfig): ServeConfig {
+  const runtime = config.containerRuntime ?? 'process';
+  return { ...config, containerRuntime: runtime, clusterCidr: runtime === 'oci' ? bridgeableCidr(config.clusterCidr, config.dataDir) : config.clusterCidr };
 }
 
 function credentials(config: ServeConfig): { authenticator: Authenticator; token?: string } {

@@ -7,7 +7,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
-import type { ContainerLog } from './logs.js';
+import type { LiveLog } from './logs.js';
 
 export interface LogReadOptions {
   tailLines?: number;
@@ -73,7 +73,7 @@ interface Seen {
   aborted: boolean;
 }
 
-function changes(live: ContainerLog, signal?: AbortSignal) {
+function changes(live: LiveLog, signal?: AbortSignal) {
   const seen: Seen & { wrote: boolean } = { rotated: false, closed: live.closed, aborted: false, wrote: false };
   let wake: (() => void) | undefined;
   const handlers = {
@@ -100,7 +100,7 @@ function changes(live: ContainerLog, signal?: AbortSignal) {
   };
 }
 
-export async function readContainerLog(path: string, opts: LogReadOptions, out: Writable, live?: ContainerLog): Promise<void> {
+export async function readContainerLog(path: string, opts: LogReadOptions, out: Writable, live?: LiveLog): Promise<void> {
   const output = new LimitedOutput(out, opts.limitBytes);
   const following = opts.follow && live && !live.closed ? changes(live, opts.signal) : undefined;
   let fh = await open(path, 'r').catch(() => undefined);

@@ -43,7 +43,14 @@ export interface ContainerLogEvents {
   close: [];
 }
 
-export class ContainerLog extends EventEmitter<ContainerLogEvents> {
+/** A log being written, as a reader follows it: its events, and whether it is done. */
+export interface LiveLog {
+  readonly closed: boolean;
+  on<E extends keyof ContainerLogEvents>(event: E, listener: () => void): unknown;
+  off<E extends keyof ContainerLogEvents>(event: E, listener: () => void): unknown;
+}
+
+export class ContainerLog extends EventEmitter<ContainerLogEvents> implements LiveLog {
   private fd: number;
   private size: number;
   private readonly pending: Record<Stream, string> = { stdout: '', stderr: '' };

@@ -98,9 +98,20 @@ export function tcpCheck(host: string, port: number, timeoutMs: number): Promise
 /** Where a container port of the pod is reached (pod-network.ts: the pod IP, or a node port in shared mode). */
 export type PortTarget = (port: number) => { host: string; port: number };
 
-/** Runs a probe's (or a preStop hook's) handler against the pod; a thrown error is a failure too. */
-export async function check(h: ProbeHandler, container: Container, target: PortTarget, timeoutMs: number): Promise<ProbeOutcome> {
+/** A command in the running container (the runtime's exec): its exit code and its output. */
+export type ExecInContainer = (cmd: string[], timeoutMs: number) => Promise<{ exitCode: number; output: string }>;
+
+/**
+ * Runs a probe's (or a preStop hook's) handler against the pod; a thrown error is a failure too.
+ * An exec handler runs where the container's runtime can exec (`exec`): success is exit code 0, the
+ * output is what the Unhealthy event says, as the kubelet's exec prober.
+ */
+export async function check(h: ProbeHandler, container: Container, target: PortTarget, timeoutMs: number, exec?: ExecInContainer): Promise<ProbeOutcome> {
   try {
+    if (h.exec && exec) {
+      const { exitCode, output } = await exec(h.exec.command ?? [], timeoutMs);
+      return { ok: exitCode === 0, output: exitCode === 0 ? output : output || `command ${JSON.stringify(h.exec.command ?? [])} exited with ${exitCode}` };
+    }
     if (h.httpGet) {
       const to = target(resolvePort(h.httpGet.port, container));
       return await httpCheck(h.httpGet, to.host, to.port, timeoutMs);

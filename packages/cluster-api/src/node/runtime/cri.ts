@@ -12,7 +12,7 @@
  * nanoseconds); of what the CRI streams, port-forward is asked for as the agent needs it (the
  * address where a pod's port is reached from the node), exec and attach are optional.
  */
-import type { ContainerLog } from '../logs/logs.js';
+import type { LiveLog } from '../logs/logs.js';
 import type { Container, Pod } from '../types.js';
 
 export interface PodSandboxMetadata {
@@ -136,7 +136,7 @@ export interface RuntimeService {
   /** Resolves when the container exits, with its status then (the CRI's container events, CONTAINER_STOPPED_EVENT). */
   waitContainer(id: string): Promise<ContainerStatus>;
   /** The live log of a running container, for `kubectl logs -f` (a runtime without one is read from its file). */
-  containerLog?(id: string): ContainerLog | undefined;
+  containerLog?(id: string): LiveLog | undefined;
 
   /** Where a pod's port is reached from the node (what port-forward, probes and the service proxy dial). */
   portForward(sandboxId: string, port: number): { host: string; port: number } | undefined;

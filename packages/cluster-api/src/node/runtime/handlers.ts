@@ -2,8 +2,9 @@
  * Which runtime runs a container: the one place the agent chooses. Handlers are asked in order
  * with the image as the node's store has it (undefined when it is not there and cannot be
  * pulled); the first that runs it wins. The node's list: those given in `NodeAgentOptions.runtimes`,
- * then `process` for function images (label `dev.func.image=function`), then `simulated` for any
- * other image when the node simulates (kwok's way), else none: the kubelet's ErrImagePull.
+ * then the node's own runtime — `oci` for any image in the store, or `process` for function images
+ * (label `dev.func.image=function`) —, then `simulated` for any other image when the node
+ * simulates (kwok's way), else none: the kubelet's ErrImagePull.
  */
 import { FUNCTION_IMAGE_KIND, FUNCTION_IMAGE_LABEL } from '@func/oci';
 import type { Image, RuntimeService } from './cri.js';
@@ -16,11 +17,15 @@ export interface RuntimeHandler {
 
 export const isFunctionImage = (image: Image | undefined): boolean => image?.labels[FUNCTION_IMAGE_LABEL] === FUNCTION_IMAGE_KIND;
 
-/** The node's handlers: the given ones first, then function images as processes, then (when simulating) every other image. */
-export function nodeHandlers(given: readonly RuntimeHandler[], process: RuntimeService, simulated: RuntimeService | undefined): RuntimeHandler[] {
+/** The node's own runtime: `oci` runs any image the store has, `process` only function images. */
+export const ownHandler = (runtime: RuntimeService): RuntimeHandler =>
+  runtime.name === 'oci' ? { runtime, runs: (_ref, image) => image !== undefined } : { runtime, runs: (_ref, image) => isFunctionImage(image) };
+
+/** The node's handlers: the given ones first, then the node's own runtime, then (when simulating) every other image. */
+export function nodeHandlers(given: readonly RuntimeHandler[], own: RuntimeService, simulated: RuntimeService | undefined): RuntimeHandler[] {
   return [
     ...given,
-    { runtime: process, runs: (_ref, image) => isFunctionImage(image) },
+    ownHandler(own),
     ...(simulated ? [{ runtime: simulated, runs: () => true }] : []),
   ];
 }

@@ -40,6 +40,8 @@ interface TokenSource {
 export interface TokenFile extends TokenSource {
   file: string;
   refreshAt: number;
+  /** The projected volume's defaultMode (0644), or 0600 when the pod has an fsGroup, as the kubelet writes it. */
+  mode: number;
 }
 
 /** A relative path inside a volume, or the error the kubelet gives for one that escapes it. */
@@ -102,7 +104,7 @@ function downward(items: Item[], dir: string, volume: string, ctx: Context, defa
 export async function writeToken(t: TokenFile, pod: Pod, sources: PodSources): Promise<void> {
   const seconds = t.expirationSeconds ?? 3600;
   const issued = await sources.token(pod, t.audience, seconds);
-  writeFile(t.file, issued.token, 0o600);
+  writeFile(t.file, issued.token, t.mode);
   const now = Date.now();
   t.refreshAt = now + Math.min(0.8 * (issued.expiresAt - now), 24 * 3600 * 1000);
 }
@@ -115,7 +117,8 @@ async function projected(v: Record<string, unknown>, dir: string, volume: string
     else if (source.downwardAPI) downward((source.downwardAPI.items ?? []) as Item[], dir, volume, ctx, defaultMode);
     else if (source.serviceAccountToken) {
       const t = source.serviceAccountToken as unknown as TokenSource;
-      const token: TokenFile = { ...t, file: inside(dir, t.path, volume), refreshAt: 0 };
+      const mode = ctx.pod.spec.securityContext?.fsGroup !== undefined ? 0o600 : (defaultMode ?? 0o644);
+      const token: TokenFile = { ...t, file: inside(dir, t.path, volume), refreshAt: 0, mode };
       await writeToken(token, ctx.pod, ctx.sources).catch((err: Error) => {
         throw new VolumeError(volume, `failed to fetch token: ${err.message}`);
       });

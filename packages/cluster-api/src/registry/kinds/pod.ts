@@ -10,6 +10,7 @@ import { podProxy } from '../subresources/proxy.js';
 import { statusSubresource } from '../subresources/status.js';
 import { ownPodsOnly, podRestriction } from './node-restriction.js';
 import { defaultPodSpec, defaultRequestsFromLimits, validatePodSpec } from './pod-spec.js';
+import { podQosClass } from '../../api/qos.js';
 
 const containers = (o: KubeObject): Obj[] => arr(status(o).containerStatuses).map(obj);
 
@@ -74,7 +75,7 @@ export const pod = core({
       // The ServiceAccount admission plugin gives a mirror pod no account: its kubelet runs it without one.
       defaultPodSpec(child(o, 'spec'), { account: !('kubernetes.io/config.mirror' in (o.metadata.annotations ?? {})) });
       defaultRequestsFromLimits(spec(o));
-      o.status = { phase: 'Pending', qosClass: 'BestEffort' };
+      o.status = { phase: 'Pending', qosClass: podQosClass(spec(o)) };
     },
     validate: (o) => validatePodSpec(spec(o), 'spec'),
     validateUpdate: validateSpecUpdate,

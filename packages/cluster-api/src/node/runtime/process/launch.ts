@@ -26,19 +26,25 @@ export interface LaunchInput {
   fixed: Record<string, string>;
 }
 
-const imageEnv = (config: ContainerConfig): Record<string, string> =>
+export const imageEnv = (config: ContainerConfig): Record<string, string> =>
   Object.fromEntries((config.Env ?? []).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]).filter(([k]) => k));
 
 const isNode = (program: string): boolean => program === 'node' || basename(program) === 'node';
 
-export function launchSpec(input: LaunchInput): LaunchSpec {
-  const { container, image, imageRoot, mounts } = input;
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', ...imageEnv(image), ...input.env };
+/** What the container runs: `command` replaces Entrypoint and `args` Cmd, `$(VAR)` expanded against `env`; CreateContainerError when it is nothing. */
+export function containerArgv(container: Pick<CriContainerConfig, 'command' | 'args'>, image: ContainerConfig, env: Record<string, string>): string[] {
   const expanded = (list: string[]) => list.map((a) => expand(a, (name) => env[name]));
   const entrypoint = container.command ? expanded(container.command) : (image.Entrypoint ?? []);
   const cmd = container.args ? expanded(container.args) : container.command ? [] : (image.Cmd ?? []);
   const argv = [...entrypoint, ...cmd];
   if (argv.length === 0) throw new CreateContainerError('no command specified');
+  return argv;
+}
+
+export function launchSpec(input: LaunchInput): LaunchSpec {
+  const { container, image, imageRoot, mounts } = input;
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', ...imageEnv(image), ...input.env };
+  const argv = containerArgv(container, image, env);
   if (!isNode(argv[0]!)) throw new CreateContainerError(`only Node.js programs run on this node: command ${JSON.stringify(argv[0])} is not "node"`);
   const onNode = (p: string): string => {
     const mapped = mounts.hostPath(p);

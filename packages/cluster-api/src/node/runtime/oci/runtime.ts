@@ -1,0 +1,343 @@
+/**
+ * The oci runtime: every container runs from an OCI bundle under runc, supervised by conmon
+ * (runc.ts), in a pod sandbox that is a network namespace of its own on the node's bridge (cni.ts).
+ * A container sees only its image (an overlay over the image unpacked once per digest, shared
+ * read-only; a copy where overlayfs does not mount), its volumes, the pod's /etc/hosts and
+ * /etc/hostname, and for a function image the node's Node.js (node-binary.ts); it runs as its
+ * security context says (security.ts) with its limits in cgroups (spec.ts). Exec runs in the
+ * container with its own user, capabilities and seccomp (`runc exec --process`); attach streams
+ * its output as it is logged.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Writable } from 'node:stream';
+import { FUNCTION_IMAGE_KIND, FUNCTION_IMAGE_LABEL } from '@func/oci';
+import type { PodNetwork } from '../../pod-network.js';
+import type { ContainerConfig, ContainerStatus, ImageSpec, PodSandboxConfig, PodSandboxStatus, RuntimeService, StreamOptions } from '../cri.js';
+import type { ImageStore } from '../image-store.js';
+import { newId, RecordedRuntime } from '../records.js';
+import { readContainerLog } from '../../logs/log-reader.js';
+import { containerArgv, imageEnv } from '../process/launch.js';
+import { PodNetworks, type PortMapping } from './cni.js';
+import type { OciHost } from './host.js';
+import { nodeBinaryMounts } from './node-binary.js';
+import { Runc } from './runc.js';
+import { FunctionUser, identity, security } from './security.js';
+import { bundleConfig, type BundleMount } from './spec.js';
+import { chownForFsGroup, mountRootfs, unmountRootfs } from './rootfs.js';
+import { WatchedLog } from './watched-log.js';
+
+
+export interface OciRuntimeOptions {
+  images: ImageStore;
+  network: PodNetwork;
+  host: OciHost;
+  /** The node's data directory: bundles under `<dataDir>/oci`. */
+  dataDir: string;
+  /** The node's address (a hostNetwork pod's IP). */
+  hostIP: string;
+}
+
+interface Sandbox {
+  status: PodSandboxStatus;
+  config: PodSandboxConfig;
+  netns?: string;
+  cidr: string;
+  ports: PortMapping[];
+  etc: string;
+}
+
+interface Instance {
+  status: ContainerStatus;
+  sandboxId: string;
+  bundle: string;
+  log?: WatchedLog;
+  exited: Promise<ContainerStatus>;
+  settle(status: ContainerStatus): void;
+}
+
+const DefaultPath = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const isLoopback = (cidr: string) => cidr.startsWith('127.');
+
+/** Names of this node's bridge, namespaces, runc root and cgroups: a hash of its data directory, so two nodes on one machine never share one. */
+export const nodeKey = (dataDir: string): string => createHash('sha256').update(dataDir).digest('hex').slice(0, 8);
+
+export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements RuntimeService {
+  readonly name = 'oci';
+  readonly reporting = 'kubelet';
+  readonly key: string;
+  private readonly runc: Runc;
+  private readonly networks: PodNetworks;
+  private readonly dir: string;
+  private readonly exits: string;
+  private readonly cgroupParent: string;
+  private watcher?: FSWatcher;
+  private sweep?: NodeJS.Timeout;
+  private cleared?: Promise<void>;
+
+  constructor(private readonly opts: OciRuntimeOptions) {
+    super();
+    this.key = nodeKey(opts.dataDir);
+    this.dir = join(opts.dataDir, 'oci');
+    this.exits = join(this.dir, 'exits');
+    this.cgroupParent = `/func-${this.key}`;
+    this.runc = new Runc({ runc: opts.host.runc, conmon: opts.host.conmon, root: `/run/func-runc/${this.key}`, exits: this.exits, sockets: join(this.dir, 'sockets') });
+    this.networks = new PodNetworks({ cniPath: opts.host.cniPath, name: `func${this.key}`, bridge: `fbr${this.key}`, ipamDir: join(this.dir, 'ipam') });
+  }
+
+  /** The node's own runtime is `func` (the node IPAM controller allocates pod CIDRs to func nodes), here over runc. */
+  version() {
+    return { runtimeName: 'func', runtimeVersion: `0.1.0-oci.runc-${this.opts.host.version}` };
+  }
+
+  /** Leftovers of an earlier run of this node (containers, namespaces, the bridge) go, once, before the first sandbox. */
+  private ready(): Promise<void> {
+    return (this.cleared ??= (async () => {
+      await this.clear();
+      for (const d of [this.exits, join(this.dir, 'sockets'), join(this.dir, 'containers')]) mkdirSync(d, { recursive: true });
+      this.watcher = watch(this.exits, (_event, name) => name && this.exitedNow(String(name)));
+      this.sweep = setInterval(() => this.sweepExits(), 2000).unref();
+    })());
+  }
+
+  async prepareImage(image: ImageSpec): Promise<void> {
+    await this.opts.images.unpackedImage(image.image);
+  }
+
+  async runPodSandbox(config: PodSandboxConfig): Promise<string> {
+    await this.ready();
+    const { network, hostIP } = this.opts;
+    await network.ready;
+    const cidr = network.cidr ?? '';
+    const spec = config.pod.spec;
+    const id = newId();
+    const ports: PortMapping[] = [...(spec.initContainers ?? []), ...spec.containers].flatMap((c) => (c.ports ?? []).filter((p) => p.hostPort).map((p) => ({ hostPort: p.hostPort!, containerPort: p.containerPort, protocol: (p.protocol ?? 'TCP').toLowerCase() })));
+    let ip = hostIP;
+    let netns: string | undefined;
+    if (!spec.hostNetwork) {
+      if (!cidr || isLoopback(cidr)) throw new Error(`the oci runtime needs a pod CIDR outside 127.0.0.0/8 for its bridge (this node's is ${cidr || 'unset'}); give the cluster a --cluster-cidr of private addresses`);
+      ({ ip, netns } = await this.networks.add(id, cidr, ports));
+    }
+    const etc = join(config.podDir, 'etc');
+    mkdirSync(etc, { recursive: true });
+    writeFileSync(join(etc, 'hosts'), `127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n${ip}\t${config.hostname}\n`);
+    writeFileSync(join(etc, 'hostname'), `${config.hostname}\n`);
+    this.sandboxes.set(id, { config, netns, cidr, ports: spec.hostNetwork ? [] : ports, etc, status: { id, metadata: config.metadata, state: 'SANDBOX_READY', createdAt: Date.now(), network: { ip } } });
+    return id;
+  }
+
+  /** Kills what still runs in the sandbox (the agent stopped its containers gracefully first), then its network. */
+  async stopPodSandbox(id: string): Promise<void> {
+    const sandbox = this.sandboxes.get(id);
+    if (!sandbox) return;
+    const running = this.of(id).filter((c) => c.status.state === 'CONTAINER_RUNNING');
+    await Promise.all(running.map((c) => this.runc.kill(c.status.id, 'KILL').catch(() => undefined)));
+    await Promise.all(running.map((c) => c.exited));
+    if (sandbox.status.state === 'SANDBOX_READY' && sandbox.netns) await this.networks.del(id, sandbox.cidr, sandbox.ports);
+    sandbox.status.state = 'SANDBOX_NOTREADY';
+  }
+
+  override async removePodSandbox(id: string): Promise<void> {
+    await this.stopPodSandbox(id);
+    await Promise.all(this.of(id).map((c) => this.removeContainer(c.status.id)));
+    await super.removePodSandbox(id);
+  }
+
+  /** The bundle: rootfs, config.json from the image, the container and the pod; CreateContainerConfigError / CreateContainerError when it cannot run. */
+  async createContainer(sandboxId: string, config: ContainerConfig): Promise<string> {
+    const sandbox = this.sandbox(sandboxId);
+    const pod = sandbox.config.pod;
+    const image = await this.opts.images.unpackedImage(config.image.image);
+    const isFunction = image.config.Labels?.[FUNCTION_IMAGE_LABEL] === FUNCTION_IMAGE_KIND;
+    const user = identity(pod, config.container, image.config.User, image.root, isFunction ? FunctionUser : undefined);
+    const sec = security(pod, config.container, user);
+    const env: Record<string, string> = { PATH: DefaultPath, ...imageEnv(image.config), HOSTNAME: sandbox.config.hostname, ...config.envs };
+    const args = containerArgv(config, image.config, env);
+    const id = newId();
+    const bundle = join(this.dir, 'containers', id);
+    mkdirSync(bundle, { recursive: true });
+    try {
+      await mountRootfs(image.root, bundle);
+      const psc = pod.spec.securityContext ?? {};
+      if (psc.fsGroup !== undefined) chownForFsGroup(config.mounts, sandbox.config.podDir, psc.fsGroup);
+      const mounts: BundleMount[] = [
+        { destination: '/etc/hosts', source: join(sandbox.etc, 'hosts'), readonly: false },
+        { destination: '/etc/hostname', source: join(sandbox.etc, 'hostname'), readonly: false },
+        ...(existsSync('/etc/resolv.conf') ? [{ destination: '/etc/resolv.conf', source: '/etc/resolv.conf', readonly: true }] : []),
+        ...(isFunction ? await nodeBinaryMounts() : []),
+        ...config.mounts.map((m) => ({ destination: m.containerPath, source: m.hostPath, readonly: m.readonly })),
+      ];
+      const spec = bundleConfig({
+        args, env: Object.entries(env).map(([k, v]) => `${k}=${v}`), cwd: config.workingDir ?? image.config.WorkingDir ?? '/',
+        hostname: sandbox.config.hostname, security: sec, mounts, netns: sandbox.netns,
+        hostPID: pod.spec.hostPID === true, hostIPC: pod.spec.hostIPC === true, resources: config.container.resources,
+        cgroupsPath: `${this.cgroupParent}/${id}`, cgroupV2: this.opts.host.cgroupV2,
+      });
+      writeFileSync(join(bundle, 'config.json'), JSON.stringify(spec));
+    } catch (err) {
+      await unmountRootfs(bundle);
+      rmSync(bundle, { recursive: true, force: true });
+      throw err;
+    }
+    const status: ContainerStatus = { id, metadata: config.metadata, state: 'CONTAINER_CREATED', createdAt: Date.now(), image: config.image.image, imageRef: config.image.imageRef ?? '', logPath: config.logPath };
+    let settle!: (s: ContainerStatus) => void;
+    const exited = new Promise<ContainerStatus>((resolve) => (settle = resolve));
+    this.containers.set(id, { status, sandboxId, bundle, exited, settle });
+    return id;
+  }
+
+  async startContainer(id: string): Promise<void> {
+    const c = this.container(id);
+    mkdirSync(dirname(c.status.logPath), { recursive: true });
+    try {
+      await this.runc.create(id, c.bundle, c.status.logPath, join(c.bundle, 'pid'));
+      await this.runc.start(id);
+    } catch (err) {
+      await this.runc.delete(id).catch(() => undefined);
+      Object.assign(c.status, { state: 'CONTAINER_EXITED', exitCode: 128, finishedAt: Date.now(), reason: 'StartError', message: (err as Error).message });
+      c.settle(c.status);
+      return;
+    }
+    Object.assign(c.status, { state: 'CONTAINER_RUNNING', startedAt: Date.now() });
+    c.log = new WatchedLog(c.status.logPath, c.exited);
+    this.exitedNow(id);
+  }
+
+  /** The container's exit, once conmon has written it: its code, OOMKilled when its cgroup's memory limit killed it; then runc forgets it. */
+  private exitedNow(id: string): void {
+    const c = this.containers.get(id);
+    if (!c || c.status.state !== 'CONTAINER_RUNNING') return;
+    let text: string;
+    try {
+      text = readFileSync(join(this.exits, id), 'utf8').trim();
+    } catch {
+      return;
+    }
+    if (!text) return;
+    const exitCode = Number(text);
+    const oom = this.oomKilled(id);
+    Object.assign(c.status, { state: 'CONTAINER_EXITED', exitCode: Number.isFinite(exitCode) ? exitCode : 255, finishedAt: Date.now(), ...(oom ? { reason: 'OOMKilled' } : {}) });
+    void this.runc.delete(id).catch(() => undefined).then(() => c.settle(c.status));
+  }
+
+  private sweepExits(): void {
+    for (const c of this.containers.values()) if (c.status.state === 'CONTAINER_RUNNING') this.exitedNow(c.status.id);
+  }
+
+  /** Whether the kernel's OOM killer ended a process of the container's memory cgroup. */
+  private oomKilled(id: string): boolean {
+    const path = `${this.cgroupParent}/${id}`;
+    const file = this.opts.host.cgroupV2 ? join('/sys/fs/cgroup', path, 'memory.events') : join('/sys/fs/cgroup/memory', path, 'memory.oom_control');
+    try {
+      return Number(/oom_kill (\d+)/.exec(readFileSync(file, 'utf8'))?.[1] ?? 0) > 0;
+    } catch {
+      return false;
+    }
+  }
+
+  async stopContainer(id: string, timeoutSeconds: number): Promise<void> {
+    const c = this.containers.get(id);
+    if (!c || c.status.state !== 'CONTAINER_RUNNING') return;
+    await this.runc.kill(id, timeoutSeconds > 0 ? 'TERM' : 'KILL').catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const killed = new Promise<void>((resolve) => {
+      timer = setTimeout(() => void this.runc.kill(id, 'KILL').catch(() => undefined).then(() => resolve()), timeoutSeconds * 1000);
+    });
+    await Promise.race([c.exited, killed]);
+    clearTimeout(timer);
+    await c.exited;
+  }
+
+  async removeContainer(id: string): Promise<void> {
+    const c = this.containers.get(id);
+    if (!c) return;
+    await this.stopContainer(id, 0);
+    await this.runc.delete(id).catch(() => undefined);
+    await unmountRootfs(c.bundle);
+    rmSync(c.bundle, { recursive: true, force: true });
+    rmSync(join(this.exits, id), { force: true });
+    this.containers.delete(id);
+  }
+
+  waitContainer(id: string): Promise<ContainerStatus> {
+    return this.container(id).exited;
+  }
+
+  containerLog(id: string): WatchedLog | undefined {
+    return this.containers.get(id)?.log;
+  }
+
+  portForward(sandboxId: string, port: number): { host: string; port: number } | undefined {
+    const ip = this.sandboxes.get(sandboxId)?.status.network.ip;
+    return ip ? { host: ip, port } : undefined;
+  }
+
+  /** `cmd` in the running container as its own process runs (user, env, cwd, capabilities, seccomp): its exit code. */
+  async exec(containerId: string, cmd: string[], streams: StreamOptions): Promise<{ exitCode: number }> {
+    const c = this.container(containerId);
+    if (c.status.state !== 'CONTAINER_RUNNING') throw new Error(`container ${containerId} is not running`);
+    if (cmd.length === 0) throw new Error('no command given');
+    const spec = JSON.parse(readFileSync(join(c.bundle, 'config.json'), 'utf8')) as { process: Record<string, unknown> };
+    const processFile = join(c.bundle, `exec-${newId().slice(0, 12)}.json`);
+    writeFileSync(processFile, JSON.stringify({ ...spec.process, args: cmd, terminal: false }));
+    try {
+      return await new Promise((resolve, reject) => {
+        const child = spawn(this.opts.host.runc, ['--root', this.runc.opts.root, 'exec', '--process', processFile, containerId], { stdio: [streams.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+        if (streams.stdin) {
+          // The command may end before its input does: what is left goes nowhere, and no EPIPE ends the agent.
+          child.stdin!.on('error', () => undefined);
+          streams.stdin.pipe(child.stdin!);
+          child.once('close', () => streams.stdin!.unpipe(child.stdin!));
+        }
+        child.stdout!.on('data', (b: Buffer) => streams.stdout?.write(b));
+        child.stderr!.on('data', (b: Buffer) => (streams.tty ? streams.stdout : streams.stderr)?.write(b));
+        child.once('error', reject);
+        child.once('close', (code, signal) => resolve({ exitCode: code ?? (signal ? 128 + 9 : 1) }));
+      });
+    } finally {
+      rmSync(processFile, { force: true });
+    }
+  }
+
+  /**
+   * The container's output from now on, as it is logged, until it exits: stdout and stderr in the
+   * order written, on stdout (containers here run without a stdin to attach to).
+   */
+  async attach(containerId: string, streams: StreamOptions): Promise<void> {
+    const c = this.container(containerId);
+    if (c.status.state !== 'CONTAINER_RUNNING' || !c.log) throw new Error(`container ${containerId} is not running`);
+    if (streams.stdout) await readContainerLog(c.status.logPath, { follow: true, tailLines: 0 }, streams.stdout as Writable, c.log);
+    else await c.exited;
+  }
+
+  /** Stops every container of this node and removes its namespaces, bridge, cgroups and runc state: the agent's stop, and the start of a new run. */
+  async clear(): Promise<void> {
+    for (const id of await this.runc.list()) {
+      await this.runc.kill(id, 'KILL').catch(() => undefined);
+      await this.runc.delete(id).catch(() => undefined);
+    }
+    const containers = join(this.dir, 'containers');
+    if (existsSync(containers)) for (const name of readdirSync(containers)) await unmountRootfs(join(containers, name));
+    await this.networks.clear();
+    // runc removes a container's cgroup on delete; the node's parent cgroup is ours to remove (v1: one per hierarchy).
+    const hierarchies = this.opts.host.cgroupV2 ? [''] : readdirSync('/sys/fs/cgroup');
+    for (const h of hierarchies) {
+      try {
+        rmdirSync(join('/sys/fs/cgroup', h, this.cgroupParent));
+      } catch {
+        /* not there, or not a hierarchy */
+      }
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+    rmSync(this.runc.opts.root, { recursive: true, force: true });
+  }
+
+  /** The agent's stop: everything of this node goes (containers were stopped by their pods' workers first). */
+  async close(): Promise<void> {
+    this.watcher?.close();
+    clearInterval(this.sweep);
+    if (this.cleared) await this.clear();
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * `cluster-api serve --container-runtime oci`, as a user runs it, twice on one machine: each
+ * prints its runtime in the `listening` line, gets a pod CIDR of private addresses of its own (a
+ * bridge of its own), and runs a function pod under runc; the two pods answer on their own IPs with
+ * no collision. A graceful stop takes the node's namespaces and bridge with it.
+ */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { nodeKey } from '../../src/node/runtime/oci/runtime.js';
+import { functionImage, probeFunction } from '../support/node-fixtures.js';
+import { ociMissing } from '../support/oci-fixtures.js';
+import { haveKubectl, startServe, type ServeProcess } from '../serve/process.js';
+import { until } from '../../testing/src/poll.js';
+
+const started: ServeProcess[] = [];
+
+/** SIGTERM and the process's exit (the agent's stop cleans up what it made), then the data directory. */
+async function stop(s: ServeProcess): Promise<void> {
+  if (s.alive()) {
+    const exited = new Promise((resolve) => s.child.once('exit', resolve));
+    s.child.kill('SIGTERM');
+    await exited;
+  }
+  await s.close();
+}
+
+afterAll(async () => {
+  await Promise.all(started.map(stop));
+}, 60_000);
+
+describe.skipIf(ociMissing || !haveKubectl)(`serve --container-runtime oci${ociMissing ? ` (skipped: ${ociMissing})` : ''}`, () => {
+  it('two serves side by side: each its own pod CIDR and bridge, function pods on both answering at their own IPs; nothing left after a stop', async () => {
+    const serves = await Promise.all([0, 1].map(() => startServe(['--container-runtime', 'oci', '--no-broker'])));
+    started.push(...serves);
+    for (const s of serves) expect(s.log()).toMatch(/"msg":"listening".*"containerRuntime":"oci"/);
+    await Promise.all(serves.map((s) => functionImage(join(s.dir, 'data', 'images'), probeFunction, 'probe:v1')));
+    for (const s of serves) expect((await s.kubectl('run', 'fn', '--image=probe:v1', '--port=8080')).code).toBe(0);
+    const ips = await Promise.all(serves.map((s) => until('fn Ready', async () => {
+      const r = await s.kubectl('get', 'pod', 'fn', '-o', 'jsonpath={.status.containerStatuses[0].ready} {.status.podIP}');
+      const [ready, ip] = r.stdout.split(' ');
+      return ready === 'true' && ip ? ip : undefined;
+    }, { timeoutMs: 90_000 })));
+    expect(ips[0]!.split('.').slice(0, 2)).not.toEqual(ips[1]!.split('.').slice(0, 2));
+    for (const ip of ips) {
+      expect(ip.startsWith('10.')).toBe(true);
+      expect(await until(`${ip} answers`, () => fetch(`http://${ip}:8080/`).then((r) => r.ok, () => false))).toBe(true);
+    }
+    const keys = serves.map((s) => nodeKey(join(s.dir, 'data', 'agent')));
+    expect(execFileSync('ip', ['link', 'show', `fbr${keys[0]}`]).toString()).toContain(`fbr${keys[0]}`);
+    await stop(serves[0]!);
+    const netns = execFileSync('ip', ['netns', 'list']).toString();
+    expect(netns).not.toContain(`func${keys[0]}`);
+    expect(netns).toContain(`func${keys[1]}`);
+    expect(() => execFileSync('ip', ['link', 'show', `fbr${keys[0]}`], { stdio: 'ignore' })).toThrow();
+  }, 240_000);
+});
