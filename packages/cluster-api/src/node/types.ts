@@ -83,6 +83,10 @@ export interface Container {
   imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
   terminationMessagePolicy?: 'File' | 'FallbackToLogsOnError';
   restartPolicy?: string;
+  /** A stdin kept open for attach; `stdinOnce`: closed when the first attached client's input ends. */
+  stdin?: boolean;
+  stdinOnce?: boolean;
+  tty?: boolean;
 }
 
 export interface Toleration {

@@ -51,6 +51,11 @@ export class ContainerRunner {
     return this.phase === 'running';
   }
 
+  /** The running instance's runtime and container id (exec, attach), while one runs. */
+  get live(): { runtime: RuntimeService; id: string } | undefined {
+    return this.phase === 'running' && this.inst ? { runtime: this.inst.runtime, id: this.inst.id } : undefined;
+  }
+
   /** Where the pod's port is reached from the node, through this container's runtime. */
   target(port: number): { host: string; port: number } | undefined {
     return this.inst ? this.ctx.portForward(this.inst.runtime, port) : undefined;
