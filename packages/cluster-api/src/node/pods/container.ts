@@ -8,7 +8,7 @@ import { crashLoopMessage, startContainer, type Started } from './container-star
 import type { ContainerLog } from '../logs/logs.js';
 import type { ContainerStatus as RuntimeStatus, RuntimeService } from '../runtime/cri.js';
 import { fieldPath, type PodContext } from './pod-context.js';
-import { check, untilListening } from '../probes/probe-check.js';
+import { check, execIn, untilListening } from '../probes/probe-check.js';
 import { ProbeWorker, type ProbeKind, type ProbeResult } from '../probes/probes.js';
 import { stopContainer, terminated, type Terminated } from './termination.js';
 import { podDesc, rfc3339, type Container, type ContainerState, type ContainerStatus } from '../types.js';
@@ -156,7 +156,7 @@ export class ContainerRunner {
   private startProbes(startedAt: number): void {
     const c = this.spec;
     const hooks = {
-      check: (probe: Parameters<typeof check>[0], timeoutMs: number) => check(probe, c, this.ctx.target, timeoutMs),
+      check: (probe: Parameters<typeof check>[0], timeoutMs: number) => check(probe, c, this.ctx.target, timeoutMs, this.inst && execIn(this.inst.runtime, this.inst.id)),
       listening: (probe: Parameters<typeof check>[0], withinMs: number) => untilListening(probe, c, this.ctx.target, withinMs),
       failed: (kind: ProbeKind, output: string) => this.ctx.event('Warning', 'Unhealthy', `${kind} probe failed: ${output}`, fieldPath(c, this.init)),
       changed: (kind: ProbeKind, result: ProbeResult) => this.probeChanged(kind, result),

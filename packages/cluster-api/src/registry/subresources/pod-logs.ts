@@ -37,7 +37,8 @@ export function checkLogOptions(name: string, query: URLSearchParams): string {
 
 /**
  * A node agent's refusal as a Status (GenericHttpResponseChecker): 400 → BadRequest with its text,
- * 404 → NotFound (`notFound` words it from the text), anything else an internal error.
+ * 404 → NotFound (`notFound` words it from the text), 403 → Forbidden with its text (a protocol the
+ * agent does not speak), anything else an internal error.
  */
 export async function kubeletRefusal(res: IncomingMessage, notFound: (text: string) => string): Promise<ApiError> {
   let body = '';
@@ -45,6 +46,7 @@ export async function kubeletRefusal(res: IncomingMessage, notFound: (text: stri
   const text = body.trim().slice(0, 64 * 1024);
   if (res.statusCode === 400) return badRequest(text);
   if (res.statusCode === 404) return new ApiError(404, 'NotFound', notFound(text));
+  if (res.statusCode === 403) return new ApiError(403, 'Forbidden', text);
   return new ApiError(500, 'InternalError', `Internal error occurred: the node agent answered ${res.statusCode}`);
 }
 
