@@ -105,6 +105,8 @@ export interface Volume {
 export interface PodSpec {
   containers: Container[];
   initContainers?: Container[];
+  /** Added through pods/ephemeralcontainers (kubectl debug); never restarted. */
+  ephemeralContainers?: (Container & { targetContainerName?: string })[];
   volumes?: Volume[];
   nodeName?: string;
   restartPolicy?: 'Always' | 'OnFailure' | 'Never';
@@ -162,6 +164,7 @@ export interface PodStatus {
   startTime?: string;
   initContainerStatuses?: ContainerStatus[];
   containerStatuses?: ContainerStatus[];
+  ephemeralContainerStatuses?: ContainerStatus[];
   qosClass?: string;
   [key: string]: unknown;
 }
