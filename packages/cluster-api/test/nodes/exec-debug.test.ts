@@ -75,6 +75,19 @@ describe('pods/ephemeralcontainers', () => {
     expect([changed.status, changed.json.details.causes[0].message]).toEqual([422, 'Forbidden: existing ephemeral containers "debugger" may not be changed']);
     const removed = await api('PATCH', [{ op: 'remove', path: '/spec/ephemeralContainers/0' }], 'application/json-patch+json');
     expect([removed.status, removed.json.details.causes[0].message]).toEqual([422, 'Forbidden: existing ephemeral containers "debugger" may not be removed']);
+    // Attaching to a simulated container: the runtime's refusal reaches kubectl on the error channel,
+    // and kubectl says so and falls back to the container's logs (there are none).
+    const attach = await kubectl(['debug', '-i', 'shell', '--image=busybox:1.36', '-c', 'second', '--', 'sh'], 'echo hi\n');
+    expect(attach.out).toContain('warning: couldn\'t attach to pod/shell, falling back to streaming logs: the simulated container runtime does not support attach: container "second" runs without a process to attach to');
+  });
+
+  it('a pod cannot be created with ephemeral containers', async () => {
+    const res = await fetch(`${current.cluster.server.url}/api/v1/namespaces/default/pods`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ metadata: { name: 'early' }, spec: { containers: [{ name: 'fn', image: 'probe:v1' }], ephemeralContainers: [{ name: 'dbg', image: 'busybox:1.36' }] } }),
+    });
+    const body = (await res.json()) as Obj;
+    expect([res.status, body.details.causes]).toEqual([422, [{ reason: 'FieldValueForbidden', field: 'spec.ephemeralContainers', message: 'Forbidden: cannot be set on create' }]]);
   });
 
   it.runIf(existsSync(kubectlBin))('kubectl debug -i: a function image runs as a process, and its stdin and stdout reach kubectl through attach', async () => {

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Resources, type KubeClient } from '@func/kube-client';
 import { isReady, podUntil, privatePodAddresses, useNodeCluster } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
 
 const current = useNodeCluster(privatePodAddresses());
 let kube: KubeClient;
@@ -123,6 +124,25 @@ describe('the channel protocols', () => {
     s.send(0, 'hello\n');
     await s.closed;
     expect([s.text(1), s.text(2), s.status()?.status]).toEqual(['got hello\noops\n', '', 'Success']);
+  });
+
+  it('a command whose client goes away is ended', async () => {
+    const ws = new WebSocket(current.cluster.server.url.replace(/^http/, 'ws') + execPath('shell', `${cmd('sh', '-c', 'echo $$; exec sleep 600')}&stdout=true`), ['v5.channel.k8s.io']);
+    const pid = await new Promise<number>((resolve, reject) => {
+      ws.on('message', (d: Buffer) => d.length > 1 && resolve(Number(d.subarray(1).toString().trim())));
+      ws.once('error', reject);
+    });
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive()).toBe(true);
+    ws.terminate();
+    await until('the command ended', () => !alive() || undefined);
   });
 
   it('exec probes run through the runtime: not ready until the command succeeds', async () => {

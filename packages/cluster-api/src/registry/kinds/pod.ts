@@ -77,6 +77,7 @@ export const pod = core({
       o.status = { phase: 'Pending', qosClass: 'BestEffort' };
     },
     validate: (o) => validatePodSpec(spec(o), 'spec'),
+    validateCreate: (o) => (arr(spec(o).ephemeralContainers).length ? [forbiddenField('spec.ephemeralContainers', 'cannot be set on create')] : []),
     validateUpdate: validateSpecUpdate,
     fieldsOf: (o) => ({
       'spec.nodeName': str(spec(o).nodeName),
