@@ -56,7 +56,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 describe.runIf(existsSync(kubectlBin))('kubectl exec, cp and attach on a function pod', () => {
   for (const [transport, extra] of [['WebSocket v5', {}], ['SPDY', { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false' }]] as const) {
     it(`exec runs in the container's environment and passes its exit code (${transport})`, async () => {
-      const r = await kubectl('exec', 'shell', '--', 'sh', '-c', 'echo $HOSTNAME; echo to-stderr >&2; exit 3'], undefined, extra);
+      const r = await kubectl(['exec', 'shell', '--', 'sh', '-c', 'echo $HOSTNAME; echo to-stderr >&2; exit 3'], undefined, extra);
       expect(r.stdout.toString()).toBe('shell\n');
       expect(r.stderr).toContain('to-stderr\n');
       expect(r.stderr).toContain('command terminated with exit code 3');
@@ -71,24 +71,26 @@ describe.runIf(existsSync(kubectlBin))('kubectl exec, cp and attach on a functio
     });
   }
 
-  it('cp copies a file into the container and back, byte for byte', async () => {
-    const bytes = randomBytes(300 * 1024);
-    const local = join(work, 'in.bin');
-    writeFileSync(local, bytes);
-    const inPod = mkdtempSync(join(tmpdir(), 'exec-cp-'));
-    try {
-      const up = await kubectl(['cp', local, `shell:${inPod}/copied.bin`]);
-      expect(up.code, up.stderr).toBe(0);
-      const check = await kubectl(['exec', 'shell', '--', 'sh', '-c', `wc -c < ${inPod}/copied.bin`]);
-      expect(check.stdout.toString().trim()).toBe(String(bytes.length));
-      const back = join(work, 'back.bin');
-      const down = await kubectl(['cp', `shell:${inPod}/copied.bin`, back]);
-      expect(down.code, down.stderr).toBe(0);
-      expect(readFileSync(back).equals(bytes)).toBe(true);
-    } finally {
-      rmSync(inPod, { recursive: true, force: true });
-    }
-  });
+  for (const [transport, extra] of [['WebSocket v5', {}], ['SPDY', { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false' }]] as const) {
+    it(`cp copies a file into the container and back, byte for byte (${transport})`, async () => {
+      const bytes = randomBytes(300 * 1024);
+      const local = join(work, 'in.bin');
+      writeFileSync(local, bytes);
+      const inPod = mkdtempSync(join(tmpdir(), 'exec-cp-'));
+      try {
+        const up = await kubectl(['cp', local, `shell:${inPod}/copied.bin`], undefined, extra);
+        expect(up.code, up.stderr).toBe(0);
+        const check = await kubectl(['exec', 'shell', '--', 'sh', '-c', `wc -c < ${inPod}/copied.bin`]);
+        expect(check.stdout.toString().trim()).toBe(String(bytes.length));
+        const back = join(work, 'back.bin');
+        const down = await kubectl(['cp', `shell:${inPod}/copied.bin`, back], undefined, extra);
+        expect(down.code, down.stderr).toBe(0);
+        expect(readFileSync(back).equals(bytes)).toBe(true);
+      } finally {
+        rmSync(inPod, { recursive: true, force: true });
+      }
+    });
+  }
 
   it('attach shows what the running process writes', async () => {
     const child = spawn(kubectlBin, [`--server=${current.cluster.server.url}`, 'attach', 'shell', '-c', 'fn'], { env });
