@@ -30,10 +30,12 @@ function kubectl(args: readonly string[], input?: string): Promise<{ code: numbe
   });
 }
 
-async function api(method: string, body?: unknown, contentType = 'application/strategic-merge-patch+json'): Promise<{ status: number; json: Obj }> {
+async function api(method: string, body?: unknown, contentType = 'application/strategic-merge-patch+json'): Promise<{ status: number; json: Json }> {
   const res = await fetch(current.cluster.server.url + path, { method, headers: { 'content-type': contentType }, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: res.status, json: (await res.json()) as Obj };
+  return { status: res.status, json: (await res.json()) as Json };
 }
+
+type Json = Record<string, any>;
 
 const statusOf = (p: Obj, name: string) => (p.status?.ephemeralContainerStatuses ?? []).find((s: Obj) => s.name === name);
 
@@ -86,7 +88,7 @@ describe('pods/ephemeralcontainers', () => {
       method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ metadata: { name: 'early' }, spec: { containers: [{ name: 'fn', image: 'probe:v1' }], ephemeralContainers: [{ name: 'dbg', image: 'busybox:1.36' }] } }),
     });
-    const body = (await res.json()) as Obj;
+    const body = (await res.json()) as Json;
     expect([res.status, body.details.causes]).toEqual([422, [{ reason: 'FieldValueForbidden', field: 'spec.ephemeralContainers', message: 'Forbidden: cannot be set on create' }]]);
   });
 
