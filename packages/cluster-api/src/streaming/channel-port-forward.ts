@@ -56,7 +56,7 @@ export function serveChannelPortForward(ws: WebSocket, protocol: string, ports: 
     toClient(sockets[i]!, (chunk, done) => send(2 * i, chunk, done), finished);
   });
   void Promise.all(dialled).then(() => {
-    ws.on('message', (data: Buffer, isBinary: boolean) => fromClient(ws, sockets, channelMessage(data, isBinary, base64)));
+    ws.on('message', (data: Buffer) => fromClient(ws, sockets, channelMessage(data, base64)));
     ws.resume();
   });
 }

@@ -35,8 +35,8 @@ export function serveWebSocketCommand(ws: WebSocket, protocol: string, options: 
   const resize = options.tty ? new ResizeEvents() : undefined;
   const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
 
-  ws.on('message', (data: Buffer, isBinary: boolean) => {
-    const message = channelMessage(data, isBinary, base64);
+  ws.on('message', (data: Buffer) => {
+    const message = channelMessage(data, base64);
     if (!message || message.length === 0) return;
     const channel = message[0]!;
     const payload = message.subarray(1);

@@ -94,9 +94,13 @@ export function sendChannel(ws: WebSocket, base64: boolean, channel: number, dat
   else ws.send(Buffer.concat([Buffer.from([channel]), data]), { binary: true }, () => done?.());
 }
 
-/** A client's channel message as bytes (channel first); undefined for what the protocol does not allow (text in binary, a bad digit). */
-export function channelMessage(data: Buffer, isBinary: boolean, base64: boolean): Buffer | undefined {
-  if (!base64) return isBinary ? data : undefined;
+/**
+ * A client's channel message as bytes (channel first); undefined for a base64 message without a
+ * channel digit. Text frames count as bytes in the binary protocols, as the kubelet's wsstream reads
+ * them (the Python client sends its stdin as text frames).
+ */
+export function channelMessage(data: Buffer, base64: boolean): Buffer | undefined {
+  if (!base64) return data;
   const text = data.toString('latin1');
   const channel = text.charCodeAt(0) - 48;
   if (!(channel >= 0 && channel <= 9)) return undefined;
