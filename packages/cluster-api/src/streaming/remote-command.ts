@@ -118,7 +118,10 @@ export class ResizeEvents implements AsyncIterable<TerminalSize> {
     }
     const { Width, Height } = (size ?? {}) as { Width?: unknown; Height?: unknown };
     const dim = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xffff;
-    if (typeof size !== 'object' || size === null || !dim(Width ?? 0) || !dim(Height ?? 0)) return void this.end(), false;
+    if (typeof size !== 'object' || size === null || !dim(Width ?? 0) || !dim(Height ?? 0)) {
+      this.end();
+      return false;
+    }
     this.queue.push({ width: (Width as number | undefined) ?? 0, height: (Height as number | undefined) ?? 0 });
     this.waiting?.();
     return true;

@@ -73,6 +73,8 @@ export async function containerStream(kind: ContainerStreamKind, pod: KubeObject
       throw await kubeletRefusal(answer.response, (text) => text);
     }
     const { socket, head } = upgrade.take();
+    // The client left while the agent answered: nothing would ever close the agent's side.
+    if (socket.destroyed) return void backend.destroy();
     const raw = answer.response.rawHeaders;
     let reply = 'HTTP/1.1 101 Switching Protocols\r\n';
     for (let i = 0; i + 1 < raw.length; i += 2) reply += `${raw[i]}: ${raw[i + 1]}\r\n`;
