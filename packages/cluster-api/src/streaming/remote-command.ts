@@ -118,7 +118,7 @@ export class ResizeEvents implements AsyncIterable<TerminalSize> {
     }
     const { Width, Height } = (size ?? {}) as { Width?: unknown; Height?: unknown };
     const dim = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xffff;
-    if (typeof size !== 'object' || size === null || !dim(Width ?? 0) || !dim(Height ?? 0)) {
+    if (typeof size !== 'object' || size === null || Array.isArray(size) || !dim(Width ?? 0) || !dim(Height ?? 0)) {
       this.end();
       return false;
     }
