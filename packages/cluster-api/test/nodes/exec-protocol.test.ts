@@ -4,7 +4,8 @@
  * probes run through the runtime's exec, and every malformed request: a Status before the upgrade
  * (no command, a container the pod does not have, no stream, a flag that is not a boolean, a
  * completed pod, no upgrade) or a Status on the error channel after it (a missing executable, a
- * runtime that cannot exec), a terminal size that is not JSON ignored; the server serves on.
+ * runtime that cannot exec), a terminal size that is not JSON ignored; the server serves on. A tty
+ * is a real pseudo-terminal where util-linux's `script` is installed (this test machine has it).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -117,13 +118,14 @@ describe('the channel protocols', () => {
     }
   });
 
-  it('a tty merges stderr into stdout; a terminal size that is not JSON is ignored', async () => {
-    const s = await open(execPath('shell', `${cmd('sh', '-c', 'read line; echo "got $line"; echo oops >&2')}&stdin=true&stdout=true&stderr=true&tty=true`), ['v5.channel.k8s.io']);
+  it('a tty is a terminal (util-linux script): stderr merged into stdout, input echoed, CRLF; a terminal size that is not JSON is ignored', async () => {
+    const s = await open(execPath('shell', `${cmd('sh', '-c', 'test -t 0 && echo is-a-tty; read line; echo "got $line"; echo oops >&2')}&stdin=true&stdout=true&stderr=true&tty=true`), ['v5.channel.k8s.io']);
     s.send(4, '{"Width": 80, "Height"');
     s.send(4, 'not json at all');
     s.send(0, 'hello\n');
     await s.closed;
-    expect([s.text(1), s.text(2), s.status()?.status]).toEqual(['got hello\noops\n', '', 'Success']);
+    for (const line of ['is-a-tty\r\n', 'hello\r\n', 'got hello\r\n', 'oops\r\n']) expect(s.text(1)).toContain(line);
+    expect([s.text(2), s.status()?.status]).toEqual(['', 'Success']);
   });
 
   it('a command whose client goes away is ended', async () => {
