@@ -1,6 +1,7 @@
 /**
- * `kubectl exec`, `exec -i`, `cp` both ways and `attach` (the real kubectl 1.32) against a real API
- * server and node agent running function pods as processes: over the WebSocket `v5.channel.k8s.io`
+ * `kubectl exec`, `exec -i`, `exec -it` (kubectl on a terminal), `cp` both ways and `attach` (the
+ * real kubectl 1.32) against a real API server and node agent running function pods as processes:
+ * over the WebSocket `v5.channel.k8s.io`
  * kubectl speaks by default and over its SPDY fallback (KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false),
  * the API server splicing the upgraded connection to the agent's kubelet server.
  */
@@ -91,6 +92,23 @@ describe.runIf(existsSync(kubectlBin))('kubectl exec, cp and attach on a functio
       }
     });
   }
+
+  it.runIf(existsSync('/usr/bin/script'))('exec -it from a terminal: the command gets a terminal and its exit code passes', async () => {
+    // kubectl itself on a terminal (util-linux script), so that -t is honoured.
+    const line = [kubectlBin, `--server=${current.cluster.server.url}`, 'exec', '-it', 'shell', '--', 'sh', '-c', "'test -t 0 && echo on-a-tty; exit 4'"].join(' ');
+    const r = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
+      const child = spawn('/usr/bin/script', ['-q', '-e', '-c', line, '/dev/null'], { env: { ...env, SHELL: '/bin/sh' } });
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (out += d));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      child.once('error', reject);
+      child.once('close', (code) => (clearTimeout(timer), resolve({ code, out })));
+      child.stdin.end();
+    });
+    expect(r.out).toContain('on-a-tty\r\n');
+    expect(r.code).toBe(4);
+  });
 
   it('attach shows what the running process writes', async () => {
     const child = spawn(kubectlBin, [`--server=${current.cluster.server.url}`, 'attach', 'shell', '-c', 'fn'], { env });
