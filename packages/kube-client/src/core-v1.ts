@@ -104,6 +104,10 @@ export interface Container {
   terminationMessagePolicy?: 'File' | 'FallbackToLogsOnError';
   restartPolicy?: string;
   securityContext?: SecurityContext;
+  /** A stdin kept open for attach; `stdinOnce`: closed when the first attached client's input ends. */
+  stdin?: boolean;
+  stdinOnce?: boolean;
+  tty?: boolean;
 }
 
 /** A container's securityContext (its run-as fields win over the pod's). */
@@ -139,6 +143,8 @@ export interface Volume {
 export interface PodSpec {
   containers: Container[];
   initContainers?: Container[];
+  /** Added through pods/ephemeralcontainers (kubectl debug); never restarted. */
+  ephemeralContainers?: (Container & { targetContainerName?: string })[];
   volumes?: Volume[];
   nodeName?: string;
   restartPolicy?: 'Always' | 'OnFailure' | 'Never';
@@ -199,6 +205,7 @@ export interface PodStatus {
   startTime?: string;
   initContainerStatuses?: ContainerStatus[];
   containerStatuses?: ContainerStatus[];
+  ephemeralContainerStatuses?: ContainerStatus[];
   qosClass?: string;
   [key: string]: unknown;
 }

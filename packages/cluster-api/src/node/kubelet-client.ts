@@ -89,33 +89,48 @@ export class KubeletClient {
     });
   }
 
-  /** A byte stream to `port` of the pod, through the agent's `/tunnel` (HTTP upgrade to raw TCP). */
-  tunnel(node: NodeLike, namespace: string, pod: string, port: number): Promise<Duplex> {
+  /**
+   * An upgrade request to the node's agent (its `headers` say to what): resolves with the 101 and the
+   * switched connection, or with the agent's refusal (any other answer, its body unread).
+   */
+  upgrade(node: NodeLike, method: string, path: string, headers: Record<string, string>): Promise<UpgradeAnswer> {
     return new Promise((resolve, reject) => {
-      const path = `/tunnel/${encodeURIComponent(namespace)}/${encodeURIComponent(pod)}/${port}`;
       let req;
       try {
-        req = httpsRequest(this.options(node, 'POST', path, { Connection: 'Upgrade', Upgrade: 'tcp' }));
+        req = httpsRequest(this.options(node, method, path, headers));
       } catch (err) {
         return reject(err);
       }
-      req.once('upgrade', (_res, socket, head) => {
-        if (head.length) socket.unshift(head);
-        resolve(socket);
-      });
-      req.once('response', (res: IncomingMessage) => {
-        let body = '';
-        const code = res.headers[DialErrorHeader];
-        res.setEncoding('utf8').on('data', (c: string) => (body += c.slice(0, 4096))).once('end', () => {
-          const err = new KubeletUnreachable(body.trim() || `status ${res.statusCode}`);
-          if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) err.code = code;
-          reject(err);
-        });
-      });
+      req.once('upgrade', (response: IncomingMessage, socket: Duplex, head: Buffer) => resolve({ response, socket, head }));
+      req.once('response', (response: IncomingMessage) => resolve({ response }));
       req.once('error', (err) => reject(new KubeletUnreachable(err.message)));
       req.end();
     });
   }
+
+  /** A byte stream to `port` of the pod, through the agent's `/tunnel` (HTTP upgrade to raw TCP). */
+  async tunnel(node: NodeLike, namespace: string, pod: string, port: number): Promise<Duplex> {
+    const path = `/tunnel/${encodeURIComponent(namespace)}/${encodeURIComponent(pod)}/${port}`;
+    const answer = await this.upgrade(node, 'POST', path, { Connection: 'Upgrade', Upgrade: 'tcp' });
+    if (answer.socket) {
+      if (answer.head?.length) answer.socket.unshift(answer.head);
+      return answer.socket;
+    }
+    const res = answer.response;
+    let body = '';
+    for await (const c of res.setEncoding('utf8')) body += (c as string).slice(0, 4096);
+    const err = new KubeletUnreachable(body.trim() || `status ${res.statusCode}`);
+    const code = res.headers[DialErrorHeader];
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) err.code = code;
+    throw err;
+  }
+}
+
+/** The agent's answer to an upgrade: `socket` (and the bytes read past the 101) when it switched. */
+export interface UpgradeAnswer {
+  response: IncomingMessage;
+  socket?: Duplex;
+  head?: Buffer;
 }
 
 interface PodLike {

@@ -226,6 +226,8 @@ export interface Services {
 export interface KubeletConnection {
   /** An HTTPS request to the node's agent, answered whatever its status; rejects when the agent cannot be reached. */
   request(node: KubeObject, method: string, path: string): Promise<IncomingMessage>;
+  /** An upgrade request to the node's agent (exec, attach): the 101 and the switched connection, or the agent's refusal. */
+  upgrade?(node: KubeObject, method: string, path: string, headers: Record<string, string>): Promise<{ response: IncomingMessage; socket?: Duplex; head?: Buffer }>;
 }
 
 /**

@@ -7,10 +7,11 @@
  * Every port is dialled at once; the WebSocket closes once every pod connection has.
  */
 import type { Duplex } from 'node:stream';
-import { WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import { badRequest } from '../api/errors.js';
 import type { PortForwardTarget } from './port-forward.js';
 import { dialFailure } from './splice.js';
+import { channelMessage, sendChannel } from './websocket.js';
 
 /** Binary first; `''` (no subprotocol at all) is binary too. */
 export const ChannelProtocols = ['v4.channel.k8s.io', 'v4.base64.channel.k8s.io'] as const;
@@ -34,11 +35,7 @@ const MaxUnflushed = 256 * 1024;
 
 export function serveChannelPortForward(ws: WebSocket, protocol: string, ports: readonly number[], target: PortForwardTarget): void {
   const base64 = protocol === 'v4.base64.channel.k8s.io';
-  const send = (channel: number, data: Buffer, done?: () => void) => {
-    if (ws.readyState !== WebSocket.OPEN) return done?.();
-    if (base64) ws.send(String.fromCharCode(48 + channel) + data.toString('base64'), () => done?.());
-    else ws.send(Buffer.concat([Buffer.from([channel]), data]), { binary: true }, () => done?.());
-  };
+  const send = (channel: number, data: Buffer, done?: () => void) => sendChannel(ws, base64, channel, data, done);
   const sockets: (Duplex | undefined)[] = [];
   let open = ports.length;
   const finished = () => --open === 0 && ws.close(1000);
@@ -59,7 +56,7 @@ export function serveChannelPortForward(ws: WebSocket, protocol: string, ports: 
     toClient(sockets[i]!, (chunk, done) => send(2 * i, chunk, done), finished);
   });
   void Promise.all(dialled).then(() => {
-    ws.on('message', (data: Buffer, isBinary: boolean) => fromClient(ws, sockets, base64 ? decodeText(data) : isBinary ? data : undefined));
+    ws.on('message', (data: Buffer) => fromClient(ws, sockets, channelMessage(data, base64)));
     ws.resume();
   });
 }
@@ -93,10 +90,3 @@ function fromClient(ws: WebSocket, sockets: readonly (Duplex | undefined)[], mes
   }
 }
 
-/** `v4.base64.channel.k8s.io`: an ASCII channel digit, then base64. */
-function decodeText(data: Buffer): Buffer | undefined {
-  const text = data.toString('latin1');
-  const channel = text.charCodeAt(0) - 48;
-  if (!(channel >= 0 && channel <= 9)) return undefined;
-  return Buffer.concat([Buffer.from([channel]), Buffer.from(text.slice(1), 'base64')]);
-}

@@ -82,3 +82,27 @@ class WebSocketDuplex extends Duplex {
     done(err);
   }
 }
+
+/**
+ * The kubelet's channel WebSockets (port-forward, exec, attach): each message starts with its
+ * channel, a byte (`v4.channel.k8s.io`, `v5.channel.k8s.io`) or an ASCII digit before base64 text
+ * (`v4.base64.channel.k8s.io`). Sends `data` on `channel`; `done` once `ws` flushed it (or at once when closed).
+ */
+export function sendChannel(ws: WebSocket, base64: boolean, channel: number, data: Buffer, done?: () => void): void {
+  if (ws.readyState !== WebSocket.OPEN) return done?.();
+  if (base64) ws.send(String.fromCharCode(48 + channel) + data.toString('base64'), () => done?.());
+  else ws.send(Buffer.concat([Buffer.from([channel]), data]), { binary: true }, () => done?.());
+}
+
+/**
+ * A client's channel message as bytes (channel first); undefined for a base64 message without a
+ * channel digit. Text frames count as bytes in the binary protocols, as the kubelet's wsstream reads
+ * them (the Python client sends its stdin as text frames).
+ */
+export function channelMessage(data: Buffer, base64: boolean): Buffer | undefined {
+  if (!base64) return data;
+  const text = data.toString('latin1');
+  const channel = text.charCodeAt(0) - 48;
+  if (!(channel >= 0 && channel <= 9)) return undefined;
+  return Buffer.concat([Buffer.from([channel]), Buffer.from(text.slice(1), 'base64')]);
+}

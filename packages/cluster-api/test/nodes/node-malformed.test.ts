@@ -1,7 +1,7 @@
 /**
  * What the node agent answers, as the kubelet answers it, when a pod cannot run as asked: an image
  * that is not a function image on a node that refuses to simulate (ErrImagePull, then
- * ImagePullBackOff), an exec probe (CreateContainerConfigError), a missing ConfigMap key
+ * ImagePullBackOff), a grpc probe (CreateContainerConfigError), a missing ConfigMap key
  * (CreateContainerConfigError until the key appears), a missing ConfigMap volume (FailedMount),
  * an unsupported volume type, and two containers on one port (the second crash-loops). Nothing else
  * on the node is disturbed: a healthy pod beside them keeps serving.
@@ -36,11 +36,11 @@ describe('refused', () => {
     expect(waiting(backoff).message).toMatch(/^Back-off pulling image "nginx:1\.27": ErrImagePull: image "nginx:1\.27" cannot run on this node/);
   }, 60_000);
 
-  it('an exec probe: CreateContainerConfigError with the reason, and a Failed event', async () => {
-    await pod('exec', [{ name: 'fn', image: 'probe:v1', readinessProbe: { exec: { command: ['cat', '/tmp/ready'] } } }]);
-    const p = await podUntil(kube, 'exec', 'CreateContainerConfigError', (x) => waiting(x)?.reason === 'CreateContainerConfigError');
-    expect(waiting(p).message).toBe('readinessProbe uses exec, which cannot run here: containers run as processes without a shell; use httpGet or tcpSocket');
-    const failed = await waitEvent('exec', (e) => e.reason === 'Failed');
+  it('a grpc probe: CreateContainerConfigError with the reason, and a Failed event', async () => {
+    await pod('grpc', [{ name: 'fn', image: 'probe:v1', readinessProbe: { grpc: { port: 8080 } } }]);
+    const p = await podUntil(kube, 'grpc', 'CreateContainerConfigError', (x) => waiting(x)?.reason === 'CreateContainerConfigError');
+    expect(waiting(p).message).toBe('readinessProbe uses grpc, which this node does not probe; use httpGet or tcpSocket');
+    const failed = await waitEvent('grpc', (e) => e.reason === 'Failed');
     expect(failed.message).toBe(`Error: ${waiting(p).message}`);
   });
 });

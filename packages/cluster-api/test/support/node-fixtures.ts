@@ -85,6 +85,14 @@ export interface ClusterOptions {
 }
 
 /**
+ * A pod CIDR block of a cluster's own (a random /20 of 127.128.0.0/10, a /24 per node), so its pod
+ * addresses are not those of clusters other processes on this machine run with the default range.
+ */
+export const privatePodAddresses = (): Pick<ClusterOptions, 'nodeControllers'> => ({
+  nodeControllers: { clusterCidr: `127.${128 + Math.floor(Math.random() * 64)}.${Math.floor(Math.random() * 16) * 16}.0/20`, nodeCidrMaskSize: 24 },
+});
+
+/**
  * An in-process cluster API (memory storage, plain HTTP, its controllers) with node agents whose
  * kubelet servers use certificates from a test CA (as serve's), the API server reaching them with
  * its kubelet client certificate, and optionally the scheduler.

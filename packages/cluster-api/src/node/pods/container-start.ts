@@ -23,10 +23,10 @@ export type Started =
 
 /** Why a container's probes or hooks can never run on its runtime (checked before anything starts). */
 function unsupported(c: Container, runtime: RuntimeService): string | undefined {
-  if (runtime.exec) return undefined;
-  return unsupportedHandler(c.startupProbe, 'startupProbe') ?? unsupportedHandler(c.livenessProbe, 'livenessProbe') ??
-    unsupportedHandler(c.readinessProbe, 'readinessProbe') ?? unsupportedHandler(c.lifecycle?.preStop, 'lifecycle.preStop') ??
-    unsupportedHandler(c.lifecycle?.postStart, 'lifecycle.postStart');
+  const exec = !!runtime.exec;
+  return unsupportedHandler(c.startupProbe, 'startupProbe', exec) ?? unsupportedHandler(c.livenessProbe, 'livenessProbe', exec) ??
+    unsupportedHandler(c.readinessProbe, 'readinessProbe', exec) ?? unsupportedHandler(c.lifecycle?.preStop, 'lifecycle.preStop', exec) ??
+    unsupportedHandler(c.lifecycle?.postStart, 'lifecycle.postStart', exec);
 }
 
 const configFailure = (ctx: PodContext, c: Container, init: boolean, reason: string, message: string): Started => {

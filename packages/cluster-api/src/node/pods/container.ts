@@ -8,8 +8,7 @@ import { crashLoopMessage, startContainer, type Started } from './container-star
 import type { LiveLog } from '../logs/logs.js';
 import type { ContainerStatus as RuntimeStatus, RuntimeService } from '../runtime/cri.js';
 import { fieldPath, type PodContext } from './pod-context.js';
-import { check, untilListening, type ExecInContainer } from '../probes/probe-check.js';
-import { Writable } from 'node:stream';
+import { check, execIn, untilListening } from '../probes/probe-check.js';
 import { ProbeWorker, type ProbeKind, type ProbeResult } from '../probes/probes.js';
 import { stopContainer, terminated, type Terminated } from './termination.js';
 import { podDesc, rfc3339, type Container, type ContainerState, type ContainerStatus } from '../types.js';
@@ -50,6 +49,11 @@ export class ContainerRunner {
 
   get running(): boolean {
     return this.phase === 'running';
+  }
+
+  /** The running instance's runtime and container id (exec, attach), while one runs. */
+  get live(): { runtime: RuntimeService; id: string } | undefined {
+    return this.phase === 'running' && this.inst ? { runtime: this.inst.runtime, id: this.inst.id } : undefined;
   }
 
   /** Where the pod's port is reached from the node, through this container's runtime. */
@@ -149,29 +153,10 @@ export class ContainerRunner {
     this.ctx.kick(0);
   }
 
-  /** Exec probes' command in this instance, where its runtime can exec. */
-  private execIn(): ExecInContainer | undefined {
-    const inst = this.inst;
-    const exec = inst?.runtime.exec?.bind(inst.runtime);
-    if (!inst || !exec) return undefined;
-    return async (cmd, timeoutMs) => {
-      const chunks: Buffer[] = [];
-      const sink = new Writable({ write: (b: Buffer, _e, done) => (chunks.push(b), done()) });
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`command timed out after ${timeoutMs / 1000}s`)), timeoutMs)));
-      try {
-        const { exitCode } = await Promise.race([exec(inst.id, cmd, { stdout: sink, stderr: sink, tty: false }), timedOut]);
-        return { exitCode, output: Buffer.concat(chunks).toString().trim() };
-      } finally {
-        clearTimeout(timer);
-      }
-    };
-  }
-
   private startProbes(startedAt: number): void {
     const c = this.spec;
     const hooks = {
-      check: (probe: Parameters<typeof check>[0], timeoutMs: number) => check(probe, c, this.ctx.target, timeoutMs, this.execIn()),
+      check: (probe: Parameters<typeof check>[0], timeoutMs: number) => check(probe, c, this.ctx.target, timeoutMs, this.inst && execIn(this.inst.runtime, this.inst.id)),
       listening: (probe: Parameters<typeof check>[0], withinMs: number) => untilListening(probe, c, this.ctx.target, withinMs),
       failed: (kind: ProbeKind, output: string) => this.ctx.event('Warning', 'Unhealthy', `${kind} probe failed: ${output}`, fieldPath(c, this.init)),
       changed: (kind: ProbeKind, result: ProbeResult) => this.probeChanged(kind, result),

@@ -12,6 +12,8 @@ export interface PodFacts {
   pod: Pod;
   init: ContainerStatus[];
   main: ContainerStatus[];
+  /** Ephemeral containers (kubectl debug), when the pod has any. */
+  ephemeral?: ContainerStatus[];
   sandboxReady: boolean;
   podIP: string;
   hostIP: string;
@@ -106,11 +108,12 @@ function stamped(conditions: Condition[], previous: readonly Condition[] = []): 
 export function podStatus(facts: PodFacts): PodStatus {
   const previous = facts.pod.status?.conditions ?? [];
   const others = previous.filter((c) => !KubeletConditions.has(c.type));
+  const ephemeral = facts.ephemeral?.length ? { ephemeralContainerStatuses: facts.ephemeral } : {};
   const addresses = { hostIP: facts.hostIP, hostIPs: [{ ip: facts.hostIP }], ...(facts.podIP ? { podIP: facts.podIP, podIPs: [{ ip: facts.podIP }] } : {}) };
   if (facts.kwok && !facts.terminal) {
     const gates = (facts.pod.spec.readinessGates ?? []).map((g) => condition(g.conditionType, true));
     const conditions = stamped([condition('Initialized', true), condition('Ready', true), condition('ContainersReady', true), ...gates, condition('PodScheduled', true)], previous);
-    return { conditions: [...others, ...conditions], containerStatuses: facts.main, initContainerStatuses: facts.init, ...addresses, phase: 'Running', startTime: facts.startTime };
+    return { conditions: [...others, ...conditions], containerStatuses: facts.main, initContainerStatuses: facts.init, ...ephemeral, ...addresses, phase: 'Running', startTime: facts.startTime };
   }
   const phase = phaseOf(facts);
   const ready = readiness(facts, phase);
@@ -119,6 +122,7 @@ export function podStatus(facts: PodFacts): PodStatus {
     conditions: [...others, ...stamped(kubelet, previous)],
     containerStatuses: facts.main,
     ...(facts.init.length ? { initContainerStatuses: facts.init } : {}),
+    ...ephemeral,
     ...addresses,
     phase,
     startTime: facts.startTime,

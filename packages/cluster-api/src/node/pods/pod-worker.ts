@@ -43,6 +43,10 @@ export class PodWorker {
   private readonly ctx: PodContext;
   private readonly init: ContainerRunner[];
   private readonly main: ContainerRunner[];
+  /** Ephemeral containers, as the spec adds them (pods/ephemeralcontainers); each runs once. */
+  private readonly ephemeral: ContainerRunner[] = [];
+  /** Ephemeral containers whose simulation was announced with an event. */
+  private readonly simulatedNoted = new Set<string>();
   private volumes?: Sandbox;
   /** The pod's sandbox on each runtime that runs one of its containers. */
   private readonly sandboxes = new Map<RuntimeService, Promise<string>>();
@@ -64,6 +68,17 @@ export class PodWorker {
     this.init = (pod.spec.initContainers ?? []).map((c) => new ContainerRunner(c, true, this.ctx));
     this.main = pod.spec.containers.map((c) => new ContainerRunner(c, false, this.ctx));
     this.startTime = pod.status?.startTime;
+    this.addEphemeral();
+  }
+
+  /** Runners for ephemeral containers the spec added since (they are never removed). */
+  private addEphemeral(): void {
+    for (const c of this.pod.spec.ephemeralContainers ?? [])
+      if (!this.ephemeral.some((r) => r.spec.name === c.name)) this.ephemeral.push(new ContainerRunner(c, false, this.ctx));
+  }
+
+  private get all(): ContainerRunner[] {
+    return [...this.main, ...this.init, ...this.ephemeral];
   }
 
   get uid(): string {
@@ -75,11 +90,12 @@ export class PodWorker {
   }
 
   container(name: string): ContainerRunner | undefined {
-    return [...this.main, ...this.init].find((r) => r.spec.name === name);
+    return this.all.find((r) => r.spec.name === name);
   }
 
   update(pod: Pod): void {
     this.pod = pod;
+    this.addEphemeral();
     this.kick(0);
   }
 
@@ -147,6 +163,7 @@ export class PodWorker {
       pod: this.pod,
       init: this.init.map((r) => r.status()),
       main: this.main.map((r) => r.status()),
+      ephemeral: this.ephemeral.map((r) => r.status()),
       sandboxReady: this.volumes !== undefined,
       podIP: this.volumes ? this.ctx.place.podIP : '',
       hostIP: this.ctx.place.hostIP,
@@ -171,6 +188,13 @@ export class PodWorker {
     }
     const restart = (e: Terminated) => policy === 'Always' || (policy === 'OnFailure' && e.exitCode !== 0);
     for (const r of this.main) await r.ensure(restart);
+    for (const r of this.ephemeral) {
+      await r.ensure(() => false);
+      if (r.kwok && !this.simulatedNoted.has(r.spec.name)) {
+        this.simulatedNoted.add(r.spec.name);
+        this.ctx.event('Warning', 'Simulated', `Ephemeral container ${r.spec.name} is simulated: image "${r.spec.image ?? ''}" is not one this node runs, so nothing runs in it and exec and attach are not available`, `spec.ephemeralContainers{${r.spec.name}}`);
+      }
+    }
     this.changed();
     if (this.main.every((r) => r.exited && !restart(r.exited))) await this.finish();
   }
@@ -207,7 +231,7 @@ export class PodWorker {
   /** Every container has ended for good (restartPolicy): the pod is Succeeded or Failed; the sandbox goes. */
   private async finish(): Promise<void> {
     this.completed = true;
-    await Promise.all([...this.main, ...this.init].map((r) => r.stop(0)));
+    await Promise.all(this.all.map((r) => r.stop(0)));
     this.volumes?.close();
     this.volumes = undefined;
     await this.stopSandboxes();
@@ -221,7 +245,7 @@ export class PodWorker {
       // kwok deletes a simulated pod at once; a real one reports its final status first, as the kubelet does.
       const kwokOnly = [...this.main, ...this.init].every((r) => r.kwok);
       if (kwokOnly) this.silent = true;
-      await Promise.all([...this.main, ...this.init].map((r) => r.stop(grace)));
+      await Promise.all(this.all.map((r) => r.stop(grace)));
       await this.stopSandboxes();
       if (!kwokOnly) await this.deps.status.write(this.status(true));
       await this.deps.status.flushed();
@@ -259,7 +283,7 @@ export class PodWorker {
   /** Stops every container at once and releases the pod; a termination in flight is waited for (and, had it failed, done again here). */
   private async terminateNoReport(removeFiles: boolean): Promise<void> {
     while (!this.done) {
-      await (this.ending ??= Promise.all([...this.main, ...this.init].map((r) => r.stop(0))).then(() => this.removeSandboxes()).then(() => this.release(removeFiles)));
+      await (this.ending ??= Promise.all(this.all.map((r) => r.stop(0))).then(() => this.removeSandboxes()).then(() => this.release(removeFiles)));
     }
   }
 

@@ -7,7 +7,7 @@
  */
 import { closeSync, openSync, readSync, fstatSync } from 'node:fs';
 import { fieldPath, type PodContext } from './pod-context.js';
-import { check } from '../probes/probe-check.js';
+import { check, execIn, type ContainerExec } from '../probes/probe-check.js';
 import type { ContainerStatus as RuntimeStatus, RuntimeService } from '../runtime/cri.js';
 import { rfc3339, type Container, type ContainerState } from '../types.js';
 
@@ -60,16 +60,16 @@ export function terminated(exit: RuntimeStatus, inst: { containerID: string; sta
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 /** Runs the preStop hook within `graceSeconds`; returns the seconds it took. */
-async function preStop(spec: Container, ctx: PodContext, graceSeconds: number, init: boolean): Promise<number> {
+async function preStop(spec: Container, ctx: PodContext, graceSeconds: number, init: boolean, exec?: ContainerExec): Promise<number> {
   const hook = spec.lifecycle?.preStop;
   if (!hook || graceSeconds <= 0) return 0;
   const started = Date.now();
   const budget = graceSeconds * 1000;
   if (hook.sleep) await sleep(Math.min(hook.sleep.seconds * 1000, budget));
   else {
-    const outcome = await Promise.race([check(hook, spec, ctx.target, budget), sleep(budget).then(() => ({ ok: false, output: 'timed out' }))]);
+    const outcome = await Promise.race([check(hook, spec, ctx.target, budget, exec), sleep(budget).then(() => ({ ok: false, output: 'timed out' }))]);
     if (!outcome.ok) {
-      const what = hook.httpGet ? 'Http' : 'TCP';
+      const what = hook.httpGet ? 'Http' : hook.exec ? 'Exec' : 'TCP';
       ctx.event('Warning', 'FailedPreStopHook', `${what} lifecycle hook for Container "${spec.name}" in Pod "${ctx.pod().metadata.name ?? ''}" failed - error: ${outcome.output}`, fieldPath(spec, init));
     }
   }
@@ -83,6 +83,6 @@ async function preStop(spec: Container, ctx: PodContext, graceSeconds: number, i
  */
 export async function stopContainer(runtime: RuntimeService, id: string, spec: Container, ctx: PodContext, graceSeconds: number, init: boolean, message?: string): Promise<void> {
   ctx.event('Normal', 'Killing', message ?? `Stopping container ${spec.name}`, fieldPath(spec, init));
-  const spent = await preStop(spec, ctx, graceSeconds, init);
+  const spent = await preStop(spec, ctx, graceSeconds, init, execIn(runtime, id));
   await runtime.stopContainer(id, Math.max(MinimumGraceSeconds, graceSeconds - spent));
 }

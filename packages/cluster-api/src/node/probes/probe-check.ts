@@ -3,12 +3,19 @@
  * 3xx succeed, redirects followed on the same host, no keep-alive, `kube-probe/<version>` as the
  * User-Agent, at most 10 KiB of body read) and tcpSocket (a connection is success). Failures read
  * as the kubelet writes them, with Go's error texts, because `kubectl describe` users search them.
- * exec and grpc cannot run against a process here: they are refused before the container starts.
+ * exec runs the command through the container's runtime (its CRI exec): exit code 0 succeeds, and the
+ * output (at most 10 KiB) is the failure's message; a runtime without exec, and grpc, are refused
+ * before the container starts.
  */
 import { request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
+import { Writable } from 'node:stream';
+import type { RuntimeService, StreamOptions } from '../runtime/cri.js';
 import type { Container, HttpGetAction, ProbeHandler } from '../types.js';
+
+/** A command in the running container (the runtime's exec), for exec probes and hooks. */
+export type ContainerExec = (command: string[], streams: StreamOptions) => Promise<{ exitCode: number }>;
 
 export interface ProbeOutcome {
   ok: boolean;
@@ -22,11 +29,11 @@ const MaxRedirects = 10;
 const MaxBody = 10 * 1024;
 
 /** Why a probe or hook of this container can never run here (undefined when it can). */
-export function unsupportedHandler(h: ProbeHandler | undefined, what: string): string | undefined {
+export function unsupportedHandler(h: ProbeHandler | undefined, what: string, canExec = false): string | undefined {
   if (!h) return undefined;
-  if (h.exec) return `${what} uses exec, which cannot run here: containers run as processes without a shell; use httpGet or tcpSocket`;
+  if (h.exec && !canExec) return `${what} uses exec, which this container runtime cannot run; use httpGet or tcpSocket`;
   if (h.grpc) return `${what} uses grpc, which this node does not probe; use httpGet or tcpSocket`;
-  if (!h.httpGet && !h.tcpSocket && !(h as { sleep?: unknown }).sleep) return `${what} has no handler`;
+  if (!h.httpGet && !h.tcpSocket && !h.exec && !(h as { sleep?: unknown }).sleep) return `${what} has no handler`;
   return undefined;
 }
 
@@ -98,20 +105,29 @@ export function tcpCheck(host: string, port: number, timeoutMs: number): Promise
 /** Where a container port of the pod is reached (pod-network.ts: the pod IP, or a node port in shared mode). */
 export type PortTarget = (port: number) => { host: string; port: number };
 
-/** A command in the running container (the runtime's exec): its exit code and its output. */
-export type ExecInContainer = (cmd: string[], timeoutMs: number) => Promise<{ exitCode: number; output: string }>;
+/** The runtime's exec of container `id`, when the runtime has one. */
+export const execIn = (runtime: RuntimeService, id: string): ContainerExec | undefined =>
+  runtime.exec ? (command, streams) => runtime.exec!(id, command, streams) : undefined;
 
-/**
- * Runs a probe's (or a preStop hook's) handler against the pod; a thrown error is a failure too.
- * An exec handler runs where the container's runtime can exec (`exec`): success is exit code 0, the
- * output is what the Unhealthy event says, as the kubelet's exec prober.
- */
-export async function check(h: ProbeHandler, container: Container, target: PortTarget, timeoutMs: number, exec?: ExecInContainer): Promise<ProbeOutcome> {
+/** An exec action: the command's exit code decides, its output (stdout and stderr, 10 KiB at most) explains a failure. */
+export async function execCheck(exec: ContainerExec, command: string[], timeoutMs: number): Promise<ProbeOutcome> {
+  let output = '';
+  const collect = new Writable({ write: (chunk: Buffer, _e, done) => ((output = (output + chunk.toString('utf8')).slice(0, MaxBody)), done()) });
+  let timer: NodeJS.Timeout | undefined;
+  // Ending the output is the client going away: the runtime ends the command.
+  const timedOut = new Promise<ProbeOutcome>((resolve) => (timer = setTimeout(() => (collect.destroy(), resolve({ ok: false, output: `command ${JSON.stringify(command.join(' '))} timed out` })), timeoutMs)));
+  const ran = exec(command, { stdout: collect, stderr: collect, tty: false }).then(({ exitCode }) => ({ ok: exitCode === 0, output: output.trim() }));
   try {
-    if (h.exec && exec) {
-      const { exitCode, output } = await exec(h.exec.command ?? [], timeoutMs);
-      return { ok: exitCode === 0, output: exitCode === 0 ? output : output || `command ${JSON.stringify(h.exec.command ?? [])} exited with ${exitCode}` };
-    }
+    return await Promise.race([ran, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Runs a probe's (or a preStop hook's) handler against the pod; a thrown error is a failure too. */
+export async function check(h: ProbeHandler, container: Container, target: PortTarget, timeoutMs: number, exec?: ContainerExec): Promise<ProbeOutcome> {
+  try {
+    if (h.exec && exec) return await execCheck(exec, h.exec.command ?? [], timeoutMs);
     if (h.httpGet) {
       const to = target(resolvePort(h.httpGet.port, container));
       return await httpCheck(h.httpGet, to.host, to.port, timeoutMs);

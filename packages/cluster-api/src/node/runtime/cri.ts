@@ -92,6 +92,11 @@ export class CreateContainerError extends Error {
   override readonly name = 'CreateContainerError';
 }
 
+/**
+ * The client's streams for exec and attach (src/streaming/remote-command.ts hands them over). The
+ * caller ends stdout and stderr once the call settles (a runtime may end them first); a client that
+ * goes away destroys them ('close' before the command ended): the runtime then ends the command.
+ */
 export interface StreamOptions {
   stdin?: NodeJS.ReadableStream;
   stdout?: NodeJS.WritableStream;
@@ -141,9 +146,10 @@ export interface RuntimeService {
   /** Where a pod's port is reached from the node (what port-forward, probes and the service proxy dial). */
   portForward(sandboxId: string, port: number): { host: string; port: number } | undefined;
   /**
-   * A command in a running container, and the container's own streams (the CRI's Exec and Attach):
-   * a runtime without them (processes, simulated) leaves them out, and exec probes and hooks are
-   * refused for its containers.
+   * A command in a running container, and the container's own streams (the CRI's Exec and Attach;
+   * exec probes and preStop hooks run through `exec` too): a runtime without them (simulated) leaves
+   * them out, and exec probes and hooks are refused for its containers. A rejection's message
+   * reaches the client on the error stream, so it names no host path or internal detail.
    */
   exec?(containerId: string, cmd: string[], streams: StreamOptions): Promise<{ exitCode: number }>;
   attach?(containerId: string, streams: StreamOptions): Promise<void>;

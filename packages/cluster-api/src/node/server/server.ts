@@ -7,16 +7,19 @@
  *   sinceSeconds, sinceTime, timestamps, previous, limitBytes), with the kubelet's answers;
  * - `POST /tunnel/{namespace}/{pod}/{port}` with `Upgrade: tcp` — a byte stream to the pod's port
  *   (101 Switching Protocols, then raw TCP): what port-forward and pods/proxy ride on, across machines;
+ * - `/exec/{namespace}/{pod}/{container}?command=…&input=1&output=1&error=1&tty=1` and `/attach/…`
+ *   (upgrades: WebSocket channels or SPDY) — `kubectl exec`, `cp`, `attach` (container-streams.ts);
  * - `GET /pods` (the pods this node runs, as a PodList) and `GET /healthz`.
  */
 import { createServer, type Server } from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { readContainerLog, type LogReadOptions } from '../logs/log-reader.js';
 import type { PodWorker } from '../pods/pod-worker.js';
 import { DialErrorHeader } from '../kubelet-client.js';
 import { KubeletAuth, type KubeletUser } from './server-auth.js';
+import { serveContainerStream } from './container-streams.js';
 import type { Pod } from '../types.js';
 
 export interface KubeletHost {
@@ -128,12 +131,16 @@ export class KubeletServer {
 
   /** `/tunnel/{namespace}/{pod}/{port}`: authorized as create on nodes/proxy, then raw bytes both ways. */
   private async upgrade(req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
-    const refuse = (code: number, message: string, errno?: string) => void socket.end(`HTTP/1.1 ${code} ${code === 404 ? 'Not Found' : code === 403 ? 'Forbidden' : code === 401 ? 'Unauthorized' : 'Bad Gateway'}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(message)}\r\n${errno ? `${DialErrorHeader}: ${errno}\r\n` : ''}Connection: close\r\n\r\n${message}`);
+    const refuse = (code: number, message: string, errno?: string) => void socket.end(`HTTP/1.1 ${code} ${STATUS_CODES[code] ?? 'Error'}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(message)}\r\n${errno ? `${DialErrorHeader}: ${errno}\r\n` : ''}Connection: close\r\n\r\n${message}`);
     socket.on('error', () => undefined);
     try {
       const url = new URL(req.url ?? '/', 'https://kubelet');
       await this.admit(req, url.pathname);
       const [kind, namespace, name, portText] = url.pathname.split('/').slice(1).map(decodeURIComponent);
+      if ((kind === 'exec' || kind === 'attach') && url.pathname.split('/').length === 5) {
+        const target = { worker: this.host.worker(namespace!, name!), pod: name!, container: portText!, query: url.searchParams };
+        return await serveContainerStream(kind, req, socket, head, target, refuse);
+      }
       if (kind !== 'tunnel' || !/^\d+$/.test(portText ?? '') || (req.headers.upgrade ?? '').toLowerCase() !== 'tcp') return refuse(404, '404 page not found');
       const worker = this.host.worker(namespace!, name!);
       const target = worker?.target(Number(portText));

@@ -18,7 +18,7 @@ const pullPolicyFor = (image: string): string => {
   return !last.includes(':') || last.endsWith(':latest') ? 'Always' : 'IfNotPresent';
 };
 
-const defaultContainer = (c: Obj): void => {
+export const defaultContainer = (c: Obj): void => {
   setDefault(c, 'imagePullPolicy', pullPolicyFor(str(c.image)));
   setDefault(c, 'terminationMessagePath', '/dev/termination-log');
   setDefault(c, 'terminationMessagePolicy', 'File');
@@ -63,7 +63,7 @@ const validatePorts = (ports: unknown[], at: string): FieldError[] =>
     return errs;
   });
 
-const validateContainers = (list: unknown, at: string, needOne: boolean): FieldError[] => {
+export const validateContainers = (list: unknown, at: string, needOne: boolean): FieldError[] => {
   const items = arr(list);
   if (needOne && items.length === 0) return [required(at)];
   const seen = new Set<string>();

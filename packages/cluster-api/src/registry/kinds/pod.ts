@@ -5,6 +5,7 @@ import { forbiddenField, type FieldError } from '../generic/validation.js';
 import { AllVerbs, arr, child, column, core, obj, spec, status, str, type Obj } from './common.js';
 import { binding } from '../subresources/binding.js';
 import { eviction } from '../subresources/eviction.js';
+import { ephemeralContainers } from '../subresources/ephemeral-containers.js';
 import { podAttach, podExec, podLog, podPortForward } from '../subresources/pod-connect.js';
 import { podProxy } from '../subresources/proxy.js';
 import { statusSubresource } from '../subresources/status.js';
@@ -69,7 +70,7 @@ export const pod = core({
   verbs: AllVerbs,
   shortNames: ['po'],
   categories: ['all'],
-  subresources: { status: statusSubresource(), binding, eviction, log: podLog, exec: podExec, attach: podAttach, portforward: podPortForward, proxy: podProxy },
+  subresources: { status: statusSubresource(), binding, eviction, log: podLog, exec: podExec, attach: podAttach, portforward: podPortForward, proxy: podProxy, ephemeralcontainers: ephemeralContainers },
   strategy: {
     prepareForCreate(o) {
       // The ServiceAccount admission plugin gives a mirror pod no account: its kubelet runs it without one.
@@ -78,6 +79,7 @@ export const pod = core({
       o.status = { phase: 'Pending', qosClass: podQosClass(spec(o)) };
     },
     validate: (o) => validatePodSpec(spec(o), 'spec'),
+    validateCreate: (o) => (arr(spec(o).ephemeralContainers).length ? [forbiddenField('spec.ephemeralContainers', 'cannot be set on create')] : []),
     validateUpdate: validateSpecUpdate,
     fieldsOf: (o) => ({
       'spec.nodeName': str(spec(o).nodeName),

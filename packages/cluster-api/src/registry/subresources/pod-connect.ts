@@ -3,8 +3,9 @@
  * node: the container is checked (validateContainer), then a pod no node runs has no logs (204, no
  * body) and nothing to exec into or forward to (400 "does not have a host assigned"). A scheduled
  * pod's logs come from its node's agent (pod-logs.ts) and its ports are forwarded through the pod
- * network (the node agent's) when there is one; exec and attach are a 400 (no container runtime on
- * the node); for a node that does not exist, 404 for the node, as kube-apiserver answers.
+ * network (the node agent's) when there is one; exec and attach are spliced to the node agent's own
+ * exec and attach (pod-exec.ts); for a node that does not exist, 404 for the node, as kube-apiserver
+ * answers.
  */
 import type { KubeObject } from '../../api/meta.js';
 import type { Services } from '../definition.js';
@@ -13,6 +14,7 @@ import { badRequest, notFound } from '../../api/errors.js';
 import { arr, obj, spec, str } from '../kinds/common.js';
 import { nodeLogs } from './pod-logs.js';
 import { portForward } from './port-forward.js';
+import { containerStream } from './pod-exec.js';
 
 const containerNames = (pod: KubeObject): string[] =>
   ['initContainers', 'containers', 'ephemeralContainers'].flatMap((field) => arr(spec(pod)[field]).map((c) => str(obj(c).name)));
@@ -32,16 +34,6 @@ function validateContainer(pod: KubeObject, container: string): void {
 /** Nothing to stream: kube-apiserver's answer for the logs of a pod no kubelet runs. */
 const noContent: ConnectHandler = (_req, res) => void res.writeHead(204).end();
 
-/**
- * exec and attach need a container runtime: a node agent runs containers as processes (or simulates
- * them), so a pod on an existing node is a 400 saying so, not the 404 for a node that does not exist.
- */
-async function noRuntime(pod: KubeObject, node: string, services: Services): Promise<never> {
-  const nodes = services.find('', 'v1', 'nodes');
-  if (!nodes || !(await nodes.get({}, node).then(() => true, () => false))) throw notFound({ group: '', resource: 'nodes' }, node);
-  throw badRequest(`pod ${pod.metadata.name ?? ''} runs on node ${node} without a container runtime: exec and attach are not available (its containers run as processes or simulated)`);
-}
-
 const podConnect: ConnectBehaviour = {
   type: 'connect',
   connect(pod, { subresource, query }, services) {
@@ -49,7 +41,7 @@ const podConnect: ConnectBehaviour = {
     const node = str(spec(pod).nodeName);
     if (node && subresource === 'log') return nodeLogs(pod, query.get('container') ?? '', query, services);
     if (node && subresource === 'portforward' && services.podNetwork) return portForward(pod, services.podNetwork, query);
-    if (node && (subresource === 'exec' || subresource === 'attach')) return noRuntime(pod, node, services);
+    if (node && (subresource === 'exec' || subresource === 'attach')) return containerStream(subresource, pod, query.get('container') ?? '', query, services);
     if (node) throw notFound({ group: '', resource: 'nodes' }, node);
     if (subresource === 'log') return noContent;
     throw badRequest(`pod ${pod.metadata.name ?? ''} does not have a host assigned`);

@@ -35,12 +35,18 @@ export function checkLogOptions(name: string, query: URLSearchParams): string {
   return out.toString();
 }
 
-async function refusal(res: IncomingMessage, name: string): Promise<ApiError> {
+/**
+ * A node agent's refusal as a Status (GenericHttpResponseChecker): 400 → BadRequest with its text,
+ * 404 → NotFound (`notFound` words it from the text), 403 → Forbidden with its text (a protocol the
+ * agent does not speak), anything else an internal error.
+ */
+export async function kubeletRefusal(res: IncomingMessage, notFound: (text: string) => string): Promise<ApiError> {
   let body = '';
   for await (const chunk of res.setEncoding('utf8')) if ((body += chunk).length > 64 * 1024) break;
-  const text = body.trim();
+  const text = body.trim().slice(0, 64 * 1024);
   if (res.statusCode === 400) return badRequest(text);
-  if (res.statusCode === 404) return new ApiError(404, 'NotFound', `the server could not find the requested resource ( pods/log ${name})`);
+  if (res.statusCode === 404) return new ApiError(404, 'NotFound', notFound(text));
+  if (res.statusCode === 403) return new ApiError(403, 'Forbidden', text);
   return new ApiError(500, 'InternalError', `Internal error occurred: the node agent answered ${res.statusCode}`);
 }
 
@@ -59,7 +65,7 @@ export async function nodeLogs(pod: KubeObject, container: string, query: URLSea
   } catch (err) {
     throw new ApiError(503, 'ServiceUnavailable', `the node agent of ${nodeName} cannot be reached`, undefined, err);
   }
-  if (res.statusCode !== 200) throw await refusal(res, name);
+  if (res.statusCode !== 200) throw await kubeletRefusal(res, () => `the server could not find the requested resource ( pods/log ${name})`);
   return (req, out) => {
     out.writeHead(200, { 'Content-Type': 'text/plain' });
     out.flushHeaders();

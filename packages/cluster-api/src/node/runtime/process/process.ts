@@ -15,6 +15,14 @@ export interface LaunchSpec {
   args: string[];
   env: Record<string, string>;
   cwd: string;
+  /** The container's `stdin: true`: its input is a pipe the agent keeps, for attach. */
+  stdin?: boolean;
+}
+
+/** Where an attached client reads the container's output. */
+export interface Watcher {
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
 }
 
 export interface Exit {
@@ -35,16 +43,18 @@ export class ContainerProcess {
   readonly startedAt = Date.now();
   readonly exited: Promise<Exit>;
   private readonly child: ChildProcess;
+  private readonly watchers = new Set<Watcher>();
 
   constructor(spec: LaunchSpec, log: ContainerLog) {
     this.child = spawn(process.execPath, ['--import', guard, ...spec.args], {
       env: spec.env,
       cwd: spec.cwd,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
     });
-    this.child.stdout!.on('data', (b: Buffer) => log.write('stdout', b));
-    this.child.stderr!.on('data', (b: Buffer) => log.write('stderr', b));
+    this.child.stdin?.on('error', () => undefined);
+    this.child.stdout!.on('data', (b: Buffer) => (log.write('stdout', b), this.watchers.forEach((w) => w.stdout?.write(b))));
+    this.child.stderr!.on('data', (b: Buffer) => (log.write('stderr', b), this.watchers.forEach((w) => w.stderr?.write(b))));
     // The agent must never wait on a container to exit: its own event loop stays free of them.
     this.child.unref();
     this.exited = new Promise<Exit>((resolve) => {
@@ -65,6 +75,18 @@ export class ContainerProcess {
 
   get pid(): number | undefined {
     return this.child.pid;
+  }
+
+  /** The container's input, when its spec asks for one (`stdin: true`) and it is still open. */
+  get stdin(): NodeJS.WritableStream | undefined {
+    const input = this.child.stdin;
+    return input && !input.writableEnded && !input.destroyed ? input : undefined;
+  }
+
+  /** Copies what the process writes from now on to `watcher` (attach), until the returned function is called. */
+  watch(watcher: Watcher): () => void {
+    this.watchers.add(watcher);
+    return () => void this.watchers.delete(watcher);
   }
 
   /** To the whole process group; a group already gone is no error. */

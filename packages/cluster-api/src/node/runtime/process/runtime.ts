@@ -3,17 +3,18 @@
  * (process.ts) running the node's own `node` on the unpacked image (launch.ts), its volumes found
  * through a mount root (mount-root.ts). A sandbox is the pod's IP on the node's pod network (a
  * loopback address of its own, or the node's address with a node port per container port in the
- * shared mode); nothing isolates one pod from another.
+ * shared mode); nothing isolates one pod from another. exec and attach: streams.ts.
  */
 import { join } from 'node:path';
 import { ContainerLog, type LogLimits } from '../../logs/logs.js';
 import type { PodNetwork } from '../../pod-network.js';
-import type { ContainerConfig, ContainerStatus, ImageSpec, PodSandboxConfig, PodSandboxStatus, RuntimeService } from '../cri.js';
+import type { ContainerConfig, ContainerStatus, ImageSpec, PodSandboxConfig, PodSandboxStatus, RuntimeService, StreamOptions } from '../cri.js';
 import type { ImageStore } from '../image-store.js';
 import { newId, RecordedRuntime } from '../records.js';
 import { launchSpec } from './launch.js';
 import { mountRoot } from './mount-root.js';
 import { ContainerProcess, type LaunchSpec } from './process.js';
+import { attachTo, execInContainer, ExecStartError } from './streams.js';
 
 export interface ProcessRuntimeOptions {
   images: ImageStore;
@@ -30,6 +31,8 @@ interface Instance {
   status: ContainerStatus;
   sandboxId: string;
   spec: LaunchSpec;
+  /** The container's `stdinOnce`: its stdin closes when the first attached client's input ends. */
+  stdinOnce: boolean;
   log?: ContainerLog;
   process?: ContainerProcess;
   exited: Promise<ContainerStatus>;
@@ -85,12 +88,12 @@ export class ProcessRuntime extends RecordedRuntime<Sandbox, Instance> implement
     const fixed: Record<string, string> = { HOSTNAME: sandbox.config.hostname, FUNC_HOST: sandbox.status.network.ip };
     // Shared network mode: the function listens on a node port of its own standing for its PORT.
     if (network.mode === 'shared') fixed.PORT = String(await network.hostPort(sandbox.config.metadata.uid, Number(config.envs.PORT ?? imagePort(image.config))));
-    const spec = launchSpec({ container: config, image: image.config, imageRoot: image.root, mounts, env: config.envs, fixed });
+    const spec = { ...launchSpec({ container: config, image: image.config, imageRoot: image.root, mounts, env: config.envs, fixed }), stdin: config.container.stdin === true };
     const id = newId();
     const status: ContainerStatus = { id, metadata: config.metadata, state: 'CONTAINER_CREATED', createdAt: Date.now(), image: config.image.image, imageRef: config.image.imageRef ?? '', logPath: config.logPath };
     let settle!: (s: ContainerStatus) => void;
     const exited = new Promise<ContainerStatus>((resolve) => (settle = resolve));
-    this.containers.set(id, { status, sandboxId, spec, exited, settle });
+    this.containers.set(id, { status, sandboxId, spec, stdinOnce: config.container.stdinOnce === true, exited, settle });
     return id;
   }
 
@@ -130,6 +133,23 @@ export class ProcessRuntime extends RecordedRuntime<Sandbox, Instance> implement
 
   containerLog(id: string): ContainerLog | undefined {
     return this.containers.get(id)?.log;
+  }
+
+  /** A command beside the container's process (streams.ts): its environment, directory and user; no pseudo-terminal. */
+  exec(id: string, cmd: string[], streams: StreamOptions): Promise<{ exitCode: number }> {
+    return execInContainer(this.running(id).spec, cmd, streams);
+  }
+
+  /** The running process's output from now on, and its stdin when the container has one. */
+  attach(id: string, streams: StreamOptions): Promise<void> {
+    const c = this.running(id);
+    return attachTo(c.process!, streams, c.stdinOnce);
+  }
+
+  private running(id: string): Instance {
+    const c = this.containers.get(id);
+    if (!c?.process || c.status.state !== 'CONTAINER_RUNNING') throw new ExecStartError(`container ${id} is not running`);
+    return c;
   }
 
   portForward(sandboxId: string, port: number): { host: string; port: number } | undefined {
