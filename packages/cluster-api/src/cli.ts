@@ -140,11 +140,11 @@ function nodeCredentialsCommand(argv: Record<string, unknown>): void {
 async function serveCommand(argv: Record<string, unknown>): Promise<void> {
   const config = resolveConfig(argv, process.env, process.cwd());
   keepServing();
-  const { server, kubeconfig, broker, supervisor: parts } = await serve(config, log, { fatal });
+  const { server, kubeconfig, broker, gateway, supervisor: parts } = await serve(config, log, { fatal });
   supervisor = parts;
   untilSignal(() => server.close());
   // Logged last: whoever waits for this line may signal the process at once.
-  log({ level: 'info', msg: 'listening', url: server.url, storage: config.storage.split(':', 1)[0], kubeconfig, ...(broker ? { broker: broker.broker.url } : {}) });
+  log({ level: 'info', msg: 'listening', url: server.url, storage: config.storage.split(':', 1)[0], kubeconfig, ...(broker ? { broker: broker.broker.url } : {}), ...(gateway ? { gateway: gateway.url } : {}) });
 }
 
 async function brokerCommand(argv: Record<string, unknown>): Promise<void> {

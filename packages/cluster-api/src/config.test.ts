@@ -24,7 +24,7 @@ describe('resolveConfig', () => {
     expect(resolveConfig({ disable: 'node' }, {}, '/')).toMatchObject({ disableAgent: true, disableScheduler: false, broker: true });
     expect(resolveConfig({ disable: 'node', 'authorization-mode': 'RBAC' }, {}, '/').authorizationMode).toEqual(['RBAC']);
     for (const bad of ['api-server', 'kubelet', 'node,,nodes'])
-      expect(() => resolveConfig({ disable: bad }, {}, '/')).toThrow(/^--disable: "(api-server|kubelet|nodes)" is not a part that can be disabled; parts: controller-manager, scheduler, node, broker$/);
+      expect(() => resolveConfig({ disable: bad }, {}, '/')).toThrow(/^--disable: "(api-server|kubelet|nodes)" is not a part that can be disabled; parts: controller-manager, scheduler, node, broker, gateway$/);
   });
 
   it('takes --authorization-mode as kube-apiserver does: a comma-separated list, in order', () => {

@@ -8,5 +8,8 @@
  * (registry/kinds/node-restriction.ts) run as the store's own checks, before this chain.
  */
 import type { AdmissionPlugin } from './plugin.js';
+import { KnativeServingValidation } from './knative-serving/validation.js';
 
-export const AdmissionPlugins: readonly AdmissionPlugin[] = [];
+export const AdmissionPlugins: readonly AdmissionPlugin[] = [
+  KnativeServingValidation,
+];

@@ -37,8 +37,12 @@ class SharedCache {
   /** Resolves once the first list is in. */
   readonly synced = new Promise<void>((resolve) => (this.markSynced = resolve));
 
+  /**
+   * `resolve` gives the store to list and watch: looked up again at each relist, so a resource served
+   * anew (a CustomResourceDefinition replaced: its old store's watches end) is followed again.
+   */
   constructor(
-    readonly store: ResourceClient,
+    private readonly resolve: () => ResourceClient | undefined,
     private readonly log?: (entry: Record<string, unknown>) => void,
   ) {}
 
@@ -82,8 +86,10 @@ class SharedCache {
 
   private async relist(): Promise<void> {
     if (this.stopped) return;
+    const store = this.resolve();
+    if (!store) return this.retry();
     try {
-      const list = await this.store.list(SystemContext, {});
+      const list = await store.list(SystemContext, {});
       const seen = new Set<string>();
       for (const o of list.items) {
         seen.add(keyOf(o));
@@ -91,16 +97,17 @@ class SharedCache {
       }
       for (const [key, o] of [...this.objects]) if (!seen.has(key) && revision(o) <= Number(list.metadata.resourceVersion)) this.apply('DELETED', o);
       this.markSynced();
-      this.watch = await this.store.watch(SystemContext, { resourceVersion: list.metadata.resourceVersion }, {
+      this.watch = await store.watch(SystemContext, { resourceVersion: list.metadata.resourceVersion }, {
         onEvent: (e) => {
           if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED') this.apply(e.type, e.object);
         },
         onError: () => this.retry(),
-        onEnd: () => undefined,
+        // The resource stopped being served by this store: list and watch again through whichever serves it now.
+        onEnd: () => this.retry(),
       });
       if (this.stopped) this.watch.close();
     } catch (err) {
-      this.log?.({ level: 'warn', msg: 'cache list failed', resource: this.store.definition.plural, error: String((err as Error)?.message ?? err) });
+      this.log?.({ level: 'warn', msg: 'cache list failed', resource: store.definition.plural, error: String((err as Error)?.message ?? err) });
       this.retry();
     }
   }
@@ -218,9 +225,11 @@ export class Caches {
   of(store: ResourceClient): ObjectCache {
     const { group, version, plural } = store.definition;
     const key = `${group}/${version}/${plural}`;
+    const generation = this.reader.generation;
     let cache = this.caches.get(key);
     if (!cache) {
-      cache = new SharedCache(this.reader.find(group, version, plural) ?? store, this.log);
+      const initial = this.reader.find(group, version, plural) ?? store;
+      cache = new SharedCache(() => this.reader.find(group, version, plural) ?? (this.reader.generation === generation ? initial : undefined), this.log);
       this.caches.set(key, cache);
       cache.start();
     }

@@ -63,6 +63,9 @@ export const nodePart = (start: () => Promise<Running>): Part => part('node', st
 export const brokerPart = (start: () => Promise<Running>): Part =>
   part('broker', start, { source: new URL('../broker/', import.meta.url), permanent: (err) => err instanceof BrokerStartError });
 
+/** The gateway part: `start` starts the ingress gateway; its port in use is for the operator to mend (a permanent failure). */
+export const gatewayPart = (start: () => Promise<Running>): Part => part('gateway', start, { source: new URL('../serving/gateway/', import.meta.url) });
+
 /** The identities of the embedded scheduler and node, for the API server's authenticator, and the kubelet client certificate. */
 export interface EmbeddedIdentities {
   users: Map<string, UserInfo>;

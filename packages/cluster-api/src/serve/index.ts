@@ -1,9 +1,9 @@
 /**
  * `cluster-api serve` as one ordered list of parts (ARCHITECTURE.md's local stack): api-server,
- * controller-manager, scheduler, node, broker; `--disable <part>` leaves one out. Assembled here and
+ * controller-manager, scheduler, node, broker, gateway; `--disable <part>` leaves one out. Assembled here and
  * only here, run by the Supervisor (started in order, stopped in reverse, a failing part restarted or
- * the process ended with its name). A later part (registry, gateway, activator, autoscaler) is one
- * more entry in `parts`.
+ * the process ended with its name). A later part (registry, activator, autoscaler) is one more
+ * entry in `parts`. The API server installs the CRDs of the kinds its parts act on (serving/crds.ts).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,7 +21,9 @@ import type { Registry } from '../registry/rest.js';
 import { ensureFrontProxy } from '../aggregation/index.js';
 import { openStorage } from '../storage/factory.js';
 import { startServer, type ClusterApiServer, type StartOptions } from '../server.js';
-import { brokerPart, embeddedClient, embeddedIdentities, nodePart, schedulerPart, startEmbeddedNode, type ApiEndpoint } from './embedded.js';
+import { installBuiltinCrds } from '../serving/crds.js';
+import { Gateway } from '../serving/gateway/gateway.js';
+import { brokerPart, gatewayPart, embeddedClient, embeddedIdentities, nodePart, schedulerPart, startEmbeddedNode, type ApiEndpoint } from './embedded.js';
 import { part, type Part } from './part.js';
 import { Supervisor } from './supervisor.js';
 
@@ -32,6 +34,8 @@ export interface Served {
   kubeconfig?: string;
   /** The embedded broker (`--broker`, the default), once started. */
   broker?: ClusterBroker;
+  /** The ingress gateway, once started. */
+  gateway?: Gateway;
   supervisor: Supervisor;
 }
 
@@ -62,6 +66,7 @@ export async function serve(config: ServeConfig, log?: Log, options: ServeOption
 
   let api: Awaited<ReturnType<typeof startServer>> | undefined;
   let broker: ClusterBroker | undefined;
+  let gateway: Gateway | undefined;
   const endpoint = (): ApiEndpoint => ({ url: api!.url, ca: tls?.ca });
   const parts: Part[] = [
     part('api-server', async () => {
@@ -79,6 +84,7 @@ export async function serve(config: ServeConfig, log?: Log, options: ServeOption
         await storage.close();
         throw err;
       }
+      await installBuiltinCrds(api.registry, { eventing: enabled('broker') && token !== undefined });
       if (token) writeKubeconfig(config.kubeconfigOut, { server: api.url, token, ca: tls?.ca });
       const started = api;
       return { stop: () => started.close() };
@@ -95,6 +101,17 @@ export async function serve(config: ServeConfig, log?: Log, options: ServeOption
       apiUrl: api!.url, ca: tls?.ca, token, log,
       store: config.brokerStore, port: config.brokerPort, host: config.brokerBindAddress, advertiseAddress: config.brokerAdvertiseAddress,
     })))] : []),
+    // The gateway reads Routes, Revisions, Services and Endpoints with the admin's credentials, as the broker does.
+    ...(token ? [gatewayPart(async () => {
+      const g = new Gateway({ kube: embeddedClient(endpoint(), token, 'gateway'), host: config.bindAddress, port: config.gatewayPort, log });
+      try {
+        await g.start();
+      } catch (err) {
+        await g.stop().catch(() => undefined);
+        throw err;
+      }
+      return (gateway = g);
+    })] : []),
     ...(options.parts ?? []),
   ].filter((p) => enabled(p.name));
   const supervisor = new Supervisor(parts, {
@@ -108,6 +125,7 @@ export async function serve(config: ServeConfig, log?: Log, options: ServeOption
     server: { url, port, close: () => (closing ??= supervisor.stop()) },
     ...(token && { kubeconfig: config.kubeconfigOut }),
     ...(broker && { broker }),
+    ...(gateway && { gateway }),
     supervisor,
   };
 }

@@ -158,7 +158,7 @@ describe.runIf(haveKubectl)('cluster-api serve (process) keeps serving past erro
   it('refuses --disable of an unknown part, or of the API server, with one line and exit 1', async () => {
     for (const [value, shown] of [['kubelet', 'kubelet'], ['api-server', 'api-server']]) {
       const err = await startServe(['--storage', 'memory:', '--disable', value!]).then(() => undefined, (e: Error) => e.message);
-      expect(err).toContain(`cluster-api: --disable: "${shown}" is not a part that can be disabled; parts: controller-manager, scheduler, node, broker`);
+      expect(err).toContain(`cluster-api: --disable: "${shown}" is not a part that can be disabled; parts: controller-manager, scheduler, node, broker, gateway`);
       expect(err).not.toMatch(/\n\s+at /);
     }
   });

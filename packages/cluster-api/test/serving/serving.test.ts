@@ -1,0 +1,249 @@
+/**
+ * Knative Serving on `cluster-api serve` (the built CLI, its embedded node running the probe
+ * function's image), driven as a Knative user drives it: kubectl with Knative's hello-world Service
+ * manifest, `kubectl wait --for=condition=Ready ksvc/…`, curl with the Route's Host to the gateway
+ * the `listening` line names; revisions per template change, traffic splits and tags, Knative's
+ * validation messages, Knative's own CRDs applied over the server's, and cascading deletion.
+ * The steps build on each other, in order, on one server.
+ */
+import { execFile } from 'node:child_process';
+import { request } from 'node:http';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { ApiException, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { haveKubectl, startServe, type ServeProcess } from '../serve/process.js';
+import { functionImage, probeFunction } from '../support/node-fixtures.js';
+import { until } from '../../testing/src/poll.js';
+
+const run = promisify(execFile);
+const KnativeCrds = '/work/shared/crds';
+
+interface Answer { status: number; body: string; headers: Record<string, string | string[] | undefined> }
+
+describe.runIf(haveKubectl)('Knative Serving on serve', () => {
+  let s: ServeProcess;
+  let gateway: URL;
+  let custom: CustomObjectsApi;
+
+  /** A request to the gateway with `host` as its Host, on a connection of its own. */
+  const get = (host: string, path = '/', headers: Record<string, string> = {}) => new Promise<Answer>((resolve, reject) => {
+    const req = request({ host: gateway.hostname, port: gateway.port, path, headers: { host, ...headers }, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
+    });
+    req.on('error', reject).end();
+  });
+  const ok = async (...args: string[]) => {
+    const r = await s.kubectl(...args);
+    expect(r.code, `kubectl ${args.join(' ')}: ${r.stderr}`).toBe(0);
+    return r.stdout;
+  };
+  const json = async (...args: string[]) => JSON.parse(await ok('get', ...args, '-o', 'json'));
+  const apply = (name: string, yaml: string) => {
+    const file = join(s.dir, `${name}.yaml`);
+    writeFileSync(file, yaml);
+    return s.kubectl('apply', '-f', file);
+  };
+  /** Knative's hello-world Service (knative.dev docs), the image a function's. */
+  const hello = (target: string, extra = '') => `apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: hello
+spec:
+  template:
+    spec:
+      containers:
+        - image: probe:v1
+          ports:
+            - containerPort: 8080
+          env:
+            - name: TARGET
+              value: "${target}"
+${extra}`;
+  /** Which revision answered: the probe function answers `hello from <pod name>`, the pod named for its revision's Deployment. */
+  const revisionOf = (body: string) => /^hello from (.+)-deployment-/.exec(body)?.[1];
+  const routeServes = (name: string, want: (traffic: any[]) => boolean) =>
+    until(`route ${name}'s traffic`, async () => {
+      const rt = await json('routes.serving.knative.dev', name);
+      return rt.status?.observedGeneration === rt.metadata.generation && want(rt.status?.traffic ?? []) && rt;
+    }, { timeoutMs: 120_000, everyMs: 200 });
+
+  beforeAll(async () => {
+    s = await startServe(['--storage', 'memory:', '--node-name', 'vm']);
+    const m = /"msg":"listening".*"gateway":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(s.log());
+    expect(m, s.log()).not.toBeNull();
+    gateway = new URL(m![1]!);
+    await functionImage(join(s.dir, 'data', 'images'), probeFunction, 'probe:v1');
+    const kc = new KubeConfig();
+    kc.loadFromString(readFileSync(join(s.dir, 'data', 'kubeconfig.yaml'), 'utf8'));
+    custom = kc.makeApiClient(CustomObjectsApi);
+  }, 240_000);
+  afterAll(() => s?.close());
+
+  it('serves the Knative kinds from start: short names, categories, and Broker and Trigger', async () => {
+    await until('the serving kinds served', async () => (await s.kubectl('get', 'ksvc,kcfg,rev,rt,brokers,triggers,domainmappings')).code === 0, { timeoutMs: 30_000, everyMs: 200 });
+    const resources = await ok('api-resources', '--api-group=serving.knative.dev', '--no-headers');
+    for (const line of [/^configurations\s+config,cfg,kcfg\s+serving\.knative\.dev\/v1\s+true\s+Configuration$/m, /^revisions\s+rev\s+serving\.knative\.dev\/v1\s+true\s+Revision$/m,
+      /^routes\s+rt\s+serving\.knative\.dev\/v1\s+true\s+Route$/m, /^services\s+kservice,ksvc\s+serving\.knative\.dev\/v1\s+true\s+Service$/m,
+      /^domainmappings\s+dm\s+serving\.knative\.dev\/v1beta1\s+true\s+DomainMapping$/m]) expect(resources).toMatch(line);
+    expect(await ok('get', 'brokers')).toBe('');
+  }, 60_000);
+
+  it('makes Knative\'s hello-world Service Ready with a URL the gateway answers on', async () => {
+    const applied = await apply('hello', hello('World'));
+    expect(applied.stdout).toContain('service.serving.knative.dev/hello created');
+    await ok('wait', '--for=condition=Ready', 'ksvc/hello', '--timeout=180s');
+    const ksvc = await json('ksvc', 'hello');
+    expect(ksvc.status.url).toBe('http://hello.default.localhost');
+    expect(ksvc.status.address.url).toBe('http://hello.default.svc.cluster.local');
+    expect(ksvc.status).toMatchObject({ latestCreatedRevisionName: 'hello-00001', latestReadyRevisionName: 'hello-00001', observedGeneration: 1, traffic: [{ revisionName: 'hello-00001', latestRevision: true, percent: 100 }] });
+    expect(ksvc.status.conditions.map((c: any) => `${c.type}=${c.status}`)).toEqual(['ConfigurationsReady=True', 'Ready=True', 'RoutesReady=True']);
+    const table = await ok('get', 'ksvc', 'hello');
+    expect(table).toMatch(/^NAME\s+URL\s+LATESTCREATED\s+LATESTREADY\s+READY\s+REASON\n/);
+    expect(table).toMatch(/^hello\s+http:\/\/hello\.default\.localhost\s+hello-00001\s+hello-00001\s+True\s*$/m);
+    // What the Revision runs as: its Deployment and Service, with Knative's labels.
+    const rev = await json('rev', 'hello-00001');
+    expect(rev.status.conditions.map((c: any) => `${c.type}=${c.status}`)).toEqual(['ContainerHealthy=True', 'Ready=True', 'ResourcesAvailable=True']);
+    const labels = { 'serving.knative.dev/service': 'hello', 'serving.knative.dev/configuration': 'hello', 'serving.knative.dev/revision': 'hello-00001', 'serving.knative.dev/revisionUID': rev.metadata.uid };
+    expect((await json('deployment', 'hello-00001-deployment')).metadata.labels).toMatchObject(labels);
+    expect((await json('service', 'hello-00001')).metadata.labels).toMatchObject(labels);
+
+    // curl, as the user would, with the URL's host.
+    const { stdout } = await run('curl', ['-sS', '-H', 'Host: hello.default.localhost', `${gateway.href}`]);
+    expect(revisionOf(stdout)).toBe('hello-00001');
+    // The runtime contract's environment, and the headers the gateway adds.
+    for (const [name, value] of Object.entries({ K_SERVICE: 'hello', K_CONFIGURATION: 'hello', K_REVISION: 'hello-00001', PORT: '8080', TARGET: 'World' }))
+      expect((await get('hello.default.localhost', `/env?name=${name}`)).body).toBe(value);
+    expect((await get('hello.default.localhost:80', '/env?name=HOSTNAME')).body).toMatch(/^hello-00001-deployment-/);
+  }, 240_000);
+
+  it('answers 404 for a host no Route has', async () => {
+    const r = await get('nothing.default.localhost');
+    expect(r.status).toBe(404);
+    expect((await get('')).status).toBe(404);
+  });
+
+  it('makes hello-00002 when the template changes, and moves the latest revision\'s traffic to it', async () => {
+    expect((await apply('hello', hello('Again'))).code).toBe(0);
+    await routeServes('hello', (t) => t.length === 1 && t[0].revisionName === 'hello-00002');
+    await until('hello-00002 answering', async () => revisionOf((await get('hello.default.localhost')).body) === 'hello-00002', { timeoutMs: 60_000, everyMs: 100 });
+    for (let i = 0; i < 10; i++) expect(revisionOf((await get('hello.default.localhost')).body)).toBe('hello-00002');
+    const ksvc = await json('ksvc', 'hello');
+    expect(ksvc.status).toMatchObject({ latestCreatedRevisionName: 'hello-00002', latestReadyRevisionName: 'hello-00002' });
+    // The first revision is kept, immutable: still Ready, its spec as it was.
+    const first = await json('rev', 'hello-00001');
+    expect(first.spec.containers[0].env).toEqual([{ name: 'TARGET', value: 'World' }]);
+    const changed = await s.kubectl('patch', 'rev', 'hello-00001', '--type=merge', '-p', '{"spec":{"timeoutSeconds":30}}');
+    expect(changed.code).not.toBe(0);
+    expect(changed.stderr).toContain('admission webhook "validation.webhook.serving.knative.dev" denied the request: validation failed: Immutable fields changed (-old +new): spec');
+  }, 240_000);
+
+  it('splits traffic 50/50 per request, and gives a tag its own URL reaching only its revision', async () => {
+    expect((await apply('hello', hello('Again', `  traffic:
+    - revisionName: hello-00001
+      percent: 50
+      tag: old
+    - latestRevision: true
+      percent: 50
+`))).code).toBe(0);
+    const rt = await routeServes('hello', (t) => t.length === 2);
+    expect(rt.status.traffic).toEqual([
+      { tag: 'old', revisionName: 'hello-00001', latestRevision: false, percent: 50, url: 'http://old-hello.default.localhost' },
+      { revisionName: 'hello-00002', latestRevision: true, percent: 50 },
+    ]);
+    await until('the gateway following the split', async () => revisionOf((await get('old-hello.default.localhost')).body) === 'hello-00001', { timeoutMs: 30_000, everyMs: 100 });
+    const counts: Record<string, number> = {};
+    for (let i = 0; i < 400; i++) {
+      const who = revisionOf((await get('hello.default.localhost')).body) ?? 'none';
+      counts[who] = (counts[who] ?? 0) + 1;
+    }
+    expect(Object.keys(counts).sort()).toEqual(['hello-00001', 'hello-00002']);
+    expect(counts['hello-00001']!).toBeGreaterThanOrEqual(160);
+    expect(counts['hello-00001']!).toBeLessThanOrEqual(240);
+    for (let i = 0; i < 20; i++) expect(revisionOf((await get('old-hello.default.localhost')).body)).toBe('hello-00001');
+  }, 240_000);
+
+  it('refuses traffic that does not sum to 100 with Knative\'s message (kubectl and client-node)', async () => {
+    const bad = await apply('bad', `apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: bad
+spec:
+  template:
+    spec:
+      containers:
+        - image: probe:v1
+  traffic:
+    - latestRevision: true
+      percent: 90
+`);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('admission webhook "validation.webhook.serving.knative.dev" denied the request: validation failed: Traffic targets sum to 90, want 100: spec.traffic');
+    const err = await custom.createNamespacedCustomObject({ group: 'serving.knative.dev', version: 'v1', namespace: 'default', plural: 'routes', body: {
+      apiVersion: 'serving.knative.dev/v1', kind: 'Route', metadata: { name: 'bad' },
+      spec: { traffic: [{ revisionName: 'hello-00001', percent: 120, tag: 'Not_A_Label' }, { revisionName: 'hello-00002', tag: 'Not_A_Label' }] },
+    } }).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiException);
+    expect((err as ApiException<string>).code).toBe(400);
+    const status = JSON.parse((err as ApiException<string>).body);
+    expect(status).toMatchObject({ kind: 'Status', code: 400, reason: 'BadRequest' });
+    expect(status.message).toContain('expected 0 <= 120 <= 100: spec.traffic[0].percent');
+    expect(status.message).toContain('not a DNS 1035 label: "Not_A_Label": spec.traffic[0].tag');
+    expect(status.message).toContain('Traffic targets sum to 0, want 100: spec.traffic');
+    expect((await s.kubectl('get', 'ksvc', 'bad')).code).not.toBe(0);
+    expect((await s.kubectl('get', 'routes.serving.knative.dev', 'bad')).code).not.toBe(0);
+  }, 60_000);
+
+  it('answers 503 while the revision has no ready endpoint', async () => {
+    expect((await apply('ready', `apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: ready
+spec:
+  template:
+    spec:
+      containers:
+        - image: probe:v1
+          readinessProbe:
+            httpGet:
+              path: /health/readiness
+            periodSeconds: 1
+            failureThreshold: 1
+`)).code).toBe(0);
+    await ok('wait', '--for=condition=Ready', 'ksvc/ready', '--timeout=180s');
+    await until('ready answering', async () => (await get('ready.default.localhost')).status === 200, { timeoutMs: 30_000, everyMs: 100 });
+    // The pod's readiness taken down through the gateway (retried: a slow probe under load may have flapped it meanwhile).
+    await until('readiness set down', async () => (await get('ready.default.localhost', '/ready?set=false')).body === 'ready=false', { timeoutMs: 30_000, everyMs: 200 });
+    const unready = await until('a 503 from the gateway', async () => {
+      const r = await get('ready.default.localhost');
+      return r.status === 503 && r;
+    }, { timeoutMs: 60_000, everyMs: 200 });
+    expect(unready.body).toContain('no ready endpoint for revision "ready-00001"');
+  }, 240_000);
+
+  it('keeps Services Ready and reconciled when Knative\'s own CRDs are applied over the server\'s', async () => {
+    for (const dir of ['knative-serving', 'knative-eventing']) expect((await s.kubectl('apply', '--server-side', '--force-conflicts', '-f', join(KnativeCrds, dir))).code).toBe(0);
+    const crd = await json('crd', 'services.serving.knative.dev');
+    expect(crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.template).toBeDefined();
+    await ok('wait', '--for=condition=Established', 'crd/services.serving.knative.dev', 'crd/routes.serving.knative.dev', '--timeout=60s');
+    await ok('wait', '--for=condition=Ready', 'ksvc/hello', '--timeout=60s');
+    // The controllers follow the replaced kinds: a new template still makes a revision that gets traffic.
+    expect((await apply('hello', hello('Third'))).code).toBe(0);
+    await routeServes('hello', (t) => t.some((x) => x.revisionName === 'hello-00003'));
+    await ok('wait', '--for=condition=Ready', 'ksvc/hello', '--timeout=120s');
+    expect((await json('ksvc', 'hello')).status.latestReadyRevisionName).toBe('hello-00003');
+    await until('hello-00003 answering', async () => revisionOf((await get('hello.default.localhost')).body) === 'hello-00003', { timeoutMs: 60_000, everyMs: 100 });
+    expect(revisionOf((await get('old-hello.default.localhost')).body)).toBe('hello-00001');
+  }, 300_000);
+
+  it('removes the Configuration, Revisions, Route, Deployments and the gateway\'s hosts with the Service', async () => {
+    await ok('delete', 'ksvc', 'hello', '--wait=false');
+    const left = async () => (await ok('get', 'kcfg,rev,rt,deployments,services', '-l', 'serving.knative.dev/service=hello', '-o', 'name')).trim();
+    await until('everything of hello gone', async () => (await left()) === '', { timeoutMs: 120_000, everyMs: 250 });
+    await until('the gateway forgetting hello', async () => (await get('hello.default.localhost')).status === 404, { timeoutMs: 30_000, everyMs: 100 });
+    expect((await get('old-hello.default.localhost')).status).toBe(404);
+    expect(s.alive()).toBe(true);
+  }, 180_000);
+});
