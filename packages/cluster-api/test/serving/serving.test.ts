@@ -62,6 +62,13 @@ spec:
             - name: TARGET
               value: "${target}"
 ${extra}`;
+  const split = `  traffic:
+    - revisionName: hello-00001
+      percent: 50
+      tag: old
+    - latestRevision: true
+      percent: 50
+`;
   /** Which revision answered: the probe function answers `hello from <pod name>`, the pod named for its revision's Deployment. */
   const revisionOf = (body: string) => /^hello from (.+)-deployment-/.exec(body)?.[1];
   const routeServes = (name: string, want: (traffic: any[]) => boolean) =>
@@ -141,13 +148,7 @@ ${extra}`;
   }, 240_000);
 
   it('splits traffic 50/50 per request, and gives a tag its own URL reaching only its revision', async () => {
-    expect((await apply('hello', hello('Again', `  traffic:
-    - revisionName: hello-00001
-      percent: 50
-      tag: old
-    - latestRevision: true
-      percent: 50
-`))).code).toBe(0);
+    expect((await apply('hello', hello('Again', split))).code).toBe(0);
     const rt = await routeServes('hello', (t) => t.length === 2);
     expect(rt.status.traffic).toEqual([
       { tag: 'old', revisionName: 'hello-00001', latestRevision: false, percent: 50, url: 'http://old-hello.default.localhost' },
@@ -230,7 +231,7 @@ spec:
     await ok('wait', '--for=condition=Established', 'crd/services.serving.knative.dev', 'crd/routes.serving.knative.dev', '--timeout=60s');
     await ok('wait', '--for=condition=Ready', 'ksvc/hello', '--timeout=60s');
     // The controllers follow the replaced kinds: a new template still makes a revision that gets traffic.
-    expect((await apply('hello', hello('Third'))).code).toBe(0);
+    expect((await apply('hello', hello('Third', split))).code).toBe(0);
     await routeServes('hello', (t) => t.some((x) => x.revisionName === 'hello-00003'));
     await ok('wait', '--for=condition=Ready', 'ksvc/hello', '--timeout=120s');
     expect((await json('ksvc', 'hello')).status.latestReadyRevisionName).toBe('hello-00003');
@@ -240,7 +241,8 @@ spec:
 
   it('removes the Configuration, Revisions, Route, Deployments and the gateway\'s hosts with the Service', async () => {
     await ok('delete', 'ksvc', 'hello', '--wait=false');
-    const left = async () => (await ok('get', 'kcfg,rev,rt,deployments,services', '-l', 'serving.knative.dev/service=hello', '-o', 'name')).trim();
+    // By full names: Knative's CRDs, applied above, have no `kcfg`.
+    const left = async () => (await ok('get', 'configurations.serving.knative.dev,revisions.serving.knative.dev,routes.serving.knative.dev,deployments,services', '-l', 'serving.knative.dev/service=hello', '-o', 'name')).trim();
     await until('everything of hello gone', async () => (await left()) === '', { timeoutMs: 120_000, everyMs: 250 });
     await until('the gateway forgetting hello', async () => (await get('hello.default.localhost')).status === 404, { timeoutMs: 30_000, everyMs: 100 });
     expect((await get('old-hello.default.localhost')).status).toBe(404);
