@@ -41,7 +41,7 @@ describe('serve supervises its parts (in process)', () => {
 
   const start = async (parts: Part[], fatal: (m: string) => void = () => {}) => {
     const logs: Entry[] = [];
-    const config = resolveConfig({ port: 0, dataDir: join(tempDir(), 'data'), storage: 'memory:', disable: 'node,scheduler,broker' });
+    const config = resolveConfig({ port: 0, dataDir: join(tempDir(), 'data'), storage: 'memory:', disable: 'node,scheduler,broker,gateway' });
     served = await serve(config, (e) => logs.push(e), { parts, fatal, backoffMs: 20 });
     return { logs, api: clientOf(served) };
   };

@@ -27,14 +27,17 @@ describe.runIf(haveKubectl)('Knative Serving on serve', () => {
   let gateway: URL;
   let custom: CustomObjectsApi;
 
-  /** A request to the gateway with `host` as its Host, on a connection of its own. */
-  const get = (host: string, path = '/', headers: Record<string, string> = {}) => new Promise<Answer>((resolve, reject) => {
-    const req = request({ host: gateway.hostname, port: gateway.port, path, headers: { host, ...headers }, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
+  /** A request to the gateway with `host` as its Host, on a connection of its own; a body is sent in 64 KiB chunks (chunked). */
+  const send = (host: string, path = '/', body?: string, headers: Record<string, string> = {}) => new Promise<Answer>((resolve, reject) => {
+    const req = request({ host: gateway.hostname, port: gateway.port, path, method: body === undefined ? 'GET' : 'POST', headers: { host, ...(body !== undefined && { 'content-type': 'text/plain' }), ...headers }, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => resolve({ status: res.statusCode!, body: text, headers: res.headers }));
     });
-    req.on('error', reject).end();
+    req.on('error', reject);
+    for (let at = 0; body !== undefined && at < body.length; at += 65_536) req.write(body.slice(at, at + 65_536));
+    req.end();
   });
+  const get = (host: string, path = '/', headers: Record<string, string> = {}) => send(host, path, undefined, headers);
   const ok = async (...args: string[]) => {
     const r = await s.kubectl(...args);
     expect(r.code, `kubectl ${args.join(' ')}: ${r.stderr}`).toBe(0);
@@ -124,6 +127,16 @@ ${extra}`;
     for (const [name, value] of Object.entries({ K_SERVICE: 'hello', K_CONFIGURATION: 'hello', K_REVISION: 'hello-00001', PORT: '8080', TARGET: 'World' }))
       expect((await get('hello.default.localhost', `/env?name=${name}`)).body).toBe(value);
     expect((await get('hello.default.localhost:80', '/env?name=HOSTNAME')).body).toMatch(/^hello-00001-deployment-/);
+    expect((await get('hello.default.localhost', '/header?name=x-forwarded-host')).body).toBe('hello.default.localhost');
+    expect((await get('hello.default.localhost', '/header?name=x-forwarded-proto')).body).toBe('http');
+    expect((await get('hello.default.localhost', '/header?name=x-forwarded-for')).body).toBe('127.0.0.1');
+    expect((await get('hello.default.localhost', '/header?name=x-forwarded-for', { 'x-forwarded-for': '10.1.2.3' })).body).toBe('10.1.2.3, 127.0.0.1');
+    // A body of 1 MiB goes through and back, streamed.
+    const big = 'x'.repeat(1 << 20);
+    const echoed = await send('hello.default.localhost', '/echo', big);
+    expect(echoed.status).toBe(200);
+    expect(echoed.body.length).toBe(big.length);
+    expect(echoed.body === big).toBe(true);
   }, 240_000);
 
   it('answers 404 for a host no Route has', async () => {
@@ -132,10 +145,23 @@ ${extra}`;
     expect((await get('')).status).toBe(404);
   });
 
-  it('makes hello-00002 when the template changes, and moves the latest revision\'s traffic to it', async () => {
+  it('makes hello-00002 when the template changes, and moves the latest revision\'s traffic to it with no request failing', async () => {
+    // A request loop runs through the rollout: every answer is a 200 from one revision or the other.
+    const answers: string[] = [];
+    let rolling = true;
+    const loop = (async () => {
+      while (rolling) {
+        const r = await get('hello.default.localhost');
+        answers.push(r.status === 200 ? (revisionOf(r.body) ?? r.body) : `${r.status} ${r.body}`);
+      }
+    })();
     expect((await apply('hello', hello('Again'))).code).toBe(0);
     await routeServes('hello', (t) => t.length === 1 && t[0].revisionName === 'hello-00002');
-    await until('hello-00002 answering', async () => revisionOf((await get('hello.default.localhost')).body) === 'hello-00002', { timeoutMs: 60_000, everyMs: 100 });
+    await until('hello-00002 answering', async () => answers.at(-1) === 'hello-00002', { timeoutMs: 60_000, everyMs: 100 });
+    rolling = false;
+    await loop;
+    expect(answers.filter((a) => a !== 'hello-00001' && a !== 'hello-00002')).toEqual([]);
+    expect(answers.indexOf('hello-00002')).toBeGreaterThan(0);
     for (let i = 0; i < 10; i++) expect(revisionOf((await get('hello.default.localhost')).body)).toBe('hello-00002');
     const ksvc = await json('ksvc', 'hello');
     expect(ksvc.status).toMatchObject({ latestCreatedRevisionName: 'hello-00002', latestReadyRevisionName: 'hello-00002' });
@@ -197,7 +223,7 @@ spec:
     expect((await s.kubectl('get', 'routes.serving.knative.dev', 'bad')).code).not.toBe(0);
   }, 60_000);
 
-  it('answers 503 while the revision has no ready endpoint', async () => {
+  it('answers 504 past the revision\'s timeoutSeconds, and 503 while it has no ready endpoint', async () => {
     expect((await apply('ready', `apiVersion: serving.knative.dev/v1
 kind: Service
 metadata:
@@ -205,6 +231,7 @@ metadata:
 spec:
   template:
     spec:
+      timeoutSeconds: 1
       containers:
         - image: probe:v1
           readinessProbe:
@@ -215,6 +242,8 @@ spec:
 `)).code).toBe(0);
     await ok('wait', '--for=condition=Ready', 'ksvc/ready', '--timeout=180s');
     await until('ready answering', async () => (await get('ready.default.localhost')).status === 200, { timeoutMs: 30_000, everyMs: 100 });
+    expect(await get('ready.default.localhost', '/slow?ms=10')).toMatchObject({ status: 200, body: 'slow done' });
+    expect(await get('ready.default.localhost', '/slow?ms=5000')).toMatchObject({ status: 504, body: 'request timeout\n' });
     // The pod's readiness taken down through the gateway (retried: a slow probe under load may have flapped it meanwhile).
     await until('readiness set down', async () => (await get('ready.default.localhost', '/ready?set=false')).body === 'ready=false', { timeoutMs: 30_000, everyMs: 200 });
     const unready = await until('a 503 from the gateway', async () => {
