@@ -14,7 +14,7 @@
  */
 import { parse } from 'yaml';
 import type { KubeObject } from '../api/meta.js';
-import { Label } from './kinds.js';
+import { Kinds, Label, ServingGroup } from './kinds.js';
 
 export const DefaultDomain = 'localhost';
 export const DomainConfigMap = { namespace: 'knative-serving', name: 'config-domain' } as const;
@@ -55,4 +55,14 @@ export function routeHost(route: KubeObject, domain: string, tag?: string): stri
   const ns = route.metadata.namespace ?? 'default';
   if (route.metadata.labels?.[Label.visibility] === 'cluster-local') return clusterLocalHost(name, ns);
   return `${name}.${ns}.${domain}`;
+}
+
+/** The Route a DomainMapping's ref reaches (a Knative Service's is of its name), or why none. */
+export function referencedRoute(dm: { metadata?: { namespace?: string }; spec?: { ref?: { apiVersion?: string; kind?: string; name?: string; namespace?: string } } }): { route: string } | { message: string } {
+  const ref = dm.spec?.ref ?? {};
+  const group = String(ref.apiVersion ?? '').split('/')[0];
+  if (group !== ServingGroup || (ref.kind !== Kinds.services.kind && ref.kind !== Kinds.routes.kind) || !ref.name)
+    return { message: `ref must name a ${ServingGroup} Service or Route, not ${JSON.stringify(`${ref.apiVersion ?? ''} ${ref.kind ?? ''}`.trim())}` };
+  if (ref.namespace && ref.namespace !== dm.metadata?.namespace) return { message: `ref namespace ${JSON.stringify(ref.namespace)} must be the DomainMapping's` };
+  return { route: ref.name };
 }

@@ -17,6 +17,7 @@ export const Kinds = {
   configurations: { group: ServingGroup, version: 'v1', plural: 'configurations', kind: 'Configuration' },
   revisions: { group: ServingGroup, version: 'v1', plural: 'revisions', kind: 'Revision' },
   routes: { group: ServingGroup, version: 'v1', plural: 'routes', kind: 'Route' },
+  domainMappings: { group: ServingGroup, version: 'v1beta1', plural: 'domainmappings', kind: 'DomainMapping' },
   deployments: { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment' },
   k8sServices: { group: '', version: 'v1', plural: 'services', kind: 'Service' },
   endpoints: { group: '', version: 'v1', plural: 'endpoints', kind: 'Endpoints' },

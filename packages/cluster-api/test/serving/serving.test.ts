@@ -253,6 +253,77 @@ spec:
     expect(unready.body).toContain('no ready endpoint for revision "ready-00001"');
   }, 240_000);
 
+  it('takes the domain from the config-domain ConfigMap in knative-serving, as Knative does', async () => {
+    expect((await apply('domain', `apiVersion: v1
+kind: Namespace
+metadata:
+  name: knative-serving
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: config-domain
+  namespace: knative-serving
+data:
+  example.test: ""
+  web.example.test: |
+    selector:
+      app: web
+  broken.example.test: "selector: [unclosed"
+`)).code).toBe(0);
+    await until('ready\'s URL in the configured domain', async () => (await json('ksvc', 'ready')).status?.url === 'http://ready.default.example.test', { timeoutMs: 60_000, everyMs: 200 });
+    await ok('label', 'ksvc', 'ready', 'app=web');
+    await until('ready\'s URL in the selected domain', async () => (await json('ksvc', 'ready')).status?.url === 'http://ready.default.web.example.test', { timeoutMs: 60_000, everyMs: 200 });
+    await until('the gateway on the new host', async () => (await get('ready.default.web.example.test')).status !== 404, { timeoutMs: 30_000, everyMs: 100 });
+    expect((await get('ready.default.localhost')).status).toBe(404);
+    // Without the ConfigMap, the default domain again.
+    await ok('delete', 'configmap', 'config-domain', '-n', 'knative-serving');
+    await until('hello\'s URL back under localhost', async () => (await json('ksvc', 'hello')).status?.url === 'http://hello.default.localhost', { timeoutMs: 60_000, everyMs: 200 });
+  }, 180_000);
+
+  it('serves a DomainMapping\'s domain for the Service it names, one namespace per domain', async () => {
+    // ready's pod made ready again, through the API server's pod proxy.
+    const pod = (await ok('get', 'pods', '-l', 'serving.knative.dev/revision=ready-00001', '-o', 'jsonpath={.items[0].metadata.name}')).trim();
+    expect((await ok('get', '--raw', `/api/v1/namespaces/default/pods/${pod}:8080/proxy/ready?set=true`))).toBe('ready=true');
+    const mapping = (ns: string, kind = 'Service', apiVersion = 'serving.knative.dev/v1') => `apiVersion: serving.knative.dev/v1beta1
+kind: DomainMapping
+metadata:
+  name: ready.example.org
+  namespace: ${ns}
+spec:
+  ref:
+    name: ready
+    kind: ${kind}
+    apiVersion: ${apiVersion}
+`;
+    expect((await apply('dm', mapping('default'))).code).toBe(0);
+    await ok('wait', '--for=condition=Ready', 'domainmapping/ready.example.org', '--timeout=60s');
+    const dm = await json('domainmapping', 'ready.example.org');
+    expect(dm.status).toMatchObject({ url: 'http://ready.example.org', address: { url: 'http://ready.example.org' } });
+    const answer = await until('the mapped domain answering', async () => {
+      const r = await get('ready.example.org');
+      return r.status === 200 && r;
+    }, { timeoutMs: 30_000, everyMs: 100 });
+    expect(revisionOf(answer.body)).toBe('ready-00001');
+    // The same domain in another namespace: not claimed, not served from there.
+    await ok('create', 'namespace', 'other');
+    expect((await apply('dm-other', mapping('other'))).code).toBe(0);
+    const other = await until('the second claim refused', async () => {
+      const o = await json('domainmapping', 'ready.example.org', '-n', 'other');
+      return (o.status?.conditions ?? []).find((c: any) => c.type === 'DomainClaimed' && c.status === 'False');
+    }, { timeoutMs: 30_000, everyMs: 200 });
+    expect(other).toMatchObject({ reason: 'DomainAlreadyClaimed', message: 'The domain name is already in use by another DomainMapping in namespace "default"' });
+    // A ref to what is not a Knative Service or Route does not resolve.
+    expect((await apply('dm-bad', mapping('other', 'Deployment', 'apps/v1').replace('ready.example.org', 'bad.example.org'))).code).toBe(0);
+    const bad = await until('the bad ref reported', async () => {
+      const o = await json('domainmapping', 'bad.example.org', '-n', 'other');
+      return (o.status?.conditions ?? []).find((c: any) => c.type === 'ReferenceResolved' && c.status === 'False');
+    }, { timeoutMs: 30_000, everyMs: 200 });
+    expect(bad.message).toBe('ref must name a serving.knative.dev Service or Route, not "apps/v1 Deployment"');
+    expect((await get('bad.example.org')).status).toBe(404);
+    expect(revisionOf((await get('ready.example.org')).body)).toBe('ready-00001');
+  }, 180_000);
+
   it('keeps Services Ready and reconciled when Knative\'s own CRDs are applied over the server\'s', async () => {
     for (const dir of ['knative-serving', 'knative-eventing']) expect((await s.kubectl('apply', '--server-side', '--force-conflicts', '-f', join(KnativeCrds, dir))).code).toBe(0);
     const crd = await json('crd', 'services.serving.knative.dev');

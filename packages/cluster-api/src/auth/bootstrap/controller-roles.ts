@@ -105,8 +105,8 @@ const roles: Record<string, ReturnType<typeof rule>[]> = {
   ],
   // The serving controllers (Knative Serving's controller): its kinds, and the Deployments and Services revisions run as.
   'serving-controller': [
-    rule('get list watch create update patch delete', 'serving.knative.dev', 'services configurations revisions routes'),
-    rule('update', 'serving.knative.dev', 'services/status configurations/status revisions/status routes/status services/finalizers configurations/finalizers revisions/finalizers routes/finalizers'),
+    rule('get list watch create update patch delete', 'serving.knative.dev', 'services configurations revisions routes domainmappings'),
+    rule('update', 'serving.knative.dev', 'services/status configurations/status revisions/status routes/status domainmappings/status services/finalizers configurations/finalizers revisions/finalizers routes/finalizers'),
     rule('get list watch create update patch delete', 'apps', 'deployments'),
     rule('get list watch create update patch delete', '', 'services'),
     rule(Read, '', 'pods configmaps endpoints'),

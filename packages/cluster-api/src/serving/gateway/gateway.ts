@@ -6,13 +6,13 @@
  * pod), streaming both bodies, with `X-Forwarded-For`/`-Host`/`-Proto` and the revision's
  * `timeoutSeconds`. An unknown host is 404 (as Knative's gateway answers), a revision with no ready
  * endpoint 503, a pod that cannot be reached 502, a timeout 504. Routes, revisions, their Services
- * and Endpoints come from informers (the gateway is a client of the API like any other part).
+ * and Endpoints, and DomainMappings (their domain a host of the Route they map), come from informers (the gateway is a client of the API like any other part).
  */
 import { Agent, createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Informer, Resources, resourceType, type KubeClient, type KubeObject } from '@func/kube-client';
 import { DefaultTimeoutSeconds, Label } from '../kinds.js';
-import { hostsOf, pickRevision, requestHost, type HostEntry, type Route } from './hosts.js';
+import { hostsOf, mappedHost, pickRevision, requestHost, type DomainMapping, type HostEntry, type Route } from './hosts.js';
 
 export interface GatewayOptions {
   kube: KubeClient;
@@ -28,6 +28,7 @@ type Endpoints = KubeObject & { subsets?: { addresses?: { ip?: string }[] }[] };
 
 const RouteType = resourceType('serving.knative.dev/v1', 'Route', 'routes');
 const RevisionType = resourceType('serving.knative.dev/v1', 'Revision', 'revisions');
+const DomainMappingType = resourceType('serving.knative.dev/v1beta1', 'DomainMapping', 'domainmappings');
 
 /** Connection-scoped headers a proxy does not pass on (RFC 9110 §7.6.1). */
 const HopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
@@ -44,6 +45,7 @@ const answer = (res: ServerResponse, code: number, text: string): void => {
 
 export class Gateway {
   private readonly routes: Informer<Route>;
+  private readonly mappings: Informer<DomainMapping>;
   private readonly revisions: Informer<Revision>;
   private readonly services: Informer<Service>;
   private readonly endpoints: Informer<Endpoints>;
@@ -56,11 +58,12 @@ export class Gateway {
   constructor(private readonly opts: GatewayOptions) {
     const onError = (err: unknown) => opts.log?.({ level: 'debug', msg: 'gateway watch', error: (err as Error)?.message });
     this.routes = new Informer<Route>(opts.kube, RouteType, { onError });
+    this.mappings = new Informer<DomainMapping>(opts.kube, DomainMappingType, { onError });
     this.revisions = new Informer<Revision>(opts.kube, RevisionType, { onError });
     this.services = new Informer<Service>(opts.kube, Resources.services, { labelSelector: Label.revision, onError });
     this.endpoints = new Informer<Endpoints>(opts.kube, Resources.endpoints, { onError });
     const rebuild = () => this.rebuild();
-    this.routes.on('add', rebuild).on('update', rebuild).on('delete', rebuild);
+    for (const i of [this.routes, this.mappings]) (i as Informer).on('add', rebuild).on('update', rebuild).on('delete', rebuild);
     this.server = createServer((req, res) => this.handle(req, res));
     this.server.on('connection', (s) => (this.sockets.add(s), s.once('close', () => this.sockets.delete(s))));
   }
@@ -73,7 +76,7 @@ export class Gateway {
     const { port } = this.server.address() as AddressInfo;
     const host = this.opts.host === '0.0.0.0' ? '127.0.0.1' : this.opts.host.includes(':') ? `[${this.opts.host}]` : this.opts.host;
     this.url = `http://${host}:${port}`;
-    for (const i of [this.routes, this.revisions, this.services, this.endpoints]) i.start();
+    for (const i of this.informers()) i.start();
   }
 
   async stop(): Promise<void> {
@@ -82,12 +85,21 @@ export class Gateway {
       for (const s of this.sockets) s.destroy();
     });
     this.agent.destroy();
-    await Promise.all([this.routes, this.revisions, this.services, this.endpoints].map((i) => i.stop()));
+    await Promise.all(this.informers().map((i) => i.stop()));
+  }
+
+  private informers(): Informer<any>[] {
+    return [this.routes, this.mappings, this.revisions, this.services, this.endpoints];
   }
 
   private rebuild(): void {
     const hosts = new Map<string, HostEntry>();
     for (const r of this.routes.list()) for (const [h, e] of hostsOf(r)) hosts.set(h, e);
+    // A Route's own hosts win over a mapping of the same name.
+    for (const dm of this.mappings.list()) {
+      const mapped = mappedHost(dm);
+      if (mapped && !hosts.has(mapped[0])) hosts.set(...mapped);
+    }
     this.hosts = hosts;
   }
 

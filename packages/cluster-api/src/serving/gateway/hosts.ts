@@ -2,10 +2,11 @@
  * The gateway's routing table: which Route (and tag) a Host names, from the Routes' status as the
  * route controller writes it — `status.url` and each tagged target's `url`, and the cluster-local
  * `status.address.url` (with its `.svc` and `<name>.<ns>` short forms, as cluster DNS answers them)
- * — and which revision a request goes to: a tag's own, or a weighted choice per request over the
+ * — and each ready DomainMapping's domain, to the Route its ref reaches; and which revision a request goes to: a tag's own, or a weighted choice per request over the
  * targets with a percent.
  */
 import type { KubeObject } from '@func/kube-client';
+import { referencedRoute } from '../domain.js';
 
 export interface TrafficTarget { revisionName?: string; percent?: number; tag?: string; url?: string; latestRevision?: boolean }
 export type Route = KubeObject & { status?: { url?: string; address?: { url?: string }; traffic?: TrafficTarget[] } };
@@ -50,6 +51,16 @@ export function hostsOf(route: Route): Map<string, HostEntry> {
     if (h) out.set(h, entry(t.tag));
   }
   return out;
+}
+
+export type DomainMapping = KubeObject & { spec?: { ref?: { apiVersion?: string; kind?: string; name?: string } }; status?: { conditions?: { type: string; status: string }[] } };
+
+/** The host a DomainMapping adds once its ingress is ready (its domain claimed and ref resolved). */
+export function mappedHost(dm: DomainMapping): [string, HostEntry] | undefined {
+  if (!(dm.status?.conditions ?? []).some((c) => c.type === 'IngressReady' && c.status === 'True')) return undefined;
+  const target = referencedRoute(dm);
+  if (!('route' in target) || !dm.metadata?.name) return undefined;
+  return [dm.metadata.name.toLowerCase(), { namespace: dm.metadata.namespace ?? 'default', route: target.route }];
 }
 
 /** The revision a request to `route` (through `tag`) goes to; `random` in [0, 1). */
