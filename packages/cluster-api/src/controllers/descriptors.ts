@@ -32,6 +32,7 @@ import { startConfigurationController } from './serving-configuration/configurat
 import { startRevisionController } from './serving-revision/revision.js';
 import { startRouteController } from './serving-route/route.js';
 import { startDomainMappingController } from './serving-domainmapping/domain-mapping.js';
+import { startRevisionGc } from './serving-gc/gc.js';
 import { whenServed } from '../serving/kinds.js';
 import { startCsrApproving } from '../certificates/approver.js';
 import { startCsrCleaner } from '../certificates/cleaner.js';
@@ -94,5 +95,6 @@ export const Controllers: readonly ControllerDescriptor[] = [
   { name: 'serving-revision-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['revisions'], startRevisionController) },
   { name: 'serving-route-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['routes', 'configurations', 'revisions'], startRouteController) },
   { name: 'serving-domainmapping-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['domainMappings', 'routes'], startDomainMappingController) },
+  { name: 'serving-gc-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['configurations', 'revisions'], startRevisionGc) },
   { name: 'certificatesigningrequest-cleaner-controller', aliases: ['csrcleaner'], byDefault: true, serviceAccount: 'certificate-controller', start: (ctx, s) => startCsrCleaner(ctx, common(s)) },
 ];

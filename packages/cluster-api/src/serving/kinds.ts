@@ -36,6 +36,15 @@ export const Label = {
   revisionUID: 'serving.knative.dev/revisionUID',
   route: 'serving.knative.dev/route',
   visibility: 'networking.knative.dev/visibility',
+  /** On a Revision: `active` while a Route sends it traffic, `reserve` after. */
+  routingState: 'serving.knative.dev/routingState',
+} as const;
+
+export const Annotation = {
+  /** On a Revision: when its routingState last changed (RFC 3339). */
+  routingStateModified: 'serving.knative.dev/routingStateModified',
+  /** On a Revision: the Routes sending it traffic, comma-separated. */
+  routes: 'serving.knative.dev/routes',
 } as const;
 
 /** Knative's default request timeout (config-defaults revision-timeout-seconds). */

@@ -339,6 +339,34 @@ spec:
     expect(revisionOf((await get('old-hello.default.localhost')).body)).toBe('hello-00001');
   }, 300_000);
 
+  it('marks which revisions are routed, and collects the others as config-gc says', async () => {
+    const revs = 'revisions.serving.knative.dev';
+    const states = async () => Object.fromEntries((await json(revs, '-l', 'serving.knative.dev/configuration=hello')).items
+      .map((r: any) => [r.metadata.name, r.metadata.labels['serving.knative.dev/routingState']]));
+    // -00001 keeps its tag, -00003 is the latest, -00002 was routed before.
+    await until('routing states', async () => JSON.stringify(await states()) === JSON.stringify({ 'hello-00001': 'active', 'hello-00002': 'reserve', 'hello-00003': 'active' }), { timeoutMs: 30_000, everyMs: 200 });
+    const reserved = await json(revs, 'hello-00002');
+    expect(Date.parse(reserved.metadata.annotations['serving.knative.dev/routingStateModified'])).toBeGreaterThan(Date.parse(reserved.metadata.creationTimestamp) - 1);
+    expect(reserved.metadata.annotations['serving.knative.dev/routes']).toBeUndefined();
+    expect((await json(revs, 'hello-00001')).metadata.annotations['serving.knative.dev/routes']).toBe('hello');
+    // Knative's defaults keep it (20 non-active revisions, 48 h); keeping none, with no wait, collects it and what it ran as.
+    expect((await apply('gc', `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: config-gc
+  namespace: knative-serving
+data:
+  retain-since-create-time: disabled
+  retain-since-last-active-time: disabled
+  min-non-active-revisions: "0"
+  max-non-active-revisions: "0"
+`)).code).toBe(0);
+    await until('hello-00002 collected', async () => JSON.stringify(Object.keys(await states())) === JSON.stringify(['hello-00001', 'hello-00003']), { timeoutMs: 60_000, everyMs: 200 });
+    await until('its Deployment gone', async () => (await s.kubectl('get', 'deployment', 'hello-00002-deployment')).code !== 0, { timeoutMs: 60_000, everyMs: 200 });
+    expect(revisionOf((await get('old-hello.default.localhost')).body)).toBe('hello-00001');
+    expect(revisionOf((await get('hello.default.localhost', '/', {})).body)).toMatch(/^hello-0000[13]$/);
+  }, 180_000);
+
   it('removes the Configuration, Revisions, Route, Deployments and the gateway\'s hosts with the Service', async () => {
     await ok('delete', 'ksvc', 'hello', '--wait=false');
     // By full names: Knative's CRDs, applied above, have no `kcfg`.

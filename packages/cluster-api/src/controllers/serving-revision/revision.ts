@@ -13,7 +13,7 @@ import { startReconciler } from '../reconciler.js';
 import type { Controller } from '../shared.js';
 import { ensureChild } from '../../serving/children.js';
 import { conditionSet, type Marked } from '../../serving/conditions.js';
-import { controlledBy, Kinds, Label, type Obj, type ServingEnv } from '../../serving/kinds.js';
+import { Annotation, controlledBy, Kinds, Label, type Obj, type ServingEnv } from '../../serving/kinds.js';
 
 /** Knative's user-port default (the runtime contract's $PORT). */
 export const DefaultPort = 8080;
@@ -23,6 +23,10 @@ const RevisionOnly = ['containerConcurrency', 'timeoutSeconds', 'responseStartTi
 const Unhealthy = new Set(['ImagePullBackOff', 'ErrImagePull', 'CrashLoopBackOff', 'CreateContainerConfigError', 'CreateContainerError', 'InvalidImageName']);
 
 export const deploymentName = (rev: string): string => `${rev}-deployment`;
+
+/** What the route controller marks on a Revision as traffic moves: not the pods' (a change would roll them). */
+const Routing = new Set<string>([Label.routingState, Annotation.routes, Annotation.routingStateModified]);
+const withoutRouting = (m: Record<string, string> | undefined): Record<string, string> => Object.fromEntries(Object.entries(m ?? {}).filter(([k]) => !Routing.has(k)));
 
 /** The port the user container listens on: its containerPort, else 8080. */
 export const userPort = (rev: Obj): number => rev.spec?.containers?.[0]?.ports?.[0]?.containerPort ?? DefaultPort;
@@ -84,8 +88,9 @@ export function startRevisionController(env: ServingEnv): Controller {
     const rev = revisions.get(namespace, name) as Obj | undefined;
     if (!rev || rev.metadata.deletionTimestamp) return;
     const uid = rev.metadata.uid!;
+    const annotations = withoutRouting(rev.metadata.annotations);
     const labels: Record<string, string> = {
-      ...(rev.metadata.labels ?? {}),
+      ...withoutRouting(rev.metadata.labels),
       [Label.revision]: name,
       [Label.revisionUID]: uid,
       app: name,
@@ -94,13 +99,13 @@ export function startRevisionController(env: ServingEnv): Controller {
     const port = userPort(rev);
     const deployment = await ensureChild(env, 'deployments', rev, {
       apiVersion: 'apps/v1', kind: 'Deployment',
-      metadata: { name: deploymentName(name), namespace, labels, annotations: rev.metadata.annotations ?? {}, ownerReferences: owner },
+      metadata: { name: deploymentName(name), namespace, labels, annotations, ownerReferences: owner },
       spec: {
         replicas: 1,
         selector: { matchLabels: { [Label.revisionUID]: uid } },
         progressDeadlineSeconds: 600,
         strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '100%' } },
-        template: { metadata: { labels, annotations: rev.metadata.annotations ?? {} }, spec: podSpec(rev, labels) },
+        template: { metadata: { labels, annotations }, spec: podSpec(rev, labels) },
       },
     }, ['spec']);
     const service = await ensureChild(env, 'k8sServices', rev, {

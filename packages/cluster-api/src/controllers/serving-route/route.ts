@@ -5,14 +5,19 @@
  * resolved list becomes `status.traffic` (with a URL per tag), which the gateway routes by. Until
  * every target resolves the traffic already served stays as it was (AllTrafficAssigned says why).
  * `status.url` from the domain config (serving/domain.ts), `status.address.url` the cluster-local
- * name; Ready when all traffic is assigned.
+ * name; Ready when all traffic is assigned. Each revision it sends traffic to is marked as Knative's
+ * labeler marks it (`serving.knative.dev/routingState` active, the Routes in
+ * `serving.knative.dev/routes`); one it stops sending to is `reserve` once no Route does, with the
+ * time in `serving.knative.dev/routingStateModified` (what revision garbage collection reads).
  */
 import { objectKey, splitKey, writeStatus } from '../context.js';
 import { startReconciler } from '../reconciler.js';
 import type { Controller } from '../shared.js';
 import { conditionOf, conditionSet, type Marked } from '../../serving/conditions.js';
 import { clusterLocalHost, DomainConfigMap, domainFor, routeHost } from '../../serving/domain.js';
-import type { Obj, ServingEnv } from '../../serving/kinds.js';
+import { Annotation, Label, type Obj, type ServingEnv } from '../../serving/kinds.js';
+import { timestamp } from '../../registry/generic/meta.js';
+import { ignoreRaces, inNamespace } from '../shared.js';
 
 interface Target { configurationName?: string; revisionName?: string; latestRevision?: boolean; percent?: number; tag?: string }
 type Resolved = { ok: true; target: Record<string, unknown> } | { ok: false; condition: Marked };
@@ -67,6 +72,28 @@ export function startRouteController(env: ServingEnv): Controller {
       address: { url: `http://${clusterLocalHost(name, namespace)}` },
       ...(traffic && { traffic }),
     });
+    if (traffic) await markRouting(namespace, name, new Set((traffic as { revisionName: string }[]).map((t) => t.revisionName)));
+  };
+
+  /** The routing state of the namespace's revisions, as this Route's traffic leaves it. */
+  const markRouting = async (namespace: string, route: string, routed: ReadonlySet<string>): Promise<void> => {
+    for (const rev of revisions.list(namespace) as Obj[]) {
+      const before = (rev.metadata.annotations?.[Annotation.routes] ?? '').split(',').filter(Boolean);
+      const after = routed.has(rev.metadata.name!) ? [...new Set([...before, route])].sort() : before.filter((r) => r !== route);
+      const state = after.length > 0 ? 'active' : before.length > 0 || rev.metadata.labels?.[Label.routingState] ? 'reserve' : undefined;
+      if (after.join(',') === before.join(',') && state === rev.metadata.labels?.[Label.routingState]) continue;
+      const patch = {
+        metadata: {
+          labels: { [Label.routingState]: state ?? null },
+          annotations: {
+            [Annotation.routes]: after.length > 0 ? after.join(',') : null,
+            ...(state !== rev.metadata.labels?.[Label.routingState] && { [Annotation.routingStateModified]: timestamp() }),
+          },
+        },
+      };
+      const written = await env.store('revisions').patch(inNamespace(namespace), rev.metadata.name!, 'merge', patch).catch((err: unknown) => (ignoreRaces(err), undefined));
+      if (written) revisions.observe(written.object);
+    }
   };
 
   // A Configuration or Revision wakes the Routes of its namespace that name it; the domain config wakes every Route.
