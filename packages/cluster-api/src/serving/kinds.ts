@@ -57,6 +57,12 @@ export const controlledBy = (owner: KubeObject, kind: { group: string; version: 
   apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind, name: owner.metadata.name!, uid: owner.metadata.uid!, controller: true, blockOwnerDeletion: true,
 });
 
+/** The key of the serving object of `kind` controlling `o` (what a change of a child wakes), if any. */
+export const controllerKey = (kind: { group: string; kind: string }) => (o: KubeObject): string[] => {
+  const ref = o.metadata.ownerReferences?.find((x) => x.controller === true && x.kind === kind.kind && x.apiVersion.startsWith(`${kind.group}/`));
+  return ref ? [`${o.metadata.namespace ?? ''}/${ref.name}`] : [];
+};
+
 /** Whether `o` is controlled by `owner` (its controllerRef's uid). */
 export const isControlledBy = (o: KubeObject, owner: KubeObject): boolean =>
   (o.metadata.ownerReferences ?? []).some((r) => r.controller === true && r.uid === owner.metadata.uid);

@@ -11,7 +11,7 @@ import { startReconciler } from '../reconciler.js';
 import type { Controller } from '../shared.js';
 import { ensureChild } from '../../serving/children.js';
 import { conditionOf, conditionSet, type Marked } from '../../serving/conditions.js';
-import { controlledBy, DefaultTimeoutSeconds, Kinds, Label, type Obj, type ServingEnv } from '../../serving/kinds.js';
+import { controlledBy, controllerKey, DefaultTimeoutSeconds, Kinds, Label, type Obj, type ServingEnv } from '../../serving/kinds.js';
 
 export const revisionName = (config: Obj): string =>
   config.spec?.template?.metadata?.name || `${config.metadata.name}-${String(config.metadata.generation ?? 1).padStart(5, '0')}`;
@@ -66,10 +66,7 @@ export function startConfigurationController(env: ServingEnv): Controller {
     });
   };
 
-  const owner = (o: Obj) => {
-    const ref = o.metadata.ownerReferences?.find((x) => x.controller && x.kind === 'Configuration');
-    return ref ? [`${o.metadata.namespace}/${ref.name}`] : [];
-  };
+  const owner = controllerKey(Kinds.configurations);
   return startReconciler('serving-configuration-controller', reconcile, [
     { cache: configurations, keys: (o) => [objectKey(o)] },
     { cache: revisions, keys: owner },

@@ -11,7 +11,7 @@ import { objectKey, splitKey } from '../context.js';
 import { startReconciler, type Result } from '../reconciler.js';
 import { ignoreRaces, inNamespace, type Controller } from '../shared.js';
 import { GcConfigMap, gcSettings, type GcSettings } from '../../serving/gc-config.js';
-import { Annotation, Label, type Obj, type ServingEnv } from '../../serving/kinds.js';
+import { Annotation, controllerKey, Kinds, Label, type Obj, type ServingEnv } from '../../serving/kinds.js';
 
 /** Looked at again at least this often while something waits on time (an hour, as Knative's resync). */
 const MaxWaitMs = 3600_000;
@@ -61,10 +61,7 @@ export function startRevisionGc(env: ServingEnv): Controller {
     if (waitMs !== undefined) return { requeueAfter: Math.min(waitMs + 1000, MaxWaitMs) };
   };
 
-  const owner = (o: Obj) => {
-    const ref = o.metadata.ownerReferences?.find((x) => x.controller && x.kind === 'Configuration');
-    return ref ? [`${o.metadata.namespace}/${ref.name}`] : [];
-  };
+  const owner = controllerKey(Kinds.configurations);
   return startReconciler('serving-gc-controller', reconcile, [
     { cache: configurations, keys: (o) => [objectKey(o)] },
     { cache: revisions, keys: owner },

@@ -5,8 +5,8 @@
  * `serving.knative.dev/{service,configuration,revision,revisionUID}`. The user container gets the
  * environment of Knative's runtime contract (`PORT`, `K_SERVICE`, `K_CONFIGURATION`, `K_REVISION`)
  * and, unless it has one, a TCP readiness probe on its port (the queue-proxy's default). Status as
- * Knative's: ResourcesAvailable once a pod is ready (False when the Deployment's progress deadline
- * passed), ContainerHealthy False when its container cannot start or keeps exiting, Ready both.
+ * Knative's: ResourcesAvailable once a pod is ready and is an endpoint of the revision's Service
+ * (False when the Deployment's progress deadline passed), ContainerHealthy False when its container cannot start or keeps exiting, Ready both.
  */
 import { objectKey, splitKey, writeStatus } from '../context.js';
 import { startReconciler } from '../reconciler.js';
@@ -70,8 +70,9 @@ function containerHealth(pods: Obj[], ready: boolean): Marked {
   return ready ? { type: 'ContainerHealthy', status: 'True' } : { type: 'ContainerHealthy', status: 'Unknown', reason: 'Deploying' };
 }
 
-function resources(deployment: Obj | undefined): Marked {
-  if ((deployment?.status?.readyReplicas ?? 0) > 0) return { type: 'ResourcesAvailable', status: 'True' };
+function resources(deployment: Obj | undefined, endpoints: Obj | undefined): Marked {
+  const routable = ((endpoints as { subsets?: { addresses?: unknown[] }[] } | undefined)?.subsets ?? []).some((s) => (s.addresses ?? []).length > 0);
+  if ((deployment?.status?.readyReplicas ?? 0) > 0 && routable) return { type: 'ResourcesAvailable', status: 'True' };
   const stuck = (deployment?.status?.conditions ?? []).find((c: Obj & { type: string; reason?: string }) => c.type === 'Progressing' && c.reason === 'ProgressDeadlineExceeded');
   if (stuck) return { type: 'ResourcesAvailable', status: 'False', reason: 'ProgressDeadlineExceeded', message: `Initial scale was never achieved` };
   return { type: 'ResourcesAvailable', status: 'Unknown', reason: 'Deploying' };
@@ -81,6 +82,7 @@ export function startRevisionController(env: ServingEnv): Controller {
   const revisions = env.cache('revisions');
   const deployments = env.cache('deployments');
   const pods = env.cache('pods');
+  const endpoints = env.cache('endpoints');
   env.cache('k8sServices');
 
   const reconcile = async (key: string): Promise<void> => {
@@ -119,7 +121,7 @@ export function startRevisionController(env: ServingEnv): Controller {
       containerHealth(pods.list(namespace).filter((p) => p.metadata.labels?.[Label.revisionUID] === uid) as Obj[], ready),
       !deployment.ok ? { type: 'ResourcesAvailable', status: 'False', reason: 'NotOwned', message: deployment.message }
         : !service.ok ? { type: 'ResourcesAvailable', status: 'False', reason: 'NotOwned', message: service.message }
-          : resources(d),
+          : resources(d, endpoints.get(namespace, name) as Obj | undefined),
     ];
     await writeStatus({ store: env.store('revisions'), cache: revisions }, rev, {
       observedGeneration: rev.metadata.generation,
@@ -138,5 +140,7 @@ export function startRevisionController(env: ServingEnv): Controller {
     { cache: revisions, keys: (o) => [objectKey(o)] },
     { cache: deployments, keys: byLabel },
     { cache: pods, keys: byLabel },
+    // A revision's Service has its name, and so have the Service's Endpoints.
+    { cache: endpoints, keys: (o) => (revisions.get(o.metadata.namespace, o.metadata.name!) ? [objectKey(o)] : []) },
   ], { log: env.ctx.log });
 }

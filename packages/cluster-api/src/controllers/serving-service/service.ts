@@ -10,7 +10,7 @@ import { startReconciler } from '../reconciler.js';
 import type { Controller } from '../shared.js';
 import { ensureChild } from '../../serving/children.js';
 import { conditionOf, conditionSet, type Marked } from '../../serving/conditions.js';
-import { controlledBy, Kinds, Label, type Obj, type ServingEnv } from '../../serving/kinds.js';
+import { controlledBy, controllerKey, Kinds, Label, type Obj, type ServingEnv } from '../../serving/kinds.js';
 
 /** Knative copies these of the Service's metadata to what it makes, and no kubectl bookkeeping. */
 const propagated = (m: Record<string, string> | undefined): Record<string, string> =>
@@ -68,10 +68,7 @@ export function startServiceController(env: ServingEnv): Controller {
   };
 
   // A Configuration or Route wakes the Service it belongs to.
-  const owner = (o: Obj) => {
-    const ref = o.metadata.ownerReferences?.find((x) => x.controller && x.kind === 'Service' && x.apiVersion.startsWith('serving.knative.dev/'));
-    return ref ? [`${o.metadata.namespace}/${ref.name}`] : [];
-  };
+  const owner = controllerKey(Kinds.services);
   return startReconciler('serving-service-controller', reconcile, [
     { cache: services, keys: (o) => [objectKey(o)] },
     { cache: configurations, keys: owner },

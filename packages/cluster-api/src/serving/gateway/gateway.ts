@@ -4,8 +4,9 @@
  * by the traffic percents, or the tag's revision on a tag host — and proxied to the revision's
  * Service (its loopback clusterIP, port 80, which the node's service proxy forwards to a ready
  * pod), streaming both bodies, with `X-Forwarded-For`/`-Host`/`-Proto` and the revision's
- * `timeoutSeconds`. An unknown host is 404 (as Knative's gateway answers), a revision with no ready
- * endpoint 503, a pod that cannot be reached 502, a timeout 504. Routes, revisions, their Services
+ * `timeoutSeconds`. An unknown host is 404 (as Knative's gateway answers); a request for a revision
+ * with no ready endpoint is held until it has one (as Knative's activator holds it), at most 10 s or
+ * the revision's timeout, then answered 503; a pod that cannot be reached 502, a timeout 504. Routes, revisions, their Services
  * and Endpoints, and DomainMappings (their domain a host of the Route they map), come from informers (the gateway is a client of the API like any other part).
  */
 import { Agent, createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -25,6 +26,12 @@ export interface GatewayOptions {
 type Revision = KubeObject & { spec?: { timeoutSeconds?: number } };
 type Service = KubeObject & { spec?: { clusterIP?: string; ports?: { port: number }[] } };
 type Endpoints = KubeObject & { subsets?: { addresses?: { ip?: string }[] }[] };
+
+/** The longest a request waits for its revision to have a ready endpoint (less when the revision's timeout is shorter). */
+const MaxHoldMs = 10_000;
+/** A request with no body whose connection to the revision failed is tried this often in all, 100 ms more apart each time. */
+const RetryAttempts = 3;
+const RetryDelayMs = 100;
 
 const RouteType = resourceType('serving.knative.dev/v1', 'Route', 'routes');
 const RevisionType = resourceType('serving.knative.dev/v1', 'Revision', 'revisions');
@@ -50,6 +57,8 @@ export class Gateway {
   private readonly services: Informer<Service>;
   private readonly endpoints: Informer<Endpoints>;
   private hosts = new Map<string, HostEntry>();
+  /** Requests held for a revision with no ready endpoint, woken by every change of Endpoints. */
+  private readonly held = new Set<() => void>();
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
   private readonly agent = new Agent({ keepAlive: true });
@@ -63,6 +72,9 @@ export class Gateway {
     this.services = new Informer<Service>(opts.kube, Resources.services, { labelSelector: Label.revision, onError });
     this.endpoints = new Informer<Endpoints>(opts.kube, Resources.endpoints, { onError });
     const rebuild = () => this.rebuild();
+    const wake = () => [...this.held].forEach((w) => w());
+    this.endpoints.on('add', wake).on('update', wake);
+    this.services.on('add', wake).on('update', wake);
     for (const i of [this.routes, this.mappings]) (i as Informer).on('add', rebuild).on('update', rebuild).on('delete', rebuild);
     this.server = createServer((req, res) => this.handle(req, res));
     this.server.on('connection', (s) => (this.sockets.add(s), s.once('close', () => this.sockets.delete(s))));
@@ -110,15 +122,44 @@ export class Gateway {
     if (!entry || !route) return answer(res, 404, `no Route answers for host ${JSON.stringify(host ?? '')}\n`);
     const revision = pickRevision(route, entry.tag, Math.random());
     const ns = entry.namespace;
-    const svc = revision ? this.services.get(revision, ns) : undefined;
-    const ready = revision ? (this.endpoints.get(revision, ns)?.subsets ?? []).some((s) => (s.addresses ?? []).length > 0) : false;
-    if (!revision || !svc?.spec?.clusterIP || svc.spec.clusterIP === 'None' || !ready)
-      return answer(res, 503, `no ready endpoint for ${revision ? `revision ${JSON.stringify(revision)}` : `Route ${JSON.stringify(entry.route)}`}\n`);
+    if (!revision) return answer(res, 503, `no ready endpoint for Route ${JSON.stringify(entry.route)}\n`);
     const timeoutMs = (this.revisions.get(revision, ns)?.spec?.timeoutSeconds ?? DefaultTimeoutSeconds) * 1000;
-    this.forward(req, res, { host: svc.spec.clusterIP, port: svc.spec.ports?.[0]?.port ?? 80, timeoutMs, originalHost: req.headers.host! });
+    void this.whenReady(revision, ns, Math.min(timeoutMs, MaxHoldMs), res).then((svc) => {
+      if (res.destroyed) return;
+      if (!svc) return answer(res, 503, `no ready endpoint for revision ${JSON.stringify(revision)}\n`);
+      this.forward(req, res, { host: svc.spec!.clusterIP!, port: svc.spec!.ports?.[0]?.port ?? 80, timeoutMs, originalHost: req.headers.host! });
+    });
   }
 
-  private forward(req: IncomingMessage, res: ServerResponse, to: { host: string; port: number; timeoutMs: number; originalHost: string }): void {
+  /** The revision's Service once it has a ready endpoint, waiting up to `holdMs` (as Knative's activator holds a request); undefined if none by then. */
+  private whenReady(revision: string, ns: string, holdMs: number, res: ServerResponse): Promise<Service | undefined> {
+    const now = (): Service | undefined => {
+      const svc = this.services.get(revision, ns);
+      const ready = (this.endpoints.get(revision, ns)?.subsets ?? []).some((s) => (s.addresses ?? []).length > 0);
+      return svc?.spec?.clusterIP && svc.spec.clusterIP !== 'None' && ready ? svc : undefined;
+    };
+    const found = now();
+    if (found || holdMs <= 0) return Promise.resolve(found);
+    return new Promise((resolve) => {
+      const done = (svc: Service | undefined) => {
+        clearTimeout(timer);
+        this.held.delete(check);
+        res.off('close', gone);
+        resolve(svc);
+      };
+      const check = () => {
+        const svc = now();
+        if (svc) done(svc);
+      };
+      const gone = () => done(undefined);
+      const timer = setTimeout(() => done(undefined), holdMs);
+      timer.unref();
+      this.held.add(check);
+      res.once('close', gone);
+    });
+  }
+
+  private forward(req: IncomingMessage, res: ServerResponse, to: { host: string; port: number; timeoutMs: number; originalHost: string }, attempt = 1): void {
     const remote = req.socket.remoteAddress ?? '';
     const prior = req.headers['x-forwarded-for'];
     const headers: IncomingHttpHeaders = {
@@ -139,15 +180,21 @@ export class Gateway {
       up.on('end', () => clearTimeout(timer));
       up.on('error', () => res.destroy());
     });
+    // A request with no body can be sent again: the node's service proxy may not know a new endpoint yet.
+    const bodiless = !req.headers['transfer-encoding'] && (req.headers['content-length'] ?? '0') === '0';
     upstream.on('error', () => {
       clearTimeout(timer);
-      if (!res.writableEnded) answer(res, 502, 'the revision could not be reached\n');
+      if (res.writableEnded) return;
+      if (res.headersSent || res.destroyed) return void res.destroy();
+      if (bodiless && attempt < RetryAttempts) return void setTimeout(() => this.forward(req, res, to, attempt + 1), RetryDelayMs * attempt).unref();
+      answer(res, 502, 'the revision could not be reached\n');
     });
     // The client went away: so does the upstream request.
     res.on('close', () => {
       clearTimeout(timer);
       if (!res.writableFinished) upstream.destroy();
     });
-    req.pipe(upstream);
+    if (bodiless) upstream.end();
+    else req.pipe(upstream);
   }
 }
