@@ -223,6 +223,36 @@ spec:
     expect((await s.kubectl('get', 'routes.serving.knative.dev', 'bad')).code).not.toBe(0);
   }, 60_000);
 
+  it('reports a revision whose container keeps exiting: not Ready, with the reason up to the Service', async () => {
+    expect((await apply('crash', `apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: crash
+spec:
+  template:
+    spec:
+      containers:
+        - image: probe:v1
+          env:
+            - name: CRASH_ON_START
+              value: "as asked"
+`)).code).toBe(0);
+    const ksvc = await until('crash not Ready', async () => {
+      const o = await json('ksvc', 'crash');
+      return (o.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'False') && o;
+    }, { timeoutMs: 120_000, everyMs: 250 });
+    const ready = ksvc.status.conditions.find((c: any) => c.type === 'Ready');
+    expect(ready.reason).toBe('RevisionFailed');
+    expect(ready.message).toMatch(/^Revision "crash-00001" failed with message: /);
+    const healthy = (await json('rev', 'crash-00001')).status.conditions.find((c: any) => c.type === 'ContainerHealthy');
+    expect(healthy).toMatchObject({ status: 'False' });
+    expect(healthy.reason).toMatch(/^(ExitCode\d+|CrashLoopBackOff)$/);
+    expect(ksvc.status.latestReadyRevisionName).toBeUndefined();
+    // Nothing to route to: the gateway does not answer for it.
+    expect((await get('crash.default.localhost')).status).toBe(503);
+    await ok('delete', 'ksvc', 'crash');
+  }, 180_000);
+
   it('answers 504 past the revision\'s timeoutSeconds, and 503 while it has no ready endpoint', async () => {
     expect((await apply('ready', `apiVersion: serving.knative.dev/v1
 kind: Service
