@@ -19,6 +19,7 @@ import { leaseHeartbeat } from '../node/heartbeat.js';
 import type { KubeletClientTls } from '../node/kubelet-client.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { BrokerStartError } from '../broker/cluster/embedded.js';
+import { GatewayUser } from '../serving/gateway/role.js';
 import { part, type Part, type Running } from './part.js';
 
 type Log = (e: Record<string, unknown>) => void;
@@ -72,17 +73,21 @@ export interface EmbeddedIdentities {
   kubeletClient: KubeletClientTls;
   schedulerToken: string;
   nodeToken: string;
+  /** The gateway's (system:serving-gateway, serving/gateway/role.ts). */
+  gatewayToken: string;
 }
 
 export function embeddedIdentities(config: ServeConfig, ca: CertificateAuthority, enabled: (name: string) => boolean): EmbeddedIdentities {
   const tlsDir = join(config.dataDir, 'tls');
   const nodeToken = randomBytes(32).toString('base64url');
   const schedulerToken = randomBytes(32).toString('base64url');
+  const gatewayToken = randomBytes(32).toString('base64url');
   const users = new Map<string, UserInfo>();
   if (enabled('node')) users.set(nodeToken, { name: `system:node:${config.nodeName}`, uid: '', groups: ['system:nodes'] });
   if (enabled('scheduler')) users.set(schedulerToken, { name: 'system:kube-scheduler', uid: '', groups: [] });
+  if (enabled('gateway')) users.set(gatewayToken, { name: GatewayUser, uid: '', groups: [] });
   const apiClient = ensureIssued(tlsDir, 'kubelet-client', ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'], usages: ['client'] });
-  return { users, kubeletClient: { ...apiClient, ca: ca.cert }, schedulerToken, nodeToken };
+  return { users, kubeletClient: { ...apiClient, ca: ca.cert }, schedulerToken, nodeToken, gatewayToken };
 }
 
 /** The node agent `serve` embeds, over the data directory. */

@@ -21,7 +21,8 @@ import type { Registry } from '../registry/rest.js';
 import { ensureFrontProxy } from '../aggregation/index.js';
 import { openStorage } from '../storage/factory.js';
 import { startServer, type ClusterApiServer, type StartOptions } from '../server.js';
-import { installBuiltinCrds } from '../serving/crds.js';
+import { ensureCreated, installBuiltinCrds } from '../serving/crds.js';
+import { GatewayPolicy } from '../serving/gateway/role.js';
 import { Gateway } from '../serving/gateway/gateway.js';
 import { brokerPart, gatewayPart, embeddedClient, embeddedIdentities, nodePart, schedulerPart, startEmbeddedNode, type ApiEndpoint } from './embedded.js';
 import { part, type Part } from './part.js';
@@ -85,6 +86,8 @@ export async function serve(config: ServeConfig, log?: Log, options: ServeOption
         throw err;
       }
       await installBuiltinCrds(api.registry, { eventing: enabled('broker') && token !== undefined });
+      await ensureCreated(api.registry, 'rbac.authorization.k8s.io', 'clusterroles', GatewayPolicy.clusterRoles);
+      await ensureCreated(api.registry, 'rbac.authorization.k8s.io', 'clusterrolebindings', GatewayPolicy.clusterRoleBindings);
       if (token) writeKubeconfig(config.kubeconfigOut, { server: api.url, token, ca: tls?.ca });
       const started = api;
       return { stop: () => started.close() };
@@ -101,9 +104,9 @@ export async function serve(config: ServeConfig, log?: Log, options: ServeOption
       apiUrl: api!.url, ca: tls?.ca, token, log,
       store: config.brokerStore, port: config.brokerPort, host: config.brokerBindAddress, advertiseAddress: config.brokerAdvertiseAddress,
     })))] : []),
-    // The gateway reads Routes, Revisions, Services and Endpoints with the admin's credentials, as the broker does.
-    ...(token ? [gatewayPart(async () => {
-      const g = new Gateway({ kube: embeddedClient(endpoint(), token, 'gateway'), host: config.bindAddress, port: config.gatewayPort, log });
+    // The gateway reads Routes, Revisions, DomainMappings, Services and Endpoints as system:serving-gateway.
+    gatewayPart(async () => {
+      const g = new Gateway({ kube: embeddedClient(endpoint(), ids.gatewayToken, 'gateway'), host: config.bindAddress, port: config.gatewayPort, log });
       try {
         await g.start();
       } catch (err) {
@@ -111,7 +114,7 @@ export async function serve(config: ServeConfig, log?: Log, options: ServeOption
         throw err;
       }
       return (gateway = g);
-    })] : []),
+    }),
     ...(options.parts ?? []),
   ].filter((p) => enabled(p.name));
   const supervisor = new Supervisor(parts, {

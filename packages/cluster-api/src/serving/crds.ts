@@ -102,16 +102,20 @@ export const BuiltinCrds: readonly KubeObject[] = [
   }),
 ];
 
+/** Creates each of `objects` in the registry's `plural` of `group/v1` that is not there yet; one there is left as it is. */
+export async function ensureCreated(registry: Pick<Registry, 'find'>, group: string, plural: string, objects: readonly KubeObject[]): Promise<void> {
+  const store = registry.find(group, 'v1', plural);
+  if (!store) return;
+  for (const o of objects)
+    await store.create({}, structuredClone(o)).catch((err: unknown) => {
+      if (!(isApiError(err) && err.code === 409)) throw err;
+    });
+}
+
 /**
  * Creates each of BuiltinCrds that is not there yet (the CRD controller then serves it): Knative
  * Serving's always (the controller manager acts on them), Broker and Trigger with `eventing` (the
  * broker runs in this process).
  */
-export async function installBuiltinCrds(registry: Pick<Registry, 'find'>, o: { eventing: boolean }): Promise<void> {
-  const crds = registry.find('apiextensions.k8s.io', 'v1', 'customresourcedefinitions');
-  if (!crds) return;
-  for (const crd of BuiltinCrds.filter((c) => o.eventing || !c.metadata.name!.endsWith('.eventing.knative.dev')))
-    await crds.create({}, structuredClone(crd)).catch((err: unknown) => {
-      if (!(isApiError(err) && err.code === 409)) throw err;
-    });
-}
+export const installBuiltinCrds = (registry: Pick<Registry, 'find'>, o: { eventing: boolean }): Promise<void> =>
+  ensureCreated(registry, 'apiextensions.k8s.io', 'customresourcedefinitions', BuiltinCrds.filter((c) => o.eventing || !c.metadata.name!.endsWith('.eventing.knative.dev')));

@@ -99,6 +99,13 @@ ${extra}`;
       /^routes\s+rt\s+serving\.knative\.dev\/v1\s+true\s+Route$/m, /^services\s+kservice,ksvc\s+serving\.knative\.dev\/v1\s+true\s+Service$/m,
       /^domainmappings\s+dm\s+serving\.knative\.dev\/v1beta1\s+true\s+DomainMapping$/m]) expect(resources).toMatch(line);
     expect(await ok('get', 'brokers')).toBe('');
+    // The gateway reads as an identity of its own, allowed to read what it routes by and nothing more.
+    const can = async (...a: string[]) => (await s.kubectl('auth', 'can-i', ...a, '--as', 'system:serving-gateway')).stdout.trim();
+    expect(await can('watch', 'routes.serving.knative.dev')).toBe('yes');
+    expect(await can('list', 'domainmappings.serving.knative.dev')).toBe('yes');
+    expect(await can('list', 'endpoints')).toBe('yes');
+    expect(await can('update', 'routes.serving.knative.dev')).toBe('no');
+    expect(await can('get', 'secrets')).toBe('no');
   }, 60_000);
 
   it('makes Knative\'s hello-world Service Ready with a URL the gateway answers on', async () => {
