@@ -23,7 +23,7 @@ import { openStorage } from '../storage/factory.js';
 import { startServer, type ClusterApiServer, type StartOptions } from '../server.js';
 import { ensureCreated, installBuiltinCrds } from '../serving/crds.js';
 import { GatewayPolicy } from '../serving/gateway/role.js';
-import { Gateway } from '../serving/gateway/gateway.js';
+import { startGateway, type Gateway } from '../serving/gateway/gateway.js';
 import { brokerPart, gatewayPart, embeddedClient, embeddedIdentities, nodePart, schedulerPart, startEmbeddedNode, type ApiEndpoint } from './embedded.js';
 import { part, type Part } from './part.js';
 import { Supervisor } from './supervisor.js';
@@ -105,16 +105,7 @@ export async function serve(config: ServeConfig, log?: Log, options: ServeOption
       store: config.brokerStore, port: config.brokerPort, host: config.brokerBindAddress, advertiseAddress: config.brokerAdvertiseAddress,
     })))] : []),
     // The gateway reads Routes, Revisions, DomainMappings, Services and Endpoints as system:serving-gateway.
-    gatewayPart(async () => {
-      const g = new Gateway({ kube: embeddedClient(endpoint(), ids.gatewayToken, 'gateway'), host: config.bindAddress, port: config.gatewayPort, log });
-      try {
-        await g.start();
-      } catch (err) {
-        await g.stop().catch(() => undefined);
-        throw err;
-      }
-      return (gateway = g);
-    }),
+    gatewayPart(async () => (gateway = await startGateway({ kube: embeddedClient(endpoint(), ids.gatewayToken, 'gateway'), host: config.bindAddress, port: config.gatewayPort, log }))),
     ...(options.parts ?? []),
   ].filter((p) => enabled(p.name));
   const supervisor = new Supervisor(parts, {

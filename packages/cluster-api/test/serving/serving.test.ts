@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ApiException, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { haveKubectl, startServe, type ServeProcess } from '../serve/process.js';
+import { spawn } from 'node:child_process';
+import { cli, haveKubectl, startServe, type ServeProcess } from '../serve/process.js';
 import { functionImage, probeFunction } from '../support/node-fixtures.js';
 import { until } from '../../testing/src/poll.js';
 
@@ -198,6 +199,34 @@ ${extra}`;
     expect(counts['hello-00001']!).toBeLessThanOrEqual(240);
     for (let i = 0; i < 20; i++) expect(revisionOf((await get('old-hello.default.localhost')).body)).toBe('hello-00001');
   }, 240_000);
+
+  it('runs the gateway as a role of its own too (cluster-api gateway), and refuses a port that is none', async () => {
+    const kubeconfig = join(s.dir, 'data', 'kubeconfig.yaml');
+    const child = spawn(process.execPath, [cli, 'gateway', '--kubeconfig', kubeconfig, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      let log = '';
+      child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+      const url = await until('the gateway listening', () => /"msg":"listening","gateway":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(log)?.[1], { timeoutMs: 30_000 });
+      const own = new URL(url);
+      const answer = await until('an answer through the second gateway', () => new Promise<string | undefined>((resolve) => {
+        request({ host: own.hostname, port: own.port, path: '/', headers: { host: 'old-hello.default.localhost' }, agent: false }, (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve(res.statusCode === 200 ? body : undefined));
+        }).on('error', () => resolve(undefined)).end();
+      }), { timeoutMs: 30_000, everyMs: 100 });
+      expect(revisionOf(answer)).toBe('hello-00001');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    for (const [args, message] of [
+      [['--port', '70000'], 'cluster-api: --port: "70000" is not a port (0-65535)\n'],
+      [['--port', String(gateway.port)], `cluster-api: the gateway's port ${gateway.port} on 127.0.0.1 is in use: pick another with --port\n`],
+    ] as const) {
+      const err = await run(process.execPath, [cli, 'gateway', '--kubeconfig', kubeconfig, ...args]).then(() => undefined, (e: { code: number; stderr: string }) => e);
+      expect(err?.code).toBe(1);
+      expect(err!.stderr).toBe(message);
+    }
+  }, 120_000);
 
   it('refuses traffic that does not sum to 100 with Knative\'s message (kubectl and client-node)', async () => {
     const bad = await apply('bad', `apiVersion: serving.knative.dev/v1

@@ -198,3 +198,30 @@ export class Gateway {
     else req.pipe(upstream);
   }
 }
+
+/** A gateway that could not start, in the operator's words (its port taken: which flag picks another). */
+export class GatewayStartError extends Error {
+  override readonly name = 'GatewayStartError';
+  /** The socket's code (EADDRINUSE …): a part failing with one is not restarted. */
+  constructor(message: string, readonly code?: string) {
+    super(message);
+  }
+}
+
+/**
+ * A started gateway (what `serve`'s gateway part and `cluster-api gateway` run); a failed start
+ * releases what it opened. `portFlag` names the flag that sets the port, for the error.
+ */
+export async function startGateway(opts: GatewayOptions, portFlag = '--gateway-port'): Promise<Gateway> {
+  const g = new Gateway(opts);
+  try {
+    await g.start();
+  } catch (err) {
+    await g.stop().catch(() => undefined);
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new GatewayStartError(`the gateway's port ${opts.port} on ${opts.host} is in use: pick another with ${portFlag}`, code);
+    if (code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new GatewayStartError(`the gateway cannot listen on ${opts.host}:${opts.port} (${code})`, code);
+    throw err;
+  }
+  return g;
+}
