@@ -21,8 +21,9 @@ import { serve } from './server.js';
 import { nodeOptions, resolveNodeConfig } from './node/config.js';
 import { runNode } from './node/run.js';
 import { NodeCredentialsError, nodeKubeconfig } from './auth/node-credentials.js';
-import { brokerPart, nodePart, schedulerPart } from './serve/embedded.js';
+import { brokerPart, gatewayPart, nodePart, schedulerPart } from './serve/embedded.js';
 import { httpClient } from './client/http.js';
+import { GatewayStartError, startGateway, type Gateway } from './serving/gateway/gateway.js';
 import { messageOf, part, type Part } from './serve/part.js';
 import { PartError, Supervisor } from './serve/supervisor.js';
 import { BootstrapError } from './certificates/bootstrap-client.js';
@@ -46,7 +47,7 @@ function fail(err: unknown): never {
 }
 
 function isKnown(e: unknown): boolean {
-  return e instanceof ConfigError || e instanceof TokenFileError || e instanceof TlsFileError || e instanceof NodeCredentialsError || e instanceof KubeconfigError ||
+  return e instanceof ConfigError || e instanceof GatewayStartError || e instanceof TokenFileError || e instanceof TlsFileError || e instanceof NodeCredentialsError || e instanceof KubeconfigError ||
     e instanceof KubeConnectionError || e instanceof ApiError ||
     e instanceof BrokerStartError || e instanceof BootstrapError || e instanceof TokenCreateError || (e as NodeJS.ErrnoException)?.code !== undefined;
 }
@@ -121,6 +122,15 @@ async function schedulerCommand(argv: Record<string, unknown>): Promise<void> {
   log({ level: 'info', msg: 'scheduler running' });
 }
 
+async function gatewayCommand(argv: Record<string, unknown>): Promise<void> {
+  const port = Number(argv.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--port: ${JSON.stringify(String(argv.port))} is not a port (0-65535)`);
+  const kube = KubeClient.fromKubeconfig({ kubeconfig: argv.kubeconfig as string | undefined, context: argv.context as string | undefined });
+  let running: Gateway | undefined;
+  await runAlone(gatewayPart(async () => (running = await startGateway({ kube, host: String(argv['bind-address']), port, log }, '--port'))));
+  log({ level: 'info', msg: 'listening', gateway: running?.url, apiServer: kube.connection.server });
+}
+
 async function controllerManagerCommand(argv: Record<string, unknown>): Promise<void> {
   const config = resolveControllerManagerConfig(argv, process.env, process.cwd());
   const kube = KubeClient.fromKubeconfig({ kubeconfig: config.kubeconfig, context: config.context });
@@ -145,11 +155,11 @@ async function serveCommand(argv: Record<string, unknown>): Promise<void> {
   if (chosen?.warning) log({ level: 'warn', msg: chosen.warning });
   const config = { ...resolved, containerRuntime: chosen?.runtime };
   keepServing();
-  const { server, kubeconfig, broker, supervisor: parts, containerRuntime } = await serve(config, log, { fatal });
+  const { server, kubeconfig, broker, gateway, supervisor: parts, containerRuntime } = await serve(config, log, { fatal });
   supervisor = parts;
   untilSignal(() => server.close());
   // Logged last: whoever waits for this line may signal the process at once.
-  log({ level: 'info', msg: 'listening', url: server.url, storage: config.storage.split(':', 1)[0], kubeconfig, ...(containerRuntime ? { containerRuntime } : {}), ...(broker ? { broker: broker.broker.url } : {}) });
+  log({ level: 'info', msg: 'listening', url: server.url, storage: config.storage.split(':', 1)[0], kubeconfig, ...(containerRuntime ? { containerRuntime } : {}), ...(broker ? { broker: broker.broker.url } : {}), ...(gateway ? { gateway: gateway.url } : {}) });
 }
 
 async function brokerCommand(argv: Record<string, unknown>): Promise<void> {
@@ -180,6 +190,14 @@ await yargs(hideBin(process.argv))
     'run a node agent joining an API server by kubeconfig (function pods as processes, others simulated)',
     optionsOf(nodeOptions),
     (argv) => nodeCommand(argv).catch(fail),
+  )
+  .command(
+    'gateway',
+    'run the ingress gateway (Knative Routes by Host) against an API server by kubeconfig (serve runs one unless --disable gateway)',
+    (y) => y.option('kubeconfig', { type: 'string', describe: 'kubeconfig file (default: kubectl\'s rules)' }).option('context', { type: 'string' })
+      .option('port', { type: 'string', default: '8092', describe: 'port of the gateway (0 picks a free one)' })
+      .option('bind-address', { type: 'string', default: '127.0.0.1', describe: 'address of the gateway' }),
+    (argv) => gatewayCommand(argv).catch(fail),
   )
   .command(
     'scheduler',

@@ -42,7 +42,7 @@ export interface ServeConfig {
   authorizationMode: AuthorizationMode[];
   /** kube-controller-manager's --controllers: `*` (every controller on by default), `name`, `-name`. */
   controllers: string[];
-  /** Parts of serve not run in this process (k3s' --disable): controller-manager, scheduler, node, broker. */
+  /** Parts of serve not run in this process (k3s' --disable): controller-manager, scheduler, node, broker, gateway. */
   disable: string[];
   /** No embedded node agent (k3s' --disable-agent; `--disable node`): an API server for other machines' agents only. */
   disableAgent: boolean;
@@ -75,6 +75,8 @@ export interface ServeConfig {
   brokerStore: string;
   brokerPort: number;
   brokerBindAddress: string;
+  /** The ingress gateway's port (Knative Routes by Host); 0 a free one. */
+  gatewayPort: number;
   /** `host` or `host:port` in Brokers' `status.address.url`; default the broker's bind address. */
   brokerAdvertiseAddress?: string;
   /** Run no controller manager in this process (`cluster-api controller-manager` runs it elsewhere). */
@@ -158,6 +160,7 @@ const inDataDir = (file: string) => ({ config }: Resolving<{ dataDir: string }>)
 const row = <K extends keyof ServeConfig>(r: OptionRow<ServeConfig, K>): OptionRow<ServeConfig, K> => r;
 const brokerRow = <K extends keyof BrokerRoleConfig>(r: OptionRow<BrokerRoleConfig, K>): OptionRow<BrokerRoleConfig, K> => r;
 const BROKER_PORT = 8090;
+const GATEWAY_PORT = 8092;
 
 export const serveOptions: readonly AnyRow<ServeConfig>[] = [
   row({ key: 'port', flag: 'port', env: 'CLUSTER_API_PORT', type: 'number', default: 6443, parse: port, describe: 'port to listen on (default 6443; 0 picks a free one)' }),
@@ -202,6 +205,7 @@ export const serveOptions: readonly AnyRow<ServeConfig>[] = [
   row({ key: 'broker', flag: 'broker', env: 'CLUSTER_API_BROKER', type: 'boolean', default: ({ config }) => !config.disable!.includes('broker'), parse: bool, describe: 'run the event broker (Knative Brokers and Triggers) in this process; --no-broker (the same as --disable broker) turns it off' }),
   row({ key: 'brokerStore', flag: 'broker-store', env: 'CLUSTER_API_BROKER_STORE', type: 'string', default: (at) => `sqlite:${inDataDir('broker.db')(at)}`, parse: brokerStoreUrl, describe: 'the broker\'s event log: sqlite:<file> (default <data-dir>/broker.db) or nats://host:port[,host:port…][?replicas=N]' }),
   row({ key: 'brokerPort', flag: 'broker-port', env: 'CLUSTER_API_BROKER_PORT', type: 'number', default: ({ config }) => (config.port === 0 ? 0 : BROKER_PORT), parse: portOf('broker-port'), describe: `port of the broker's ingress (default ${BROKER_PORT}; a free one when --port is 0)` }),
+  row({ key: 'gatewayPort', flag: 'gateway-port', env: 'CLUSTER_API_GATEWAY_PORT', type: 'number', default: ({ config }) => (config.port === 0 ? 0 : GATEWAY_PORT), parse: portOf('gateway-port'), describe: `port of the ingress gateway that routes Knative Routes' hosts to their revisions (default ${GATEWAY_PORT}; a free one when --port is 0)` }),
   row({ key: 'brokerBindAddress', flag: 'broker-bind-address', env: 'CLUSTER_API_BROKER_BIND_ADDRESS', type: 'string', default: ({ config }) => config.bindAddress!, parse: text, describe: 'address of the broker\'s ingress (default: --bind-address)' }),
   row({ key: 'brokerAdvertiseAddress', flag: 'broker-advertise-address', env: 'CLUSTER_API_BROKER_ADVERTISE_ADDRESS', type: 'string', default: undefined, parse: advertisedAt('broker-advertise-address'), describe: 'host or host:port Brokers\' status.address.url names (default: the broker\'s bind address and port)' }),
 ];

@@ -8,6 +8,7 @@
  * (registry/kinds/node-restriction.ts) run as the store's own checks, before this chain.
  */
 import type { AdmissionPlugin } from './plugin.js';
+import { KnativeServingValidation } from './knative-serving/validation.js';
 import { LimitRanger } from './limit-ranger/limit-ranger.js';
 import { PodSecurity } from './pod-security/pod-security.js';
 import { ResourceQuota } from './resource-quota/resource-quota.js';
@@ -15,5 +16,7 @@ import { ResourceQuota } from './resource-quota/resource-quota.js';
 export const AdmissionPlugins: readonly AdmissionPlugin[] = [
   LimitRanger,
   PodSecurity,
+  // Knative Serving's validating webhook, as a plugin (validating webhooks run before ResourceQuota).
+  KnativeServingValidation,
   ResourceQuota,
 ];

@@ -29,11 +29,15 @@ const indexers = {
   },
 };
 
-/** One resource's objects, filled by one list-then-watch through `store` (the reading client). */
-const sharedCache = (store: ResourceClient, log?: (entry: Record<string, unknown>) => void): SharedCache =>
-  new Informer<KubeObject>(apiListerWatcher<KubeObject>(store), store.definition, {
+/**
+ * One resource's objects, filled by one list-then-watch through the reading client's store, looked up
+ * again at each list and watch: a resource served anew (a CustomResourceDefinition replaced: its old
+ * store's watches end) is followed again.
+ */
+const sharedCache = (store: () => ResourceClient | undefined, definition: ResourceClient['definition'], log?: (entry: Record<string, unknown>) => void): SharedCache =>
+  new Informer<KubeObject>(apiListerWatcher<KubeObject>(store, definition.plural), definition, {
     namespace: '', indexers,
-    onError: (err) => log?.({ level: 'warn', msg: 'cache list or watch failed', resource: store.definition.plural, error: String((err as Error)?.message ?? err) }),
+    onError: (err) => log?.({ level: 'warn', msg: 'cache list or watch failed', resource: definition.plural, error: String((err as Error)?.message ?? err) }),
   });
 
 /** A controller's view of a shared cache: reads from it, `store` the controller's own client. */
@@ -93,9 +97,12 @@ export class Caches {
   of(store: ResourceClient): ObjectCache {
     const { group, version, plural } = store.definition;
     const key = `${group}/${version}/${plural}`;
+    const generation = this.reader.generation;
     let cache = this.caches.get(key);
     if (!cache) {
-      cache = sharedCache(this.reader.find(group, version, plural) ?? store, this.log);
+      const initial = this.reader.find(group, version, plural) ?? store;
+      const current = () => this.reader.find(group, version, plural) ?? (this.reader.generation === generation ? initial : undefined);
+      cache = sharedCache(current, store.definition, this.log);
       this.caches.set(key, cache);
       cache.start();
     }

@@ -28,6 +28,13 @@ import { ReplicaSets, ReplicationControllers, startReplicaController } from './r
 import { startResourceQuotaController } from './resource-quota/resource-quota.js';
 import { startStatefulSetController } from './statefulset/stateful-set.js';
 import { startTtlAfterFinished } from './ttl-after-finished/ttl-after-finished.js';
+import { startServiceController } from './serving-service/service.js';
+import { startConfigurationController } from './serving-configuration/configuration.js';
+import { startRevisionController } from './serving-revision/revision.js';
+import { startRouteController } from './serving-route/route.js';
+import { startDomainMappingController } from './serving-domainmapping/domain-mapping.js';
+import { startRevisionGc } from './serving-gc/gc.js';
+import { whenServed } from '../serving/kinds.js';
 import { startCsrApproving } from '../certificates/approver.js';
 import { startCsrCleaner } from '../certificates/cleaner.js';
 import { startCsrSigning } from '../certificates/signing.js';
@@ -84,5 +91,12 @@ export const Controllers: readonly ControllerDescriptor[] = [
   { name: 'node-lifecycle-controller', aliases: ['nodelifecycle'], byDefault: true, serviceAccount: 'node-controller', start: (ctx, s) => startNodeLifecycle(ctx.client, { ...common(s), ...s.nodes }, ctx.informers, ctx.events.recorder('node-controller')) },
   { name: 'certificatesigningrequest-approving-controller', aliases: ['csrapproving'], byDefault: true, serviceAccount: 'certificate-controller', start: (ctx, s) => startCsrApproving(ctx, common(s)) },
   { name: 'certificatesigningrequest-signing-controller', aliases: ['csrsigning'], byDefault: true, serviceAccount: 'certificate-controller', start: (ctx, s) => startCsrSigning(ctx, s.signing, common(s)) },
+  // Knative Serving's (its controller's reconcilers), started once serve's CRDs for the kinds are served.
+  { name: 'serving-service-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['services', 'configurations', 'routes'], startServiceController) },
+  { name: 'serving-configuration-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['configurations', 'revisions'], startConfigurationController) },
+  { name: 'serving-revision-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['revisions'], startRevisionController) },
+  { name: 'serving-route-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['routes', 'configurations', 'revisions'], startRouteController) },
+  { name: 'serving-domainmapping-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['domainMappings', 'routes'], startDomainMappingController) },
+  { name: 'serving-gc-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['configurations', 'revisions'], startRevisionGc) },
   { name: 'certificatesigningrequest-cleaner-controller', aliases: ['csrcleaner'], byDefault: true, serviceAccount: 'certificate-controller', start: (ctx, s) => startCsrCleaner(ctx, common(s)) },
 ];

@@ -1,9 +1,9 @@
 /**
  * `cluster-api serve` as one ordered list of parts (ARCHITECTURE.md's local stack): api-server,
- * controller-manager, scheduler, node, broker; `--disable <part>` leaves one out. Assembled here and
+ * controller-manager, scheduler, node, broker, gateway; `--disable <part>` leaves one out. Assembled here and
  * only here, run by the Supervisor (started in order, stopped in reverse, a failing part restarted or
- * the process ended with its name). A later part (registry, gateway, activator, autoscaler) is one
- * more entry in `parts`.
+ * the process ended with its name). A later part (registry, activator, autoscaler) is one more
+ * entry in `parts`. The API server installs the CRDs of the kinds its parts act on (serving/crds.ts).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,7 +22,10 @@ import type { Registry } from '../registry/rest.js';
 import { ensureFrontProxy } from '../aggregation/index.js';
 import { openStorage } from '../storage/factory.js';
 import { startServer, type ClusterApiServer, type StartOptions } from '../server.js';
-import { brokerPart, embeddedIdentities, nodePart, SchedulerUser, schedulerPart, startEmbeddedNode, type ApiEndpoint } from './embedded.js';
+import { ensureCreated, installBuiltinCrds } from '../serving/crds.js';
+import { GatewayPolicy } from '../serving/gateway/role.js';
+import { startGateway, type Gateway } from '../serving/gateway/gateway.js';
+import { brokerPart, gatewayPart, embeddedClient, embeddedIdentities, nodePart, SchedulerUser, schedulerPart, startEmbeddedNode, type ApiEndpoint } from './embedded.js';
 import { inProcessClient } from '../client/in-process.js';
 import { part, type Part } from './part.js';
 import { Supervisor } from './supervisor.js';
@@ -36,6 +39,8 @@ export interface Served {
   kubeconfig?: string;
   /** The embedded broker (`--broker`, the default), once started. */
   broker?: ClusterBroker;
+  /** The ingress gateway, once started. */
+  gateway?: Gateway;
   supervisor: Supervisor;
 }
 
@@ -67,6 +72,7 @@ export async function serve(asked: ServeConfig, log?: Log, options: ServeOptions
 
   let api: Awaited<ReturnType<typeof startServer>> | undefined;
   let broker: ClusterBroker | undefined;
+  let gateway: Gateway | undefined;
   const endpoint = (): ApiEndpoint => ({ url: api!.url, ca: tls?.ca });
   const parts: Part[] = [
     part('api-server', async () => {
@@ -84,6 +90,9 @@ export async function serve(asked: ServeConfig, log?: Log, options: ServeOptions
         await storage.close();
         throw err;
       }
+      await installBuiltinCrds(api.registry, { eventing: enabled('broker') && token !== undefined });
+      await ensureCreated(api.registry, 'rbac.authorization.k8s.io', 'clusterroles', GatewayPolicy.clusterRoles);
+      await ensureCreated(api.registry, 'rbac.authorization.k8s.io', 'clusterrolebindings', GatewayPolicy.clusterRoleBindings);
       if (token) writeKubeconfig(config.kubeconfigOut, { server: api.url, token, ca: tls?.ca });
       const started = api;
       return { stop: () => started.close() };
@@ -100,6 +109,8 @@ export async function serve(asked: ServeConfig, log?: Log, options: ServeOptions
       apiUrl: api!.url, ca: tls?.ca, token, log,
       store: config.brokerStore, port: config.brokerPort, host: config.brokerBindAddress, advertiseAddress: config.brokerAdvertiseAddress,
     })))] : []),
+    // The gateway reads Routes, Revisions, DomainMappings, Services and Endpoints as system:serving-gateway.
+    gatewayPart(async () => (gateway = await startGateway({ kube: embeddedClient(endpoint(), ids.gatewayToken, 'gateway'), host: config.bindAddress, port: config.gatewayPort, log }))),
     ...(options.parts ?? []),
   ].filter((p) => enabled(p.name));
   const supervisor = new Supervisor(parts, {
@@ -113,6 +124,7 @@ export async function serve(asked: ServeConfig, log?: Log, options: ServeOptions
     server: { url, port, close: () => (closing ??= supervisor.stop()) },
     ...(token && { kubeconfig: config.kubeconfigOut }),
     ...(broker && { broker }),
+    ...(gateway && { gateway }),
     supervisor,
     containerRuntime: config.disableAgent ? undefined : config.containerRuntime,
   };

@@ -104,6 +104,15 @@ const roles: Record<string, ReturnType<typeof rule>[]> = {
     events,
   ],
   'resourcequota-controller': [rule('list watch', '*', '*'), rule('update', '', 'resourcequotas/status'), events],
+  // The serving controllers (Knative Serving's controller): its kinds, and the Deployments and Services revisions run as.
+  'serving-controller': [
+    rule('get list watch create update patch delete', 'serving.knative.dev', 'services configurations revisions routes domainmappings'),
+    rule('update', 'serving.knative.dev', 'services/status configurations/status revisions/status routes/status domainmappings/status services/finalizers configurations/finalizers revisions/finalizers routes/finalizers'),
+    rule('get list watch create update patch delete', 'apps', 'deployments'),
+    rule('get list watch create update patch delete', '', 'services'),
+    rule(Read, '', 'pods configmaps endpoints'),
+    events,
+  ],
   'ttl-after-finished-controller': [rule('get list watch delete', 'batch', 'jobs'), events],
   // csrapproving, csrsigning and csrcleaner (the built-in signers' names as resourceNames).
   'certificate-controller': [
