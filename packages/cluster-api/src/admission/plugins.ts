@@ -8,5 +8,9 @@
  * (registry/kinds/node-restriction.ts) run as the store's own checks, before this chain.
  */
 import type { AdmissionPlugin } from './plugin.js';
+import { SecurityContextConstraint } from './security-context-constraints/plugin.js';
 
-export const AdmissionPlugins: readonly AdmissionPlugin[] = [];
+export const AdmissionPlugins: readonly AdmissionPlugin[] = [
+  // OpenShift's, after PodSecurity.
+  SecurityContextConstraint,
+];
