@@ -53,7 +53,10 @@ interface Outcome {
 const compute = async (req: AdmissionRequest, pod: KubeObject, mutationAllowed: boolean, hint: string | undefined): Promise<Outcome> => {
   const store = req.services.find('', 'v1', 'securitycontextconstraints');
   const sccs = store ? (await store.list({}, {})).items.sort(byPriority) : [];
-  if (sccs.length === 0) return { errors: ['no SecurityContextConstraints found in cluster'] };
+  if (sccs.length === 0) {
+    // A request with no user is one nothing authorizes (a registry used on its own): it is not constrained either.
+    return req.ctx.user ? { errors: ['no SecurityContextConstraints found in cluster'] } : { pod, errors: [] };
+  }
   // The SCC that admitted the pod before is tried first; the others keep their order.
   if (hint) sccs.sort((a, b) => Number(b.metadata.name === hint) - Number(a.metadata.name === hint));
   let ns: KubeObject;
@@ -85,6 +88,18 @@ const compute = async (req: AdmissionRequest, pod: KubeObject, mutationAllowed: 
   return { errors };
 };
 
+/**
+ * compute, never missing a committed grant: a refusal is decided again once the authorizer has caught
+ * up with the store (its RBAC cache follows by watch, a moment after a binding is written).
+ */
+const computeFresh = async (req: AdmissionRequest, pod: KubeObject, mutationAllowed: boolean, hint: string | undefined): Promise<Outcome> => {
+  const found = await compute(req, pod, mutationAllowed, hint);
+  const refresh = req.services.authorizer?.refresh?.bind(req.services.authorizer);
+  if (found.pod || !refresh || !found.errors.some((e) => e.endsWith('not usable by user or serviceaccount'))) return found;
+  await refresh();
+  return compute(req, pod, mutationAllowed, hint);
+};
+
 const refusal = (req: AdmissionRequest, errors: string[]): Error =>
   forbidden(Pods, req.name, `unable to validate against any security context constraint: ${errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`}`);
 
@@ -101,17 +116,18 @@ export const SecurityContextConstraint: AdmissionPlugin = {
     if (req.resource === 'namespaces') return annotateNew(req.object, req.services);
     if (specUnchanged(req)) return false;
     const pod = req.object;
-    const found = await compute(req, pod, req.operation === 'CREATE', pod.metadata.annotations?.[SccAnnotation]);
+    const found = await computeFresh(req, pod, req.operation === 'CREATE', pod.metadata.annotations?.[SccAnnotation]);
     if (!found.pod) throw refusal(req, found.errors);
+    if (!found.scc) return false;
     const changed = !isDeepStrictEqual(found.pod.spec, pod.spec) || pod.metadata.annotations?.[SccAnnotation] !== found.scc;
     pod.spec = found.pod.spec;
-    pod.metadata.annotations = { ...pod.metadata.annotations, [SccAnnotation]: found.scc! };
+    pod.metadata.annotations = { ...pod.metadata.annotations, [SccAnnotation]: found.scc };
     return changed;
   },
   async validate(req) {
     if (!isPod(req) || specUnchanged(req)) return;
     // What later mutating steps did must still pass, as it is.
-    const found = await compute(req, req.object, false, req.object.metadata.annotations?.[SccAnnotation]);
+    const found = await computeFresh(req, req.object, false, req.object.metadata.annotations?.[SccAnnotation]);
     if (!found.pod) throw refusal(req, found.errors);
   },
 };
