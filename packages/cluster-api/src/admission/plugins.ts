@@ -12,10 +12,13 @@ import { KnativeServingValidation } from './knative-serving/validation.js';
 import { LimitRanger } from './limit-ranger/limit-ranger.js';
 import { PodSecurity } from './pod-security/pod-security.js';
 import { ResourceQuota } from './resource-quota/resource-quota.js';
+import { SecurityContextConstraint } from './security-context-constraints/plugin.js';
 
 export const AdmissionPlugins: readonly AdmissionPlugin[] = [
   LimitRanger,
   PodSecurity,
+  // OpenShift's, after PodSecurity.
+  SecurityContextConstraint,
   // Knative Serving's validating webhook, as a plugin (validating webhooks run before ResourceQuota).
   KnativeServingValidation,
   ResourceQuota,

@@ -15,6 +15,7 @@ import { startCrdController } from './crd/crd.js';
 import { startCronJobController } from './cronjob/cron-job.js';
 import { startDaemonSetController } from './daemonset/daemon-set.js';
 import { startDeploymentController } from './deployment/controller.js';
+import { startDisruptionController } from './disruption/disruption.js';
 import { startEndpointSliceController } from './endpointslice/endpoint-slices.js';
 import { startEndpointsController } from './endpoints/endpoints.js';
 import { startEventTtl } from './event-ttl/event-ttl.js';
@@ -84,6 +85,7 @@ export const Controllers: readonly ControllerDescriptor[] = [
   { name: 'job-controller', aliases: ['job'], byDefault: true, serviceAccount: 'job-controller', start: (ctx) => startJobController(ctx) },
   { name: 'cronjob-controller', aliases: ['cronjob'], byDefault: true, serviceAccount: 'cronjob-controller', start: (ctx) => startCronJobController(ctx) },
   { name: 'resourcequota-controller', aliases: ['resourcequota'], byDefault: true, serviceAccount: 'resourcequota-controller', start: (ctx) => startResourceQuotaController(ctx) },
+  { name: 'disruption-controller', aliases: ['disruption'], byDefault: true, serviceAccount: 'disruption-controller', start: (ctx) => startDisruptionController(ctx) },
   { name: 'ttl-after-finished-controller', aliases: ['ttl-after-finished'], byDefault: true, serviceAccount: 'ttl-after-finished-controller', start: (ctx, s) => startTtlAfterFinished(ctx.client, common(s)) },
   { name: 'endpoints-controller', aliases: ['endpoint'], byDefault: true, serviceAccount: 'endpoint-controller', start: (ctx) => startEndpointsController(ctx) },
   { name: 'endpointslice-controller', aliases: ['endpointslice'], byDefault: true, serviceAccount: 'endpointslice-controller', start: (ctx) => startEndpointSliceController(ctx) },

@@ -112,7 +112,7 @@ describe.each(Backends)('HTTP API on %s storage', (backend) => {
         body: { metadata: { annotations: { note: 'x' } } },
         headers: { 'content-type': 'application/merge-patch+json' },
       });
-      expect([patched.status, patched.json.metadata.annotations]).toEqual([200, { note: 'x' }]);
+      expect([patched.status, patched.json.metadata.annotations]).toEqual([200, { note: 'x', 'openshift.io/scc': 'anyuid' }]);
       const status = await s.request('GET', '/api/v1/namespaces/ns1/pods/web/status');
       expect(status.json.status.phase).toBe('Pending');
       const deleted = await s.request('DELETE', '/api/v1/namespaces/ns1/pods/web', { body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0 } });

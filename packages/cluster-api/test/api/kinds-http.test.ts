@@ -32,9 +32,9 @@ describe.each(['sqlite', 'etcd'] as const)('the new kinds on %s', (backend) => {
   beforeAll(async () => {
     if (backend === 'etcd') etcd = await startEtcd({ members: 1, dataRoot: '/dev/shm' });
     const storage = await openStorage(etcd ? etcd.url : `sqlite:${join(dir, 'state.db')}`);
-    // The kinds themselves, as stored and served: no deployment controller writes status or Events
-    // here (its behaviour is pinned in test/deployment.test.ts).
-    server = await startServer({ storage, authenticator: tokenAuthenticator(new Map([[TestToken, AdminUser]])), log: () => {}, controllers: ['*', '-deployment'] });
+    // The kinds themselves, as stored and served: no deployment or disruption controller writes status
+    // or Events here (their behaviour is pinned in test/deployment.test.ts and test/policy/pdb-eviction.test.ts).
+    server = await startServer({ storage, authenticator: tokenAuthenticator(new Map([[TestToken, AdminUser]])), log: () => {}, controllers: ['*', '-deployment', '-disruption'] });
     expect((await call('POST', '/api/v1/namespaces', namespace(ns))).status).toBe(201);
   }, 60_000);
   afterAll(async () => {
@@ -135,9 +135,9 @@ describe.each(['sqlite', 'etcd'] as const)('the new kinds on %s', (backend) => {
 
   it('evicts a pod only as its disruption budget allows (429 with the cause otherwise)', async () => {
     const pod = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: 'db' } }, spec: { containers: [{ name: 'db', image: 'postgres' }] } });
-    const running = async (name: string) => {
+    const running = async (name: string, ready = true) => {
       await call('POST', at('v1', 'pods'), pod(name));
-      await patch(`${at('v1', 'pods', name)}/status`, { status: { phase: 'Running' } });
+      await patch(`${at('v1', 'pods', name)}/status`, { status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] } });
     };
     const evict = (name: string) => call('POST', `${at('v1', 'pods', name)}/eviction`, { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name } });
     await call('POST', at('v1', 'pods'), pod('pending'));
@@ -158,6 +158,16 @@ describe.each(['sqlite', 'etcd'] as const)('the new kinds on %s', (backend) => {
     const refused = await evict('db-1');
     expect([refused.status, refused.json.details.causes[0].message]).toEqual([429, 'The disruption budget db needs 1 healthy pods and has 2 currently']);
     expect((await call('GET', at('v1', 'pods', 'db-1'))).status).toBe(200);
+    // A pod that is not Ready goes without spending while the budget has its healthy pods (IfHealthyBudget).
+    await running('db-2', false);
+    expect((await evict('db-2')).status).toBe(201);
+    expect((await call('GET', at('policy/v1', 'poddisruptionbudgets', 'db'))).json.status.disruptedPods).toEqual({ 'db-0': expect.any(String) });
+    await patch(`${at('policy/v1', 'poddisruptionbudgets', 'db')}/status`, { status: { currentHealthy: 0 } });
+    await running('db-3', false);
+    expect((await evict('db-3')).status).toBe(429);
+    await patch(at('policy/v1', 'poddisruptionbudgets', 'db'), { spec: { unhealthyPodEvictionPolicy: 'AlwaysAllow' } });
+    await patch(`${at('policy/v1', 'poddisruptionbudgets', 'db')}/status`, { status: { observedGeneration: 2 } });
+    expect((await evict('db-3')).status).toBe(201);
   });
 
   it('keeps a Node\'s registered status, writes status only through /status, and proxies as kube-apiserver does without a kubelet', async () => {

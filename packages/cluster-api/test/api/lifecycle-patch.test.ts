@@ -66,7 +66,7 @@ describe('JSON patch (RFC 6902)', () => {
       { op: 'move', from: '/metadata/annotations/tier', path: '/metadata/annotations/moved' },
     ]);
     expect(good.status).toBe(200);
-    expect([good.json.metadata.labels.tier, good.json.spec.containers[0].image, good.json.metadata.annotations]).toEqual(['front', 'app:2', { moved: 'front' }]);
+    expect([good.json.metadata.labels.tier, good.json.spec.containers[0].image, good.json.metadata.annotations]).toEqual(['front', 'app:2', { moved: 'front', 'openshift.io/scc': 'anyuid' }]);
     const failed = await patch(`${base}/pods/web`, JSONP, [{ op: 'test', path: '/metadata/labels/app', value: 'db' }, { op: 'remove', path: '/metadata/labels' }]);
     expect([failed.status, failed.json.reason]).toEqual([422, 'Invalid']);
     expect((await s.request('GET', `${base}/pods/web`)).json.metadata.labels.app).toBe('web');

@@ -59,7 +59,7 @@ describe.runIf(existsSync(kubectlBin))('RBAC with kubectl', () => {
     expect((await asBob('auth', 'can-i', 'get', 'pods', '-n', 'shop')).stdout).toBe('no\n');
   });
 
-  it('`auth can-i --list` prints what Kubernetes prints for an authenticated user with no bindings', async () => {
+  it('`auth can-i --list` prints what Kubernetes (and OpenShift, for restricted-v2) prints for an authenticated user with no bindings', async () => {
     const list = await asBob('auth', 'can-i', '--list');
     expect(rows(list.stdout)).toEqual([
       'Resources Non-Resource URLs Resource Names Verbs',
@@ -68,6 +68,8 @@ describe.runIf(existsSync(kubectlBin))('RBAC with kubectl', () => {
       'selfsubjectrulesreviews.authorization.k8s.io [] [] [create]',
       ...['/api/*', '/api', '/apis/*', '/apis', '/healthz', '/healthz', '/livez', '/livez', '/openapi/*', '/openapi', '/readyz', '/readyz', '/version/', '/version/', '/version', '/version']
         .map((url) => `[${url}] [] [get]`),
+      // OpenShift's binding of restricted-v2 to every authenticated user.
+      'securitycontextconstraints.security.openshift.io [] [restricted-v2] [use]',
     ]);
   });
 

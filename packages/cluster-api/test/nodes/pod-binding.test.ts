@@ -27,7 +27,7 @@ describe('pods/binding', () => {
     expect([r.status, r.json]).toEqual([201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }]);
     const bound = (await s.request('GET', `${base}/a`)).json;
     expect(bound.spec.nodeName).toBe('node-1');
-    expect(bound.metadata.annotations).toEqual({ 'scheduler/why': 'least loaded' });
+    expect(bound.metadata.annotations).toEqual({ 'openshift.io/scc': 'anyuid', 'scheduler/why': 'least loaded' });
     expect(bound.status.conditions).toEqual([expect.objectContaining({ type: 'PodScheduled', status: 'True' })]);
     const again = await s.request('POST', `${base}/a/binding`, { body: binding('a', 'node-2') });
     expect([again.status, again.json.message]).toEqual([409, 'Operation cannot be fulfilled on pods "a": pod a is already assigned to node "node-1"']);

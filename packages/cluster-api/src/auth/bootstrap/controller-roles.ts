@@ -40,6 +40,16 @@ const roles: Record<string, ReturnType<typeof rule>[]> = {
     rule('get list watch update', '', 'pods'),
     events,
   ],
+  'disruption-controller': [
+    rule(Read, 'extensions apps', 'deployments'),
+    rule(Read, 'apps extensions', 'replicasets'),
+    rule(Read, '', 'replicationcontrollers'),
+    rule(Read, 'policy', 'poddisruptionbudgets'),
+    rule(Read, 'apps', 'statefulsets'),
+    rule('update', 'policy', 'poddisruptionbudgets/status'),
+    rule('get', '*', '*/scale'),
+    events,
+  ],
   'endpoint-controller': [
     rule(Read, '', 'services pods'),
     rule('get list watch create update delete', '', 'endpoints'),

@@ -16,6 +16,8 @@ import { bootstrapClusterRoleBindings, bootstrapRoleBindings, bootstrapRoles } f
 import { bootstrapClusterRoles } from './cluster-roles.js';
 import { controllerClusterRoleBindings, controllerClusterRoles } from './controller-roles.js';
 import { AutoUpdate } from './policy-data.js';
+import { sccClusterRoleBindings, sccClusterRoles } from './scc-roles.js';
+import { DefaultSccs } from '../../admission/security-context-constraints/defaults.js';
 
 /** What to do with an existing object: nothing, this update, or (a binding to another role) recreate it. */
 type Plan = undefined | { update: KubeObject } | { recreate: true };
@@ -86,8 +88,8 @@ async function reconcileOne(store: ResourceStore, expected: KubeObject, plan: (e
 /** Every bootstrap object, kind by kind (roles before the bindings that name them). */
 export async function reconcileBootstrapPolicy(registry: Registry): Promise<void> {
   const steps: [string, readonly KubeObject[], typeof planRole][] = [
-    ['clusterroles', [...bootstrapClusterRoles, ...controllerClusterRoles], planRole],
-    ['clusterrolebindings', [...bootstrapClusterRoleBindings, ...controllerClusterRoleBindings], planBinding],
+    ['clusterroles', [...bootstrapClusterRoles, ...controllerClusterRoles, ...sccClusterRoles], planRole],
+    ['clusterrolebindings', [...bootstrapClusterRoleBindings, ...controllerClusterRoleBindings, ...sccClusterRoleBindings], planBinding],
     ['roles', bootstrapRoles, planRole],
     ['rolebindings', bootstrapRoleBindings, planBinding],
   ];
@@ -95,4 +97,7 @@ export async function reconcileBootstrapPolicy(registry: Registry): Promise<void
     const store = registry.find(RbacGroup, 'v1', plural);
     if (store) await Promise.all(objects.map((o) => reconcileOne(store, o, plan)));
   }
+  // The default SecurityContextConstraints: created when missing, an existing one left as it is.
+  const sccs = registry.find('', 'v1', 'securitycontextconstraints');
+  if (sccs) await Promise.all(DefaultSccs.map((o) => reconcileOne(sccs, o, () => undefined)));
 }

@@ -11,7 +11,7 @@ import type { Conversion } from '../definition.js';
 import { invalidValue, notSupported, type FieldError } from '../generic/validation.js';
 import { statusSubresource } from '../subresources/status.js';
 import { servedAt } from '../versions.js';
-import { AllVerbs, child, column, inGroup, obj, spec, status } from './common.js';
+import { AllVerbs, arr, child, column, inGroup, num, obj, spec, status, type Obj } from './common.js';
 import { count } from './columns.js';
 import { validateLabelSelector } from './label-selector.js';
 import { nonNegativeFields, validateIntOrPercent } from './workload.js';
@@ -33,6 +33,26 @@ const validate = (o: KubeObject): FieldError[] => {
 
 const validateStatus = (o: KubeObject): FieldError[] =>
   nonNegativeFields(status(o), 'status', ['disruptionsAllowed', 'currentHealthy', 'desiredHealthy', 'expectedPods', 'observedGeneration']);
+
+/** apimeta.SetStatusCondition of the DisruptionAllowed condition: the transition time moves only when the status does. */
+export const setAllowedCondition = (conditions: Obj[], next: { status: string; reason: string; message?: string; observedGeneration: number }, now: string): Obj[] => {
+  const old = conditions.find((c) => c.type === 'DisruptionAllowed');
+  const condition = {
+    type: 'DisruptionAllowed',
+    status: next.status,
+    observedGeneration: next.observedGeneration,
+    lastTransitionTime: old && old.status === next.status ? old.lastTransitionTime : now,
+    reason: next.reason,
+    message: next.message ?? '',
+  };
+  return old ? conditions.map((c) => (c === old ? condition : c)) : [...conditions, condition];
+};
+
+/** UpdateDisruptionAllowedCondition. */
+export const allowedCondition = (st: Obj, now: string): Obj[] =>
+  setAllowedCondition(arr(st.conditions).map(obj), num(st.disruptionsAllowed) > 0
+    ? { status: 'True', reason: 'SufficientPods', observedGeneration: num(st.observedGeneration) }
+    : { status: 'False', reason: 'InsufficientPods', observedGeneration: num(st.observedGeneration) }, now);
 
 const orNA = (v: unknown): string => (v === undefined || v === null ? 'N/A' : String(v));
 

@@ -31,7 +31,7 @@ def test_get_and_list_metadata(api_client, core, namespace):
     core.create_namespaced_pod(namespace, pod("m1"))
     core.create_namespaced_pod(namespace, pod("m2"))
     one = json.loads(metadata_call(api_client, f"/api/v1/namespaces/{namespace}/pods/m1", ONE, None, _preload_content=False).data)
-    assert (one["kind"], one["apiVersion"], one["metadata"]["name"], one["metadata"]["annotations"]) == ("PartialObjectMetadata", "meta.k8s.io/v1", "m1", {"note": "n"})
+    assert (one["kind"], one["apiVersion"], one["metadata"]["name"], one["metadata"]["annotations"]) == ("PartialObjectMetadata", "meta.k8s.io/v1", "m1", {"note": "n", "openshift.io/scc": "anyuid"})
     assert set(one) == {"kind", "apiVersion", "metadata"}
     # The metadata deserializes into the client's own ObjectMeta model.
     meta = api_client._ApiClient__deserialize(one["metadata"], "V1ObjectMeta")
