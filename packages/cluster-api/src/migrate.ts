@@ -6,11 +6,13 @@
  *
  * The source is read at one snapshot revision, in pages. A key already in the target with the same
  * bytes is skipped, so an interrupted migration can simply be run again; a key with different bytes
- * stops the migration (nothing is overwritten). Run it while no API server uses the source: a
+ * stops the migration (nothing is overwritten), except an APIService the target server registered
+ * for itself (it keeps its own). Run it while no API server uses the source: a
  * SQLite source in use by `serve` is locked and refused.
  */
 import { existsSync } from 'node:fs';
 import type { Argv } from 'yargs';
+import { AutomanagedLabel } from './aggregation/local.js';
 import { ConfigError } from './config.js';
 import type { EtcdClientOptions } from './storage/etcd/client.js';
 import { isStorageError } from './storage/errors.js';
@@ -41,6 +43,14 @@ export class MigrateConflictError extends Error {
   readonly code = 'MigrateConflict';
 }
 
+/**
+ * An APIService the API server registers for a group version it serves (kube-aggregator's
+ * autoregister label): each server makes its own at start and keeps its status, so the target's
+ * stands when it differs.
+ */
+const serverRegistered = (kv: KeyValue): boolean =>
+  kv.key.startsWith(`${REGISTRY_ROOT}apiservices.apiregistration.k8s.io/`) && Buffer.from(kv.value).includes(AutomanagedLabel);
+
 async function copyOne(to: Storage, kv: KeyValue): Promise<'copied' | 'skipped'> {
   try {
     await to.create(kv.key, kv.value);
@@ -48,7 +58,7 @@ async function copyOne(to: Storage, kv: KeyValue): Promise<'copied' | 'skipped'>
   } catch (err) {
     if (!isStorageError(err, 'KeyExists')) throw err;
     const there = await to.get(kv.key);
-    if (there && Buffer.compare(there.value, kv.value) === 0) return 'skipped';
+    if (there && (Buffer.compare(there.value, kv.value) === 0 || serverRegistered(kv))) return 'skipped';
     throw new MigrateConflictError(`${kv.key} already exists in the target with different content; nothing was overwritten`);
   }
 }
