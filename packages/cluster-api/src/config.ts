@@ -10,7 +10,7 @@ import { parseAdvertised } from './broker/cluster/advertise.js';
 import { containerRuntime, podNetwork } from './node/config.js';
 import { parseStorageUrl } from './storage/factory.js';
 import { AuthorizationModes, type AuthorizationMode } from './auth/authorizers.js';
-import { parseRange } from './registry/kinds/service-allocator.js';
+import { parseRange, rangesOverlap } from './registry/kinds/service-allocator.js';
 import { Disableable } from './serve/names.js';
 import { allKinds } from './registry/kinds/index.js';
 import { runtimeConfig } from './registry/runtime-config.js';
@@ -137,10 +137,6 @@ export const disabledParts = (config: Pick<ServeConfig, 'disable' | 'disableAgen
 const cidr = (flag: string, example: string) => (raw: unknown): string => {
   if (!parseRange(String(raw))) throw new ConfigError(`--${flag} must be an IPv4 CIDR such as ${example}, got ${String(raw)}`);
   return String(raw);
-};
-const overlap = (a: string, b: string): boolean => {
-  const [x, y] = [parseRange(a)!, parseRange(b)!];
-  return x.base < y.base + y.count && y.base < x.base + x.count;
 };
 const brokerStoreUrl = (raw: unknown): string => {
   const url = String(raw);
@@ -271,7 +267,7 @@ function check(config: ServeConfig): ServeConfig {
     throw new ConfigError('--etcd-certfile and --etcd-keyfile must be given together');
   if (Number(config.clusterCidr.split('/')[1]) > config.nodeCidrMaskSize)
     throw new ConfigError(`--node-cidr-mask-size ${config.nodeCidrMaskSize} must be at least the --cluster-cidr prefix length (${config.clusterCidr})`);
-  if (overlap(config.serviceClusterIpRange, config.clusterCidr))
+  if (rangesOverlap(config.serviceClusterIpRange, config.clusterCidr))
     throw new ConfigError(`--service-cluster-ip-range ${config.serviceClusterIpRange} overlaps --cluster-cidr ${config.clusterCidr}: Service and pod IPs must not share addresses`);
   return config;
 }

@@ -154,7 +154,7 @@ export class NodeAgent {
     await this.podInformer.synced;
     this.removeStaleDirs();
     if (this.opts.serviceProxy === false) return;
-    this.proxy = new ServiceProxy({ kube, nodeName: this.name, hostIP: this.network.hostIP, target: (uid, port) => this.network.target(uid, port), log: this.log });
+    this.proxy = new ServiceProxy({ kube, nodeName: this.name, hostIP: this.network.hostIP, target: (uid, port) => this.network.target(uid, port), log: this.log, addresses: this.oci?.serviceAddresses });
     // Not awaited: the pods run whether or not Services can be listed yet (the informers retry).
     void this.proxy.start();
   }
@@ -200,6 +200,7 @@ export class NodeAgent {
     const p = pod();
     const { name = '', namespace = '', uid = '' } = p.metadata;
     const place = { podIP: '', hostIP: this.network.hostIP, allocatable: this.allocatable };
+    const apiEnv = () => this.apiEnv();
     return {
       pod, place,
       sandbox: (runtime) => worker.sandbox(runtime),
@@ -215,9 +216,19 @@ export class NodeAgent {
       logLimits: this.opts.logLimits ?? DefaultLogLimits,
       get volumes() { return sandbox()?.volumes ?? new Map<string, string>(); },
       mounts: (c) => sandbox()?.mounts(c) ?? c.volumeMounts ?? [],
-      baseEnv: serviceEnv(this.opts.kube.connection.server),
+      get baseEnv() { return apiEnv(); },
       retryMs: this.opts.retryMs ?? 10_000,
     };
+  }
+
+  /**
+   * The API server as this node's pods see it: on an oci node (pods in network namespaces of their
+   * own) the `kubernetes` Service's clusterIP and port once the service proxy knows it, as the
+   * kubelet gives them; else the address the agent itself uses.
+   */
+  private apiEnv(): Record<string, string> {
+    const service = this.oci ? this.proxy?.clusterAddress('default', 'kubernetes') : undefined;
+    return serviceEnv(service ? `https://${service.ip}:${service.port}` : this.opts.kube.connection.server);
   }
 
   /** Directories of pods this node no longer has (ended while the agent was down). */
