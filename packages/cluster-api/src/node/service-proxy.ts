@@ -59,6 +59,8 @@ export class ServiceProxy {
   private services?: Informer<Service>;
   private endpoints?: Informer<Endpoints>;
   private stopped = false;
+  /** Whether the Services have been listed once (the kubelet builds no service environment before). */
+  servicesSynced = false;
 
   constructor(private readonly opts: ServiceProxyOptions) {}
 
@@ -68,6 +70,7 @@ export class ServiceProxy {
     this.endpoints = new Informer<Endpoints>(kube, Resources.endpoints, { namespace: '', onError: quiet }).start();
     this.services = new Informer<Service>(kube, Resources.services, { namespace: '', onError: quiet })
       .on('add', (s) => this.sync(s)).on('update', (s) => this.sync(s)).on('delete', (s) => this.sync(s, true)).start();
+    void this.services.synced.then(() => (this.servicesSynced = true));
     await Promise.all([this.endpoints.synced, this.services.synced]);
   }
 
