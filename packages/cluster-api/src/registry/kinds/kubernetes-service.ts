@@ -21,21 +21,25 @@ export const kubernetesServiceIP = (range = ServiceCIDR): string => {
 const ignoreExists = (err: unknown) => {
   if (!(isApiError(err) && err.reason === 'AlreadyExists')) throw err;
 };
+const orMissing = (err: unknown) => {
+  if (isApiError(err) && err.reason === 'NotFound') return undefined;
+  throw err;
+};
 
-/** Create the Service when missing; point its Endpoints at `address:port` (the API server listening now). */
+/** Create the Service when missing (kept as it is when there); point its Endpoints at `address:port` (the API server listening now). */
 export async function ensureKubernetesService(registry: Pick<Registry, 'find'>, range: string | undefined, address: string, port: number): Promise<void> {
   const ctx = { namespace: 'default' };
   const services = registry.find('', 'v1', 'services')!;
   const endpoints = registry.find('', 'v1', 'endpoints')!;
-  await services.create(ctx, {
-    metadata: { name: 'kubernetes', namespace: 'default', labels: Labels },
-    spec: { type: 'ClusterIP', clusterIP: kubernetesServiceIP(range), sessionAffinity: 'None', ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: port }] },
-  }).catch(ignoreExists);
+  // Looked up first: a create of an existing Service fails on its clusterIP (already allocated) before its name.
+  if (!(await services.get(ctx, 'kubernetes').catch(orMissing))) {
+    await services.create(ctx, {
+      metadata: { name: 'kubernetes', namespace: 'default', labels: Labels },
+      spec: { type: 'ClusterIP', clusterIP: kubernetesServiceIP(range), sessionAffinity: 'None', ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: port }] },
+    }).catch(ignoreExists);
+  }
   const subsets = [{ addresses: [{ ip: address }], ports: [{ name: 'https', port, protocol: 'TCP' }] }];
-  const current = await endpoints.get(ctx, 'kubernetes').catch((err: unknown) => {
-    if (isApiError(err) && err.reason === 'NotFound') return undefined;
-    throw err;
-  });
+  const current = await endpoints.get(ctx, 'kubernetes').catch(orMissing);
   if (!current) return void (await endpoints.create(ctx, { metadata: { name: 'kubernetes', namespace: 'default', labels: Labels }, subsets }).catch(ignoreExists));
   await endpoints.update(ctx, 'kubernetes', { ...current, subsets });
 }
