@@ -93,11 +93,12 @@ export class ServiceProxy {
     const server = createServer({ allowHalfOpen: true }, (client) => this.forward(listener, client));
     const listener: Listener = { service, port, server, next: 0 };
     this.listeners.set(address, listener);
+    const ip = address.slice(0, at);
     server.on('error', (err: NodeJS.ErrnoException) => {
       if (this.listeners.get(address) === listener) this.listeners.delete(address);
+      this.release(ip);
       this.opts.log({ level: 'warn', msg: 'service proxy cannot listen', service, address, code: err.code ?? 'error' });
     });
-    const ip = address.slice(0, at);
     const own = this.ownAddress(ip);
     if (!own) return void server.listen(Number(address.slice(at + 1)), ip);
     own.add(ip).then(() => {
