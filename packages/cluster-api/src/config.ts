@@ -10,7 +10,7 @@ import { parseAdvertised } from './broker/cluster/advertise.js';
 import { containerRuntime, podNetwork } from './node/config.js';
 import { parseStorageUrl } from './storage/factory.js';
 import { AuthorizationModes, type AuthorizationMode } from './auth/authorizers.js';
-import { parseRange } from './registry/kinds/service-allocator.js';
+import { parseRange, rangesOverlap } from './registry/kinds/service-allocator.js';
 import { Disableable } from './serve/names.js';
 import { allKinds } from './registry/kinds/index.js';
 import { runtimeConfig } from './registry/runtime-config.js';
@@ -138,10 +138,6 @@ const cidr = (flag: string, example: string) => (raw: unknown): string => {
   if (!parseRange(String(raw))) throw new ConfigError(`--${flag} must be an IPv4 CIDR such as ${example}, got ${String(raw)}`);
   return String(raw);
 };
-const overlap = (a: string, b: string): boolean => {
-  const [x, y] = [parseRange(a)!, parseRange(b)!];
-  return x.base < y.base + y.count && y.base < x.base + x.count;
-};
 const brokerStoreUrl = (raw: unknown): string => {
   const url = String(raw);
   if (/^sqlite:(\/\/)?./.test(url) || /^nats:\/\/[^/?]+/.test(url)) return url;
@@ -191,7 +187,7 @@ export const serveOptions: readonly AnyRow<ServeConfig>[] = [
   row({ key: 'podNetwork', flag: 'pod-network', env: 'CLUSTER_API_POD_NETWORK', type: 'string', default: undefined, parse: podNetwork, describe: 'loopback (an address per pod, Linux default) or shared (the node\'s address, a port per pod)' }),
   row({ key: 'containerRuntime', flag: 'container-runtime', env: 'CLUSTER_API_CONTAINER_RUNTIME', type: 'string', default: undefined, parse: containerRuntime, describe: 'how the embedded node runs pods: oci (runc in namespaces and cgroups; the default where runc, conmon, the CNI plugins and root are available), process (function images as child processes, not isolated) or simulated (every image as kwok runs it)' }),
   row({ key: 'clusterCidr', flag: 'cluster-cidr', env: 'CLUSTER_API_CLUSTER_CIDR', type: 'string', default: '127.64.0.0/10', parse: cidr('cluster-cidr', '127.64.0.0/10'), describe: 'pod IPs of the cluster, split into a block per node (default 127.64.0.0/10; with the oci runtime a loopback CIDR gives way to a private /16 of 10.0.0.0/8 free of this machine\'s routes)' }),
-  row({ key: 'serviceClusterIpRange', flag: 'service-cluster-ip-range', env: 'CLUSTER_API_SERVICE_CLUSTER_IP_RANGE', type: 'string', default: '127.128.0.0/12', parse: cidr('service-cluster-ip-range', '127.128.0.0/12'), describe: 'Service clusterIPs (default 127.128.0.0/12: loopback addresses each node\'s service proxy listens on); must not overlap --cluster-cidr' }),
+  row({ key: 'serviceClusterIpRange', flag: 'service-cluster-ip-range', env: 'CLUSTER_API_SERVICE_CLUSTER_IP_RANGE', type: 'string', default: '127.128.0.0/12', parse: cidr('service-cluster-ip-range', '127.128.0.0/12'), describe: 'Service clusterIPs (default 127.128.0.0/12: loopback addresses each node\'s service proxy listens on; with the oci runtime a private /16 instead); must not overlap --cluster-cidr' }),
   row({ key: 'runtimeConfig', flag: 'runtime-config', env: 'CLUSTER_API_RUNTIME_CONFIG', type: 'string', default: undefined, parse: (raw) => {
     try {
       return runtimeConfig(String(raw), allKinds), String(raw);
@@ -271,7 +267,7 @@ function check(config: ServeConfig): ServeConfig {
     throw new ConfigError('--etcd-certfile and --etcd-keyfile must be given together');
   if (Number(config.clusterCidr.split('/')[1]) > config.nodeCidrMaskSize)
     throw new ConfigError(`--node-cidr-mask-size ${config.nodeCidrMaskSize} must be at least the --cluster-cidr prefix length (${config.clusterCidr})`);
-  if (overlap(config.serviceClusterIpRange, config.clusterCidr))
+  if (rangesOverlap(config.serviceClusterIpRange, config.clusterCidr))
     throw new ConfigError(`--service-cluster-ip-range ${config.serviceClusterIpRange} overlaps --cluster-cidr ${config.clusterCidr}: Service and pod IPs must not share addresses`);
   return config;
 }

@@ -19,6 +19,7 @@ import { apiServerHealth, PostStartHooks } from './http/health.js';
 import type { MetricsRegistry } from './http/prometheus.js';
 import type { Registry } from './registry/rest.js';
 import type { PodNetwork } from './registry/definition.js';
+import { ensureKubernetesService } from './registry/kinds/kubernetes-service.js';
 import { createRegistry, ensureSystemNamespaces, ensureSystemPriorityClasses } from './registry/index.js';
 import { settleAggregation } from './controllers/clusterrole-aggregation/aggregation.js';
 import { buildAuthorizer, type AuthorizationMode, type AuthorizerChain } from './auth/authorizers.js';
@@ -67,6 +68,8 @@ export interface StartOptions {
   podNetwork?: PodNetwork;
   /** Where Service clusterIPs come from (kube-apiserver's --service-cluster-ip-range); default 10.96.0.0/12. */
   serviceClusterIpRange?: string;
+  /** Keep the `kubernetes` Service of `default` (first address of the range, Endpoints: this server), as kube-apiserver does; pods reach the API through it. */
+  kubernetesService?: boolean;
   /** kube-apiserver's --runtime-config (`apps/v1beta1=false,…`); default: every built-in group version served. */
   runtimeConfig?: string;
   /** The aggregation layer's front-proxy credentials (`--proxy-client-cert-file`, `--requestheader-client-ca-file`). */
@@ -160,6 +163,10 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
     log: options.log, controllers: words, nodes: options.nodeControllers, signing: options.clusterSigning, controllerManager: options.controllerManager, leaderElection: options.leaderElection,
   });
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+  if (options.kubernetesService) {
+    await ensureKubernetesService(registry, options.serviceClusterIpRange, host === '0.0.0.0' ? '127.0.0.1' : host, port)
+      .catch((err: Error) => options.log?.({ level: 'warn', msg: 'the kubernetes Service is not kept', error: err.message }));
+  }
   return {
     url: `${options.tls ? 'https' : 'http'}://${urlHost}:${port}`,
     port,

@@ -20,6 +20,7 @@ import type { NodeFacts } from './node-object.js';
 import type { PodContext } from './pods/pod-context.js';
 import { defaultNetworkMode, PodNetwork, type NetworkMode } from './pod-network.js';
 import { deletedForGood } from './pods/delete.js';
+import { ContainerConfigError } from './pods/downward.js';
 import { PodWorker, type PodHooks } from './pods/pod-worker.js';
 import { removePodDir, type Sandbox } from './sandbox/sandbox.js';
 import { apiSources, type PodSources } from './sources.js';
@@ -149,14 +150,16 @@ export class NodeAgent {
     this.heartbeat.start();
     this.self = new Informer<Node>(kube, Resources.nodes, { fieldSelector: `metadata.name=${this.name}`, onError: quiet })
       .on('add', (n) => this.learn(n)).on('update', (n) => this.learn(n)).start();
+    if (this.opts.serviceProxy !== false) {
+      this.proxy = new ServiceProxy({ kube, nodeName: this.name, hostIP: this.network.hostIP, target: (uid, port) => this.network.target(uid, port), log: this.log, addresses: this.oci?.serviceAddresses });
+      // Not awaited: the pods run whether or not Services can be listed yet (the informers retry; an
+      // oci pod's container waits for the first list, as the kubelet's service environment does).
+      void this.proxy.start();
+    }
     this.podInformer = new Informer<Pod>(kube, Resources.pods, { namespace: '', fieldSelector: `spec.nodeName=${this.name}`, onError: quiet })
       .on('add', (p) => this.upsert(p)).on('update', (p) => this.upsert(p)).on('delete', (p) => this.removed(p)).start();
     await this.podInformer.synced;
     this.removeStaleDirs();
-    if (this.opts.serviceProxy === false) return;
-    this.proxy = new ServiceProxy({ kube, nodeName: this.name, hostIP: this.network.hostIP, target: (uid, port) => this.network.target(uid, port), log: this.log });
-    // Not awaited: the pods run whether or not Services can be listed yet (the informers retry).
-    void this.proxy.start();
   }
 
   private learn(node: Node): void {
@@ -200,6 +203,7 @@ export class NodeAgent {
     const p = pod();
     const { name = '', namespace = '', uid = '' } = p.metadata;
     const place = { podIP: '', hostIP: this.network.hostIP, allocatable: this.allocatable };
+    const apiEnv = () => this.apiEnv();
     return {
       pod, place,
       sandbox: (runtime) => worker.sandbox(runtime),
@@ -215,9 +219,21 @@ export class NodeAgent {
       logLimits: this.opts.logLimits ?? DefaultLogLimits,
       get volumes() { return sandbox()?.volumes ?? new Map<string, string>(); },
       mounts: (c) => sandbox()?.mounts(c) ?? c.volumeMounts ?? [],
-      baseEnv: serviceEnv(this.opts.kube.connection.server),
+      get baseEnv() { return apiEnv(); },
       retryMs: this.opts.retryMs ?? 10_000,
     };
+  }
+
+  /**
+   * The API server as this node's pods see it: on an oci node (pods in network namespaces of their
+   * own) the `kubernetes` Service's clusterIP and port, as the kubelet gives them, and as the kubelet
+   * none before the Services have been read once (CreateContainerConfigError, tried again); else, and
+   * in a cluster without that Service, the address the agent itself uses.
+   */
+  private apiEnv(): Record<string, string> {
+    if (this.oci && this.proxy && !this.proxy.servicesSynced) throw new ContainerConfigError('services have not yet been read at least once, cannot construct envvars');
+    const service = this.oci ? this.proxy?.clusterAddress('default', 'kubernetes') : undefined;
+    return serviceEnv(service ? `https://${service.ip}:${service.port}` : this.opts.kube.connection.server);
   }
 
   /** Directories of pods this node no longer has (ended while the agent was down). */

@@ -2,7 +2,10 @@
  * The node's service proxy (kube-proxy's old userspace mode): for each Service whose clusterIP is a
  * loopback address (serve's --service-cluster-ip-range, bindable on Linux with no setup) a TCP server
  * on `clusterIP:port` for each TCP port, and on `hostIP:nodePort` for NodePort and LoadBalancer
- * Services, each connection forwarded to one of the Service's ready endpoints in turn. The endpoints
+ * Services, each connection forwarded to one of the Service's ready endpoints in turn. A node whose
+ * pods have network namespaces of their own (the oci runtime) cannot let them reach loopback
+ * addresses: its clusterIPs are private addresses, each made an address of the host (`addresses`)
+ * before it is listened on, so a pod reaches `clusterIP:port` through its default route. The endpoints
  * are read from the Endpoints informer's cache when a connection comes in, so a pod that stops being
  * ready is no longer chosen as soon as the Endpoints controller has moved it to notReadyAddresses.
  * An established connection stays with its pod, as kube-proxy's conntrack keeps it: a draining
@@ -26,6 +29,8 @@ export interface ServiceProxyOptions {
   /** Where a connection to `ip:port` of a pod of this node really goes (the pod network's mapping). */
   target(uid: string, port: number): { host: string; port: number } | undefined;
   log: (entry: Record<string, unknown>) => void;
+  /** Makes a clusterIP outside loopback an address of this host (oci/service-addresses.ts); without it only loopback clusterIPs are served. */
+  addresses?: { add(ip: string): Promise<void>; remove(ip: string): Promise<void> };
 }
 
 /** One listening address of one Service port. */
@@ -37,10 +42,10 @@ const isLoopback = (ip: string | undefined): ip is string => !!ip && isIPv4(ip) 
 const isTcp = (p: { protocol?: string }) => (p.protocol ?? 'TCP') === 'TCP';
 
 /** The addresses a Service should be reachable at, each with the port it stands for. */
-function wanted(svc: Service, hostIP: string): Map<string, ServicePort> {
+function wanted(svc: Service, hostIP: string, anyIPv4: boolean): Map<string, ServicePort> {
   const out = new Map<string, ServicePort>();
   const { clusterIP, type, ports = [] } = svc.spec ?? {};
-  if (!isLoopback(clusterIP) || type === 'ExternalName') return out;
+  if (!(isLoopback(clusterIP) || (anyIPv4 && clusterIP && isIPv4(clusterIP))) || type === 'ExternalName') return out;
   for (const p of ports.filter(isTcp)) {
     out.set(`${clusterIP}:${p.port}`, p);
     if ((type === 'NodePort' || type === 'LoadBalancer') && p.nodePort) out.set(`${hostIP}:${p.nodePort}`, p);
@@ -54,6 +59,8 @@ export class ServiceProxy {
   private services?: Informer<Service>;
   private endpoints?: Informer<Endpoints>;
   private stopped = false;
+  /** Whether the Services have been listed once (the kubelet builds no service environment before). */
+  servicesSynced = false;
 
   constructor(private readonly opts: ServiceProxyOptions) {}
 
@@ -63,13 +70,14 @@ export class ServiceProxy {
     this.endpoints = new Informer<Endpoints>(kube, Resources.endpoints, { namespace: '', onError: quiet }).start();
     this.services = new Informer<Service>(kube, Resources.services, { namespace: '', onError: quiet })
       .on('add', (s) => this.sync(s)).on('update', (s) => this.sync(s)).on('delete', (s) => this.sync(s, true)).start();
+    void this.services.synced.then(() => (this.servicesSynced = true));
     await Promise.all([this.endpoints.synced, this.services.synced]);
   }
 
   /** Opens what the Service needs that is not open yet, closes what it no longer needs. */
   private sync(svc: Service, deleted = false): void {
     const service = keyOf(svc);
-    const want = deleted ? new Map<string, ServicePort>() : wanted(svc, this.opts.hostIP);
+    const want = deleted ? new Map<string, ServicePort>() : wanted(svc, this.opts.hostIP, !!this.opts.addresses);
     for (const [address, l] of this.listeners) {
       if (l.service !== service) continue;
       const port = want.get(address);
@@ -85,16 +93,39 @@ export class ServiceProxy {
     const server = createServer({ allowHalfOpen: true }, (client) => this.forward(listener, client));
     const listener: Listener = { service, port, server, next: 0 };
     this.listeners.set(address, listener);
+    const ip = address.slice(0, at);
     server.on('error', (err: NodeJS.ErrnoException) => {
       if (this.listeners.get(address) === listener) this.listeners.delete(address);
+      this.release(ip);
       this.opts.log({ level: 'warn', msg: 'service proxy cannot listen', service, address, code: err.code ?? 'error' });
     });
-    server.listen(Number(address.slice(at + 1)), address.slice(0, at));
+    const own = this.ownAddress(ip);
+    if (!own) return void server.listen(Number(address.slice(at + 1)), ip);
+    own.add(ip).then(() => {
+      if (this.listeners.get(address) === listener) server.listen(Number(address.slice(at + 1)), ip);
+      else this.release(ip);
+    }, (err: Error) => {
+      if (this.listeners.get(address) === listener) this.listeners.delete(address);
+      this.opts.log({ level: 'warn', msg: 'service proxy cannot add the clusterIP to the host', service, address, error: err.message });
+    });
+  }
+
+  /** Who makes `ip` an address of the host, when it is not one already (a loopback address, the node's own). */
+  private ownAddress(ip: string) {
+    return isLoopback(ip) || ip === this.opts.hostIP ? undefined : this.opts.addresses;
   }
 
   private close(address: string): void {
     this.listeners.get(address)?.server.close();
     this.listeners.delete(address);
+    this.release(address.slice(0, address.lastIndexOf(':')));
+  }
+
+  /** A clusterIP no listener uses any more stops being an address of the host. */
+  private release(ip: string): void {
+    const own = this.ownAddress(ip);
+    if (!own || [...this.listeners.keys()].some((a) => a.slice(0, a.lastIndexOf(':')) === ip)) return;
+    void own.remove(ip);
   }
 
   /** The Service port's ready endpoints: the endpoint port of the same name, or a subset's only one. */
@@ -139,6 +170,13 @@ export class ServiceProxy {
   private track(socket: Socket): Socket {
     this.sockets.add(socket);
     return socket.once('close', () => this.sockets.delete(socket));
+  }
+
+  /** A Service's clusterIP and first port, once the informer has it (the `kubernetes` Service's for pods' environment). */
+  clusterAddress(namespace: string, name: string): { ip: string; port: number } | undefined {
+    const spec = this.services?.get(name, namespace)?.spec;
+    const port = spec?.ports?.[0]?.port;
+    return spec?.clusterIP && isIPv4(spec.clusterIP) && port ? { ip: spec.clusterIP, port } : undefined;
   }
 
   /** The addresses listened on now (tests, and the agent's own checks). */

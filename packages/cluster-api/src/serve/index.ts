@@ -9,7 +9,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ServeConfig } from '../config.js';
 import { disabledParts } from '../config.js';
-import { bridgeableCidr } from '../node/runtime/choose.js';
+import { bridgeableCidr, reachableServiceCidr } from '../node/runtime/choose.js';
+import { kubernetesServiceIP } from '../registry/kinds/kubernetes-service.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { loadTokenFile, tokenAuthenticator, withUsers } from '../auth/authenticator.js';
 import { AdminUser, ensureAdminToken, firstToken, writeKubeconfig } from '../auth/credentials.js';
@@ -83,7 +84,7 @@ export async function serve(asked: ServeConfig, log?: Log, options: ServeOptions
           controllers: config.controllers, controllerManager: false, authorization: config.authorizationMode,
           clientCa: tls ? ca.cert : undefined, kubeletClient: ids.kubeletClient, frontProxy: ensureFrontProxy(join(config.dataDir, 'tls')),
           bootstrapTokenAuth: config.enableBootstrapTokenAuth,
-          serviceClusterIpRange: config.serviceClusterIpRange, runtimeConfig: config.runtimeConfig,
+          serviceClusterIpRange: config.serviceClusterIpRange, runtimeConfig: config.runtimeConfig, kubernetesService: kubernetesService(config),
           ...(options.podNetwork && { podNetwork: options.podNetwork }),
         });
       } catch (err) {
@@ -130,11 +131,22 @@ export async function serve(asked: ServeConfig, log?: Log, options: ServeOptions
   };
 }
 
-/** An oci node needs a pod CIDR it can bridge (`cluster-api serve` chose the runtime: node/runtime/choose.ts; embedders that choose none get processes). */
+/**
+ * An oci node needs a pod CIDR it can bridge and Service clusterIPs its pods can reach (both outside
+ * loopback); `cluster-api serve` chose the runtime (node/runtime/choose.ts); embedders that choose none get processes.
+ */
 function withRuntime(config: ServeConfig): ServeConfig {
   const runtime = config.containerRuntime ?? 'process';
-  return { ...config, containerRuntime: runtime, clusterCidr: runtime === 'oci' ? bridgeableCidr(config.clusterCidr, config.dataDir) : config.clusterCidr };
+  if (runtime !== 'oci') return { ...config, containerRuntime: runtime };
+  const clusterCidr = bridgeableCidr(config.clusterCidr, config.dataDir);
+  return { ...config, containerRuntime: runtime, clusterCidr, serviceClusterIpRange: reachableServiceCidr(config.serviceClusterIpRange, clusterCidr, config.dataDir) };
 }
+
+/** The names of the `kubernetes` Service the serving certificate holds beside its clusterIP, as kube-apiserver's. */
+const KubernetesServiceNames = ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'];
+
+/** Pods reach the API through the `kubernetes` Service where they have network namespaces of their own, with a node agent to serve it. */
+const kubernetesService = (config: ServeConfig): boolean => config.containerRuntime === 'oci' && !config.disableAgent;
 
 function credentials(config: ServeConfig): { authenticator: Authenticator; token?: string } {
   if (config.tokenAuthFile)
@@ -146,5 +158,6 @@ function credentials(config: ServeConfig): { authenticator: Authenticator; token
 function tlsMaterial(config: ServeConfig): TlsMaterial {
   if (config.tlsCertFile && config.tlsPrivateKeyFile)
     return loadTls(config.tlsCertFile, config.tlsPrivateKeyFile, config.tlsCaFile);
-  return ensureTls(join(config.dataDir, 'tls'), servingHosts(config.bindAddress));
+  const service = kubernetesService(config) ? [kubernetesServiceIP(config.serviceClusterIpRange), ...KubernetesServiceNames] : [];
+  return ensureTls(join(config.dataDir, 'tls'), [...servingHosts(config.bindAddress), ...service]);
 }

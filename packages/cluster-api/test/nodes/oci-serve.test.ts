@@ -2,7 +2,9 @@
  * `cluster-api serve --container-runtime oci`, as a user runs it, twice on one machine: each
  * prints its runtime in the `listening` line, gets a pod CIDR of private addresses of its own (a
  * bridge of its own), and runs a function pod under runc; the two pods answer on their own IPs with
- * no collision. A graceful stop takes the node's namespaces and bridge with it.
+ * no collision. From inside a pod the API answers at KUBERNETES_SERVICE_HOST:PORT (the `kubernetes`
+ * Service's clusterIP, over TLS verified with the pod's ca.crt) to the pod's own token, RBAC
+ * applied. A graceful stop takes the node's namespaces, bridge and clusterIP addresses with it.
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -46,12 +48,27 @@ describe.skipIf(ociMissing || !haveKubectl)(`serve --container-runtime oci${ociM
       expect(ip.startsWith('10.')).toBe(true);
       expect(await until(`${ip} answers`, () => fetch(`http://${ip}:8080/`).then((r) => r.ok, () => false))).toBe(true);
     }
+    // The pod's service account may discover the API but not list pods: the request is the pod's own, through the Service.
+    const ask = `const fs = require("fs"), sa = "/var/run/secrets/kubernetes.io/serviceaccount/";
+      const get = (path) => new Promise((done) => require("https").get({ host: process.env.KUBERNETES_SERVICE_HOST, port: process.env.KUBERNETES_SERVICE_PORT, path, ca: fs.readFileSync(sa + "ca.crt"), headers: { authorization: "Bearer " + fs.readFileSync(sa + "token", "utf8") } },
+        (r) => { let b = ""; r.on("data", (c) => (b += c)); r.on("end", () => done(r.statusCode + " " + (JSON.parse(b).message ?? JSON.parse(b).kind))); }).on("error", (e) => done("failed " + e.code)));
+      Promise.all([get("/api"), get("/api/v1/namespaces/default/pods")]).then((a) => console.log(a.join("\\n")));`;
+    const asked = await serves[0]!.kubectl('exec', 'fn', '--', 'node', '-e', ask);
+    expect(asked.stdout).toBe('200 APIVersions\n403 pods is forbidden: User "system:serviceaccount:default:default" cannot list resource "pods" in API group "" in the namespace "default"\n');
+    const env = await serves[0]!.kubectl('exec', 'fn', '--', 'node', '-e', 'console.log(process.env.KUBERNETES_SERVICE_HOST, process.env.KUBERNETES_SERVICE_PORT)');
+    const svc = await serves[0]!.kubectl('get', 'svc', 'kubernetes', '-o', 'jsonpath={.spec.clusterIP}');
+    expect(env.stdout).toBe(`${svc.stdout} 443\n`);
+    expect(svc.stdout.startsWith('10.')).toBe(true);
     const keys = serves.map((s) => nodeKey(join(s.dir, 'data', 'agent')));
+    const loLabels = () => execFileSync('ip', ['-4', '-o', 'addr', 'show', 'dev', 'lo']).toString();
+    expect(loLabels()).toContain(`lo:${keys[0]}`);
     expect(execFileSync('ip', ['link', 'show', `fbr${keys[0]}`]).toString()).toContain(`fbr${keys[0]}`);
     await stop(serves[0]!);
     const netns = execFileSync('ip', ['netns', 'list']).toString();
     expect(netns).not.toContain(`func${keys[0]}`);
     expect(netns).toContain(`func${keys[1]}`);
     expect(() => execFileSync('ip', ['link', 'show', `fbr${keys[0]}`], { stdio: 'ignore' })).toThrow();
+    expect(loLabels()).not.toContain(`lo:${keys[0]}`);
+    expect(loLabels()).toContain(`lo:${keys[1]}`);
   }, 240_000);
 });

@@ -82,6 +82,8 @@ export interface ClusterOptions {
   nodeControllers?: Parameters<typeof startServer>[0]['nodeControllers'];
   /** Where Service clusterIPs come from (default startServer's 10.96.0.0/12, which the service proxy leaves alone). */
   serviceClusterIpRange?: string;
+  /** Keep the `kubernetes` Service (startServer's kubernetesService). */
+  kubernetesService?: boolean;
 }
 
 /**
@@ -101,7 +103,7 @@ export async function startNodeCluster(opts: ClusterOptions = {}): Promise<NodeC
   const dir = mkdtempSync(join(tmpdir(), 'node-cluster-'));
   const ca = ensureCa(join(dir, 'tls'));
   const kubeletClient = { ...issueCertificate(ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'], usages: ['client'] }), ca: ca.cert };
-  const server = await startServer({ storage: new MemoryStorage(), kubeletClient, nodeControllers: opts.nodeControllers, serviceClusterIpRange: opts.serviceClusterIpRange, log: () => undefined });
+  const server = await startServer({ storage: new MemoryStorage(), kubeletClient, nodeControllers: opts.nodeControllers, serviceClusterIpRange: opts.serviceClusterIpRange, kubernetesService: opts.kubernetesService, log: () => undefined });
   const kube = plainClient(server.url);
   const logs: Record<string, unknown>[] = [];
   const log = (e: Record<string, unknown>) => void logs.push(e);

@@ -17,7 +17,7 @@ export const ServiceCIDR = '10.96.0.0/12';
 const FirstIP = 2;
 const NodePorts = { first: 30000, last: 32767 } as const;
 
-const toIP = (n: number): string => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.');
+export const toIP = (n: number): string => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.');
 export const fromIP = (ip: string): number | undefined => {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(ip);
   if (!m || m.slice(1).some((p) => Number(p) > 255)) return undefined;
@@ -32,6 +32,12 @@ export const parseRange = (cidr: string): { cidr: string; base: number; count: n
   if (n === undefined || extra !== undefined || !(prefix >= 1 && prefix <= 30)) return undefined;
   const count = 2 ** (32 - prefix);
   return { cidr, base: n - (n % count), count };
+};
+
+/** Whether two IPv4 CIDRs share an address (both must parse). */
+export const rangesOverlap = (a: string, b: string): boolean => {
+  const [x, y] = [parseRange(a)!, parseRange(b)!];
+  return x.base < y.base + y.count && y.base < x.base + x.count;
 };
 
 type Pool = 'serviceips' | 'servicenodeports';

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, resolveConfig } from '../../../config.js';
 import type { Container, Pod } from '../../types.js';
 import { privatePodCidr } from './pod-cidr.js';
-import { bridgeableCidr, chooseContainerRuntime } from '../choose.js';
+import { bridgeableCidr, chooseContainerRuntime, reachableServiceCidr } from '../choose.js';
+import { rangesOverlap } from '../../../registry/kinds/service-allocator.js';
 import { DefaultCapabilities, identity, security } from './security.js';
 import { bundleConfig, cgroupResources } from './spec.js';
 
@@ -136,5 +137,16 @@ describe('chooseContainerRuntime (serve\'s --container-runtime)', () => {
   it('a loopback cluster CIDR gives way to a private one; any other is kept', () => {
     expect(bridgeableCidr('127.64.0.0/10', '/srv/data')).toBe(privatePodCidr('/srv/data'));
     expect(bridgeableCidr('172.20.0.0/16', '/srv/data')).toBe('172.20.0.0/16');
+  });
+
+  it('a loopback Service range gives way to a private /16 outside the pods\' CIDR; any other is kept', () => {
+    const pods = privatePodCidr('/srv/data');
+    const services = reachableServiceCidr('127.128.0.0/12', pods, '/srv/data');
+    expect(services).toMatch(/^10\.\d{1,3}\.0\.0\/16$/);
+    expect(rangesOverlap(services, pods)).toBe(false);
+    expect(reachableServiceCidr('127.128.0.0/12', pods, '/srv/data')).toBe(services);
+    // A pod CIDR covering all of 10.0.0.0/8 leaves no /16 to pick.
+    expect(() => reachableServiceCidr('127.128.0.0/12', '10.0.0.0/8', '/srv/data')).toThrow('no /16 of 10.0.0.0/8 outside 10.0.0.0/8');
+    expect(reachableServiceCidr('10.96.0.0/12', pods, '/srv/data')).toBe('10.96.0.0/12');
   });
 });

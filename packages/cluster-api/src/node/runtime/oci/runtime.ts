@@ -27,6 +27,7 @@ import { Runc } from './runc.js';
 import { FunctionUser, identity, security } from './security.js';
 import { bundleConfig, type BundleMount } from './spec.js';
 import { chownForFsGroup, mountRootfs, unmountRootfs } from './rootfs.js';
+import { ServiceAddresses } from './service-addresses.js';
 import { WatchedLog } from './watched-log.js';
 
 
@@ -70,6 +71,8 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
   readonly key: string;
   private readonly runc: Runc;
   private readonly networks: PodNetworks;
+  /** The node's Service clusterIPs as addresses of the host, for its service proxy. */
+  readonly serviceAddresses: ServiceAddresses;
   private readonly dir: string;
   private readonly exits: string;
   private readonly cgroupParent: string;
@@ -84,6 +87,7 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     this.exits = join(this.dir, 'exits');
     this.cgroupParent = `/func-${this.key}`;
     this.runc = new Runc({ runc: opts.host.runc, conmon: opts.host.conmon, root: `/run/func-runc/${this.key}`, exits: this.exits, sockets: join(this.dir, 'sockets') });
+    this.serviceAddresses = new ServiceAddresses(`lo:${this.key}`);
     this.networks = new PodNetworks({ cniPath: opts.host.cniPath, name: `func${this.key}`, bridge: `fbr${this.key}`, ipamDir: join(this.dir, 'ipam') });
   }
 
@@ -334,10 +338,11 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     rmSync(this.runc.opts.root, { recursive: true, force: true });
   }
 
-  /** The agent's stop: everything of this node goes (containers were stopped by their pods' workers first). */
+  /** The agent's stop: everything of this node goes (containers were stopped by their pods' workers first; the service proxy has stopped). */
   async close(): Promise<void> {
     this.watcher?.close();
     clearInterval(this.sweep);
+    await this.serviceAddresses.clear();
     if (this.cleared) await this.clear();
   }
 }
