@@ -68,14 +68,23 @@ export function deploymentProgress(dep: Deployment | undefined, pods: Pod[], ima
   return { desired, updated, available, pods: summaries, done, ...(failing && !done ? { failure: failing as RolloutState['failure'] } : {}) };
 }
 
+/**
+ * Knative's judgement: the Service has seen its generation, is Ready, and its latest created
+ * revision (the one this deploy made) is the latest ready one. A pod of the new image that cannot
+ * start is the failure named (its log says why); else the Service's own Ready=False reason.
+ */
 export function knativeProgress(ksvc: Service | undefined, pods: Pod[], image: string): RolloutState {
-  const ready = ksvc?.status?.conditions?.find((c) => c.type === 'Ready');
-  const observed = ksvc !== undefined && ((ksvc.status as { observedGeneration?: number } | undefined)?.observedGeneration ?? 0) >= (ksvc.metadata.generation ?? 1);
-  const done = observed && ready?.status === 'True';
-  const summaries = pods.map(podSummary);
-  const failed = observed && ready?.status === 'False' ? { pod: ksvc!.metadata.name, reason: ready.reason ?? 'NotReady', message: ready.message ?? '' } : undefined;
-  const failing = failed ?? pods.filter((p) => podSummary(p).image === image).map((p) => ({ pod: p.metadata.name, ...podFailure(p) })).find((f) => f.reason);
-  return { desired: 1, updated: done ? 1 : 0, available: done ? 1 : 0, pods: summaries, done, ...(failing && !done ? { failure: failing as RolloutState['failure'] } : {}) };
+  const status = ksvc?.status;
+  const ready = status?.conditions?.find((c) => c.type === 'Ready');
+  const observed = ksvc !== undefined && (status?.observedGeneration ?? 0) >= (ksvc.metadata.generation ?? 1);
+  const latest = status?.latestCreatedRevisionName !== undefined && status.latestCreatedRevisionName === status.latestReadyRevisionName;
+  const done = observed && ready?.status === 'True' && latest;
+  const summaries = pods.map(podSummary).sort((a, b) => a.name.localeCompare(b.name));
+  const failingPod = pods.filter((p) => !p.metadata.deletionTimestamp && podSummary(p).image === image).map((p) => ({ pod: p.metadata.name, ...podFailure(p) })).find((f) => f.reason);
+  const failed = observed && ready?.status === 'False' ? { pod: status?.latestCreatedRevisionName ?? ksvc!.metadata.name, reason: ready.reason ?? 'NotReady', message: ready.message ?? '' } : undefined;
+  const failing = failingPod ?? failed;
+  const mine = summaries.filter((p) => p.image === image);
+  return { desired: 1, updated: mine.length ? 1 : 0, available: done ? 1 : mine.filter((p) => p.ready).length ? 1 : 0, pods: summaries, done, ...(failing && !done ? { failure: failing as RolloutState['failure'] } : {}) };
 }
 
 export interface WaitOptions {

@@ -4,12 +4,15 @@
  * answer on the node), `kubectl port-forward`, the API server's service proxy, the cluster-DNS
  * name; for a Knative Service, the URL Knative reports.
  */
+import { request } from 'node:http';
 import type { KubeClient } from '@func/kube-client';
-import type { Service } from './kube-types.js';
+import type { Manifest, Service } from './kube-types.js';
 
 export interface Where {
   /** A URL that answered from this machine, if any. */
   url?: string;
+  /** A Knative Service's: the gateway this machine reaches its host through (`Host: <its host>`). */
+  gateway?: string;
   /** Label → how to reach it, in the order to show. */
   lines: [string, string][];
 }
@@ -34,8 +37,7 @@ export async function whereItAnswers(kube: KubeClient, opts: { kind: 'Deployment
   const { name, namespace } = opts;
   if (opts.kind === 'KnativeService') {
     const ksvc = await kube.get<Service>(Resources.knativeServices, name, { namespace });
-    const url = ksvc.status?.url;
-    return { url, lines: url ? [['URL', url]] : [] };
+    return knativeWhere(ksvc.status?.url, await gatewayAddress(kube), opts.readinessPath);
   }
   const svc = await kube.get<Service>(Resources.services, name, { namespace });
   const port = svc.spec.ports[0]?.port ?? 80;
@@ -53,4 +55,49 @@ export async function whereItAnswers(kube: KubeClient, opts: { kind: 'Deployment
   lines.push(['API proxy', `${kube.connection.server.replace(/\/$/, '')}/api/v1/namespaces/${namespace}/services/${name}:http/proxy/   (kubectl get --raw /api/v1/namespaces/${namespace}/services/${name}:http/proxy/)`]);
   lines.push(['in-cluster', `http://${name}.${namespace}.svc.cluster.local${port === 80 ? '' : `:${port}`}`]);
   return { url, lines };
+}
+
+/**
+ * The local cluster's gateway address, which it publishes in the ConfigMap `config-gateway` of
+ * `knative-serving` (`url`); undefined on a cluster without one (a real Knative: its URL is reached
+ * through its own ingress and DNS).
+ */
+export async function gatewayAddress(kube: KubeClient): Promise<string | undefined> {
+  const { Resources } = await import('@func/kube-client');
+  try {
+    const cm = await kube.get<Manifest & { data?: Record<string, string> }>(Resources.configMaps, 'config-gateway', { namespace: 'knative-serving' });
+    const url = cm.data?.url;
+    return url && /^https?:\/\/[^/]+$/.test(url) ? url : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `url` on this machine: its host on the gateway's port (`*.localhost` names this machine, RFC 6761). */
+export function throughGateway(url: string, gateway: string): string {
+  const u = new URL(url);
+  u.port = new URL(gateway).port;
+  return u.href;
+}
+
+/** A GET of `path` at the gateway with `Host: host` (fetch() sets Host from the URL only), its status code; 0 when nothing answered. */
+export function getViaGateway(gateway: string, host: string, path: string, timeoutMs = 1500): Promise<{ status: number; body: string }> {
+  return new Promise((resolve) => {
+    const req = request(new URL(path, gateway), { headers: { host }, timeout: timeoutMs }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve({ status: res.statusCode ?? 0, body })).on('error', () => resolve({ status: 0, body }));
+    });
+    req.on('timeout', () => req.destroy()).on('error', () => resolve({ status: 0, body: '' })).end();
+  });
+}
+
+async function knativeWhere(url: string | undefined, gateway: string | undefined, readinessPath: string): Promise<Where> {
+  if (!url) return { lines: [] };
+  const lines: [string, string][] = [['URL', url]];
+  if (!gateway) return { url, lines };
+  const host = new URL(url).host;
+  const here = throughGateway(url, gateway);
+  const ok = (await getViaGateway(gateway, host, readinessPath)).status === 200;
+  lines.push([ok ? 'from here' : 'gateway', `${here}   (curl -H 'Host: ${host}' ${gateway}/)`]);
+  return { url: ok ? here : undefined, gateway, lines };
 }
