@@ -1,0 +1,134 @@
+/**
+ * `func-runtime deploy` on the local cluster, which serves Knative Serving: the function becomes a
+ * Knative Service, its revision Ready, its URL answered through the gateway (whose address serve
+ * publishes in knative-serving/config-gateway); a second deploy makes revision -00002; `rollback`
+ * sends the traffic back to -00001 and a later deploy to the latest again; `list` and `describe`
+ * show the revisions and the split; a rollback to a revision that does not exist is refused.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCluster, type Cluster } from '../../kube-client/test/cluster.js';
+import { getViaGateway } from '../src/deploy/where.js';
+import { copyFixture, killAll, spawnCli, until } from './dev-helpers.js';
+
+const exec = promisify(execFile);
+const work = mkdtempSync(join(tmpdir(), 'func-knative-'));
+let cluster: Cluster;
+let dir: string;
+let remove: () => void;
+
+async function kubectl(...args: string[]): Promise<string> {
+  return (await exec('kubectl', ['--kubeconfig', cluster.kubeconfig, ...args])).stdout;
+}
+
+beforeAll(async () => {
+  cluster = await startCluster({ node: true });
+  await until('the embedded node', async () => ((await kubectl('get', 'nodes', '-o', 'name')).trim() ? true : undefined), 30_000);
+  ({ dir, remove } = copyFixture('deployable'));
+}, 60_000);
+afterAll(async () => {
+  await killAll();
+  await cluster?.stop();
+  remove?.();
+  rmSync(work, { recursive: true, force: true });
+});
+
+async function cli(args: string[]): Promise<{ code: number | null; output: string }> {
+  const proc = spawnCli(args, { cwd: dir, env: { ...process.env, HOME: join(work, 'home'), XDG_CACHE_HOME: join(work, 'cache'), KUBECONFIG: cluster.kubeconfig } });
+  const code = await proc.exited;
+  return { code, output: proc.output() };
+}
+
+const setVersion = (v: string) => writeFileSync(join(dir, 'src/greeting.ts'), readFileSync(join(dir, 'src/greeting.ts'), 'utf8').replace(/VERSION = '[^']*'/, `VERSION = '${v}'`));
+const ksvc = async () => JSON.parse(await kubectl('get', 'ksvc', 'deployable', '-o', 'json')) as { spec: { traffic?: unknown[] }; status: { latestReadyRevisionName?: string; latestCreatedRevisionName?: string; traffic?: { revisionName: string; percent: number }[] } };
+
+describe('func-runtime deploy onto a cluster that serves Knative Serving', () => {
+  let gateway = '';
+  const host = 'deployable.default.localhost';
+  const greet = async (name: string) => {
+    const res = await getViaGateway(gateway, host, `/?name=${name}`, 10_000);
+    expect(res.status, res.body).toBe(200);
+    return res.body;
+  };
+
+  it('makes a Knative Service, waits for its revision, prints its URL and how this machine reaches it', async () => {
+    const res = await cli(['deploy']);
+    expect(res.code, res.output).toBe(0);
+    expect(res.output).toMatch(/applied Knative Service default\/deployable/);
+    expect(res.output).toMatch(/^\s+URL\s+http:\/\/deployable\.default\.localhost$/m);
+    const here = /^\s+from here\s+(http:\/\/deployable\.default\.localhost:(\d+)\/)\s+\(curl -H 'Host: deployable\.default\.localhost' (http:\/\/127\.0\.0\.1:\d+)\/\)$/m.exec(res.output);
+    expect(here, res.output).toBeTruthy();
+    gateway = here![3]!;
+    expect(new URL(gateway).port).toBe(here![2]);
+    const status = (await ksvc()).status;
+    expect(status.latestCreatedRevisionName).toBe('deployable-00001');
+    expect(status.latestReadyRevisionName).toBe('deployable-00001');
+    expect(await greet('knative')).toBe('Hello, knative! (v1)');
+    const listed = await cli(['list']);
+    expect(listed.code, listed.output).toBe(0);
+    expect(listed.output).toMatch(/^deployable +ksvc +http:\/\/deployable\.default\.localhost +True +deployable-00001$/m);
+  }, 120_000);
+
+  it('a second deploy makes revision -00002 and the answer changes; list shows it', async () => {
+    expect(gateway, 'the first deploy printed the gateway').toBeTruthy();
+    setVersion('v2');
+    const res = await cli(['deploy']);
+    expect(res.code, res.output).toBe(0);
+    expect((await ksvc()).status.latestReadyRevisionName).toBe('deployable-00002');
+    expect(await greet('again')).toBe('Hello, again! (v2)');
+    const listed = JSON.parse((await cli(['list', '-o', 'json'])).output) as { name: string; kind: string; ready: boolean; latestRevision: string }[];
+    expect(listed).toEqual([{ name: 'deployable', kind: 'KnativeService', url: 'http://deployable.default.localhost', ready: true, latestRevision: 'deployable-00002' }]);
+  }, 120_000);
+
+  it('rollback sends all traffic to the previous revision; describe shows the split; the next deploy returns to the latest', async () => {
+    expect(gateway, 'the first deploy printed the gateway').toBeTruthy();
+    const res = await cli(['rollback']);
+    expect(res.code, res.output).toBe(0);
+    expect(res.output).toContain('100% of the traffic to deployable-00001 (was deployable-00002)');
+    expect((await ksvc()).status.traffic).toEqual([expect.objectContaining({ revisionName: 'deployable-00001', percent: 100 })]);
+    expect(await greet('back')).toBe('Hello, back! (v1)');
+    const described = await cli(['describe']);
+    expect(described.output).toMatch(/^ +deployable-00002 +0% +- +yes /m);
+    expect(described.output).toMatch(/^ +deployable-00001 +100% +- +yes /m);
+    const json = JSON.parse((await cli(['describe', '-o', 'json'])).output) as { revisions: { name: string; percent: number }[] };
+    expect(json.revisions.map((r) => [r.name, r.percent])).toEqual([['deployable-00002', 0], ['deployable-00001', 100]]);
+
+    const forward = await cli(['rollback', '--to', 'deployable-00002']);
+    expect(forward.code, forward.output).toBe(0);
+    expect(await greet('forward')).toBe('Hello, forward! (v2)');
+    await cli(['rollback', '--to', 'deployable-00001']);
+    setVersion('v3');
+    const redeploy = await cli(['deploy']);
+    expect(redeploy.code, redeploy.output).toBe(0);
+    const after = await ksvc();
+    expect(after.spec.traffic).toEqual([{ latestRevision: true, percent: 100 }]);
+    expect(after.status.latestReadyRevisionName).toBe('deployable-00003');
+    expect(await greet('latest')).toBe('Hello, latest! (v3)');
+  }, 180_000);
+
+  it('refuses a rollback to a revision that does not exist, or with no earlier revision, with one line and exit 1', async () => {
+    const missing = await cli(['rollback', '--to', 'deployable-00099']);
+    expect(missing.code).toBe(1);
+    expect(missing.output).toMatch(/Knative Service deployable has no revision deployable-00099; its revisions: deployable-00003, deployable-00002, deployable-00001\./);
+    expect(missing.output).not.toMatch(/\n\s+at /);
+    const none = await cli(['rollback', '--name', 'nothing-here']);
+    expect(none.code).toBe(1);
+    expect(none.output).toMatch(/No Knative Service nothing-here in namespace default/);
+    expect((await ksvc()).status.traffic).toEqual([expect.objectContaining({ revisionName: 'deployable-00003', percent: 100 })]);
+  }, 60_000);
+
+  it('a revision that cannot start fails the deploy with its pod\'s log; the previous revision keeps serving', async () => {
+    expect(gateway, 'the first deploy printed the gateway').toBeTruthy();
+    const source = readFileSync(join(dir, 'src/index.ts'), 'utf8');
+    writeFileSync(join(dir, 'src/index.ts'), `${source}\nthrow new Error('boom at load');\n`);
+    const res = await cli(['deploy', '--timeout', '60']);
+    writeFileSync(join(dir, 'src/index.ts'), source);
+    expect(res.code).toBe(1);
+    expect(res.output).toMatch(/The new version of deployable did not become ready: pod deployable-00004-deployment-\S+: Error — exit code 1\. Its log ends: .*boom at load.* The previous revision deployable-00003 is still serving\./);
+    expect(await greet('still')).toBe('Hello, still! (v3)');
+  }, 120_000);
+});
