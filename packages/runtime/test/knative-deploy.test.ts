@@ -26,6 +26,9 @@ async function kubectl(...args: string[]): Promise<string> {
 }
 
 beforeAll(async () => {
+  // Pods of the process runtime listen on loopback pod IPs; every serve on this machine hands out
+  // the same first block by default, so this cluster takes a /16 of its own within 127.64.0.0/10.
+  process.env.CLUSTER_API_CLUSTER_CIDR ??= `127.${64 + Math.floor(Math.random() * 64)}.0.0/16`;
   cluster = await startCluster({ node: true });
   await until('the embedded node', async () => ((await kubectl('get', 'nodes', '-o', 'name')).trim() ? true : undefined), 30_000);
   ({ dir, remove } = copyFixture('deployable'));

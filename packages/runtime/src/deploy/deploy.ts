@@ -177,7 +177,7 @@ export async function deploy(opts: DeployOptions): Promise<DeployResult> {
   const triggers = planned.capabilities.triggers ? await syncTriggers(kube, planned.project.name, planned.namespace, triggersFor(planned, planned.kind === 'Deployment' ? (owner as Deployment) : undefined)) : undefined;
   recordDeployment(planned.project.file, { image: planned.image.ref, imageDigest: planned.image.digest, namespace: planned.namespace });
   const readiness = planned.project.doc.deploy?.healthEndpoints?.readiness ?? '/health/readiness';
-  const where = opts.wait ? await whereItAnswers(kube, { kind: planned.kind, name: planned.project.name, namespace: planned.namespace, readinessPath: readiness }) : undefined;
+  const where = opts.wait ? await whereItAnswers(kube, { kind: planned.kind, name: planned.project.name, namespace: planned.namespace, readinessPath: readiness, settleMs: 5000 }) : undefined;
   kube.close();
   return { ...planned, rollout: state, where, triggers, ms: Math.round(performance.now() - started) };
 }

@@ -18,21 +18,27 @@ export interface Where {
 }
 
 /**
- * Whether the function's readiness path answers 200 at `url` within a short time. Only a 200
- * counts: on some networks a gateway answers any address (a 404 from something that is not the
- * function).
+ * Whether the function's readiness path answers 200 at `url`. Only a 200 counts: on some networks
+ * a gateway answers any address (a 404 from something that is not the function). An address that
+ * refuses at once is asked again for `withinMs` (right after a rollout the node's service proxy may
+ * not have the new endpoint yet); one that does not answer within 1.5 s is not this machine's.
  */
-async function answers(url: string): Promise<boolean> {
-  try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(1500) });
-    await res.body?.cancel();
-    return res.status === 200;
-  } catch {
-    return false;
+async function answers(url: string, withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1500) });
+      await res.body?.cancel();
+      if (res.status === 200) return true;
+    } catch (err) {
+      if ((err as Error).name === 'TimeoutError') return false;
+    }
+    if (Date.now() + delay > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, delay));
   }
 }
 
-export async function whereItAnswers(kube: KubeClient, opts: { kind: 'Deployment' | 'KnativeService'; name: string; namespace: string; readinessPath: string }): Promise<Where> {
+export async function whereItAnswers(kube: KubeClient, opts: { kind: 'Deployment' | 'KnativeService'; name: string; namespace: string; readinessPath: string; settleMs?: number }): Promise<Where> {
   const { Resources } = await import('@func/kube-client');
   const { name, namespace } = opts;
   if (opts.kind === 'KnativeService') {
@@ -46,7 +52,7 @@ export async function whereItAnswers(kube: KubeClient, opts: { kind: 'Deployment
   const ip = svc.spec.clusterIP;
   if (ip && ip !== 'None') {
     const candidate = `http://${ip.includes(':') ? `[${ip}]` : ip}${port === 80 ? '' : `:${port}`}/`;
-    if (await answers(new URL(opts.readinessPath.slice(1), candidate).href)) {
+    if (await answers(new URL(opts.readinessPath.slice(1), candidate).href, opts.settleMs ?? 0)) {
       url = candidate;
       lines.push(['URL', candidate]);
     }
