@@ -3,7 +3,8 @@
  * Knative Service, its revision Ready, its URL answered through the gateway (whose address serve
  * publishes in knative-serving/config-gateway); a second deploy makes revision -00002; `rollback`
  * sends the traffic back to -00001 and a later deploy to the latest again; `list` and `describe`
- * show the revisions and the split; a rollback to a revision that does not exist is refused.
+ * show the revisions and the split; `invoke --name` goes through the gateway; a rollback to a
+ * revision that does not exist is refused.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,8 +13,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../../kube-client/test/cluster.js';
-import { getViaGateway } from '../src/deploy/where.js';
+import { send } from '../src/client/loopback-fetch.js';
 import { copyFixture, killAll, spawnCli, until } from './dev-helpers.js';
+import { ownPodCidr } from './helpers/pod-cidr.js';
 
 const exec = promisify(execFile);
 const work = mkdtempSync(join(tmpdir(), 'func-knative-'));
@@ -26,9 +28,7 @@ async function kubectl(...args: string[]): Promise<string> {
 }
 
 beforeAll(async () => {
-  // Pods of the process runtime listen on loopback pod IPs; every serve on this machine hands out
-  // the same first block by default, so this cluster takes a /16 of its own within 127.64.0.0/10.
-  process.env.CLUSTER_API_CLUSTER_CIDR ??= `127.${64 + Math.floor(Math.random() * 64)}.0.0/16`;
+  ownPodCidr();
   cluster = await startCluster({ node: true });
   await until('the embedded node', async () => ((await kubectl('get', 'nodes', '-o', 'name')).trim() ? true : undefined), 30_000);
   ({ dir, remove } = copyFixture('deployable'));
@@ -51,11 +51,13 @@ const ksvc = async () => JSON.parse(await kubectl('get', 'ksvc', 'deployable', '
 
 describe('func-runtime deploy onto a cluster that serves Knative Serving', () => {
   let gateway = '';
-  const host = 'deployable.default.localhost';
+  let here = '';
+  /** Through the printed URL: `*.localhost` is this machine, the gateway routes by its Host. */
   const greet = async (name: string) => {
-    const res = await getViaGateway(gateway, host, `/?name=${name}`, 10_000);
-    expect(res.status, res.body).toBe(200);
-    return res.body;
+    const res = await send(new URL(`?name=${name}`, here), { signal: AbortSignal.timeout(10_000) });
+    const body = await res.text();
+    expect(res.status, body).toBe(200);
+    return body;
   };
 
   it('makes a Knative Service, waits for its revision, prints its URL and how this machine reaches it', async () => {
@@ -63,10 +65,11 @@ describe('func-runtime deploy onto a cluster that serves Knative Serving', () =>
     expect(res.code, res.output).toBe(0);
     expect(res.output).toMatch(/applied Knative Service default\/deployable/);
     expect(res.output).toMatch(/^\s+URL\s+http:\/\/deployable\.default\.localhost$/m);
-    const here = /^\s+from here\s+(http:\/\/deployable\.default\.localhost:(\d+)\/)\s+\(curl -H 'Host: deployable\.default\.localhost' (http:\/\/127\.0\.0\.1:\d+)\/\)$/m.exec(res.output);
-    expect(here, res.output).toBeTruthy();
-    gateway = here![3]!;
-    expect(new URL(gateway).port).toBe(here![2]);
+    const printed = /^\s+from here\s+(http:\/\/deployable\.default\.localhost:(\d+)\/)\s+\(curl -H 'Host: deployable\.default\.localhost' (http:\/\/127\.0\.0\.1:\d+)\/\)$/m.exec(res.output);
+    expect(printed, res.output).toBeTruthy();
+    here = printed![1]!;
+    gateway = printed![3]!;
+    expect(new URL(gateway).port).toBe(printed![2]);
     const status = (await ksvc()).status;
     expect(status.latestCreatedRevisionName).toBe('deployable-00001');
     expect(status.latestReadyRevisionName).toBe('deployable-00001');
@@ -83,6 +86,9 @@ describe('func-runtime deploy onto a cluster that serves Knative Serving', () =>
     expect(res.code, res.output).toBe(0);
     expect((await ksvc()).status.latestReadyRevisionName).toBe('deployable-00002');
     expect(await greet('again')).toBe('Hello, again! (v2)');
+    const invoked = await cli(['invoke', '--name', 'deployable', '/?name=invoked']);
+    expect(invoked.code, invoked.output).toBe(0);
+    expect(invoked.output).toMatch(/^HTTP 200 OK$[\s\S]*^Hello, invoked! \(v2\)$/m);
     const listed = JSON.parse((await cli(['list', '-o', 'json'])).output) as { name: string; kind: string; ready: boolean; latestRevision: string }[];
     expect(listed).toEqual([{ name: 'deployable', kind: 'KnativeService', url: 'http://deployable.default.localhost', ready: true, latestRevision: 'deployable-00002' }]);
   }, 120_000);
@@ -118,6 +124,9 @@ describe('func-runtime deploy onto a cluster that serves Knative Serving', () =>
     expect(missing.code).toBe(1);
     expect(missing.output).toMatch(/Knative Service deployable has no revision deployable-00099; its revisions: deployable-00003, deployable-00002, deployable-00001\./);
     expect(missing.output).not.toMatch(/\n\s+at /);
+    const notDeployed = await cli(['invoke', '--name', 'nothing-here']);
+    expect(notDeployed.code).toBe(1);
+    expect(notDeployed.output).toContain('No function nothing-here is deployed in namespace default');
     const none = await cli(['rollback', '--name', 'nothing-here']);
     expect(none.code).toBe(1);
     expect(none.output).toMatch(/No Knative Service nothing-here in namespace default/);

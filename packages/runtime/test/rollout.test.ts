@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../../kube-client/test/cluster.js';
 import { copyFixture, killAll, spawnCli, until } from './dev-helpers.js';
+import { ownPodCidr } from './helpers/pod-cidr.js';
 
 const exec = promisify(execFile);
 const work = mkdtempSync(join(tmpdir(), 'func-rollout-'));
@@ -25,6 +26,7 @@ async function kubectl(...args: string[]): Promise<string> {
 }
 
 beforeAll(async () => {
+  ownPodCidr();
   cluster = await startCluster({ node: true });
   await until('the embedded node', async () => ((await kubectl('get', 'nodes', '-o', 'name')).trim() ? true : undefined), 30_000);
   ({ dir, remove } = copyFixture('deployable'));

@@ -4,8 +4,8 @@
  * answer on the node), `kubectl port-forward`, the API server's service proxy, the cluster-DNS
  * name; for a Knative Service, the URL Knative reports.
  */
-import { request } from 'node:http';
 import type { KubeClient } from '@func/kube-client';
+import { send } from '../client/loopback-fetch.js';
 import type { Manifest, Service } from './kube-types.js';
 
 export interface Where {
@@ -27,7 +27,7 @@ async function answers(url: string, withinMs: number): Promise<boolean> {
   const deadline = Date.now() + withinMs;
   for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
     try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(1500) });
+      const res = await send(new URL(url), { signal: AbortSignal.timeout(1500) });
       await res.body?.cancel();
       if (res.status === 200) return true;
     } catch (err) {
@@ -86,24 +86,13 @@ export function throughGateway(url: string, gateway: string): string {
   return u.href;
 }
 
-/** A GET of `path` at the gateway with `Host: host` (fetch() sets Host from the URL only), its status code; 0 when nothing answered. */
-export function getViaGateway(gateway: string, host: string, path: string, timeoutMs = 1500): Promise<{ status: number; body: string }> {
-  return new Promise((resolve) => {
-    const req = request(new URL(path, gateway), { headers: { host }, timeout: timeoutMs }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve({ status: res.statusCode ?? 0, body })).on('error', () => resolve({ status: 0, body }));
-    });
-    req.on('timeout', () => req.destroy()).on('error', () => resolve({ status: 0, body: '' })).end();
-  });
-}
-
 async function knativeWhere(url: string | undefined, gateway: string | undefined, readinessPath: string): Promise<Where> {
   if (!url) return { lines: [] };
   const lines: [string, string][] = [['URL', url]];
   if (!gateway) return { url, lines };
   const host = new URL(url).host;
   const here = throughGateway(url, gateway);
-  const ok = (await getViaGateway(gateway, host, readinessPath)).status === 200;
+  const ok = await answers(new URL(readinessPath, here).href, 0);
   lines.push([ok ? 'from here' : 'gateway', `${here}   (curl -H 'Host: ${host}' ${gateway}/)`]);
   return { url: ok ? here : undefined, gateway, lines };
 }
