@@ -7,13 +7,15 @@
  * revision that does not exist is refused.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../../kube-client/test/cluster.js';
 import { send } from '../src/client/loopback-fetch.js';
+import { renderText, storedNames, templateDir } from '../../templates/src/index.js';
 import { copyFixture, killAll, spawnCli, until } from './dev-helpers.js';
 import { ownPodCidr } from './helpers/pod-cidr.js';
 
@@ -143,4 +145,29 @@ describe('func-runtime deploy onto a cluster that serves Knative Serving', () =>
     expect(res.output).toMatch(/The new version of deployable did not become ready: pod deployable-00004-deployment-\S+: Error — exit code 1\. Its log ends: .*boom at load.* The previous revision deployable-00003 is still serving\./);
     expect(await greet('still')).toBe('Hello, still! (v3)');
   }, 120_000);
+});
+
+describe('npm run deploy of the http template', () => {
+  it('makes a Knative Service whose URL answers; func-runtime list shows it', async () => {
+    // The project `npm create` would write, its node_modules the repository's (@func/runtime, tsc).
+    const project = join(work, 'hello');
+    cpSync(templateDir('http'), project, { recursive: true });
+    for (const file of readdirSync(project, { recursive: true, encoding: 'utf8' }).filter((f) => /\.(json|ya?ml|ts|md)$/.test(f))) {
+      writeFileSync(join(project, file), renderText(readFileSync(join(project, file), 'utf8'), { name: 'hello', created: '2026-01-01T00:00:00Z' }));
+    }
+    for (const [stored, name] of Object.entries(storedNames)) cpSync(join(project, stored), join(project, name));
+    symlinkSync(fileURLToPath(new URL('../../../node_modules', import.meta.url)), join(project, 'node_modules'));
+    const env = { ...process.env, HOME: join(work, 'home'), XDG_CACHE_HOME: join(work, 'cache'), KUBECONFIG: cluster.kubeconfig };
+    const run = await exec('npm', ['run', 'deploy'], { cwd: project, env, maxBuffer: 8 * 1024 * 1024 }).catch((err: { stdout: string; stderr: string }) => err);
+    const output = `${run.stdout}${run.stderr}`;
+    expect(output).toMatch(/applied Knative Service default\/hello/);
+    const here = /^\s+from here\s+(http:\/\/hello\.default\.localhost:\d+\/)/m.exec(output)?.[1];
+    expect(here, output).toBeTruthy();
+    const res = await send(new URL('?name=template', here!), { signal: AbortSignal.timeout(10_000) });
+    expect(await res.text()).toBe('Hello, template!\nYou sent GET /.\n');
+    const proc = spawnCli(['list', '-o', 'json'], { cwd: project, env });
+    expect(await proc.exited).toBe(0);
+    const listed = JSON.parse(proc.output()) as { name: string; kind: string; ready: boolean; latestRevision: string }[];
+    expect(listed.find((f) => f.name === 'hello')).toEqual({ name: 'hello', kind: 'KnativeService', url: 'http://hello.default.localhost', ready: true, latestRevision: 'hello-00001' });
+  }, 180_000);
 });
