@@ -72,6 +72,8 @@ describe('func-runtime deploy onto a cluster that serves Knative Serving', () =>
     here = printed![1]!;
     gateway = printed![3]!;
     expect(new URL(gateway).port).toBe(printed![2]);
+    // The address deploy printed is the one serve published for clients with only the kubeconfig.
+    expect(await kubectl('get', 'configmap', 'config-gateway', '-n', 'knative-serving', '-o', 'jsonpath={.data.url}')).toBe(gateway);
     const status = (await ksvc()).status;
     expect(status.latestCreatedRevisionName).toBe('deployable-00001');
     expect(status.latestReadyRevisionName).toBe('deployable-00001');
@@ -129,6 +131,11 @@ describe('func-runtime deploy onto a cluster that serves Knative Serving', () =>
     const notDeployed = await cli(['invoke', '--name', 'nothing-here']);
     expect(notDeployed.code).toBe(1);
     expect(notDeployed.output).toContain('No function nothing-here is deployed in namespace default');
+    for (const args of [['deploy', '--deployer', 'bogus'], ['list', '-o', 'bogus']]) {
+      const bad = await cli(args);
+      expect(bad.code, bad.output).toBe(2);
+      expect(bad.output).toMatch(/Invalid values:\n\s+Argument: (deployer|output), Given: "bogus", Choices: /);
+    }
     const none = await cli(['rollback', '--name', 'nothing-here']);
     expect(none.code).toBe(1);
     expect(none.output).toMatch(/No Knative Service nothing-here in namespace default/);
