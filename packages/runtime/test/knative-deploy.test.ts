@@ -154,6 +154,23 @@ describe('func-runtime deploy onto a cluster that serves Knative Serving', () =>
   }, 120_000);
 });
 
+describe('a raw Deployment beside them (--deployer raw)', () => {
+  it('is listed with its ready state and revision; rollback, which moves a Knative Service\'s traffic, refuses it', async () => {
+    await kubectl('create', 'namespace', 'raw');
+    const res = await cli(['deploy', '--deployer', 'raw', '-n', 'raw']);
+    expect(res.code, res.output).toBe(0);
+    expect(res.output).toContain('applied Deployment and Service raw/deployable');
+    const listed = JSON.parse((await cli(['list', '-n', 'raw', '-o', 'json'])).output) as unknown[];
+    expect(listed).toEqual([{ name: 'deployable', kind: 'Deployment', ready: true, latestRevision: '1' }]);
+    expect((await cli(['list', '-n', 'raw'])).output).toMatch(/^deployable +deployment +- +True +1$/m);
+    // Revision Deployments of the Knative Service in default are its, not functions of their own.
+    expect((JSON.parse((await cli(['list', '-n', 'default', '-o', 'json'])).output) as { name: string }[]).map((f) => f.name)).toEqual(['deployable']);
+    const rollback = await cli(['rollback', '-n', 'raw']);
+    expect(rollback.code).toBe(1);
+    expect(rollback.output).toContain('No Knative Service deployable in namespace raw');
+  }, 120_000);
+});
+
 describe('npm run deploy of the http template', () => {
   it('makes a Knative Service whose URL answers; func-runtime list shows it', async () => {
     // The project `npm create` would write, its node_modules the repository's (@func/runtime, tsc).
