@@ -2,7 +2,8 @@
  * `func-runtime deploy` on the local cluster, which serves Knative Serving: the function becomes a
  * Knative Service, its revision Ready, its URL answered through the gateway (whose address serve
  * publishes in knative-serving/config-gateway); a second deploy makes revision -00002; `rollback`
- * sends the traffic back to -00001 and a later deploy to the latest again; `list` and `describe`
+ * sends the traffic back to -00001, `traffic` splits it 50/50, and a later deploy sends it to the
+ * latest again; `list` and `describe`
  * show the revisions and the split; `invoke --name` goes through the gateway; a rollback to a
  * revision that does not exist is refused.
  */
@@ -101,7 +102,7 @@ describe('func-runtime deploy onto a cluster that serves Knative Serving', () =>
     expect(gateway, 'the first deploy printed the gateway').toBeTruthy();
     const res = await cli(['rollback']);
     expect(res.code, res.output).toBe(0);
-    expect(res.output).toContain('100% of the traffic to deployable-00001 (was deployable-00002)');
+    expect(res.output).toContain('default/deployable: 100% to deployable-00001 (was deployable-00002)');
     expect((await ksvc()).status.traffic).toEqual([expect.objectContaining({ revisionName: 'deployable-00001', percent: 100 })]);
     expect(await greet('back')).toBe('Hello, back! (v1)');
     const described = await cli(['describe']);
@@ -113,6 +114,21 @@ describe('func-runtime deploy onto a cluster that serves Knative Serving', () =>
     const forward = await cli(['rollback', '--to', 'deployable-00002']);
     expect(forward.code, forward.output).toBe(0);
     expect(await greet('forward')).toBe('Hello, forward! (v2)');
+    const split = await cli(['traffic', '--split', 'deployable-00001=50', '--split', '@latest=50']);
+    expect(split.code, split.output).toBe(0);
+    expect(split.output).toMatch(/50% to deployable-0000[12], 50% to deployable-0000[12]/);
+    const answers = new Set<string>();
+    for (let i = 0; i < 40; i++) answers.add(await greet('split'));
+    expect(answers).toEqual(new Set(['Hello, split! (v1)', 'Hello, split! (v2)']));
+    for (const [args, message] of [
+      [['--split', 'deployable-00001=50', '--split', '@latest=40'], 'Traffic targets sum to 90, want 100'],
+      [['--split', 'deployable-00001:50'], '--split "deployable-00001:50" is not <revision>=<percent>'],
+      [['--split', 'deployable-00009=100'], 'Knative Service deployable has no revision deployable-00009'],
+    ] as const) {
+      const bad = await cli(['traffic', ...args]);
+      expect(bad.code, bad.output).toBe(1);
+      expect(bad.output).toContain(message);
+    }
     await cli(['rollback', '--to', 'deployable-00001']);
     setVersion('v3');
     const redeploy = await cli(['deploy']);

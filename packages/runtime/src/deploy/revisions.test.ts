@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Pod, Service } from './kube-types.js';
-import { rollbackTarget, type RevisionLine } from './revisions.js';
+import { parseSplit, rollbackTarget, type RevisionLine } from './revisions.js';
 import { knativeProgress } from './rollout.js';
 
 const IMAGE = `localhost/hello@sha256:${'b'.repeat(64)}`;
@@ -52,5 +52,22 @@ describe('knativeProgress (Knative Ready for this image)', () => {
     const s = ksvc({ observedGeneration: 2, conditions: [{ type: 'Ready', status: 'False', reason: 'RevisionFailed', message: 'x' }], latestCreatedRevisionName: 'hello-00002', latestReadyRevisionName: 'hello-00001' });
     expect(knativeProgress(s, [failing], IMAGE).failure).toEqual({ pod: failing.metadata.name, reason: 'CrashLoopBackOff', message: 'back-off' });
     expect(knativeProgress(s, [], IMAGE).failure).toEqual({ pod: 'hello-00002', reason: 'RevisionFailed', message: 'x' });
+  });
+});
+
+describe('parseSplit (kn\'s --traffic form)', () => {
+  const revisions = [rev(2), rev(1)];
+  it('reads <revision>=<percent> and @latest=<percent>', () => {
+    expect(parseSplit(['hello-00001=90', '@latest=10'], revisions, 'hello')).toEqual([{ revisionName: 'hello-00001', percent: 90 }, { latestRevision: true, percent: 10 }]);
+  });
+  it.each([
+    [['hello-00001=90'], 'Traffic targets sum to 90, want 100: --split hello-00001=90.'],
+    [['hello-00001=101'], '--split "hello-00001=101" is not <revision>=<percent>'],
+    [['hello-00001=-1', '@latest=101'], '--split "hello-00001=-1" is not'],
+    [['Hello=100'], '--split "Hello=100" is not'],
+    [['=100'], '--split "=100" is not'],
+    [['hello-00007=100'], 'Knative Service hello has no revision hello-00007; its revisions: hello-00002, hello-00001.'],
+  ])('refuses %j', (specs, message) => {
+    expect(() => parseSplit(specs, revisions, 'hello')).toThrow(message);
   });
 });

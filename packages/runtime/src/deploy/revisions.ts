@@ -113,30 +113,47 @@ export function rollbackTarget(ksvc: Service, revisions: RevisionLine[], to?: st
   return before.name;
 }
 
-export interface RollbackResult {
+export interface TrafficResult {
   name: string;
   namespace: string;
+  /** The revision that served most before. */
   from?: string;
-  to: string;
   traffic: TrafficTarget[];
 }
 
-/** Sets `spec.traffic` to 100 % on the target revision and waits (up to `timeoutMs`) until the Route serves it. */
-export async function rollback(opts: TargetOptions & { to?: string; timeoutMs: number }): Promise<RollbackResult> {
+/** `rev=percent` / `@latest=percent` (kn's `--traffic` form) as traffic targets summing to 100. */
+export function parseSplit(specs: string[], revisions: RevisionLine[], name: string): TrafficTarget[] {
+  const targets = specs.map((spec): TrafficTarget => {
+    const m = /^(@latest|[a-z0-9]([-a-z0-9]*[a-z0-9])?)=(\d{1,3})$/.exec(spec);
+    if (!m || Number(m[3]) > 100) throw new CommandError(`--split "${spec}" is not <revision>=<percent> or @latest=<percent> (a percent 0–100).`);
+    const percent = Number(m[3]);
+    if (m[1] === '@latest') return { latestRevision: true, percent };
+    if (!revisions.some((r) => r.name === m[1])) throw new CommandError(`Knative Service ${name} has no revision ${m[1]}; its revisions: ${revisions.map((r) => r.name).join(', ') || 'none'}.`);
+    return { revisionName: m[1], percent };
+  });
+  const sum = targets.reduce((n, t) => n + (t.percent ?? 0), 0);
+  if (sum !== 100) throw new CommandError(`Traffic targets sum to ${sum}, want 100: --split ${specs.join(' --split ')}.`);
+  return targets;
+}
+
+/**
+ * Sets the Knative Service's `spec.traffic` to what `choose` picks from its revisions and waits (up
+ * to `timeoutMs`) until its Route serves that split.
+ */
+export async function setTraffic(opts: TargetOptions & { timeoutMs: number }, choose: (ksvc: Service, revisions: RevisionLine[]) => TrafficTarget[]): Promise<TrafficResult> {
   const target = await resolveTarget(opts);
   const { kube } = target.cluster;
   const { name, namespace } = target;
   const t = await types();
   try {
     const ksvc = await kube.get<Service>(t.knativeServices, name, { namespace }).catch((err: { code?: number }) => {
-      if (err.code === 404) throw new CommandError(`No Knative Service ${name} in namespace ${namespace}: rollback moves a Knative Service's traffic between its revisions (deploy it to a cluster that serves Knative Services).`);
+      if (err.code === 404) throw new CommandError(`No Knative Service ${name} in namespace ${namespace}: traffic moves between a Knative Service's revisions (deploy it to a cluster that serves Knative Services).`);
       throw err;
     });
-    const to = rollbackTarget(ksvc, await revisionsOf(kube, ksvc), opts.to);
-    const from = serving(ksvc);
-    const updated = await kube.patch<Service>(t.knativeServices, name, { spec: { traffic: [{ revisionName: to, percent: 100 }] } }, { namespace, type: 'merge', fieldManager: 'func-rollback' });
-    const traffic = await waitForTraffic(kube, name, namespace, to, updated.metadata.generation ?? 0, opts.timeoutMs);
-    return { name, namespace, from, to, traffic };
+    const wanted = choose(ksvc, await revisionsOf(kube, ksvc));
+    const updated = await kube.patch<Service>(t.knativeServices, name, { spec: { traffic: wanted } }, { namespace, type: 'merge', fieldManager: 'func-traffic' });
+    const traffic = await waitForTraffic(kube, name, namespace, wanted, updated.metadata.generation ?? 0, opts.timeoutMs);
+    return { name, namespace, from: serving(ksvc), traffic };
   } catch (err) {
     throw clusterFailure(err);
   } finally {
@@ -144,14 +161,26 @@ export async function rollback(opts: TargetOptions & { to?: string; timeoutMs: n
   }
 }
 
-async function waitForTraffic(kube: KubeClient, name: string, namespace: string, revision: string, generation: number, timeoutMs: number): Promise<TrafficTarget[]> {
+/** Percent per revision name, `latestRevision` targets counted as the latest ready revision. */
+const shares = (targets: TrafficTarget[], latest: string | undefined): Map<string, number> => {
+  const out = new Map<string, number>();
+  for (const x of targets) {
+    const rev = x.latestRevision ? latest : x.revisionName;
+    if (rev && x.percent) out.set(rev, (out.get(rev) ?? 0) + x.percent);
+  }
+  return out;
+};
+
+async function waitForTraffic(kube: KubeClient, name: string, namespace: string, wanted: TrafficTarget[], generation: number, timeoutMs: number): Promise<TrafficTarget[]> {
   const t = await types();
   const deadline = Date.now() + timeoutMs;
   for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
     const ksvc = await kube.get<Service>(t.knativeServices, name, { namespace });
     const traffic = ksvc.status?.traffic ?? [];
-    if ((ksvc.status?.observedGeneration ?? 0) >= generation && traffic.length > 0 && traffic.every((x) => x.revisionName === revision || !x.percent)) return traffic;
-    if (Date.now() > deadline) throw new CommandError(`Knative Service ${name}'s Route did not move its traffic to ${revision} within ${Math.round(timeoutMs / 1000)} s (its status.traffic: ${JSON.stringify(traffic)}).`);
+    const want = shares(wanted, ksvc.status?.latestReadyRevisionName);
+    const have = shares(traffic.map((x) => ({ ...x, latestRevision: false })), undefined);
+    if ((ksvc.status?.observedGeneration ?? 0) >= generation && have.size === want.size && [...want].every(([rev, p]) => have.get(rev) === p)) return traffic;
+    if (Date.now() > deadline) throw new CommandError(`Knative Service ${name}'s Route did not serve the traffic asked for within ${Math.round(timeoutMs / 1000)} s (its status.traffic: ${JSON.stringify(traffic)}).`);
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
 }
