@@ -13,6 +13,8 @@ import { invokeCommand } from './commands/invoke.js';
 import { deployCommand } from './commands/deploy.js';
 import { undeployCommand } from './commands/undeploy.js';
 import { describeCommand } from './commands/describe.js';
+import { listCommand } from './commands/list.js';
+import { rollbackCommand, trafficCommand } from './commands/rollback.js';
 import { logsCommand } from './commands/logs.js';
 
 function exit(code: number): never {
@@ -28,7 +30,7 @@ function reportStartError(err: unknown): void {
 }
 
 /** Every command; `$0 [path]` (run) is the default. A new command is a module plus one entry here. */
-const commands = [runCommand, devCommand, buildCommand, invokeCommand, deployCommand, undeployCommand, describeCommand, logsCommand].map((make) => make(exit, reportStartError) as CommandModule);
+const commands = [runCommand, devCommand, buildCommand, invokeCommand, deployCommand, undeployCommand, describeCommand, listCommand, rollbackCommand, trafficCommand, logsCommand].map((make) => make(exit, reportStartError) as CommandModule);
 const SUBCOMMANDS = commands.map((c) => String(c.command).split(' ')[0]).filter((name) => name !== '$0').concat('help');
 
 async function withYargs(args: string[]): Promise<void> {

@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../../kube-client/test/cluster.js';
 import { copyFixture, killAll, spawnCli, until } from './dev-helpers.js';
+import { ownPodCidr } from './helpers/pod-cidr.js';
 
 const exec = promisify(execFile);
 const work = mkdtempSync(join(tmpdir(), 'func-rollout-'));
@@ -25,6 +26,7 @@ async function kubectl(...args: string[]): Promise<string> {
 }
 
 beforeAll(async () => {
+  ownPodCidr();
   cluster = await startCluster({ node: true });
   await until('the embedded node', async () => ((await kubectl('get', 'nodes', '-o', 'name')).trim() ? true : undefined), 30_000);
   ({ dir, remove } = copyFixture('deployable'));
@@ -51,7 +53,7 @@ describe('func-runtime deploy onto the embedded node', () => {
   let printedUrl: string | undefined;
 
   it('waits until the new version serves, with progress, then says where it answers', async () => {
-    const res = await cli(['deploy']);
+    const res = await cli(['deploy', '--deployer', 'raw']);
     expect(res.code, res.output).toBe(0);
     expect(res.output).toMatch(/rolling out localhost\/deployable@sha256:[0-9a-f]{12}…: 1\/1 ready — deployable-[a-z0-9]+-[a-z0-9]+ Running \(ready\)/);
     expect(res.output).toMatch(/deployed deployable to namespace default in [\d.]+ s \(localhost\/deployable@sha256:[0-9a-f]{64}\)/);
@@ -72,7 +74,7 @@ describe('func-runtime deploy onto the embedded node', () => {
     const before = (await podsJson()).items.map((p) => p.metadata.name);
     const source = readFileSync(join(dir, 'src/index.ts'), 'utf8');
     writeFileSync(join(dir, 'src/index.ts'), `${source}\nthrow new Error('boom at load');\n`);
-    const res = await cli(['deploy']);
+    const res = await cli(['deploy', '--deployer', 'raw']);
     writeFileSync(join(dir, 'src/index.ts'), source);
     expect(res.code).toBe(1);
     expect(res.output).toMatch(/The new version of deployable did not become ready: pod deployable-\S+: Error — exit code 1\. Its log ends: .*boom at load.* The previous version is still serving/);
@@ -94,7 +96,7 @@ describe('func-runtime deploy onto the embedded node', () => {
     };
     const clients = [client(), client(), client(), client()];
     setVersion('v2');
-    const res = await cli(['deploy']);
+    const res = await cli(['deploy', '--deployer', 'raw']);
     expect(res.code, res.output).toBe(0);
     // The old replica drains (readiness 503, then its in-flight requests) while the new one serves.
     await until('only the new version to answer', () => (results.length > 30 && results.slice(-30).every((r) => r.body === 'Hello, load! (v2)') ? true : undefined), 30_000);

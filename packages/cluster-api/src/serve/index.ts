@@ -26,6 +26,7 @@ import { startServer, type ClusterApiServer, type StartOptions } from '../server
 import { ensureCreated, installBuiltinCrds } from '../serving/crds.js';
 import { GatewayPolicy } from '../serving/gateway/role.js';
 import { startGateway, type Gateway } from '../serving/gateway/gateway.js';
+import { publishGatewayUrl } from '../serving/gateway/published.js';
 import { brokerPart, gatewayPart, embeddedClient, embeddedIdentities, nodePart, SchedulerUser, schedulerPart, startEmbeddedNode, type ApiEndpoint } from './embedded.js';
 import { inProcessClient } from '../client/in-process.js';
 import { part, type Part } from './part.js';
@@ -111,7 +112,12 @@ export async function serve(asked: ServeConfig, log?: Log, options: ServeOptions
       store: config.brokerStore, port: config.brokerPort, host: config.brokerBindAddress, advertiseAddress: config.brokerAdvertiseAddress,
     })))] : []),
     // The gateway reads Routes, Revisions, DomainMappings, Services and Endpoints as system:serving-gateway.
-    gatewayPart(async () => (gateway = await startGateway({ kube: embeddedClient(endpoint(), ids.gatewayToken, 'gateway'), host: config.bindAddress, port: config.gatewayPort, log }))),
+    // Its address is published in knative-serving/config-gateway for clients that only have the kubeconfig.
+    gatewayPart(async () => {
+      gateway = await startGateway({ kube: embeddedClient(endpoint(), ids.gatewayToken, 'gateway'), host: config.bindAddress, port: config.gatewayPort, log });
+      await publishGatewayUrl(api!.registry, gateway.url).catch((err: Error) => log?.({ level: 'warn', msg: 'gateway address not published', error: err.message }));
+      return gateway;
+    }),
     ...(options.parts ?? []),
   ].filter((p) => enabled(p.name));
   const supervisor = new Supervisor(parts, {

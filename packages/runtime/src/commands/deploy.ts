@@ -13,6 +13,7 @@ interface DeployArgs extends ImageFlags, ClusterFlags {
   output: 'yaml' | 'json';
   wait: boolean;
   timeout: number;
+  deployer?: 'knative' | 'raw';
 }
 
 async function printManifests(argv: DeployArgs): Promise<void> {
@@ -44,7 +45,8 @@ export function deployCommand(exit: Exit, onError: (err: unknown) => void): Comm
         .option('dry-run', { type: 'boolean', default: false, describe: 'build the image (not pushed) and print the manifests instead of applying them' })
         .option('output', { alias: 'o', choices: ['yaml', 'json'] as const, default: 'yaml' as const, describe: 'format of --dry-run\'s manifests' })
         .option('wait', { type: 'boolean', default: true, describe: 'wait until the new version serves (--no-wait: return once applied)' })
-        .option('timeout', { type: 'number', default: 120, describe: 'seconds to wait for the rollout' }) as unknown as Argv<DeployArgs>,
+        .option('timeout', { type: 'number', default: 120, describe: 'seconds to wait for the rollout' })
+        .option('deployer', { choices: ['knative', 'raw'] as const, describe: 'knative: a Knative Service (revisions, a URL through the gateway); raw: a Deployment and a Service [default: knative where the cluster serves serving.knative.dev/v1 Services, else raw]' }) as unknown as Argv<DeployArgs>,
     handler: (argv) => (argv.dryRun ? printManifests(argv) : deployNow(argv)).then(() => exit(0), onError),
   };
 }

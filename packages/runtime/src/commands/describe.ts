@@ -18,7 +18,7 @@ const ago = (time: string | undefined, now: number) => {
 };
 
 /** Rows as columns padded to their widest cell. */
-function table(rows: string[][]): string[] {
+export function table(rows: string[][]): string[] {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => r[i]!.length))) ?? [];
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd());
 }
@@ -32,6 +32,7 @@ export function formatDescription(d: Description, now = Date.now()): string {
     `Replicas:   ${d.replicas.desired} desired | ${d.replicas.updated} updated | ${d.replicas.ready} ready | ${d.replicas.available} available`,
     'Pods:',
     ...(d.pods.length ? table([['NAME', 'STATUS', 'READY', 'RESTARTS', 'IP', 'NODE'], ...d.pods.map((p) => [p.name, p.status, p.ready ? 'yes' : 'no', String(p.restarts), p.podIP ?? '-', p.nodeName ?? '-'])]).map((l) => `  ${l}`) : ['  none']),
+    ...(d.revisions ? ['Revisions:', ...(d.revisions.length ? table([['NAME', 'TRAFFIC', 'TAGS', 'READY', 'AGE', 'IMAGE'], ...d.revisions.map((r) => [r.name, `${r.percent}%`, r.tags.join(',') || '-', r.ready ? 'yes' : 'no', ago(r.created, now), r.image ?? '?'])]).map((l) => `  ${l}`) : ['  none'])] : []),
     'Where:',
     ...(d.where.lines.length ? d.where.lines.map(([label, value]) => `  ${label}: ${value}`) : ['  not reachable yet']),
     ...(d.triggers.length ? ['Triggers:', ...d.triggers.map((t) => `  ${t}`)] : []),

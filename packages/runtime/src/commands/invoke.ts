@@ -5,10 +5,11 @@
 import type { Argv, CommandModule } from 'yargs';
 import { localFunctionUrl } from '../client/invoke-request.js';
 import type { Exit } from '../lifecycle.js';
+import { withClusterFlags, type ClusterFlags } from './deploy-flags.js';
 
 export const INVOKE_EXIT = { ok: 0, errorStatus: 1, usage: 2, unreachable: 3 } as const;
 
-interface InvokeArgs {
+interface InvokeArgs extends ClusterFlags {
   url: string;
   method?: string;
   header: string[];
@@ -21,6 +22,7 @@ interface InvokeArgs {
   id?: string;
   timeout: number;
   broker?: string;
+  name?: string;
 }
 
 const REASONS: Record<string, string> = {
@@ -45,7 +47,11 @@ function unreachable(url: URL, err: unknown, timeoutMs: number): string {
 async function invoke(argv: InvokeArgs, exit: Exit): Promise<void> {
   const { buildRequest, InvokeUsageError } = await import('../client/invoke-request.js');
   const { describeResponse } = await import('../client/print-response.js');
-  const target = argv.broker === undefined ? { url: argv.url } : await (await import('../client/broker-target.js')).invokeTarget(argv.broker);
+  const { send } = await import('../client/loopback-fetch.js');
+  const target =
+    argv.broker !== undefined ? await (await import('../client/broker-target.js')).invokeTarget(argv.broker)
+    : argv.name !== undefined ? await (await import('../client/deployed-target.js')).deployedTarget({ ...argv, name: argv.name, path: argv.url })
+    : { url: argv.url };
   if ('message' in target) {
     process.stderr.write(`func-runtime invoke: ${target.message}\n`);
     return exit(INVOKE_EXIT[target.exit]);
@@ -61,7 +67,7 @@ async function invoke(argv: InvokeArgs, exit: Exit): Promise<void> {
   if (req.event) process.stderr.write(`Sending CloudEvent id=${req.event.id} type=${req.event.type} source=${req.event.source} to ${req.url.href}\n`);
   let res: Response;
   try {
-    res = await fetch(req.url, { method: req.method, headers: req.headers, body: req.body, redirect: 'manual', signal: AbortSignal.timeout(argv.timeout) });
+    res = await send(req.url, { method: req.method, headers: req.headers, body: req.body, redirect: 'manual', signal: AbortSignal.timeout(argv.timeout) });
   } catch (err) {
     process.stderr.write(`func-runtime invoke: ${unreachable(req.url, err, argv.timeout)}\n`);
     return exit(INVOKE_EXIT.unreachable);
@@ -76,7 +82,7 @@ export function invokeCommand(exit: Exit, onError: (err: unknown) => void): Comm
     command: 'invoke [url]',
     describe: 'Send an HTTP request or a CloudEvent to a running function and print the reply',
     builder: (y) =>
-      y.positional('url', { type: 'string', default: localFunctionUrl(), describe: 'the function\'s URL, or a path on http://localhost:$PORT (8080 when PORT is unset)' })
+      withClusterFlags(y).positional('url', { type: 'string', default: localFunctionUrl(), describe: 'the function\'s URL, or a path on http://localhost:$PORT (8080 when PORT is unset)' })
         .option('method', { alias: 'X', type: 'string', describe: 'HTTP method [default: GET, or POST with data or --cloudevent]' })
         .option('header', { alias: 'H', type: 'string', array: true, default: [], describe: 'a request header, "Name: value" (repeatable)' })
         .option('data', { alias: 'd', type: 'string', describe: 'request body (the event data with --cloudevent)' })
@@ -87,6 +93,7 @@ export function invokeCommand(exit: Exit, onError: (err: unknown) => void): Comm
         .option('source', { type: 'string', default: '/boson/fn', describe: 'CloudEvent source' })
         .option('id', { type: 'string', describe: 'CloudEvent id [default: a random UUID]' })
         .option('timeout', { type: 'number', default: 30_000, describe: 'ms to wait for the reply' })
+        .option('name', { type: 'string', describe: 'a deployed function\'s name: invoke it where deploy said it answers (a Knative Service through the local gateway); a path as the URL goes on it' })
         .option('broker', { type: 'string', describe: 'send the CloudEvent into a Knative Broker instead: its URL, or <namespace>/<name> or <name> looked up with the kubeconfig' }) as unknown as Argv<InvokeArgs>,
     handler: (argv) => invoke(argv, exit).catch(onError),
   };

@@ -21,7 +21,7 @@ import { apply, applyRaw, checkReferences, ownerOf, previousDeployment, rollBack
 import { clusterFailure, connect, namespaceFor, serves, type Cluster, type ClusterOptions } from './cluster.js';
 import { recordDeployment } from './func-yaml-update.js';
 import { knativeServiceManifest } from './knative-service.js';
-import type { Deployment, Manifest } from './kube-types.js';
+import type { Deployment, Manifest, Service } from './kube-types.js';
 import { CONTAINER_NAME, rawManifests } from './manifests.js';
 import { progressDisplay } from './progress.js';
 import { waitForRollout, type RolloutState } from './rollout.js';
@@ -30,6 +30,8 @@ import { whereItAnswers, type Where } from './where.js';
 
 export interface DeployOptions extends ImageFlags, ClusterOptions {
   path: string;
+  /** Knative func's `--deployer`: `knative` (a Knative Service; the default where the cluster serves them) or `raw` (a Deployment and a Service). */
+  deployer?: 'knative' | 'raw';
   dryRun: boolean;
   wait: boolean;
   timeoutSeconds: number;
@@ -41,6 +43,8 @@ export interface DeployOptions extends ImageFlags, ClusterOptions {
 export interface Capabilities {
   knative: boolean;
   triggers: boolean;
+  /** The cluster assigns pods' uids (it serves OpenShift's SecurityContextConstraints). */
+  uidAssigned: boolean;
 }
 
 export interface Planned {
@@ -59,14 +63,16 @@ export interface DeployResult extends Planned {
   ms: number;
 }
 
-async function capabilities(kube: KubeClient): Promise<Capabilities> {
-  const [apps, knative, triggers] = await Promise.all([serves(kube, 'apps/v1', 'deployments'), serves(kube, 'serving.knative.dev/v1', 'services'), serves(kube, 'eventing.knative.dev/v1', 'triggers')]);
+async function capabilities(kube: KubeClient, deployer: DeployOptions['deployer']): Promise<Capabilities> {
+  const [apps, knative, triggers, uidAssigned] = await Promise.all([serves(kube, 'apps/v1', 'deployments'), serves(kube, 'serving.knative.dev/v1', 'services'), serves(kube, 'eventing.knative.dev/v1', 'triggers'), serves(kube, 'security.openshift.io/v1', 'securitycontextconstraints')]);
   if (!apps && !knative) throw new CommandError('The cluster serves neither apps/v1 Deployments nor Knative Services: there is nothing to run the function with.');
-  return { knative, triggers };
+  if (deployer === 'knative' && !knative) throw new CommandError('--deployer knative: the cluster does not serve serving.knative.dev/v1 Services (install Knative Serving, or use the local cluster, which serves them); --deployer raw deploys a Deployment and a Service.');
+  if (deployer === 'raw' && !apps) throw new CommandError('--deployer raw: the cluster does not serve apps/v1 Deployments; deploy a Knative Service instead (--deployer knative).');
+  return { knative: deployer ? deployer === 'knative' : knative, triggers, uidAssigned };
 }
 
 function manifestsFor(planned: Omit<Planned, 'manifests' | 'kind'>, env: NodeJS.ProcessEnv) {
-  const input = { project: planned.project, namespace: planned.namespace, image: planned.image.pinned, localEnv: env };
+  const input = { project: planned.project, namespace: planned.namespace, image: planned.image.pinned, localEnv: env, uidAssigned: planned.capabilities.uidAssigned };
   if (planned.capabilities.knative) {
     const { service, references } = knativeServiceManifest(input);
     return { kind: 'KnativeService' as const, objects: [service], references };
@@ -103,7 +109,7 @@ export async function plan(opts: DeployOptions): Promise<{ planned: Planned; clu
   // as such even when the source does not build either.
   const building = buildFunctionImageFromSource(request);
   building.catch(() => undefined);
-  const caps: Capabilities = cluster ? await capabilities(cluster.kube) : { knative: false, triggers: (project.doc.deploy?.subscriptions?.length ?? 0) > 0 };
+  const caps: Capabilities = cluster ? await capabilities(cluster.kube, opts.deployer) : { knative: opts.deployer === 'knative', triggers: (project.doc.deploy?.subscriptions?.length ?? 0) > 0, uidAssigned: false };
   if (cluster && !request.push && request.storeSource === 'project' && !opts.dryRun) {
     throw new CommandError(`The cluster at ${cluster.server} has no image store this machine knows, and ${request.ref} is not pushed to a registry. Pass --registry <host>/<user> (the cluster pulls from it), or --images <dir> with the node's image layout.`);
   }
@@ -151,6 +157,8 @@ export async function deploy(opts: DeployOptions): Promise<DeployResult> {
   const { Resources } = await import('@func/kube-client');
   const [workload, service] = planned.manifests;
   const previous = planned.kind === 'Deployment' ? await previousDeployment(kube, planned.project.name, planned.namespace) : undefined;
+  // A Knative Route keeps serving the latest ready revision while a new one fails: nothing to put back.
+  const serving = planned.kind === 'KnativeService' ? await kube.get<Service>(Resources.knativeServices, planned.project.name, { namespace: planned.namespace }).then((k) => k.status?.latestReadyRevisionName, () => undefined) : undefined;
   const owner = await (planned.kind === 'Deployment' ? applyRaw(kube, workload as Deployment, service!) : apply(kube, Resources.knativeServices, workload!)).catch((err) => Promise.reject(clusterFailure(err)));
   opts.log.write(`func-runtime: applied ${planned.kind === 'Deployment' ? 'Deployment and Service' : 'Knative Service'} ${planned.namespace}/${planned.project.name} (image ${planned.image.pinned})\n`);
   let state: RolloutState | undefined;
@@ -162,13 +170,14 @@ export async function deploy(opts: DeployOptions): Promise<DeployResult> {
         await rollBack(kube, previous);
         throw new CommandError(`${(err as Error).message} The previous version is still serving (its pod template was put back).`);
       }
+      if (serving) throw new CommandError(`${(err as Error).message} The previous revision ${serving} is still serving.`);
       throw err;
     }
   }
   const triggers = planned.capabilities.triggers ? await syncTriggers(kube, planned.project.name, planned.namespace, triggersFor(planned, planned.kind === 'Deployment' ? (owner as Deployment) : undefined)) : undefined;
   recordDeployment(planned.project.file, { image: planned.image.ref, imageDigest: planned.image.digest, namespace: planned.namespace });
   const readiness = planned.project.doc.deploy?.healthEndpoints?.readiness ?? '/health/readiness';
-  const where = opts.wait ? await whereItAnswers(kube, { kind: planned.kind, name: planned.project.name, namespace: planned.namespace, readinessPath: readiness }) : undefined;
+  const where = opts.wait ? await whereItAnswers(kube, { kind: planned.kind, name: planned.project.name, namespace: planned.namespace, readinessPath: readiness, settleMs: 5000 }) : undefined;
   kube.close();
   return { ...planned, rollout: state, where, triggers, ms: Math.round(performance.now() - started) };
 }

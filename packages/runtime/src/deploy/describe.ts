@@ -7,6 +7,7 @@ import type { KubeClient } from '@func/kube-client';
 import { clusterFailure } from './cluster.js';
 import type { KubeEvent, Manifest, Pod } from './kube-types.js';
 import { CONTAINER_NAME, NAME_LABEL } from './manifests.js';
+import { revisionsOf, type RevisionLine } from './revisions.js';
 import { podSummary, type PodSummary } from './rollout.js';
 import { findDeployed, notDeployed, resolveTarget, type TargetOptions } from './target.js';
 import { staleTriggers, TRIGGER_API_VERSION } from './triggers.js';
@@ -29,6 +30,8 @@ export interface Description {
   replicas: { desired: number; updated: number; ready: number; available: number };
   pods: PodSummary[];
   triggers: string[];
+  /** A Knative Service's revisions, newest first, with their share of the traffic. */
+  revisions?: RevisionLine[];
   where: Where;
   events: EventLine[];
 }
@@ -78,6 +81,7 @@ async function gather(kube: KubeClient, name: string, namespace: string, found: 
       ? { desired: found.deployment.spec.replicas ?? 1, updated: s.updatedReplicas ?? 0, ready: s.readyReplicas ?? 0, available: s.availableReplicas ?? 0 }
       : { desired: summaries.length, updated: summaries.length, ready: summaries.filter((p) => p.ready).length, available: summaries.filter((p) => p.ready).length },
     pods: summaries,
+    ...(found.knative ? { revisions: await revisionsOf(kube, found.knative) } : {}),
     triggers: staleTriggers(triggers.items, name, []),
     where: await whereItAnswers(kube, { kind, name, namespace, readinessPath: readiness }),
     events: recentEvents(events.items, name),

@@ -41,6 +41,8 @@ export function knativeServiceManifest(input: ManifestInput): { service: Manifes
           ...(volumes.length ? { volumes } : {}),
         },
       },
+      // A deploy sends every request to the revision it made, also after a rollback pinned another.
+      traffic: [{ latestRevision: true, percent: 100 }],
     },
   };
   return { service, references };

@@ -60,7 +60,17 @@ export interface Pod extends Manifest {
 
 export interface Service extends Manifest {
   spec: { type?: string; clusterIP?: string; selector?: Record<string, string>; ports: { name?: string; port: number; targetPort?: number; protocol?: string; nodePort?: number }[] };
-  status?: { url?: string; conditions?: Condition[]; latestReadyRevisionName?: string };
+  status?: { url?: string; conditions?: Condition[]; observedGeneration?: number; latestReadyRevisionName?: string; latestCreatedRevisionName?: string; traffic?: TrafficTarget[] };
+}
+
+/** A Knative Route's (and Service's) traffic target, in spec and status. */
+export interface TrafficTarget {
+  revisionName?: string;
+  configurationName?: string;
+  latestRevision?: boolean;
+  percent?: number;
+  tag?: string;
+  url?: string;
 }
 
 export interface KubeEvent extends Manifest {

@@ -30,6 +30,8 @@ export interface ManifestInput {
   image: string;
   /** Where `{{ env:NAME }}` values come from. */
   localEnv: NodeJS.ProcessEnv;
+  /** The cluster gives the pod its uid (OpenShift's SecurityContextConstraints: from the namespace's range), so none is asked for. */
+  uidAssigned?: boolean;
 }
 
 export interface Identity {
@@ -71,6 +73,7 @@ function resources(project: FunctionProject): Container['resources'] | undefined
 }
 
 export const RESTRICTED = { runAsNonRoot: true, runAsUser: 1000, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } };
+const { runAsUser: _uid, ...withoutUid } = RESTRICTED;
 
 /** The function's container and volumes, shared by the Deployment and the Knative Service. */
 export function functionContainer(input: ManifestInput, refs: References, port: number | undefined): { container: Container; volumes: ReturnType<typeof containerVolumes>['volumes'] } {
@@ -91,7 +94,7 @@ export function functionContainer(input: ManifestInput, refs: References, port: 
     livenessProbe: probe(health?.liveness ?? '/health/liveness'),
     readinessProbe: probe(health?.readiness ?? '/health/readiness', port ? 1 : undefined),
     ...(res ? { resources: res } : {}),
-    securityContext: RESTRICTED,
+    securityContext: input.uidAssigned ? withoutUid : RESTRICTED,
   };
   return { container, volumes };
 }

@@ -31,6 +31,8 @@ export interface RolloutState {
   failure?: { pod: string; reason: string; message: string };
 }
 
+const REVISION_LABEL = 'serving.knative.dev/revision';
+
 const PULL_OR_CONFIG = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError', 'CrashLoopBackOff']);
 
 function userContainer(pod: Pod): ContainerStatus | undefined {
@@ -68,14 +70,28 @@ export function deploymentProgress(dep: Deployment | undefined, pods: Pod[], ima
   return { desired, updated, available, pods: summaries, done, ...(failing && !done ? { failure: failing as RolloutState['failure'] } : {}) };
 }
 
+/**
+ * Knative's judgement: the Service has seen its generation, is Ready, its latest created revision
+ * is the latest ready one, which runs this image and has the traffic. A pod of the new image that cannot
+ * start is the failure named (its log says why); else the Service's own Ready=False reason.
+ */
 export function knativeProgress(ksvc: Service | undefined, pods: Pod[], image: string): RolloutState {
-  const ready = ksvc?.status?.conditions?.find((c) => c.type === 'Ready');
-  const observed = ksvc !== undefined && ((ksvc.status as { observedGeneration?: number } | undefined)?.observedGeneration ?? 0) >= (ksvc.metadata.generation ?? 1);
-  const done = observed && ready?.status === 'True';
-  const summaries = pods.map(podSummary);
-  const failed = observed && ready?.status === 'False' ? { pod: ksvc!.metadata.name, reason: ready.reason ?? 'NotReady', message: ready.message ?? '' } : undefined;
-  const failing = failed ?? pods.filter((p) => podSummary(p).image === image).map((p) => ({ pod: p.metadata.name, ...podFailure(p) })).find((f) => f.reason);
-  return { desired: 1, updated: done ? 1 : 0, available: done ? 1 : 0, pods: summaries, done, ...(failing && !done ? { failure: failing as RolloutState['failure'] } : {}) };
+  const status = ksvc?.status;
+  const ready = status?.conditions?.find((c) => c.type === 'Ready');
+  const observed = ksvc !== undefined && (status?.observedGeneration ?? 0) >= (ksvc.metadata.generation ?? 1);
+  const latestReady = status?.latestReadyRevisionName;
+  const latest = latestReady !== undefined && status?.latestCreatedRevisionName === latestReady;
+  // The status may still speak of the previous template for a moment: the latest ready revision
+  // must be the one running this image, and the Route must send it the traffic.
+  const runsImage = pods.some((p) => p.metadata.labels?.[REVISION_LABEL] === latestReady && podSummary(p).image === image);
+  const routed = (status?.traffic ?? []).every((t) => !t.percent || t.revisionName === latestReady);
+  const done = observed && ready?.status === 'True' && latest && runsImage && routed;
+  const summaries = pods.map(podSummary).sort((a, b) => a.name.localeCompare(b.name));
+  const failingPod = pods.filter((p) => !p.metadata.deletionTimestamp && podSummary(p).image === image).map((p) => ({ pod: p.metadata.name, ...podFailure(p) })).find((f) => f.reason);
+  const failed = observed && ready?.status === 'False' ? { pod: status?.latestCreatedRevisionName ?? ksvc!.metadata.name, reason: ready.reason ?? 'NotReady', message: ready.message ?? '' } : undefined;
+  const failing = failingPod ?? failed;
+  const mine = summaries.filter((p) => p.image === image);
+  return { desired: 1, updated: mine.length ? 1 : 0, available: done ? 1 : mine.filter((p) => p.ready).length ? 1 : 0, pods: summaries, done, ...(failing && !done ? { failure: failing as RolloutState['failure'] } : {}) };
 }
 
 export interface WaitOptions {

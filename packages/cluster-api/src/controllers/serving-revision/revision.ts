@@ -44,14 +44,21 @@ function podSpec(rev: Obj, labels: Record<string, string>): Record<string, unkno
     if (i > 0) return c;
     const reserved = new Set(env.map((e) => e.name));
     const probe = c.readinessProbe ?? { tcpSocket: { port }, periodSeconds: 1, successThreshold: 1 };
-    const handler = probe.httpGet ?? probe.tcpSocket;
-    if (handler && handler.port === undefined) handler.port = port;
+    // A probe without a port probes the user container's (Knative defaults every probe so).
+    const withPort = (given: any) => {
+      const p = structuredClone(given);
+      const handler = p?.httpGet ?? p?.tcpSocket ?? p?.grpc;
+      if (handler && handler.port === undefined) handler.port = port;
+      return p;
+    };
     return {
       ...c,
+      ...(c.livenessProbe && { livenessProbe: withPort(c.livenessProbe) }),
+      ...(c.startupProbe && { startupProbe: withPort(c.startupProbe) }),
       name: c.name || 'user-container',
       ports: [{ name: 'user-port', containerPort: port, protocol: 'TCP' }],
       env: [...(c.env ?? []).filter((e: Obj & { name: string }) => !reserved.has(e.name)), ...env],
-      readinessProbe: probe,
+      readinessProbe: withPort(probe),
     };
   });
   return { ...spec, containers, enableServiceLinks: spec.enableServiceLinks ?? false };
