@@ -11,11 +11,23 @@
  */
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { npmEnv, repoRoot } from './support/packages.js';
 import { describeResult, freePort, launch, run, until, waitForOk, type Running } from './support/process.js';
+
+/** GET through the local gateway with the Knative URL's Host (Node's fetch neither resolves `*.localhost` nor sends a Host of ours). */
+function viaGateway(gateway: string, host: string, path: string): Promise<{ status: number; body: string }> {
+  const at = new URL(path, gateway);
+  return new Promise((resolve, reject) => {
+    httpGet({ hostname: at.hostname, port: at.port, path: at.pathname + at.search, headers: { host } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    }).on('error', reject);
+  });
+}
 
 /** The `n`th shell block after `heading` in README.md. */
 function readmeBlock(heading: string, n = 0): string {
@@ -89,21 +101,22 @@ describe('README: from a clean clone', () => {
     await until('the embedded node', async () => ((await run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'name'])).stdout.trim() || undefined), 30_000);
     const first = await run('bash', ['-e', '-c', deploy], { cwd: clone, env });
     expect(first.code, describeResult(first)).toBe(0);
-    const url = /^\s+URL\s+(\S+)$/m.exec(first.stdout)?.[1];
-    expect(url, `deploy printed no URL:\n${first.stdout}`).toBeTruthy();
-    expect(await (await fetch(`${url}?name=you`)).text()).toContain('Hello, you!');
+    // A Knative Service: its URL, and where this machine reaches it (the local gateway, by Host).
+    expect(first.stdout).toMatch(/^\s+URL\s+http:\/\/my-function\.default\.localhost$/m);
+    const [, host, gateway] = /^\s+from here\s+\S+\s+\(curl -H 'Host: (\S+)' (\S+)\/\)$/m.exec(first.stdout) ?? [];
+    expect(gateway, `deploy printed no way to reach it from here:\n${first.stdout}`).toBeTruthy();
+    expect((await viaGateway(gateway!, host!, '/?name=you')).body).toContain('Hello, you!');
     const project = join(work, 'my-function');
     const source = join(project, 'src', 'index.ts');
     writeFileSync(source, readFileSync(source, 'utf8').replace('`Hello, ${name}!`', '`Hello again, ${name}!`'));
     const again = await run('npm', ['run', 'deploy'], { cwd: project, env: { ...env, KUBECONFIG: kubeconfig } });
     expect(again.code, describeResult(again)).toBe(0);
-    // A kept-alive connection may still reach the old replica while it drains; it answers with
-    // `Connection: close`, so the next request comes on a new connection to the new version.
+    // The gateway sends each request to the Route's revision of the moment: the old one until the new one is ready.
     const answers: string[] = [];
     await until('the new version at the printed URL', async () => {
-      const res = await fetch(`${url}?name=you`);
+      const res = await viaGateway(gateway!, host!, '/?name=you');
       expect(res.status).toBe(200);
-      answers.push(await res.text());
+      answers.push(res.body);
       return answers.at(-1)!.includes('Hello again, you!') || undefined;
     }, 30_000);
     expect(answers.slice(0, -1).every((a) => a.includes('Hello, you!'))).toBe(true);
