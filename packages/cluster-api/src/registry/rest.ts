@@ -120,6 +120,8 @@ export interface ResourceStore {
   /** `deleted` false when finalizers or a grace period keep the object (it is returned with deletionTimestamp). */
   delete(ctx: RequestContext, name: string, options: DeleteOptions): Promise<Written>;
   deleteCollection(ctx: RequestContext, query: ListQuery, options: DeleteOptions): Promise<KubeList>;
+  /** Writes this server stored through this store, counted as they commit (the generic store's; absent: not counted). */
+  readonly writes?: number;
   watch(ctx: RequestContext, query: WatchQuery, sink: WatchSink): Promise<{ close(): void }>;
   /** POST on an object's action or create subresource (binding, token). */
   post?(ctx: RequestContext, name: string, subresource: string, body: unknown): Promise<Written>;

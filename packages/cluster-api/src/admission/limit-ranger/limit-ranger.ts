@@ -9,13 +9,13 @@
 import type { KubeObject } from '../../api/meta.js';
 import { forbidden } from '../../api/errors.js';
 import { arr, obj, spec, type Obj } from '../../registry/kinds/common.js';
-import { namespaceObjects, perRequest } from '../lookup.js';
+import { listedNamespaceObjects, perRequest } from '../lookup.js';
 import type { AdmissionPlugin, AdmissionRequest } from '../plugin.js';
 import { containersOf, minConstraint, maxConstraint, maxRequestConstraint, podTotals, ratioConstraint, type Resources } from './constraints.js';
 
 export const LimitRangerAnnotation = 'kubernetes.io/limit-ranger';
 
-const limitRanges = perRequest((req) => namespaceObjects(req, '', 'v1', 'limitranges'));
+const limitRanges = perRequest((req) => listedNamespaceObjects(req, '', 'v1', 'limitranges'));
 
 const items = (ranges: readonly KubeObject[], type: string): Obj[] =>
   ranges.flatMap((r) => arr(spec(r).limits).map(obj)).filter((l) => l.type === type);

@@ -15,7 +15,7 @@
 import type { KubeObject } from '../../api/meta.js';
 import { ApiError, forbidden, isApiError } from '../../api/errors.js';
 import { status } from '../../registry/kinds/common.js';
-import { namespaceObjects } from '../lookup.js';
+import { listedNamespaceObjects, namespaceObjects } from '../lookup.js';
 import type { AdmissionPlugin, AdmissionRequest } from '../plugin.js';
 import { quotaSelects } from './scopes.js';
 import { add, evaluatorFor, mask, nonZero, pretty, readList, subtractNonNegative, writeList, type Evaluator, type Usage } from './usage.js';
@@ -102,8 +102,9 @@ export const ResourceQuota: AdmissionPlugin = {
   async validate(req) {
     const ev = evaluatorFor(req.group, req.resource);
     if (!handlesOperation(ev, req)) return;
-    // Most namespaces have no quota: one read answers, without waiting for the namespace's other writes.
-    const quotas = await namespaceObjects(req, '', 'v1', 'resourcequotas');
+    // Most namespaces have no quota: the lister answers, without waiting for the namespace's other
+    // writes; a charge below reads the quotas from the store.
+    const quotas = await listedNamespaceObjects(req, '', 'v1', 'resourcequotas');
     if (quotas.length === 0) return;
     if (req.ctx.dryRun) return void plan(req, ev, quotas, new Set());
     await inNamespace(req.namespace!, async () => {

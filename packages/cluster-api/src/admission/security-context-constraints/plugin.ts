@@ -18,7 +18,8 @@ import { forbidden, isApiError } from '../../api/errors.js';
 import { str } from '../../registry/kinds/common.js';
 import type { UserInfo } from '../../registry/rest.js';
 import type { AdmissionPlugin, AdmissionRequest } from '../plugin.js';
-import { annotateNew, namespaceWithRanges } from './namespace-ranges.js';
+import { watchedList } from '../lookup.js';
+import { annotateNew, McsAnnotation, namespaceWithRanges, SupplementalGroupsAnnotation, UidRangeAnnotation } from './namespace-ranges.js';
 import { byPriority } from './order.js';
 import { applyTo, providerFor, type Provider } from './provider.js';
 
@@ -49,21 +50,37 @@ interface Outcome {
   errors: string[];
 }
 
+/** Providers of an SCC list (the lister's, kept while no SCC changes) for a namespace's ranges, made once per pair. */
+const providerCache = new WeakMap<readonly KubeObject[], Map<string, readonly Provider[]>>();
+const providersFor = (sccs: readonly KubeObject[], ns: KubeObject): readonly Provider[] => {
+  const a = ns.metadata.annotations ?? {};
+  const key = JSON.stringify([a[UidRangeAnnotation], a[SupplementalGroupsAnnotation], a[McsAnnotation]]);
+  let byRanges = providerCache.get(sccs);
+  if (!byRanges) providerCache.set(sccs, (byRanges = new Map()));
+  let providers = byRanges.get(key);
+  if (!providers) {
+    providers = sccs.map((scc) => providerFor(scc, ns));
+    if (byRanges.size >= 1000) byRanges.clear();
+    byRanges.set(key, providers);
+  }
+  return providers;
+};
+
 /** computeSecurityContext: the first SCC that admits the pod, or every reason none did. */
-const compute = async (req: AdmissionRequest, pod: KubeObject, mutationAllowed: boolean, hint: string | undefined): Promise<Outcome> => {
+const compute = async (req: AdmissionRequest, pod: KubeObject, mutationAllowed: boolean, hint: string | undefined, fresh = false): Promise<Outcome> => {
   const store = req.services.find('', 'v1', 'securitycontextconstraints');
-  const sccs = store ? (await store.list({}, {})).items.sort(byPriority) : [];
+  // In priority order, kept between requests until an SCC changes (the plugin's lister); read from
+  // the store itself when a refusal is decided again.
+  const sccs = !store ? [] : fresh ? (await store.list({}, {})).items.sort(byPriority) : await watchedList(store, (items) => items.sort(byPriority)).get();
   if (sccs.length === 0) {
     // A request with no user is one nothing authorizes (a registry used on its own): it is not constrained either.
     return req.ctx.user ? { errors: ['no SecurityContextConstraints found in cluster'] } : { pod, errors: [] };
   }
-  // The SCC that admitted the pod before is tried first; the others keep their order.
-  if (hint) sccs.sort((a, b) => Number(b.metadata.name === hint) - Number(a.metadata.name === hint));
   let ns: KubeObject;
   let providers: Provider[];
   try {
     ns = await namespaceWithRanges(req.namespace ?? '', req.services);
-    providers = sccs.map((scc) => providerFor(scc, ns));
+    providers = [...providersFor(sccs, ns)];
   } catch (err) {
     if (isApiError(err)) throw err;
     throw forbidden(Pods, req.name, (err as Error).message);
@@ -71,6 +88,8 @@ const compute = async (req: AdmissionRequest, pod: KubeObject, mutationAllowed: 
   const user = req.ctx.user;
   const account = str((pod.spec as { serviceAccountName?: unknown } | undefined)?.serviceAccountName);
   const sa = account ? serviceAccountUser(req.namespace ?? '', account) : undefined;
+  // The SCC that admitted the pod before is tried first; the others keep their order.
+  if (hint) providers.sort((a, b) => Number(b.name === hint) - Number(a.name === hint));
   const errors: string[] = [];
   for (const p of providers) {
     const usable = !user || mayUse(req, p.scc, user) || (sa !== undefined && mayUse(req, p.scc, sa));
@@ -89,15 +108,16 @@ const compute = async (req: AdmissionRequest, pod: KubeObject, mutationAllowed: 
 };
 
 /**
- * compute, never missing a committed grant: a refusal is decided again once the authorizer has caught
- * up with the store (its RBAC cache follows by watch, a moment after a binding is written).
+ * compute, never missing a committed grant or SCC: a refusal is decided again with the SCCs read from
+ * the store, once the authorizer has caught up with it (its RBAC cache follows by watch, a moment
+ * after a binding is written).
  */
 const computeFresh = async (req: AdmissionRequest, pod: KubeObject, mutationAllowed: boolean, hint: string | undefined): Promise<Outcome> => {
   const found = await compute(req, pod, mutationAllowed, hint);
+  if (found.pod) return found;
   const refresh = req.services.authorizer?.refresh?.bind(req.services.authorizer);
-  if (found.pod || !refresh || !found.errors.some((e) => e.endsWith('not usable by user or serviceaccount'))) return found;
-  await refresh();
-  return compute(req, pod, mutationAllowed, hint);
+  if (refresh && found.errors.some((e) => e.endsWith('not usable by user or serviceaccount'))) await refresh();
+  return compute(req, pod, mutationAllowed, hint, true);
 };
 
 const refusal = (req: AdmissionRequest, errors: string[]): Error =>
@@ -105,6 +125,9 @@ const refusal = (req: AdmissionRequest, errors: string[]): Error =>
 
 /** Updates that leave the spec as it was (labels, annotations, finalizers, owners) are not judged again. */
 const specUnchanged = (req: AdmissionRequest): boolean => req.operation === 'UPDATE' && isDeepStrictEqual(req.object.spec, req.oldObject?.spec);
+
+/** The spec each request's mutating step admitted, as JSON. */
+const admitted = new WeakMap<AdmissionRequest, string>();
 
 const isPod = (req: AdmissionRequest): boolean => req.resource === 'pods' && req.group === '' && !req.subresource;
 
@@ -122,10 +145,13 @@ export const SecurityContextConstraint: AdmissionPlugin = {
     const changed = !isDeepStrictEqual(found.pod.spec, pod.spec) || pod.metadata.annotations?.[SccAnnotation] !== found.scc;
     pod.spec = found.pod.spec;
     pod.metadata.annotations = { ...pod.metadata.annotations, [SccAnnotation]: found.scc };
+    admitted.set(req, JSON.stringify(pod.spec));
     return changed;
   },
   async validate(req) {
     if (!isPod(req) || specUnchanged(req)) return;
+    // Unchanged since this plugin's own mutating step admitted it: nothing new to judge.
+    if (admitted.get(req) === JSON.stringify(req.object.spec)) return;
     // What later mutating steps did must still pass, as it is.
     const found = await computeFresh(req, req.object, false, req.object.metadata.annotations?.[SccAnnotation]);
     if (!found.pod) throw refusal(req, found.errors);

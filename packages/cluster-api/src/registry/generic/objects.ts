@@ -57,7 +57,11 @@ export class ObjectStorage {
   }
 
   /** The object just stored, as a read would return it, without parsing the bytes back (`bytes`: the storage may not echo them). */
+  /** Writes stored through this object set by this server (creates, updates, deletes), counted as they commit. */
+  writes = 0;
+
   stored(obj: KubeObject, kv: KeyValue, bytes: Uint8Array): Written {
+    this.writes++;
     obj.metadata.resourceVersion = String(kv.modRevision);
     return { object: obj, encoded: () => Buffer.concat(this.codec.spliced({ ...kv, value: bytes })) };
   }
@@ -101,6 +105,7 @@ export class ObjectStorage {
     const { revision } = await this.storage.delete(key, kv.modRevision).catch((e: unknown) => {
       throw fromStorageError(e, this.gr, obj.metadata.name ?? '');
     });
+    this.writes++;
     await this.definition.allocator?.release(obj, this.storage);
     return { object: { ...obj, metadata: { ...obj.metadata, resourceVersion: String(revision) } }, deleted: true };
   }
@@ -123,6 +128,7 @@ export class ObjectStorage {
           return { ...this.stored(plan.next, await this.storage.update(key, bytes, kv.modRevision), bytes), deleted: false };
         }
         await this.storage.delete(key, kv.modRevision);
+        this.writes++;
         await this.definition.allocator?.release(old, this.storage);
         return { object: old, deleted: true };
       } catch (err) {

@@ -56,6 +56,11 @@ export class GenericStore implements ResourceStore {
     this.gr = this.objects.gr;
   }
 
+  /** Writes this server stored through this store (a lister compares it to know it has seen them). */
+  get writes(): number {
+    return this.objects.writes;
+  }
+
   /** Routes derive from verbs too; the store refuses on its own so no caller can bypass the table. */
   private allow(verb: Verb): void {
     if (!this.definition.verbs.includes(verb)) throw methodNotAllowed(verb, this.gr);
