@@ -17,6 +17,12 @@ describe('copyStorage', () => {
     expect(await copyStorage(from, to)).toMatchObject({ copied: 1, skipped: 1 });
     expect(JSON.parse(Buffer.from((await to.get(own))!.value).toString()).status).toEqual({ at: 'target' });
     expect(await copyStorage(from, to)).toMatchObject({ copied: 0, skipped: 2 });
+    // The gateway's address each server publishes about itself: the target's stands.
+    const gateway = '/registry/configmaps/knative-serving/config-gateway';
+    const published = (url: string) => bytes({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'config-gateway', labels: { 'app.kubernetes.io/managed-by': 'cluster-api' } }, data: { url } });
+    await from.create(gateway, published('http://127.0.0.1:1111'));
+    await to.create(gateway, published('http://127.0.0.1:2222'));
+    expect(await copyStorage(from, to)).toMatchObject({ copied: 0, skipped: 3 });
   });
 
   it('stops at any other key that differs, an APIService a client made included', async () => {

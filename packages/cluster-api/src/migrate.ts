@@ -6,8 +6,8 @@
  *
  * The source is read at one snapshot revision, in pages. A key already in the target with the same
  * bytes is skipped, so an interrupted migration can simply be run again; a key with different bytes
- * stops the migration (nothing is overwritten), except an APIService the target server registered
- * for itself (it keeps its own). Run it while no API server uses the source: a
+ * stops the migration (nothing is overwritten), except what the target server writes for itself at
+ * start (it keeps its own). Run it while no API server uses the source: a
  * SQLite source in use by `serve` is locked and refused.
  */
 import { existsSync } from 'node:fs';
@@ -43,13 +43,19 @@ export class MigrateConflictError extends Error {
   readonly code = 'MigrateConflict';
 }
 
+/** The label of what `serve` writes about itself (its gateway's address, its built-in CRDs), as stored (JSON). */
+const ManagedByServer = '"app.kubernetes.io/managed-by":"cluster-api"';
+
 /**
- * An APIService the API server registers for a group version it serves (kube-aggregator's
- * autoregister label): each server makes its own at start and keeps its status, so the target's
+ * What a server writes for itself at start: the APIServices it registers for the group versions it
+ * serves (kube-aggregator's autoregister label), and what it labels as managed by cluster-api (the
+ * gateway's address in knative-serving/config-gateway). Each server keeps its own, so the target's
  * stands when it differs.
  */
-const serverRegistered = (kv: KeyValue): boolean =>
-  kv.key.startsWith(`${REGISTRY_ROOT}apiservices.apiregistration.k8s.io/`) && Buffer.from(kv.value).includes(AutomanagedLabel);
+const serverRegistered = (kv: KeyValue): boolean => {
+  const value = Buffer.from(kv.value);
+  return (kv.key.startsWith(`${REGISTRY_ROOT}apiservices.apiregistration.k8s.io/`) && value.includes(AutomanagedLabel)) || value.includes(ManagedByServer);
+};
 
 async function copyOne(to: Storage, kv: KeyValue): Promise<'copied' | 'skipped'> {
   try {
