@@ -20,6 +20,7 @@ import type { NodeFacts } from './node-object.js';
 import type { PodContext } from './pods/pod-context.js';
 import { defaultNetworkMode, PodNetwork, type NetworkMode } from './pod-network.js';
 import { deletedForGood } from './pods/delete.js';
+import { serviceLinkEnv } from './pods/service-links.js';
 import { ContainerConfigError } from './pods/downward.js';
 import { PodWorker, type PodHooks } from './pods/pod-worker.js';
 import { removePodDir, type Sandbox } from './sandbox/sandbox.js';
@@ -72,18 +73,6 @@ export interface NodeAgentOptions {
 
 const quiet = () => undefined;
 const MirrorAnnotation = 'kubernetes.io/config.mirror';
-
-/** The API server as pods see it: kubelet's service variables for the `kubernetes` Service. */
-function serviceEnv(server: string): Record<string, string> {
-  const url = new URL(server);
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  const proto = `tcp://${url.hostname}:${port}`;
-  return {
-    KUBERNETES_SERVICE_HOST: host, KUBERNETES_SERVICE_PORT: port, KUBERNETES_SERVICE_PORT_HTTPS: port, KUBERNETES_PORT: proto,
-    [`KUBERNETES_PORT_${port}_TCP`]: proto, [`KUBERNETES_PORT_${port}_TCP_PROTO`]: 'tcp', [`KUBERNETES_PORT_${port}_TCP_PORT`]: port, [`KUBERNETES_PORT_${port}_TCP_ADDR`]: host,
-  };
-}
 
 export class NodeAgent {
   readonly name: string;
@@ -203,7 +192,7 @@ export class NodeAgent {
     const p = pod();
     const { name = '', namespace = '', uid = '' } = p.metadata;
     const place = { podIP: '', hostIP: this.network.hostIP, allocatable: this.allocatable };
-    const apiEnv = () => this.apiEnv();
+    const apiEnv = () => this.serviceEnv(pod());
     return {
       pod, place,
       sandbox: (runtime) => worker.sandbox(runtime),
@@ -225,15 +214,21 @@ export class NodeAgent {
   }
 
   /**
-   * The API server as this node's pods see it: on an oci node (pods in network namespaces of their
-   * own) the `kubernetes` Service's clusterIP and port, as the kubelet gives them, and as the kubelet
-   * none before the Services have been read once (CreateContainerConfigError, tried again); else, and
-   * in a cluster without that Service, the address the agent itself uses.
+   * A pod's service environment (pods/service-links.ts): the API server as this node's pods see it —
+   * on an oci node (pods in network namespaces of their own) the `kubernetes` Service's clusterIP and
+   * port, as the kubelet gives them, else, and in a cluster without that Service, the address the agent
+   * itself uses — and the Services of the pod's namespace (unless `enableServiceLinks: false`). On an
+   * oci node none before the Services have been read once (CreateContainerConfigError, tried again),
+   * as the kubelet; a process-mode pod, whose API address needs no Service, starts with those listed so far.
    */
-  private apiEnv(): Record<string, string> {
+  private serviceEnv(pod: Pod): Record<string, string> {
     if (this.oci && this.proxy && !this.proxy.servicesSynced) throw new ContainerConfigError('services have not yet been read at least once, cannot construct envvars');
     const service = this.oci ? this.proxy?.clusterAddress('default', 'kubernetes') : undefined;
-    return serviceEnv(service ? `https://${service.ip}:${service.port}` : this.opts.kube.connection.server);
+    const api = new URL(service ? `https://${service.ip}:${service.port}` : this.opts.kube.connection.server);
+    const port = Number(api.port || (api.protocol === 'https:' ? 443 : 80));
+    const kubernetes = { namespace: 'default', name: 'kubernetes', clusterIP: api.hostname.replace(/^\[|\]$/g, ''), ports: [{ name: 'https', port, protocol: 'TCP' }] };
+    const namespace = pod.metadata.namespace ?? '';
+    return serviceLinkEnv(namespace, pod.spec?.enableServiceLinks !== false, this.proxy?.namespaceServices(namespace) ?? [], kubernetes);
   }
 
   /** Directories of pods this node no longer has (ended while the agent was down). */

@@ -68,7 +68,7 @@ export class ServiceProxy {
   async start(): Promise<void> {
     const { kube } = this.opts;
     this.endpoints = new Informer<Endpoints>(kube, Resources.endpoints, { namespace: '', onError: quiet }).start();
-    this.services = new Informer<Service>(kube, Resources.services, { namespace: '', onError: quiet })
+    this.services = new Informer<Service>(kube, Resources.services, { namespace: '', onError: quiet, indexers: { namespace: (s) => [s.metadata?.namespace ?? ''] } })
       .on('add', (s) => this.sync(s)).on('update', (s) => this.sync(s)).on('delete', (s) => this.sync(s, true)).start();
     void this.services.synced.then(() => (this.servicesSynced = true));
     await Promise.all([this.endpoints.synced, this.services.synced]);
@@ -177,6 +177,11 @@ export class ServiceProxy {
     const spec = this.services?.get(name, namespace)?.spec;
     const port = spec?.ports?.[0]?.port;
     return spec?.clusterIP && isIPv4(spec.clusterIP) && port ? { ip: spec.clusterIP, port } : undefined;
+  }
+
+  /** The Services of `namespace` as the informer has them (the pods' service environment). */
+  namespaceServices(namespace: string): { namespace: string; name: string; clusterIP?: string; ports?: ServicePort[] }[] {
+    return (this.services?.byIndex('namespace', namespace) ?? []).map((s) => ({ namespace, name: s.metadata?.name ?? '', clusterIP: s.spec?.clusterIP, ports: s.spec?.ports }));
   }
 
   /** The addresses listened on now (tests, and the agent's own checks). */

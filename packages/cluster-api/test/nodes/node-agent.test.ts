@@ -2,9 +2,10 @@
  * The node agent against a real cluster API (in process, with its controllers and the scheduler):
  * registration and heartbeat objects, a function pod running as a process (Running and Ready with
  * the kubelet's container status, reachable at podIP:8080), what the process is given (env with
- * every valueFrom kind, envFrom, command/args, volumes, the service account token), and kwok's
+ * every valueFrom kind, envFrom, the namespace's Services as variables, command/args, volumes, the service account token), and kwok's
  * simulated pods.
  */
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Resources } from '@func/kube-client';
@@ -67,6 +68,12 @@ describe('function pods', () => {
   it('gives the process its environment: valueFrom of every kind, envFrom with a prefix, $(VAR), command and args', async () => {
     await current.kube.create(Resources.configMaps, { metadata: { name: 'settings' }, data: { greeting: 'hi', 'mode': 'fast' } });
     await current.kube.create(Resources.secrets, { metadata: { name: 'creds' }, stringData: { password: 's3cret' } });
+    // A Service of the pod's namespace, known to the node (its service proxy listening) before the pod starts.
+    const db = await current.kube.create<Obj>(Resources.services, { metadata: { name: 'my-db' }, spec: { selector: { app: 'db' }, ports: [{ name: 'sql', port: 5432, targetPort: 5432 }] } });
+    const dbIP = db.spec.clusterIP as string;
+    await until('the node proxying my-db', () => new Promise<boolean>((resolve) => {
+      const socket = connect(5432, dbIP).once('connect', () => (socket.destroy(), resolve(true))).once('error', () => resolve(false));
+    }));
     const env = [
       { name: 'GREETING', valueFrom: { configMapKeyRef: { name: 'settings', key: 'greeting' } } },
       { name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'creds', key: 'password' } } },
@@ -97,6 +104,9 @@ describe('function pods', () => {
     expect(await read('CFG_mode')).toBe('fast');
     expect(await read('HOSTNAME')).toBe('envy');
     expect(await read('KUBERNETES_SERVICE_HOST')).toBe('127.0.0.1');
+    expect(await read('MY_DB_SERVICE_HOST')).toBe(dbIP);
+    expect(await read('MY_DB_SERVICE_PORT_SQL')).toBe('5432');
+    expect(await read('MY_DB_PORT_5432_TCP')).toBe(`tcp://${dbIP}:5432`);
     expect(await read('OPTIONAL')).toBe('');
     expect(await read('FUNC_LOG_LEVEL').catch(() => '')).toBe('');
   });

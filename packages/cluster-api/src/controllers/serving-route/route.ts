@@ -8,7 +8,8 @@
  * name; Ready when all traffic is assigned. Each revision it sends traffic to is marked as Knative's
  * labeler marks it (`serving.knative.dev/routingState` active, the Routes in
  * `serving.knative.dev/routes`); one it stops sending to is `reserve` once no Route does, with the
- * time in `serving.knative.dev/routingStateModified` (what revision garbage collection reads).
+ * time in `serving.knative.dev/routingStateModified` (what revision garbage collection reads);
+ * a Route deleted (alone, its Service kept) leaves its revisions so too.
  */
 import { objectKey, splitKey, writeStatus } from '../context.js';
 import { startReconciler } from '../reconciler.js';
@@ -51,7 +52,8 @@ export function startRouteController(env: ServingEnv): Controller {
   const reconcile = async (key: string): Promise<void> => {
     const { namespace, name } = splitKey(key);
     const route = routes.get(namespace, name) as Obj | undefined;
-    if (!route || route.metadata.deletionTimestamp) return;
+    // A Route that is gone routes nothing: the revisions it sent traffic to are no longer routed by it.
+    if (!route || route.metadata.deletionTimestamp) return void (await markRouting(namespace, name, new Set()));
     const domain = domainFor(route.metadata.labels ?? {}, (configMaps.get(DomainConfigMap.namespace, DomainConfigMap.name) as Obj & { data?: Record<string, string> } | undefined)?.data);
     const url = (tag?: string) => `http://${routeHost(route, domain, tag)}`;
     const results = ((route.spec?.traffic ?? []) as Target[]).map((t) => resolve(namespace, t));
