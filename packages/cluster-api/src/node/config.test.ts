@@ -8,11 +8,18 @@ describe('resolveNodeConfig', () => {
     expect(c).toMatchObject({ name: 'n1', kubeletPort: 0, maxPods: 20, address: '10.0.0.5', dataDir: '/srv/node-data', images: '/srv/node-data/images', simulate: true, nodeLeaseDurationSeconds: 40 });
   });
 
+  it('takes the container runtime from the flag or CLUSTER_API_NODE_CONTAINER_RUNTIME, none by default (processes)', () => {
+    expect(resolveNodeConfig({}, {}, '/').containerRuntime).toBeUndefined();
+    expect(resolveNodeConfig({ 'container-runtime': 'oci' }, {}, '/').containerRuntime).toBe('oci');
+    expect(resolveNodeConfig({}, { CLUSTER_API_NODE_CONTAINER_RUNTIME: 'simulated' }, '/').containerRuntime).toBe('simulated');
+  });
+
   it.each([
     [{ 'kubelet-port': 70000 }, /--kubelet-port must be an integer 0-65535/],
     [{ 'max-pods': 0 }, /--max-pods must be an integer 1-100000/],
     [{ address: 'not-an-ip' }, /--address must be an IP address/],
     [{ 'pod-network': 'bridge' }, /--pod-network must be loopback or shared/],
+    [{ 'container-runtime': 'docker' }, /--container-runtime must be oci, process or simulated, got docker/],
     [{ 'tls-cert-file': 'a.pem' }, /--tls-cert-file and --tls-private-key-file must be given together/],
   ])('refuses %j', (cli, message) => expect(() => resolveNodeConfig(cli, {}, '/')).toThrow(ConfigError) && expect(() => resolveNodeConfig(cli, {}, '/')).toThrow(message));
 });

@@ -25,6 +25,8 @@ export interface NodeConfig {
   kubeletPort: number;
   maxPods: number;
   podNetwork?: 'loopback' | 'shared';
+  /** How pods run (default process; oci asks for runc sandboxes: the cluster's --cluster-cidr must then be a private range, not loopback). */
+  containerRuntime?: 'oci' | 'process' | 'simulated';
   /** The node's Lease duration; renewed every quarter of it (the kubelet's --node-lease-duration-seconds). */
   nodeLeaseDurationSeconds: number;
   /** The kubelet server's certificate; default the kubeconfig's client certificate (node credentials serve both). */
@@ -46,7 +48,7 @@ export const podNetwork = (raw: unknown): 'loopback' | 'shared' => {
   return raw;
 };
 
-/** `--container-runtime` (serve's embedded node). */
+/** `--container-runtime` (serve's embedded node and `cluster-api node`). */
 export const containerRuntime = (raw: unknown): 'oci' | 'process' | 'simulated' => {
   if (raw !== 'oci' && raw !== 'process' && raw !== 'simulated') throw new ConfigError(`--container-runtime must be oci, process or simulated, got ${String(raw)}`);
   return raw;
@@ -66,6 +68,7 @@ export const nodeOptions: readonly AnyRow<NodeConfig>[] = [
   row({ key: 'maxPods', flag: 'max-pods', env: 'CLUSTER_API_NODE_MAX_PODS', type: 'number', default: 110, parse: count('max-pods', 1, 100_000), describe: 'pods this node accepts (default 110)' }),
   row({ key: 'nodeLeaseDurationSeconds', flag: 'node-lease-duration-seconds', env: 'CLUSTER_API_NODE_LEASE_DURATION_SECONDS', type: 'number', default: 40, parse: count('node-lease-duration-seconds', 1, 3600), describe: 'the node\'s Lease duration, renewed every quarter of it (default 40)' }),
   row({ key: 'podNetwork', flag: 'pod-network', env: 'CLUSTER_API_NODE_POD_NETWORK', type: 'string', default: undefined, parse: podNetwork, describe: 'loopback (an address per pod, Linux default) or shared (the node\'s address, a port per pod)' }),
+  row({ key: 'containerRuntime', flag: 'container-runtime', env: 'CLUSTER_API_NODE_CONTAINER_RUNTIME', type: 'string', default: undefined, parse: containerRuntime, describe: 'how pods run: process (function images as child processes, the default), oci (runc in namespaces and cgroups; needs runc, conmon, the CNI plugins, root, and a cluster whose --cluster-cidr is a private range) or simulated (every image as kwok runs it)' }),
   row({ key: 'tlsCertFile', flag: 'tls-cert-file', env: 'CLUSTER_API_NODE_TLS_CERT_FILE', type: 'string', default: undefined, parse: path, describe: 'the kubelet server certificate (default: the kubeconfig\'s client certificate)' }),
   row({ key: 'tlsPrivateKeyFile', flag: 'tls-private-key-file', env: 'CLUSTER_API_NODE_TLS_PRIVATE_KEY_FILE', type: 'string', default: undefined, parse: path, describe: 'its private key' }),
 ];

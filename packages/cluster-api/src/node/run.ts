@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { KubeClient } from '@func/kube-client';
 import { ensureNodeCredentials, ensureServingCertificate } from '../certificates/bootstrap-client.js';
 import { NodeAgent } from './agent.js';
+import { chooseContainerRuntime } from './runtime/choose.js';
 import { leaseHeartbeat } from './heartbeat.js';
 import { defaultNodeName, nodeNameOf, type NodeConfig } from './config.js';
 
@@ -36,8 +37,10 @@ export async function runNode(config: NodeConfig, log: (entry: Record<string, un
   const key = serving?.key ?? (config.tlsPrivateKeyFile ? readFileSync(config.tlsPrivateKeyFile) : cert && creds.clientKey);
   const ca = kube.connection.ca;
   if (!cert || !key || !ca) log({ level: 'warn', msg: 'no certificate for the kubelet server (the kubeconfig has no client certificate that may serve, as a TLS-bootstrapped one, and no --tls-cert-file was given): logs and tunnels to this node are unavailable', node: name });
+  // oci only when asked: a node joining a cluster cannot know before it registers whether the pod CIDR it will be given can be bridged.
+  const containerRuntime = config.containerRuntime && chooseContainerRuntime(config.containerRuntime).runtime;
   const agent = new NodeAgent({
-    kube, name, dataDir: config.dataDir, images: config.images, simulate: config.simulate, hostIP: config.address,
+    kube, name, dataDir: config.dataDir, images: config.images, simulate: config.simulate, hostIP: config.address, containerRuntime,
     networkMode: config.podNetwork, maxPods: config.maxPods, rootCa: ca?.toString(), log,
     heartbeat: leaseHeartbeat(config.nodeLeaseDurationSeconds),
     ...(cert && key && ca ? { server: { cert, key, ca, host: config.address, port: config.kubeletPort } } : {}),
