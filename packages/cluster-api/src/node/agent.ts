@@ -106,7 +106,7 @@ export class NodeAgent {
     this.network = new PodNetwork(opts.networkMode ?? defaultNetworkMode(), opts.hostIP ?? '127.0.0.1');
     this.images = new ImageStore({ layout: opts.images ?? join(opts.dataDir, 'images'), rootfs: join(opts.dataDir, 'rootfs') });
     const own = opts.containerRuntime === 'oci'
-      ? (this.oci = new OciRuntime({ images: this.images, network: this.network, host: ociHost(), dataDir: opts.dataDir, hostIP: opts.hostIP ?? '127.0.0.1' }))
+      ? (this.oci = new OciRuntime({ images: this.images, network: this.network, host: ociHost(), dataDir: opts.dataDir, hostIP: opts.hostIP ?? '127.0.0.1', logLimits: opts.logLimits }))
       : new ProcessRuntime({ images: this.images, network: this.network, logLimits: opts.logLimits ?? DefaultLogLimits });
     const v = own.version();
     this.runtimeVersion = `${v.runtimeName}://${v.runtimeVersion}`;

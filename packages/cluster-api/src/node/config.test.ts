@@ -14,11 +14,19 @@ describe('resolveNodeConfig', () => {
     expect(resolveNodeConfig({}, { CLUSTER_API_NODE_CONTAINER_RUNTIME: 'simulated' }, '/').containerRuntime).toBe('simulated');
   });
 
+  it('rotates container logs as the kubelet by default (10Mi, 5 files), or as --container-log-max-size/-files say', () => {
+    expect(resolveNodeConfig({}, {}, '/')).toMatchObject({ containerLogMaxSize: 10 * 1024 * 1024, containerLogMaxFiles: 5 });
+    expect(resolveNodeConfig({ 'container-log-max-size': '64Ki', 'container-log-max-files': '3' }, {}, '/')).toMatchObject({ containerLogMaxSize: 65536, containerLogMaxFiles: 3 });
+  });
+
   it.each([
     [{ 'kubelet-port': 70000 }, /--kubelet-port must be an integer 0-65535/],
     [{ 'max-pods': 0 }, /--max-pods must be an integer 1-100000/],
     [{ address: 'not-an-ip' }, /--address must be an IP address/],
     [{ 'pod-network': 'bridge' }, /--pod-network must be loopback or shared/],
+    [{ 'container-log-max-size': '10 megs' }, /--container-log-max-size must be a size of at least 1Ki \(as 10Mi\), got 10 megs/],
+    [{ 'container-log-max-size': '512' }, /--container-log-max-size must be a size of at least 1Ki/],
+    [{ 'container-log-max-files': '1' }, /--container-log-max-files must be an integer 2-1000/],
     [{ 'container-runtime': 'docker' }, /--container-runtime must be oci, process or simulated, got docker/],
     [{ 'tls-cert-file': 'a.pem' }, /--tls-cert-file and --tls-private-key-file must be given together/],
   ])('refuses %j', (cli, message) => expect(() => resolveNodeConfig(cli, {}, '/')).toThrow(ConfigError) && expect(() => resolveNodeConfig(cli, {}, '/')).toThrow(message));

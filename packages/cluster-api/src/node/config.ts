@@ -6,6 +6,7 @@ import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
+import { parseQuantity } from '../api/quantity.js';
 import { ConfigError, bool, count, path, resolveRows, text, type AnyRow, type OptionRow } from '../options.js';
 
 export interface NodeConfig {
@@ -27,6 +28,9 @@ export interface NodeConfig {
   podNetwork?: 'loopback' | 'shared';
   /** How pods run (default process; oci asks for runc sandboxes: the cluster's --cluster-cidr must then be a private range, not loopback). */
   containerRuntime?: 'oci' | 'process' | 'simulated';
+  /** A container's log file rotates past this many bytes, and this many files are kept (the kubelet's --container-log-max-size, --container-log-max-files). */
+  containerLogMaxSize: number;
+  containerLogMaxFiles: number;
   /** The node's Lease duration; renewed every quarter of it (the kubelet's --node-lease-duration-seconds). */
   nodeLeaseDurationSeconds: number;
   /** The kubelet server's certificate; default the kubeconfig's client certificate (node credentials serve both). */
@@ -46,6 +50,13 @@ export function defaultAddress(): string {
 export const podNetwork = (raw: unknown): 'loopback' | 'shared' => {
   if (raw !== 'loopback' && raw !== 'shared') throw new ConfigError(`--pod-network must be loopback or shared, got ${String(raw)}`);
   return raw;
+};
+
+/** `--container-log-max-size` (the kubelet's: a quantity of bytes, at least 1Ki). */
+export const containerLogMaxSize = (raw: unknown): number => {
+  const n = parseQuantity(String(raw));
+  if (n === undefined || !Number.isFinite(n) || n < 1024) throw new ConfigError(`--container-log-max-size must be a size of at least 1Ki (as 10Mi), got ${String(raw)}`);
+  return Math.floor(n);
 };
 
 /** `--container-runtime` (serve's embedded node and `cluster-api node`). */
@@ -69,6 +80,8 @@ export const nodeOptions: readonly AnyRow<NodeConfig>[] = [
   row({ key: 'nodeLeaseDurationSeconds', flag: 'node-lease-duration-seconds', env: 'CLUSTER_API_NODE_LEASE_DURATION_SECONDS', type: 'number', default: 40, parse: count('node-lease-duration-seconds', 1, 3600), describe: 'the node\'s Lease duration, renewed every quarter of it (default 40)' }),
   row({ key: 'podNetwork', flag: 'pod-network', env: 'CLUSTER_API_NODE_POD_NETWORK', type: 'string', default: undefined, parse: podNetwork, describe: 'loopback (an address per pod, Linux default) or shared (the node\'s address, a port per pod)' }),
   row({ key: 'containerRuntime', flag: 'container-runtime', env: 'CLUSTER_API_NODE_CONTAINER_RUNTIME', type: 'string', default: undefined, parse: containerRuntime, describe: 'how pods run: process (function images as child processes, the default), oci (runc in namespaces and cgroups; needs runc, conmon, the CNI plugins, root, and a cluster whose --cluster-cidr is a private range) or simulated (every image as kwok runs it)' }),
+  row({ key: 'containerLogMaxSize', flag: 'container-log-max-size', env: 'CLUSTER_API_NODE_CONTAINER_LOG_MAX_SIZE', type: 'string', default: 10 * 1024 * 1024, parse: containerLogMaxSize, describe: 'a container\'s log file rotates past this size (default 10Mi)' }),
+  row({ key: 'containerLogMaxFiles', flag: 'container-log-max-files', env: 'CLUSTER_API_NODE_CONTAINER_LOG_MAX_FILES', type: 'number', default: 5, parse: count('container-log-max-files', 2, 1000), describe: 'log files kept per container, the current one included (default 5)' }),
   row({ key: 'tlsCertFile', flag: 'tls-cert-file', env: 'CLUSTER_API_NODE_TLS_CERT_FILE', type: 'string', default: undefined, parse: path, describe: 'the kubelet server certificate (default: the kubeconfig\'s client certificate)' }),
   row({ key: 'tlsPrivateKeyFile', flag: 'tls-private-key-file', env: 'CLUSTER_API_NODE_TLS_PRIVATE_KEY_FILE', type: 'string', default: undefined, parse: path, describe: 'its private key' }),
 ];

@@ -100,6 +100,7 @@ export async function startEmbeddedNode(config: ServeConfig, ca: CertificateAuth
   const agent = new NodeAgent({
     kube: embeddedClient(api, token), name: config.nodeName, dataDir: join(config.dataDir, 'agent'), images: join(config.dataDir, 'images'),
     simulate: config.simulate, containerRuntime: config.containerRuntime, maxPods: config.maxPods, networkMode: config.podNetwork, rootCa: api.ca, log,
+    logLimits: { maxBytes: config.containerLogMaxSize, maxFiles: config.containerLogMaxFiles },
     heartbeat: leaseHeartbeat(config.nodeLeaseDurationSeconds),
     server: { ...serving, ca: ca.cert, port: config.kubeletPort },
   });

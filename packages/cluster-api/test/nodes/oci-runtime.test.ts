@@ -6,7 +6,7 @@
  * secrets; runAsNonRoot with a root image is CreateContainerConfigError; pods reach each other by
  * pod IP; port 8080 of the host stays free while function pods listen on theirs.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
@@ -23,7 +23,7 @@ import { until } from '../../testing/src/poll.js';
 const cidr = privatePodCidr(`oci-runtime-test-${process.pid}`);
 
 describe.skipIf(ociMissing)(`the oci runtime${ociMissing ? ` (skipped: ${ociMissing})` : ''}`, () => {
-  const current = useNodeCluster({ nodes: [{ name: 'oci-a', options: { containerRuntime: 'oci' } }], nodeControllers: { clusterCidr: cidr, nodeCidrMaskSize: 24 } });
+  const current = useNodeCluster({ nodes: [{ name: 'oci-a', options: { containerRuntime: 'oci', logLimits: { maxBytes: 64 * 1024, maxFiles: 3 } } }], nodeControllers: { clusterCidr: cidr, nodeCidrMaskSize: 24 } });
   let registry: RunningRegistry;
   let busybox: string;
   const agent = () => current.cluster.agents.get('oci-a')!;
@@ -189,6 +189,35 @@ describe.skipIf(ociMissing)(`the oci runtime${ociMissing ? ` (skipped: ${ociMiss
     // A command in a container that has exited, or no command at all, is refused.
     await expect(runtime.exec!(id, ['true'], { tty: false })).rejects.toThrow('is not running');
   }, 90_000);
+
+  it('rotates a container\'s log past its size as the kubelet does (conmon reopens it), keeping the newest files', async () => {
+    const { kube } = current;
+    // Five bursts of ~100 KB, each past the 64 KiB limit, far enough apart for the node to rotate between them.
+    const burst = 'i=0; while [ $i -lt 1500 ]; do echo "burst $b line $i ................................................"; i=$((i+1)); done';
+    await kube.create(Resources.pods, { metadata: { name: 'chatty' }, spec: { containers: [{ name: 'bb', image: busybox, command: ['sh', '-c', `for b in 1 2 3 4 5; do ${burst}; sleep 3; done; echo all written; exec sleep 3600`] }] } });
+    const pod = await podUntil(kube, 'chatty', 'Ready', isReady, 60_000);
+    const dir = join(current.cluster.dir, 'oci-a', 'logs', `default_chatty_${pod.metadata.uid}`, 'bb');
+    const log = async () => (await (await kube.logs('chatty', {})).setEncoding('utf8').toArray()).join('');
+    await until('all written, in the current file', async () => (await log()).includes('all written'), { timeoutMs: 60_000 });
+    const files = readdirSync(dir).sort();
+    expect(files[0]).toBe('0.log');
+    const rotated = files.filter((f) => /^0\.log\.\d{8}-\d{6}$/.test(f));
+    expect(rotated.length).toBeGreaterThanOrEqual(1);
+    expect(files.length).toBeLessThanOrEqual(3);
+    // Nothing around a rotation was lost: the kept files, oldest first, hold the whole last burst in order, then the end.
+    // CRI lines (`<time> <stream> F|P <text>`), a partial (P) one joined to what follows.
+    const lines: string[] = [];
+    let partial = '';
+    for (const f of [...rotated, '0.log']) for (const l of readFileSync(join(dir, f), 'utf8').split('\n').filter(Boolean)) {
+      const [, , tag, ...text] = l.split(' ');
+      partial += text.join(' ');
+      if (tag === 'F') (lines.push(partial), (partial = ''));
+    }
+    const last = lines.filter((l) => l.startsWith('burst 5 ')).map((l) => Number(/line (\d+)/.exec(l)![1]));
+    expect(last).toEqual(Array.from({ length: 1500 }, (_, i) => i));
+    expect(lines.at(-1)).toBe('all written');
+    expect(await log()).toMatch(/all written\n$/);
+  }, 120_000);
 
   it('a hostPort is mapped (portmap) to the pod on the node\'s addresses, and unmapped when the pod goes', async () => {
     const { kube } = current;

@@ -32,6 +32,17 @@ export function nanoTimestamp(): string {
 
 const rotationSuffix = (d = new Date()): string => d.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 
+/** The name a log file is renamed to when it rotates now. */
+export const rotatedName = (path: string): string => `${path}.${rotationSuffix()}`;
+
+/** Keeps the newest `maxFiles - 1` rotated files of `path` (names sort by time). */
+export function pruneRotated(path: string, maxFiles: number): void {
+  const prefix = `${basename(path)}.`;
+  const dir = dirname(path);
+  const rotated = readdirSync(dir).filter((f) => f.startsWith(prefix)).sort();
+  for (const f of rotated.slice(0, Math.max(0, rotated.length - (maxFiles - 1)))) rmSync(join(dir, f), { force: true });
+}
+
 type Stream = 'stdout' | 'stderr';
 
 export interface ContainerLogEvents {
@@ -97,19 +108,11 @@ export class ContainerLog extends EventEmitter<ContainerLogEvents> implements Li
 
   private rotate(): void {
     closeSync(this.fd);
-    renameSync(this.path, `${this.path}.${rotationSuffix()}`);
+    renameSync(this.path, rotatedName(this.path));
     this.fd = openSync(this.path, 'a', 0o640);
     this.size = 0;
-    this.prune();
+    pruneRotated(this.path, this.limits.maxFiles);
     this.emit('rotate');
-  }
-
-  /** Keeps the newest `maxFiles - 1` rotated files (names sort by time). */
-  private prune(): void {
-    const prefix = `${basename(this.path)}.`;
-    const dir = dirname(this.path);
-    const rotated = readdirSync(dir).filter((f) => f.startsWith(prefix)).sort();
-    for (const f of rotated.slice(0, Math.max(0, rotated.length - (this.limits.maxFiles - 1)))) rmSync(join(dir, f), { force: true });
   }
 
   /** The process ended: what it wrote without a final newline is a full line, as containerd writes it. */

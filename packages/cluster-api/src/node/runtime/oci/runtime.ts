@@ -10,7 +10,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import { closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, watch, writeFileSync, writeSync, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { FUNCTION_IMAGE_KIND, FUNCTION_IMAGE_LABEL } from '@func/oci';
@@ -19,6 +19,7 @@ import type { ContainerConfig, ContainerStatus, ImageSpec, PodSandboxConfig, Pod
 import type { ImageStore } from '../image-store.js';
 import { newId, RecordedRuntime } from '../records.js';
 import { readContainerLog } from '../../logs/log-reader.js';
+import { DefaultLogLimits, pruneRotated, rotatedName, type LogLimits } from '../../logs/logs.js';
 import { containerArgv, imageEnv } from '../process/launch.js';
 import { PodNetworks, type PortMapping } from './cni.js';
 import type { OciHost } from './host.js';
@@ -39,6 +40,8 @@ export interface OciRuntimeOptions {
   dataDir: string;
   /** The node's address (a hostNetwork pod's IP). */
   hostIP: string;
+  /** When a container's log file rotates, and how many are kept (the kubelet's container log manager; default 10 MiB, 5). */
+  logLimits?: LogLimits;
 }
 
 interface Sandbox {
@@ -228,6 +231,40 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
 
   private sweepExits(): void {
     for (const c of this.containers.values()) if (c.status.state === 'CONTAINER_RUNNING') this.exitedNow(c.status.id);
+    for (const c of this.containers.values()) if (c.status.state === 'CONTAINER_RUNNING') this.rotateLog(c);
+  }
+
+  /**
+   * A running container's log past its size, rotated as the kubelet's container log manager does
+   * with CRI-O: renamed to `<file>.<time>`, conmon told to reopen its log (`2 0 0` on the bundle's
+   * `ctl` fifo, CRI-O's ReopenContainerLog), the oldest rotated files beyond the limit removed. Should
+   * conmon not take it, the file is renamed back.
+   */
+  private rotateLog(c: Instance): void {
+    const { maxBytes, maxFiles } = this.opts.logLimits ?? DefaultLogLimits;
+    const path = c.status.logPath;
+    let size: number;
+    try {
+      size = statSync(path).size;
+    } catch {
+      return;
+    }
+    if (size < maxBytes) return;
+    const to = rotatedName(path);
+    try {
+      renameSync(path, to);
+      const ctl = openSync(join(c.bundle, 'ctl'), constants.O_WRONLY | constants.O_NONBLOCK);
+      try {
+        writeSync(ctl, '2 0 0\n');
+      } finally {
+        closeSync(ctl);
+      }
+    } catch {
+      if (existsSync(to) && !existsSync(path)) renameSync(to, path);
+      return;
+    }
+    pruneRotated(path, maxFiles);
+    c.log?.rotated();
   }
 
   /** Whether the kernel's OOM killer ended a process of the container's memory cgroup. */
