@@ -19,7 +19,7 @@ import { apiServerHealth, PostStartHooks } from './http/health.js';
 import type { MetricsRegistry } from './http/prometheus.js';
 import type { Registry } from './registry/rest.js';
 import type { PodNetwork } from './registry/definition.js';
-import { ensureKubernetesService } from './registry/kinds/kubernetes-service.js';
+import { ensureClusterDnsService, ensureKubernetesService } from './registry/kinds/kubernetes-service.js';
 import { createRegistry, ensureSystemNamespaces, ensureSystemPriorityClasses } from './registry/index.js';
 import { settleAggregation } from './controllers/clusterrole-aggregation/aggregation.js';
 import { buildAuthorizer, type AuthorizationMode, type AuthorizerChain } from './auth/authorizers.js';
@@ -68,7 +68,7 @@ export interface StartOptions {
   podNetwork?: PodNetwork;
   /** Where Service clusterIPs come from (kube-apiserver's --service-cluster-ip-range); default 10.96.0.0/12. */
   serviceClusterIpRange?: string;
-  /** Keep the `kubernetes` Service of `default` (first address of the range, Endpoints: this server), as kube-apiserver does; pods reach the API through it. */
+  /** Keep the `kubernetes` Service of `default` (first address of the range, Endpoints: this server), as kube-apiserver does; pods reach the API through it. The cluster DNS's `kube-system/kube-dns` Service (the range's tenth address) is kept with it. */
   kubernetesService?: boolean;
   /** kube-apiserver's --runtime-config (`apps/v1beta1=false,…`); default: every built-in group version served. */
   runtimeConfig?: string;
@@ -166,6 +166,8 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   if (options.kubernetesService) {
     await ensureKubernetesService(registry, options.serviceClusterIpRange, host === '0.0.0.0' ? '127.0.0.1' : host, port)
       .catch((err: Error) => options.log?.({ level: 'warn', msg: 'the kubernetes Service is not kept', error: err.message }));
+    await ensureClusterDnsService(registry, options.serviceClusterIpRange)
+      .catch((err: Error) => options.log?.({ level: 'warn', msg: 'the kube-dns Service is not kept', error: err.message }));
   }
   return {
     url: `${options.tls ? 'https' : 'http'}://${urlHost}:${port}`,

@@ -27,6 +27,7 @@ import { removePodDir, type Sandbox } from './sandbox/sandbox.js';
 import { apiSources, type PodSources } from './sources.js';
 import { KubeletServer, type KubeletServerOptions } from './server/server.js';
 import { ServiceProxy } from './service-proxy.js';
+import { ClusterDns } from './dns/server.js';
 import { KubeletAuth } from './server/server-auth.js';
 import { StatusWriter } from './status-sync.js';
 import type { Node, Pod, Taint } from './types.js';
@@ -66,6 +67,10 @@ export interface NodeAgentOptions {
   retryMs?: number;
   /** Run the node's service proxy (default true; one per machine: a second node on the same addresses would find them taken). */
   serviceProxy?: boolean;
+  /** The cluster DNS Service's clusterIP (the kubelet's --cluster-dns): an oci node answers DNS there itself (dns/) and gives it to its pods. */
+  clusterDns?: string;
+  /** The cluster's domain (the kubelet's --cluster-domain, default cluster.local). */
+  clusterDomain?: string;
   /** The CA in PEM, for the pods' `ca.crt` (default: the kubeconfig's). */
   rootCa?: string;
   log?: (entry: Record<string, unknown>) => void;
@@ -99,6 +104,7 @@ export class NodeAgent {
   private readonly log: (entry: Record<string, unknown>) => void;
   private allocatable: Record<string, string> = {};
   private oci?: OciRuntime;
+  private dns?: ClusterDns;
 
   constructor(private readonly opts: NodeAgentOptions) {
     this.name = opts.name;
@@ -106,7 +112,8 @@ export class NodeAgent {
     this.network = new PodNetwork(opts.networkMode ?? defaultNetworkMode(), opts.hostIP ?? '127.0.0.1');
     this.images = new ImageStore({ layout: opts.images ?? join(opts.dataDir, 'images'), rootfs: join(opts.dataDir, 'rootfs') });
     const own = opts.containerRuntime === 'oci'
-      ? (this.oci = new OciRuntime({ images: this.images, network: this.network, host: ociHost(), dataDir: opts.dataDir, hostIP: opts.hostIP ?? '127.0.0.1', logLimits: opts.logLimits }))
+      ? (this.oci = new OciRuntime({ images: this.images, network: this.network, host: ociHost(), dataDir: opts.dataDir, hostIP: opts.hostIP ?? '127.0.0.1', logLimits: opts.logLimits,
+        ...(opts.clusterDns && { dns: { server: opts.clusterDns, zone: opts.clusterDomain ?? 'cluster.local' } }) }))
       : new ProcessRuntime({ images: this.images, network: this.network, logLimits: opts.logLimits ?? DefaultLogLimits });
     const v = own.version();
     this.runtimeVersion = `${v.runtimeName}://${v.runtimeVersion}`;
@@ -140,15 +147,29 @@ export class NodeAgent {
     this.self = new Informer<Node>(kube, Resources.nodes, { fieldSelector: `metadata.name=${this.name}`, onError: quiet })
       .on('add', (n) => this.learn(n)).on('update', (n) => this.learn(n)).start();
     if (this.opts.serviceProxy !== false) {
-      this.proxy = new ServiceProxy({ kube, nodeName: this.name, hostIP: this.network.hostIP, target: (uid, port) => this.network.target(uid, port), log: this.log, addresses: this.oci?.serviceAddresses });
+      const served = this.oci ? this.opts.clusterDns : undefined;
+      this.proxy = new ServiceProxy({ kube, nodeName: this.name, hostIP: this.network.hostIP, target: (uid, port) => this.network.target(uid, port), log: this.log, addresses: this.oci?.serviceAddresses, served });
       // Not awaited: the pods run whether or not Services can be listed yet (the informers retry; an
       // oci pod's container waits for the first list, as the kubelet's service environment does).
       void this.proxy.start();
+      if (served) await this.startDns(served);
     }
     this.podInformer = new Informer<Pod>(kube, Resources.pods, { namespace: '', fieldSelector: `spec.nodeName=${this.name}`, onError: quiet })
       .on('add', (p) => this.upsert(p)).on('update', (p) => this.upsert(p)).on('delete', (p) => this.removed(p)).start();
     await this.podInformer.synced;
     this.removeStaleDirs();
+  }
+
+  /** The cluster DNS on its Service's address (made an address of the host); a node without it logs why, and its pods' lookups of cluster names fail. */
+  private async startDns(address: string): Promise<void> {
+    try {
+      await this.oci!.serviceAddresses.add(address);
+      const dns = new ClusterDns({ address, zone: this.opts.clusterDomain ?? 'cluster.local', view: this.proxy!.dnsView(), log: this.log });
+      await dns.start();
+      this.dns = dns;
+    } catch (err) {
+      this.log({ level: 'warn', msg: 'the cluster DNS cannot listen', address, error: (err as Error).message });
+    }
   }
 
   private learn(node: Node): void {
@@ -254,7 +275,7 @@ export class NodeAgent {
   /** Stops heartbeats and watches, then every container (SIGTERM, then SIGKILL after 2 s). */
   async stop(): Promise<void> {
     this.heartbeat?.stop();
-    await Promise.all([this.podInformer?.stop(), this.self?.stop(), this.proxy?.stop()]);
+    await Promise.all([this.podInformer?.stop(), this.self?.stop(), this.proxy?.stop(), this.dns?.stop()]);
     await Promise.all([...this.workers.values()].map((w) => w.shutdown().catch((err: Error) => this.warn('pod not stopped', w.current, err))));
     await this.server?.close();
     await this.oci?.close();

@@ -28,6 +28,9 @@ export interface NodeConfig {
   podNetwork?: 'loopback' | 'shared';
   /** How pods run (default process; oci asks for runc sandboxes: the cluster's --cluster-cidr must then be a private range, not loopback). */
   containerRuntime?: 'oci' | 'process' | 'simulated';
+  /** The cluster DNS Service's clusterIP (the kubelet's --cluster-dns): an oci node answers DNS there and gives it to its pods. */
+  clusterDns?: string;
+  clusterDomain: string;
   /** A container's log file rotates past this many bytes, and this many files are kept (the kubelet's --container-log-max-size, --container-log-max-files). */
   containerLogMaxSize: number;
   containerLogMaxFiles: number;
@@ -80,6 +83,11 @@ export const nodeOptions: readonly AnyRow<NodeConfig>[] = [
   row({ key: 'nodeLeaseDurationSeconds', flag: 'node-lease-duration-seconds', env: 'CLUSTER_API_NODE_LEASE_DURATION_SECONDS', type: 'number', default: 40, parse: count('node-lease-duration-seconds', 1, 3600), describe: 'the node\'s Lease duration, renewed every quarter of it (default 40)' }),
   row({ key: 'podNetwork', flag: 'pod-network', env: 'CLUSTER_API_NODE_POD_NETWORK', type: 'string', default: undefined, parse: podNetwork, describe: 'loopback (an address per pod, Linux default) or shared (the node\'s address, a port per pod)' }),
   row({ key: 'containerRuntime', flag: 'container-runtime', env: 'CLUSTER_API_NODE_CONTAINER_RUNTIME', type: 'string', default: undefined, parse: containerRuntime, describe: 'how pods run: process (function images as child processes, the default), oci (runc in namespaces and cgroups; needs runc, conmon, the CNI plugins, root, and a cluster whose --cluster-cidr is a private range) or simulated (every image as kwok runs it)' }),
+  row({ key: 'clusterDns', flag: 'cluster-dns', env: 'CLUSTER_API_NODE_CLUSTER_DNS', type: 'string', default: undefined, parse: (raw) => {
+    if (!isIP(String(raw))) throw new ConfigError(`--cluster-dns must be an IP address, got ${String(raw)}`);
+    return String(raw);
+  }, describe: 'the kube-system/kube-dns Service\'s clusterIP: with --container-runtime oci the node answers DNS there and gives it to its pods (default: none, pods use the host\'s resolv.conf)' }),
+  row({ key: 'clusterDomain', flag: 'cluster-domain', env: 'CLUSTER_API_NODE_CLUSTER_DOMAIN', type: 'string', default: 'cluster.local', parse: text, describe: 'the cluster\'s DNS domain (default cluster.local)' }),
   row({ key: 'containerLogMaxSize', flag: 'container-log-max-size', env: 'CLUSTER_API_NODE_CONTAINER_LOG_MAX_SIZE', type: 'string', default: 10 * 1024 * 1024, parse: containerLogMaxSize, describe: 'a container\'s log file rotates past this size (default 10Mi)' }),
   row({ key: 'containerLogMaxFiles', flag: 'container-log-max-files', env: 'CLUSTER_API_NODE_CONTAINER_LOG_MAX_FILES', type: 'number', default: 5, parse: count('container-log-max-files', 2, 1000), describe: 'log files kept per container, the current one included (default 5)' }),
   row({ key: 'tlsCertFile', flag: 'tls-cert-file', env: 'CLUSTER_API_NODE_TLS_CERT_FILE', type: 'string', default: undefined, parse: path, describe: 'the kubelet server certificate (default: the kubeconfig\'s client certificate)' }),

@@ -15,10 +15,11 @@
  */
 import { connect, createServer, isIPv4, type Server, type Socket } from 'node:net';
 import { Informer, type KubeClient, Resources, type KubeObject } from '@func/kube-client';
+import type { ClusterView, DnsService } from './dns/records.js';
 
 interface ServicePort { name?: string; port: number; protocol?: string; nodePort?: number }
-type Service = KubeObject & { spec?: { clusterIP?: string; type?: string; ports?: ServicePort[] } };
-interface EndpointAddress { ip: string; nodeName?: string; targetRef?: { uid?: string } }
+type Service = KubeObject & { spec?: { clusterIP?: string; type?: string; externalName?: string; ports?: ServicePort[] } };
+interface EndpointAddress { ip: string; hostname?: string; nodeName?: string; targetRef?: { uid?: string } }
 type Endpoints = KubeObject & { subsets?: { addresses?: EndpointAddress[]; ports?: { name?: string; port: number; protocol?: string }[] }[] };
 
 export interface ServiceProxyOptions {
@@ -29,6 +30,8 @@ export interface ServiceProxyOptions {
   /** Where a connection to `ip:port` of a pod of this node really goes (the pod network's mapping). */
   target(uid: string, port: number): { host: string; port: number } | undefined;
   log: (entry: Record<string, unknown>) => void;
+  /** A clusterIP the node answers on itself (the cluster DNS's): not proxied. */
+  served?: string;
   /** Makes a clusterIP outside loopback an address of this host (oci/service-addresses.ts); without it only loopback clusterIPs are served. */
   addresses?: { add(ip: string): Promise<void>; remove(ip: string): Promise<void> };
 }
@@ -77,7 +80,7 @@ export class ServiceProxy {
   /** Opens what the Service needs that is not open yet, closes what it no longer needs. */
   private sync(svc: Service, deleted = false): void {
     const service = keyOf(svc);
-    const want = deleted ? new Map<string, ServicePort>() : wanted(svc, this.opts.hostIP, !!this.opts.addresses);
+    const want = deleted || (this.opts.served && svc.spec?.clusterIP === this.opts.served) ? new Map<string, ServicePort>() : wanted(svc, this.opts.hostIP, !!this.opts.addresses);
     for (const [address, l] of this.listeners) {
       if (l.service !== service) continue;
       const port = want.get(address);
@@ -182,6 +185,19 @@ export class ServiceProxy {
   /** The Services of `namespace` as the informer has them (the pods' service environment). */
   namespaceServices(namespace: string): { namespace: string; name: string; clusterIP?: string; ports?: ServicePort[] }[] {
     return (this.services?.byIndex('namespace', namespace) ?? []).map((s) => ({ namespace, name: s.metadata?.name ?? '', clusterIP: s.spec?.clusterIP, ports: s.spec?.ports }));
+  }
+
+  /** The Services and their ready endpoints as the cluster DNS reads them (dns/records.ts). */
+  dnsView(): ClusterView {
+    const view = (s: Service): DnsService => ({ namespace: s.metadata?.namespace ?? '', name: s.metadata?.name ?? '', clusterIP: s.spec?.clusterIP, type: s.spec?.type, externalName: s.spec?.externalName, ports: s.spec?.ports });
+    return {
+      service: (namespace, name) => {
+        const s = this.services?.get(name, namespace);
+        return s && view(s);
+      },
+      endpoints: (namespace, name) => (this.endpoints?.get(name, namespace)?.subsets ?? []).flatMap((sub) => (sub.addresses ?? []).map((a) => ({ ip: a.ip, ...(a.hostname && { hostname: a.hostname }) }))),
+      services: () => (this.services?.list() ?? []).map(view),
+    };
   }
 
   /** The addresses listened on now (tests, and the agent's own checks). */

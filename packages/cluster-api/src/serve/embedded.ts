@@ -24,6 +24,7 @@ import { Scheduler } from '../scheduler/scheduler.js';
 import { BrokerStartError } from '../broker/cluster/embedded.js';
 import { GatewayUser } from '../serving/gateway/role.js';
 import { part, type Part, type Running } from './part.js';
+import { clusterDnsIP } from '../registry/kinds/kubernetes-service.js';
 
 type Log = (e: Record<string, unknown>) => void;
 
@@ -101,6 +102,8 @@ export async function startEmbeddedNode(config: ServeConfig, ca: CertificateAuth
     kube: embeddedClient(api, token), name: config.nodeName, dataDir: join(config.dataDir, 'agent'), images: join(config.dataDir, 'images'),
     simulate: config.simulate, containerRuntime: config.containerRuntime, maxPods: config.maxPods, networkMode: config.podNetwork, rootCa: api.ca, log,
     logLimits: { maxBytes: config.containerLogMaxSize, maxFiles: config.containerLogMaxFiles },
+    // Where the server keeps the kube-dns Service (serve/index.ts: oci nodes), the node answers on it.
+    ...(config.containerRuntime === 'oci' && { clusterDns: clusterDnsIP(config.serviceClusterIpRange) }),
     heartbeat: leaseHeartbeat(config.nodeLeaseDurationSeconds),
     server: { ...serving, ca: ca.cert, port: config.kubeletPort },
   });

@@ -6,12 +6,13 @@
  * pods' KUBERNETES_SERVICE_HOST/PORT name; the API server's own loopback port stays out of reach.
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '@func/kube-client';
 import { privatePodCidr } from '../../src/node/runtime/oci/pod-cidr.js';
 import { reachableServiceCidr } from '../../src/node/runtime/choose.js';
-import { kubernetesServiceIP } from '../../src/registry/kinds/kubernetes-service.js';
+import { clusterDnsIP, kubernetesServiceIP } from '../../src/registry/kinds/kubernetes-service.js';
 import type { RunningRegistry } from '../../../oci/test/registry-server.js';
 import { busyboxInRegistry, execIn, ociMissing, ociOf } from '../support/oci-fixtures.js';
 import { isReady, podUntil, useNodeCluster, type Obj } from '../support/node-fixtures.js';
@@ -20,11 +21,16 @@ import { until } from '../../testing/src/poll.js';
 const cidr = privatePodCidr(`oci-services-test-${process.pid}`);
 const serviceCidr = reachableServiceCidr('127.128.0.0/12', cidr, `oci-services-test-${process.pid}`);
 /** The host's addresses on `lo` carrying a label. */
+/** The host's own search domains, which a pod's resolv.conf lists after the cluster's. */
+const hostSearch = () => {
+  const line = readFileSync('/etc/resolv.conf', 'utf8').split('\n').find((l) => /^\s*(search|domain)\s/.test(l));
+  return line ? ` ${line.trim().split(/\s+/).slice(1).join(' ')}` : '';
+};
 const loAddresses = (label: string) => execFileSync('ip', ['-4', '-o', 'addr', 'show', 'dev', 'lo']).toString().split('\n').filter((l) => l.split(/[\s\\]+/).includes(label)).map((l) => /inet (\S+)\//.exec(l)?.[1]);
 
 describe.skipIf(ociMissing)(`Services from oci pods${ociMissing ? ` (skipped: ${ociMissing})` : ''}`, () => {
   const current = useNodeCluster({
-    nodes: [{ name: 'oci-s', options: { containerRuntime: 'oci' } }],
+    nodes: [{ name: 'oci-s', options: { containerRuntime: 'oci', clusterDns: clusterDnsIP(serviceCidr) } }],
     nodeControllers: { clusterCidr: cidr, nodeCidrMaskSize: 24 }, serviceClusterIpRange: serviceCidr, kubernetesService: true,
   });
   let registry: RunningRegistry;
@@ -95,6 +101,30 @@ describe.skipIf(ociMissing)(`Services from oci pods${ociMissing ? ` (skipped: ${
     const named = await kube.create<Obj>(Resources.services, { metadata: { name: 'marker' }, spec: { selector: { app: 'fn' }, ports: [{ port: 82, targetPort: 8080 }] } });
     await until('the marker Service served', () => loAddresses(label()).includes(named.spec.clusterIP));
     expect(loAddresses(label()).length).toBe(before + 1);
+  }, 60_000);
+
+  it('cluster DNS: kube-system/kube-dns on the range\'s tenth address, the node answering on it; a pod resolves Services by full and short name, headless ones to their pods', async () => {
+    const { kube } = current;
+    const dnsIP = clusterDnsIP(serviceCidr);
+    const kubeDns = await kube.get<Obj>(Resources.services, 'kube-dns', { namespace: 'kube-system' });
+    expect(kubeDns.spec).toMatchObject({ clusterIP: dnsIP, ports: [{ name: 'dns', port: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53, protocol: 'TCP' }] });
+    expect((await execIn(agent(), bb, ['cat', '/etc/resolv.conf'])).stdout).toBe(`nameserver ${dnsIP}\nsearch default.svc.cluster.local svc.cluster.local cluster.local${hostSearch()}\noptions ndots:5\n`);
+    const svc = await kube.create<Obj>(Resources.services, { metadata: { name: 'named' }, spec: { selector: { app: 'fn' }, ports: [{ port: 80, targetPort: 8080 }] } });
+    await until('the proxy listens on named', () => agent().proxy!.addresses().includes(`${svc.spec.clusterIP}:80`));
+    const full = await execIn(agent(), bb, ['nslookup', 'named.default.svc.cluster.local', dnsIP]);
+    expect(full, JSON.stringify(full)).toMatchObject({ exitCode: 0 });
+    expect(full.stdout).toContain(`Address: ${svc.spec.clusterIP}`);
+    // The short name through the search path, as an application asks: wget resolves it with the pod's resolv.conf.
+    const got = await execIn(agent(), bb, ['wget', '-qO-', 'http://named/env?name=HOSTNAME']);
+    expect(got).toEqual({ exitCode: 0, stdout: 'fn', stderr: '' });
+    // A function pod's Node.js resolves it too (glibc's resolver in the image's own root).
+    const fromNode = await execIn(agent(), fn, ['node', '-e', 'require("dns").lookup("named.default.svc.cluster.local", (e, a) => console.log(e ? e.code : a))']);
+    expect(fromNode.stdout).toBe(`${svc.spec.clusterIP}\n`);
+    // A headless Service: its ready pods' addresses.
+    await until('the headless Service resolving to fn', async () => (await execIn(agent(), bb, ['nslookup', 'headless.default.svc.cluster.local', dnsIP])).stdout.includes(`Address: ${fn.status.podIP}`));
+    const missing = await execIn(agent(), bb, ['nslookup', 'nope.default.svc.cluster.local', dnsIP]);
+    expect(missing.exitCode).not.toBe(0);
+    expect(missing.stdout + missing.stderr).toMatch(/NXDOMAIN|can't find/);
   }, 60_000);
 
   it('the agent\'s stop takes every clusterIP address of the node with it', async () => {

@@ -17,7 +17,7 @@ const support = ociSupport();
 /** Why the oci tests cannot run here, or undefined when they can. */
 export const ociMissing = 'missing' in support ? support.missing.join('; ') : undefined;
 
-const Applets = ['sh', 'id', 'cat', 'echo', 'sleep', 'wget', 'ls', 'grep', 'wc', 'touch', 'hostname'];
+const Applets = ['sh', 'id', 'cat', 'echo', 'sleep', 'wget', 'ls', 'grep', 'wc', 'touch', 'hostname', 'nslookup'];
 
 /** busybox-static as an image (root user, Cmd sh) pushed to a fresh registry: the registry and the reference. */
 export async function busyboxInRegistry(layoutDir: string): Promise<{ registry: RunningRegistry; ref: string }> {

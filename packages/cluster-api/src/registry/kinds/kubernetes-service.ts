@@ -4,6 +4,7 @@
  * no selector, and Endpoints of the same name holding the API server's own address and port
  * (rewritten at every start: the port may change). Pods reach the API through it
  * (`KUBERNETES_SERVICE_HOST`, `kubernetes.default.svc`), by way of their node's service proxy.
+ * Beside it, the cluster DNS's `kube-system/kube-dns` Service.
  */
 import { isApiError } from '../../api/errors.js';
 import type { Registry } from '../rest.js';
@@ -16,6 +17,13 @@ export const kubernetesServiceIP = (range = ServiceCIDR): string => {
   const r = parseRange(range);
   if (!r) throw new Error(`not an IPv4 CIDR: ${range}`);
   return toIP(r.base + 1);
+};
+
+/** The cluster DNS Service's clusterIP in `range`: its tenth address (as kubeadm and k3s give `kube-dns`). */
+export const clusterDnsIP = (range = ServiceCIDR): string => {
+  const r = parseRange(range);
+  if (!r) throw new Error(`not an IPv4 CIDR: ${range}`);
+  return toIP(r.base + 10);
 };
 
 const ignoreExists = (err: unknown) => {
@@ -42,4 +50,19 @@ export async function ensureKubernetesService(registry: Pick<Registry, 'find'>, 
   const current = await endpoints.get(ctx, 'kubernetes').catch(orMissing);
   if (!current) return void (await endpoints.create(ctx, { metadata: { name: 'kubernetes', namespace: 'default', labels: Labels }, subsets }).catch(ignoreExists));
   await endpoints.update(ctx, 'kubernetes', { ...current, subsets });
+}
+
+/**
+ * The `kube-dns` Service of `kube-system` (the name clients and kubeadm's clusters use) on the
+ * range's tenth address, DNS on UDP and TCP port 53, no selector: each node answers on that address
+ * itself (node/dns/), as CoreDNS's pods would behind it.
+ */
+export async function ensureClusterDnsService(registry: Pick<Registry, 'find'>, range: string | undefined): Promise<void> {
+  const ctx = { namespace: 'kube-system' };
+  const services = registry.find('', 'v1', 'services')!;
+  if (await services.get(ctx, 'kube-dns').catch(orMissing)) return;
+  await services.create(ctx, {
+    metadata: { name: 'kube-dns', namespace: 'kube-system', labels: { 'k8s-app': 'kube-dns', 'kubernetes.io/name': 'CoreDNS', 'kubernetes.io/cluster-service': 'true' } },
+    spec: { type: 'ClusterIP', clusterIP: clusterDnsIP(range), ports: [{ name: 'dns', port: 53, protocol: 'UDP', targetPort: 53 }, { name: 'dns-tcp', port: 53, protocol: 'TCP', targetPort: 53 }] },
+  }).catch(ignoreExists);
 }

@@ -19,6 +19,7 @@ import type { ContainerConfig, ContainerStatus, ImageSpec, PodSandboxConfig, Pod
 import type { ImageStore } from '../image-store.js';
 import { newId, RecordedRuntime } from '../records.js';
 import { readContainerLog } from '../../logs/log-reader.js';
+import { formatResolvConf, parseResolvConf, podResolvConf } from '../../dns/resolv-conf.js';
 import { DefaultLogLimits, pruneRotated, rotatedName, type LogLimits } from '../../logs/logs.js';
 import { containerArgv, imageEnv } from '../process/launch.js';
 import { PodNetworks, type PortMapping } from './cni.js';
@@ -40,6 +41,8 @@ export interface OciRuntimeOptions {
   dataDir: string;
   /** The node's address (a hostNetwork pod's IP). */
   hostIP: string;
+  /** The cluster DNS server's address and domain for pods' resolv.conf (none: the host's, as the kubelet without --cluster-dns). */
+  dns?: { server: string; zone: string };
   /** When a container's log file rotates, and how many are kept (the kubelet's container log manager; default 10 MiB, 5). */
   logLimits?: LogLimits;
 }
@@ -61,6 +64,15 @@ interface Instance {
   exited: Promise<ContainerStatus>;
   settle(status: ContainerStatus): void;
 }
+
+/** The host's resolv.conf, what a pod's is made from. */
+const hostResolvConf = () => {
+  try {
+    return parseResolvConf(readFileSync('/etc/resolv.conf', 'utf8'));
+  } catch {
+    return parseResolvConf('');
+  }
+};
 
 const DefaultPath = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const isLoopback = (cidr: string) => cidr.startsWith('127.');
@@ -131,6 +143,7 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     mkdirSync(etc, { recursive: true });
     writeFileSync(join(etc, 'hosts'), `127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n${ip}\t${config.hostname}\n`);
     writeFileSync(join(etc, 'hostname'), `${config.hostname}\n`);
+    writeFileSync(join(etc, 'resolv.conf'), formatResolvConf(podResolvConf(config.pod, this.opts.dns?.server, this.opts.dns?.zone ?? 'cluster.local', hostResolvConf())));
     this.sandboxes.set(id, { config, netns, cidr, ports: spec.hostNetwork ? [] : ports, etc, status: { id, metadata: config.metadata, state: 'SANDBOX_READY', createdAt: Date.now(), network: { ip } } });
     return id;
   }
@@ -172,7 +185,7 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
       const mounts: BundleMount[] = [
         { destination: '/etc/hosts', source: join(sandbox.etc, 'hosts'), readonly: false },
         { destination: '/etc/hostname', source: join(sandbox.etc, 'hostname'), readonly: false },
-        ...(existsSync('/etc/resolv.conf') ? [{ destination: '/etc/resolv.conf', source: '/etc/resolv.conf', readonly: true }] : []),
+        { destination: '/etc/resolv.conf', source: join(sandbox.etc, 'resolv.conf'), readonly: false },
         ...(isFunction ? await nodeBinaryMounts() : []),
         ...config.mounts.map((m) => ({ destination: m.containerPath, source: m.hostPath, readonly: m.readonly })),
       ];
