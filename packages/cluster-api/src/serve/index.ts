@@ -27,6 +27,7 @@ import { ensureCreated, installBuiltinCrds } from '../serving/crds.js';
 import { GatewayPolicy } from '../serving/gateway/role.js';
 import { startGateway, type Gateway } from '../serving/gateway/gateway.js';
 import { publishGatewayUrl } from '../serving/gateway/published.js';
+import { BrokerIngressService, GatewayService, publishHostService } from './host-services.js';
 import { brokerPart, gatewayPart, embeddedClient, embeddedIdentities, nodePart, SchedulerUser, schedulerPart, startEmbeddedNode, type ApiEndpoint } from './embedded.js';
 import { inProcessClient } from '../client/in-process.js';
 import { part, type Part } from './part.js';
@@ -107,15 +108,24 @@ export async function serve(asked: ServeConfig, log?: Log, options: ServeOptions
     schedulerPart(() => inProcessClient(api!.registry, api!.authorizer, SchedulerUser), { elect: config.storage.startsWith('etcd'), log }),
     nodePart(() => startEmbeddedNode(config, ca, endpoint(), ids.nodeToken, log)),
     // The broker acts with the admin's credentials (it grants itself its own identity): none without a kubeconfig.
-    ...(token ? [brokerPart(async () => (broker = await startEmbeddedBroker({
-      apiUrl: api!.url, ca: tls?.ca, token, log,
-      store: config.brokerStore, port: config.brokerPort, host: config.brokerBindAddress, advertiseAddress: config.brokerAdvertiseAddress,
-    })))] : []),
+    ...(token ? [brokerPart(async () => {
+      broker = await startEmbeddedBroker({
+        apiUrl: api!.url, ca: tls?.ca, token, log,
+        store: config.brokerStore, port: config.brokerPort, host: config.brokerBindAddress, advertiseAddress: config.brokerAdvertiseAddress,
+      });
+      // Pods with network namespaces of their own reach its ingress by name, as Knative's broker-ingress.
+      if (kubernetesService(config)) await publishHostService(api!.registry, { ...BrokerIngressService, component: 'broker-ingress', host: config.brokerBindAddress, port: Number(new URL(broker.broker.url).port) })
+        .catch((err: Error) => log?.({ level: 'warn', msg: 'broker-ingress Service not published', error: err.message }));
+      return broker;
+    })] : []),
     // The gateway reads Routes, Revisions, DomainMappings, Services and Endpoints as system:serving-gateway.
     // Its address is published in knative-serving/config-gateway for clients that only have the kubeconfig.
     gatewayPart(async () => {
       gateway = await startGateway({ kube: embeddedClient(endpoint(), ids.gatewayToken, 'gateway'), host: config.bindAddress, port: config.gatewayPort, log });
       await publishGatewayUrl(api!.registry, gateway.url).catch((err: Error) => log?.({ level: 'warn', msg: 'gateway address not published', error: err.message }));
+      // Pods with network namespaces of their own reach it by name (a Route's cluster-local name points there).
+      if (kubernetesService(config)) await publishHostService(api!.registry, { ...GatewayService, component: 'gateway', host: config.bindAddress, port: Number(new URL(gateway.url).port) })
+        .catch((err: Error) => log?.({ level: 'warn', msg: 'gateway Service not published', error: err.message }));
       return gateway;
     }),
     ...(options.parts ?? []),

@@ -4,9 +4,11 @@
  * bridge of its own), and runs a function pod under runc; the two pods answer on their own IPs with
  * no collision. From inside a pod the API answers at KUBERNETES_SERVICE_HOST:PORT (the `kubernetes`
  * Service's clusterIP, over TLS verified with the pod's ca.crt) to the pod's own token, RBAC
- * applied. A graceful stop takes the node's namespaces, bridge and clusterIP addresses with it.
+ * applied. A graceful stop takes the node's namespaces, bridge and clusterIP addresses with it. A pod
+ * reaches a Knative Service by its cluster-local name and the broker's ingress by name (cluster DNS).
  */
 import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { nodeKey } from '../../src/node/runtime/oci/runtime.js';
@@ -71,4 +73,27 @@ describe.skipIf(ociMissing || !haveKubectl)(`serve --container-runtime oci${ociM
     expect(loLabels()).not.toContain(`lo:${keys[0]}`);
     expect(loLabels()).toContain(`lo:${keys[1]}`);
   }, 240_000);
+
+  it('a pod reaches a Knative Service by its cluster-local name (cluster DNS, the Route\'s placeholder, the gateway\'s Service) and the broker\'s ingress by name', async () => {
+    const s = await startServe(['--container-runtime', 'oci']);
+    started.push(s);
+    await functionImage(join(s.dir, 'data', 'images'), probeFunction, 'probe:v1');
+    const ksvc = join(s.dir, 'hello.yaml');
+    writeFileSync(ksvc, 'apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata:\n  name: hello\nspec:\n  template:\n    spec:\n      containers:\n        - image: probe:v1\n');
+    await until('the serving kinds served', async () => (await s.kubectl('apply', '-f', ksvc)).code === 0, { timeoutMs: 60_000 });
+    expect((await s.kubectl('wait', '--for=condition=Ready', 'ksvc/hello', '--timeout=120s')).code).toBe(0);
+    for (const [ns, name] of [['knative-serving', 'gateway'], ['knative-eventing', 'broker-ingress'], ['kube-system', 'kube-dns']])
+      expect((await s.kubectl('get', 'svc', '-n', ns, name, '-o', 'jsonpath={.spec.clusterIP}')).stdout).toMatch(/^10\./);
+    const pod = (await s.kubectl('get', 'pods', '-l', 'serving.knative.dev/service=hello', '-o', 'jsonpath={.items[0].metadata.name}')).stdout;
+    const fetchFrom = (url: string) => s.kubectl('exec', pod, '--', 'node', '-e', `fetch(${JSON.stringify(url)}).then(async (r) => console.log(r.status, await r.text()), (e) => console.log("failed", e.cause?.code ?? e.message))`);
+    const local = await until('hello by its cluster-local name', async () => {
+      const r = await fetchFrom('http://hello.default.svc.cluster.local/');
+      return r.stdout.startsWith('200 ') && r.stdout;
+    }, { timeoutMs: 30_000 });
+    expect(local).toMatch(/^200 hello from hello-00001-deployment-/);
+    const broker = await fetchFrom('http://broker-ingress.knative-eventing.svc.cluster.local/default/nope');
+    expect(broker.stdout).toMatch(/^\d{3} /);
+    expect(broker.stdout).not.toMatch(/^failed/);
+  }, 240_000);
 });
+

@@ -118,6 +118,11 @@ ${extra}`;
     expect(ksvc.status.address.url).toBe('http://hello.default.svc.cluster.local');
     expect(ksvc.status).toMatchObject({ latestCreatedRevisionName: 'hello-00001', latestReadyRevisionName: 'hello-00001', observedGeneration: 1, traffic: [{ revisionName: 'hello-00001', latestRevision: true, percent: 100 }] });
     expect(ksvc.status.conditions.map((c: any) => `${c.type}=${c.status}`)).toEqual(['ConfigurationsReady=True', 'Ready=True', 'RoutesReady=True']);
+    // Knative's placeholder Service: the cluster-local name resolves in cluster DNS, to the gateway's Service.
+    const placeholder = await until('the placeholder Service', async () => (await s.kubectl('get', 'service', 'hello', '-o', 'json')).code === 0 && json('service', 'hello'));
+    expect(placeholder.spec).toMatchObject({ type: 'ExternalName', externalName: 'gateway.knative-serving.svc.cluster.local' });
+    expect(placeholder.metadata.ownerReferences).toMatchObject([{ kind: 'Route', name: 'hello', controller: true }]);
+    expect(placeholder.metadata.labels).toMatchObject({ 'serving.knative.dev/route': 'hello', 'serving.knative.dev/service': 'hello' });
     const table = await ok('get', 'ksvc', 'hello');
     expect(table).toMatch(/^NAME\s+URL\s+LATESTCREATED\s+LATESTREADY\s+READY\s+REASON\n/);
     expect(table).toMatch(/^hello\s+http:\/\/hello\.default\.localhost\s+hello-00001\s+hello-00001\s+True\s*$/m);

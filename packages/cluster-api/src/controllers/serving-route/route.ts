@@ -9,14 +9,17 @@
  * labeler marks it (`serving.knative.dev/routingState` active, the Routes in
  * `serving.knative.dev/routes`); one it stops sending to is `reserve` once no Route does, with the
  * time in `serving.knative.dev/routingStateModified` (what revision garbage collection reads);
- * a Route deleted (alone, its Service kept) leaves its revisions so too.
+ * a Route deleted (alone, its Service kept) leaves its revisions so too. Its placeholder Service
+ * (an ExternalName to the gateway's) makes the cluster-local name resolve in cluster DNS.
  */
 import { objectKey, splitKey, writeStatus } from '../context.js';
 import { startReconciler } from '../reconciler.js';
 import type { Controller } from '../shared.js';
 import { conditionOf, conditionSet, type Marked } from '../../serving/conditions.js';
 import { clusterLocalHost, DomainConfigMap, domainFor, routeHost } from '../../serving/domain.js';
-import { Annotation, Label, type Obj, type ServingEnv } from '../../serving/kinds.js';
+import { Annotation, controlledBy, Kinds, Label, type Obj, type ServingEnv } from '../../serving/kinds.js';
+import { ensureChild } from '../../serving/children.js';
+import { GatewayService } from '../../serve/host-services.js';
 import { timestamp } from '../../registry/generic/meta.js';
 import { ignoreRaces, inNamespace } from '../shared.js';
 
@@ -28,6 +31,7 @@ export function startRouteController(env: ServingEnv): Controller {
   const configurations = env.cache('configurations');
   const revisions = env.cache('revisions');
   const configMaps = env.cache('configMaps');
+  env.cache('k8sServices');
 
   const resolve = (ns: string, t: Target): Resolved => {
     let revisionName = t.revisionName;
@@ -75,6 +79,23 @@ export function startRouteController(env: ServingEnv): Controller {
       ...(traffic && { traffic }),
     });
     if (traffic) await markRouting(namespace, name, new Set((traffic as { revisionName: string }[]).map((t) => t.revisionName)));
+    await placeholder(route);
+  };
+
+  /**
+   * Knative's placeholder Service: `<route>` in the Route's namespace, an ExternalName for the
+   * gateway's Service, so the cluster-local name resolves in cluster DNS (and reaches the gateway,
+   * which routes it by Host). Made once, owned by the Route; a Service of that name the Route does not
+   * own is left alone.
+   */
+  const placeholder = async (route: Obj): Promise<void> => {
+    const { name, namespace } = route.metadata as { name: string; namespace: string };
+    const service = route.metadata.labels?.[Label.service];
+    await ensureChild(env, 'k8sServices', route, {
+      apiVersion: 'v1', kind: 'Service',
+      metadata: { name, namespace, labels: { [Label.route]: name, ...(service && { [Label.service]: service }) }, ownerReferences: [controlledBy(route, Kinds.routes)] },
+      spec: { type: 'ExternalName', externalName: `${GatewayService.name}.${GatewayService.namespace}.svc.cluster.local`, sessionAffinity: 'None', ports: [{ name: 'http2', port: 80, protocol: 'TCP', targetPort: 80 }] },
+    }, []);
   };
 
   /** The routing state of the namespace's revisions, as this Route's traffic leaves it. */

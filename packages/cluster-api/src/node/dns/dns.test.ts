@@ -17,6 +17,10 @@ const services: DnsService[] = [
   { namespace: 'shop', name: 'web', clusterIP: '10.96.0.20', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
   { namespace: 'shop', name: 'db', clusterIP: 'None', ports: [{ name: 'sql', port: 5432 }] },
   { namespace: 'shop', name: 'far', type: 'ExternalName', externalName: 'example.org.' },
+  { namespace: 'shop', name: 'near', type: 'ExternalName', externalName: 'web.shop.svc.cluster.local' },
+  { namespace: 'shop', name: 'loop', type: 'ExternalName', externalName: 'loop.shop.svc.cluster.local' },
+  { namespace: 'shop', name: 'ping', type: 'ExternalName', externalName: 'pong.shop.svc.cluster.local' },
+  { namespace: 'shop', name: 'pong', type: 'ExternalName', externalName: 'ping.shop.svc.cluster.local' },
 ];
 const view: ClusterView = {
   service: (ns, name) => services.find((s) => s.namespace === ns && s.name === name),
@@ -32,6 +36,15 @@ describe('cluster records', () => {
     expect(lookup(view, zone, 'db-0.db.shop.svc.cluster.local', RecordType.A).answers.map((a) => 'address' in a && a.address)).toEqual(['10.64.0.5']);
     expect(lookup(view, zone, '10-64-0-6.db.shop.svc.cluster.local', RecordType.A).answers.map((a) => 'address' in a && a.address)).toEqual(['10.64.0.6']);
     expect(lookup(view, zone, 'far.shop.svc.cluster.local', RecordType.A).answers).toEqual([{ type: RecordType.CNAME, name: 'far.shop.svc.cluster.local', ttl: 5, target: 'example.org' }]);
+  });
+
+  it('follows an ExternalName into the zone (a Route\'s placeholder to the gateway\'s Service), and stops on a loop', () => {
+    expect(lookup(view, zone, 'near.shop.svc.cluster.local', RecordType.A).answers).toEqual([
+      { type: RecordType.CNAME, name: 'near.shop.svc.cluster.local', ttl: 5, target: 'web.shop.svc.cluster.local' },
+      { type: RecordType.A, name: 'web.shop.svc.cluster.local', ttl: 5, address: '10.96.0.20' },
+    ]);
+    expect(lookup(view, zone, 'loop.shop.svc.cluster.local', RecordType.A).answers).toHaveLength(1);
+    expect(lookup(view, zone, 'ping.shop.svc.cluster.local', RecordType.A)).toMatchObject({ rcode: Rcode.NoError });
   });
 
   it('gives SRV for a named port, an address for a pod name, PTR for a clusterIP', () => {
@@ -140,6 +153,8 @@ describe('the cluster DNS server', () => {
 
   it('answers the cluster\'s names over UDP, as Node\'s resolver asks', async () => {
     expect(await resolver.resolve4('web.shop.svc.cluster.local')).toEqual(['10.96.0.20']);
+    expect(await resolver.resolve4('near.shop.svc.cluster.local')).toEqual(['10.96.0.20']);
+    expect(await resolver.resolveCname('far.shop.svc.cluster.local')).toEqual(['example.org']);
     expect((await resolver.resolve4('db.shop.svc.cluster.local')).sort()).toEqual(['10.64.0.5', '10.64.0.6']);
     expect(await resolver.resolveSrv('_http._tcp.web.shop.svc.cluster.local')).toEqual([{ name: 'web.shop.svc.cluster.local', port: 80, priority: 0, weight: 100 }]);
     expect(await resolver.reverse('10.96.0.20')).toEqual(['web.shop.svc.cluster.local']);

@@ -2,7 +2,7 @@
  * The cluster's names, as the Kubernetes DNS specification (and CoreDNS's kubernetes plugin) gives
  * them, from the Services and Endpoints the node already watches:
  * - `<svc>.<ns>.svc.<zone>`: a Service's clusterIP; a headless Service's ready endpoint addresses;
- *   an ExternalName Service's CNAME;
+ *   an ExternalName Service's CNAME (with the target's records when it is in the zone);
  * - `<hostname>.<svc>.<ns>.svc.<zone>`: an endpoint of a headless Service by its hostname (or its
  *   address written with dashes);
  * - `_<port>._<proto>.<svc>.<ns>.svc.<zone>`: SRV for a named port;
@@ -41,8 +41,9 @@ const dashed = (ip: string) => (isIPv4(ip) ? ip.replace(/\./g, '-') : ip.replace
 /** Whether `name` is in the cluster's zone (or is a reverse name), i.e. ours to answer. */
 export const inZone = (name: string, zone: string): boolean => name === zone || name.endsWith(`.${zone}`) || name.endsWith('.in-addr.arpa');
 
-export function lookup(view: ClusterView, zone: string, name: string, type: number): Lookup {
+export function lookup(view: ClusterView, zone: string, name: string, type: number, depth = 0): Lookup {
   if (name.endsWith('.in-addr.arpa')) return reverse(view, zone, name, type);
+  if (depth > 8) return none(Rcode.ServFail);
   const labels = name.slice(0, -(zone.length + 1)).split('.');
   const kind = labels.at(-1);
   if (kind === 'pod' && labels.length === 3) {
@@ -53,7 +54,7 @@ export function lookup(view: ClusterView, zone: string, name: string, type: numb
   if (kind !== 'svc') return none(name === zone || labels.length === 1 && ['svc', 'pod'].includes(labels[0]!) ? Rcode.NoError : Rcode.NXDomain);
   // <ns>.svc: a namespace with Services exists as a name.
   if (labels.length === 2) return none([...view.services()].some((s) => s.namespace === labels[0]) ? Rcode.NoError : Rcode.NXDomain);
-  if (labels.length === 3) return serviceRecords(view, zone, name, labels[1]!, labels[0]!, type);
+  if (labels.length === 3) return serviceRecords(view, zone, name, labels[1]!, labels[0]!, type, depth);
   if (labels.length === 4) return endpointRecord(view, name, labels[2]!, labels[1]!, labels[0]!, type);
   if (labels.length === 5 && labels[0]!.startsWith('_') && labels[1]!.startsWith('_')) return srv(view, zone, name, labels[3]!, labels[2]!, labels[0]!.slice(1), labels[1]!.slice(1), type);
   return none(Rcode.NXDomain);
@@ -63,12 +64,16 @@ function addresses(name: string, ips: readonly string[], type: number): Answer[]
   return ips.filter((ip) => type === RecordType.ANY || addressType(ip) === type).map((address) => ({ type: addressType(address), name, ttl: ClusterTtl, address }));
 }
 
-function serviceRecords(view: ClusterView, zone: string, name: string, ns: string, svcName: string, type: number): Lookup {
+function serviceRecords(view: ClusterView, zone: string, name: string, ns: string, svcName: string, type: number, depth: number): Lookup {
   const svc = view.service(ns, svcName);
   if (!svc) return none(Rcode.NXDomain);
   if (svc.type === 'ExternalName') {
     if (!svc.externalName) return none(Rcode.NoError);
-    return { rcode: Rcode.NoError, answers: [{ type: RecordType.CNAME, name, ttl: ClusterTtl, target: svc.externalName.toLowerCase().replace(/\.$/, '') }] };
+    const target = svc.externalName.toLowerCase().replace(/\.$/, '');
+    const cname: Answer = { type: RecordType.CNAME, name, ttl: ClusterTtl, target };
+    // A target in the zone is answered too, as CoreDNS does: a stub resolver does not chase the CNAME itself.
+    const chased = target !== name && inZone(target, zone) && !target.endsWith('.in-addr.arpa') ? lookup(view, zone, target, type, depth + 1) : undefined;
+    return { rcode: Rcode.NoError, answers: [cname, ...(chased?.rcode === Rcode.NoError ? chased.answers : [])] };
   }
   if (type === RecordType.SRV) return srvAll(view, zone, name, svc);
   const ips = headless(svc) ? view.endpoints(ns, svcName).map((e) => e.ip) : [svc.clusterIP!];
