@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { parseCidr, PodNetwork } from './pod-network.js';
 
@@ -12,6 +13,26 @@ describe('PodNetwork', () => {
     expect(() => net.allocate('c')).not.toThrow();
     expect(() => net.allocate('d')).toThrow(/no pod IP left/);
     expect(net.target('b', 8080)).toEqual({ host: '127.64.16.2', port: 8080 });
+  });
+
+  it('skips an address where something else on the machine already listens on a pod port (another cluster\'s pod), for a while', async () => {
+    const block = `127.${200 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 250)}.0/29`;
+    const net = new PodNetwork('loopback', '127.0.0.1');
+    net.setCidr(block);
+    const first = block.replace(/\.0\/29$/, '.1');
+    const squatter = createServer();
+    await new Promise<void>((resolve) => squatter.listen(18080, first, resolve));
+    try {
+      const ip = await net.allocateFree('a', [18080]);
+      expect(ip).toBe(block.replace(/\.0\/29$/, '.2'));
+      // Held: the next pod does not get it either, though the round-robin cursor comes back to it.
+      net.release('a');
+      const next = [await net.allocateFree('b', [18080]), await net.allocateFree('c', [18080]), await net.allocateFree('d', [18080]), await net.allocateFree('e', [18080])];
+      expect(next).not.toContain(first);
+      expect(await net.allocateFree('b', [18080])).toBe(next[0]);
+    } finally {
+      squatter.close();
+    }
   });
 
   it('shared mode: every pod at the node\'s address, each container port at a port of its own', async () => {

@@ -32,8 +32,19 @@ export const freePort = (host: string): Promise<number> => new Promise((resolve,
   });
 });
 
+/** Whether something on this machine already listens on `host:port` (another cluster's pod, a developer's server). */
+const taken = (host: string, port: number): Promise<boolean> => new Promise((resolve) => {
+  const s = createServer().once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'EADDRINUSE'))
+    .listen({ port, host, exclusive: true }, () => s.close(() => resolve(false)));
+});
+
+/** How long an address found in use by something else is skipped. */
+const ForeignHoldMs = 60_000;
+
 export class PodNetwork {
   private readonly byUid = new Map<string, string>();
+  /** Addresses of the range something outside this node was listening on, and until when they are skipped. */
+  private readonly foreign = new Map<string, number>();
   private readonly ports = new Map<string, Map<number, number>>();
   private range?: { base: number; size: number };
   /** The node's pod CIDR, once known. */
@@ -62,16 +73,34 @@ export class PodNetwork {
     if (this.mode === 'shared') return this.hostIP;
     const { base, size } = this.range!;
     const used = new Set(this.byUid.values());
+    const now = Date.now();
     const n = size - 2;
     for (let i = 0; i < n; i++) {
       const offset = ((this.cursor - 1 + i) % n) + 1;
       const ip = toIp(base + offset);
-      if (used.has(ip)) continue;
+      if (used.has(ip) || (this.foreign.get(ip) ?? 0) > now) continue;
       this.cursor = (offset % n) + 1;
       this.byUid.set(uid, ip);
       return ip;
     }
     throw new Error(`no pod IP left in ${toIp(base)}/${32 - Math.log2(size)}`);
+  }
+
+  /**
+   * The pod's IP, checked first (loopback mode): an address where something on this machine already
+   * listens on one of `ports` (another cluster's pod on the same range, any server) is skipped for a
+   * while and the next one taken, so a pod never starts on an address it cannot bind.
+   */
+  async allocateFree(uid: string, ports: readonly number[]): Promise<string> {
+    if (this.mode === 'shared' || this.byUid.has(uid)) return this.allocate(uid);
+    for (let tries = 0; tries < 64; tries++) {
+      const ip = this.allocate(uid);
+      const busy = await Promise.all(ports.map((p) => taken(ip, p)));
+      if (!busy.includes(true)) return ip;
+      this.foreign.set(ip, Date.now() + ForeignHoldMs);
+      this.byUid.delete(uid);
+    }
+    return this.allocate(uid);
   }
 
   release(uid: string): void {

@@ -105,6 +105,10 @@ describe('function pods', () => {
     expect(await read('HOSTNAME')).toBe('envy');
     expect(await read('KUBERNETES_SERVICE_HOST')).toBe('127.0.0.1');
     expect(await read('MY_DB_SERVICE_HOST')).toBe(dbIP);
+    // No cgroup holds a process: its V8 heap is bounded by limits.memory (256Mi) instead.
+    const heap = Number(await get(ip, '/heap'));
+    expect(heap).toBeGreaterThan(128 * 1024 * 1024);
+    expect(heap).toBeLessThan(256 * 1024 * 1024);
     expect(await read('MY_DB_SERVICE_PORT_SQL')).toBe('5432');
     expect(await read('MY_DB_PORT_5432_TCP')).toBe(`tcp://${dbIP}:5432`);
     expect(await read('OPTIONAL')).toBe('');

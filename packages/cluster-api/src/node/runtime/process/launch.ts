@@ -4,18 +4,20 @@
  * with `$(VAR)` expanded against the container's environment; the image's Env comes first and the
  * container's wins. Paths the container names are rewritten to where they are on the node: under a
  * mountPath → the mount root (mounts.ts), else inside the image → its unpacked root. The program
- * must be Node.js (`node`): it is the node's own `node`, and nothing else runs here.
+ * must be Node.js (`node`): it is the node's own `node`, and nothing else runs here; its V8 heap is
+ * bounded by the container's memory limit (`heapLimit`).
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { basename, isAbsolute, join, normalize } from 'node:path';
 import type { ContainerConfig } from '@func/oci';
+import { parseQuantity } from '../../../api/quantity.js';
 import { expand } from '../../pods/env.js';
 import { CreateContainerError, type ContainerConfig as CriContainerConfig } from '../cri.js';
 import type { MountRoot } from './mount-root.js';
 import type { LaunchSpec } from './process.js';
 
 export interface LaunchInput {
-  container: Pick<CriContainerConfig, 'command' | 'args' | 'workingDir'>;
+  container: Pick<CriContainerConfig, 'command' | 'args' | 'workingDir'> & { container?: { resources?: { limits?: Record<string, string | number> } } };
   image: ContainerConfig;
   /** The unpacked image. */
   imageRoot: string;
@@ -54,7 +56,19 @@ export function launchSpec(input: LaunchInput): LaunchSpec {
   };
   for (const [k, v] of Object.entries(env)) env[k] = mounts.hostPath(v);
   Object.assign(env, input.fixed, { FUNC_MOUNT_ROOT: mounts.root });
-  return { args: argv.slice(1).map(onNode), env, cwd: workingDir(container.workingDir ?? image.WorkingDir ?? '/', onNode, mounts) };
+  return { args: [...heapLimit(container.container?.resources?.limits?.memory, env.NODE_OPTIONS), ...argv.slice(1).map(onNode)], env, cwd: workingDir(container.workingDir ?? image.WorkingDir ?? '/', onNode, mounts) };
+}
+
+/**
+ * The V8 heap a process may grow to under `limits.memory` (no cgroup holds a process here, so
+ * Node.js cannot size its heap from one): `--max-old-space-size` at three quarters of the limit,
+ * leaving room for code, stacks and buffers; a program's own flag (in its args, which come after,
+ * or NODE_OPTIONS) wins.
+ */
+export function heapLimit(memory: string | number | undefined, nodeOptions = ''): string[] {
+  const bytes = parseQuantity(memory);
+  if (!bytes || nodeOptions.includes('--max-old-space-size')) return [];
+  return [`--max-old-space-size=${Math.max(16, Math.floor((bytes * 0.75) / (1024 * 1024)))}`];
 }
 
 /** The working directory on the node; one neither mounted nor in the image is made in the mount root, as a runtime makes it. */

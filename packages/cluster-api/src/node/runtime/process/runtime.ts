@@ -63,7 +63,10 @@ export class ProcessRuntime extends RecordedRuntime<Sandbox, Instance> implement
     const { network } = this.opts;
     await network.ready;
     const id = newId();
-    const ip = network.allocate(config.metadata.uid);
+    // The ports the pod's containers will listen on (a function's 8080 when it names none) must be free at its address.
+    const spec = config.pod.spec;
+    const ports = new Set([8080, ...[...(spec.initContainers ?? []), ...spec.containers].flatMap((c) => (c.ports ?? []).filter((p) => (p.protocol ?? 'TCP') === 'TCP').map((p) => p.containerPort))]);
+    const ip = await network.allocateFree(config.metadata.uid, [...ports]);
     this.sandboxes.set(id, { config, status: { id, metadata: config.metadata, state: 'SANDBOX_READY', createdAt: Date.now(), network: { ip } } });
     return id;
   }
