@@ -7,7 +7,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { unknownControllers } from './controllers/names.js';
 import { parseAdvertised } from './broker/cluster/advertise.js';
-import { containerLogMaxSize, containerRuntime, podNetwork } from './node/config.js';
+import { containerLogMaxSize, containerRuntime, kubeReserved, podNetwork } from './node/config.js';
+import { DefaultKubeReserved, parseReserved } from './node/node-object.js';
 import { parseStorageUrl } from './storage/factory.js';
 import { AuthorizationModes, type AuthorizationMode } from './auth/authorizers.js';
 import { parseRange, rangesOverlap } from './registry/kinds/service-allocator.js';
@@ -53,6 +54,8 @@ export interface ServeConfig {
   /** The embedded agent runs non-function images simulated (kwok) rather than refusing them. */
   simulate: boolean;
   maxPods: number;
+  /** What the embedded node keeps from pods for this process (millicores, bytes: the kubelet's --kube-reserved). */
+  kubeReserved: { cpu?: number; memory?: number };
   /** The embedded node's container log rotation (the kubelet's --container-log-max-size / -files). */
   containerLogMaxSize: number;
   containerLogMaxFiles: number;
@@ -186,6 +189,7 @@ export const serveOptions: readonly AnyRow<ServeConfig>[] = [
   row({ key: 'nodeName', flag: 'node-name', env: 'CLUSTER_API_NODE_NAME', type: 'string', default: () => hostname().toLowerCase(), parse: text, describe: 'the embedded node agent\'s node name (default: the host name)' }),
   row({ key: 'simulate', flag: 'simulate', env: 'CLUSTER_API_SIMULATE', type: 'boolean', default: true, parse: bool, describe: 'run images that are not function images simulated, as kwok does (default); --no-simulate refuses them' }),
   row({ key: 'maxPods', flag: 'max-pods', env: 'CLUSTER_API_MAX_PODS', type: 'number', default: 110, parse: count('max-pods', 1, 100_000), describe: 'pods the embedded node accepts (default 110)' }),
+  row({ key: 'kubeReserved', flag: 'kube-reserved', env: 'CLUSTER_API_KUBE_RESERVED', type: 'string', default: () => parseReserved(DefaultKubeReserved), parse: kubeReserved, describe: `what the embedded node keeps from pods for this process, as the kubelet's --kube-reserved (default ${DefaultKubeReserved})` }),
   row({ key: 'containerLogMaxSize', flag: 'container-log-max-size', env: 'CLUSTER_API_CONTAINER_LOG_MAX_SIZE', type: 'string', default: 10 * 1024 * 1024, parse: containerLogMaxSize, describe: 'the embedded node rotates a container\'s log file past this size (default 10Mi)' }),
   row({ key: 'containerLogMaxFiles', flag: 'container-log-max-files', env: 'CLUSTER_API_CONTAINER_LOG_MAX_FILES', type: 'number', default: 5, parse: count('container-log-max-files', 2, 1000), describe: 'log files the embedded node keeps per container, the current one included (default 5)' }),
   row({ key: 'kubeletPort', flag: 'kubelet-port', env: 'CLUSTER_API_KUBELET_PORT', type: 'number', default: 0, parse: count('kubelet-port', 0, 65535), describe: 'the embedded node agent\'s server port (default 0: any free port, announced in the Node)' }),

@@ -16,7 +16,7 @@ import { ociHost } from './runtime/oci/host.js';
 import { OciRuntime } from './runtime/oci/runtime.js';
 import { SimulatedRuntime } from './runtime/simulated/runtime.js';
 import { DefaultLogLimits, type LogLimits } from './logs/logs.js';
-import type { NodeFacts } from './node-object.js';
+import { DefaultKubeReserved, parseReserved, type NodeFacts } from './node-object.js';
 import type { PodContext } from './pods/pod-context.js';
 import { defaultNetworkMode, PodNetwork, type NetworkMode } from './pod-network.js';
 import { deletedForGood } from './pods/delete.js';
@@ -67,6 +67,8 @@ export interface NodeAgentOptions {
   retryMs?: number;
   /** Run the node's service proxy (default true; one per machine: a second node on the same addresses would find them taken). */
   serviceProxy?: boolean;
+  /** Kept from pods for the node's own processes, as the kubelet's --kube-reserved (default node-object.ts's DefaultKubeReserved). */
+  kubeReserved?: { cpu?: number; memory?: number };
   /** The cluster DNS Service's clusterIP (the kubelet's --cluster-dns): an oci node answers DNS there itself (dns/) and gives it to its pods. */
   clusterDns?: string;
   /** The cluster's domain (the kubelet's --cluster-domain, default cluster.local). */
@@ -139,6 +141,7 @@ export class NodeAgent {
     const facts: NodeFacts = {
       name: this.name, hostIP: this.network.hostIP, kubeletPort: this.port, maxPods: this.opts.maxPods ?? 110, dataDir,
       kubeletVersion: version.gitVersion ?? 'v0.0.0', runtimeVersion: this.runtimeVersion, labels: this.opts.labels, taints: this.opts.taints,
+      reserved: this.opts.kubeReserved ?? parseReserved(DefaultKubeReserved),
     };
     this.heartbeat = new NodeHeartbeat(kube, facts, { ...DefaultHeartbeat, ...this.opts.heartbeat }, this.log, () => this.self?.get(this.name));
     const node = await this.heartbeat.register();

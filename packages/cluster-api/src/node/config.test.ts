@@ -14,6 +14,12 @@ describe('resolveNodeConfig', () => {
     expect(resolveNodeConfig({}, { CLUSTER_API_NODE_CONTAINER_RUNTIME: 'simulated' }, '/').containerRuntime).toBe('simulated');
   });
 
+  it('keeps the agent\'s share from pods (--kube-reserved, default cpu=100m,memory=256Mi)', () => {
+    expect(resolveNodeConfig({}, {}, '/').kubeReserved).toEqual({ cpu: 100, memory: 256 * 1024 * 1024 });
+    expect(resolveNodeConfig({ 'kube-reserved': 'cpu=1.5,memory=1Gi' }, {}, '/').kubeReserved).toEqual({ cpu: 1500, memory: 1024 ** 3 });
+    expect(resolveNodeConfig({ 'kube-reserved': 'memory=0' }, {}, '/').kubeReserved).toEqual({ memory: 0 });
+  });
+
   it('rotates container logs as the kubelet by default (10Mi, 5 files), or as --container-log-max-size/-files say', () => {
     expect(resolveNodeConfig({}, {}, '/')).toMatchObject({ containerLogMaxSize: 10 * 1024 * 1024, containerLogMaxFiles: 5 });
     expect(resolveNodeConfig({ 'container-log-max-size': '64Ki', 'container-log-max-files': '3' }, {}, '/')).toMatchObject({ containerLogMaxSize: 65536, containerLogMaxFiles: 3 });
@@ -26,6 +32,8 @@ describe('resolveNodeConfig', () => {
     [{ 'pod-network': 'bridge' }, /--pod-network must be loopback or shared/],
     [{ 'container-log-max-size': '10 megs' }, /--container-log-max-size must be a size of at least 1Ki \(as 10Mi\), got 10 megs/],
     [{ 'container-log-max-size': '512' }, /--container-log-max-size must be a size of at least 1Ki/],
+    [{ 'kube-reserved': 'cpu=lots' }, /--kube-reserved: "cpu=lots" is not cpu=<quantity> or memory=<quantity>/],
+    [{ 'kube-reserved': 'disk=1Gi' }, /--kube-reserved: "disk=1Gi" is not/],
     [{ 'container-log-max-files': '1' }, /--container-log-max-files must be an integer 2-1000/],
     [{ 'container-runtime': 'docker' }, /--container-runtime must be oci, process or simulated, got docker/],
     [{ 'tls-cert-file': 'a.pem' }, /--tls-cert-file and --tls-private-key-file must be given together/],

@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseQuantity } from '../api/quantity.js';
+import { DefaultKubeReserved, parseReserved } from './node-object.js';
 import { ConfigError, bool, count, path, resolveRows, text, type AnyRow, type OptionRow } from '../options.js';
 
 export interface NodeConfig {
@@ -31,6 +32,8 @@ export interface NodeConfig {
   /** The cluster DNS Service's clusterIP (the kubelet's --cluster-dns): an oci node answers DNS there and gives it to its pods. */
   clusterDns?: string;
   clusterDomain: string;
+  /** Kept from pods for the node's own processes (millicores, bytes). */
+  kubeReserved: { cpu?: number; memory?: number };
   /** A container's log file rotates past this many bytes, and this many files are kept (the kubelet's --container-log-max-size, --container-log-max-files). */
   containerLogMaxSize: number;
   containerLogMaxFiles: number;
@@ -62,6 +65,15 @@ export const containerLogMaxSize = (raw: unknown): number => {
   return Math.floor(n);
 };
 
+/** `--kube-reserved` (the kubelet's: `cpu=100m,memory=256Mi`). */
+export const kubeReserved = (raw: unknown): { cpu?: number; memory?: number } => {
+  try {
+    return parseReserved(String(raw));
+  } catch (err) {
+    throw new ConfigError(`--kube-reserved: ${(err as Error).message}`);
+  }
+};
+
 /** `--container-runtime` (serve's embedded node and `cluster-api node`). */
 export const containerRuntime = (raw: unknown): 'oci' | 'process' | 'simulated' => {
   if (raw !== 'oci' && raw !== 'process' && raw !== 'simulated') throw new ConfigError(`--container-runtime must be oci, process or simulated, got ${String(raw)}`);
@@ -83,6 +95,7 @@ export const nodeOptions: readonly AnyRow<NodeConfig>[] = [
   row({ key: 'nodeLeaseDurationSeconds', flag: 'node-lease-duration-seconds', env: 'CLUSTER_API_NODE_LEASE_DURATION_SECONDS', type: 'number', default: 40, parse: count('node-lease-duration-seconds', 1, 3600), describe: 'the node\'s Lease duration, renewed every quarter of it (default 40)' }),
   row({ key: 'podNetwork', flag: 'pod-network', env: 'CLUSTER_API_NODE_POD_NETWORK', type: 'string', default: undefined, parse: podNetwork, describe: 'loopback (an address per pod, Linux default) or shared (the node\'s address, a port per pod)' }),
   row({ key: 'containerRuntime', flag: 'container-runtime', env: 'CLUSTER_API_NODE_CONTAINER_RUNTIME', type: 'string', default: undefined, parse: containerRuntime, describe: 'how pods run: process (function images as child processes, the default), oci (runc in namespaces and cgroups; needs runc, conmon, the CNI plugins, root, and a cluster whose --cluster-cidr is a private range) or simulated (every image as kwok runs it)' }),
+  row({ key: 'kubeReserved', flag: 'kube-reserved', env: 'CLUSTER_API_NODE_KUBE_RESERVED', type: 'string', default: () => parseReserved(DefaultKubeReserved), parse: kubeReserved, describe: `what the node keeps from pods for its own processes, as the kubelet's (default ${DefaultKubeReserved})` }),
   row({ key: 'clusterDns', flag: 'cluster-dns', env: 'CLUSTER_API_NODE_CLUSTER_DNS', type: 'string', default: undefined, parse: (raw) => {
     if (!isIP(String(raw))) throw new ConfigError(`--cluster-dns must be an IP address, got ${String(raw)}`);
     return String(raw);

@@ -1,13 +1,14 @@
 /**
  * The Node this agent registers, as the kubelet builds it (initialNode, setNodeStatus): well-known
  * labels, capacity from the machine (CPUs, memory, the data directory's filesystem, max pods),
- * allocatable after the kubelet's default hard-eviction reserves (100Mi of memory, 10% of the
- * filesystem), the pressure and Ready conditions with the kubelet's reasons, addresses, the port of
+ * allocatable after what is reserved for the node's own processes (the kubelet's --kube-reserved:
+ * the agent's share, by default `cpu=100m,memory=256Mi`) and the kubelet's default hard-eviction
+ * reserves (100Mi of memory, 10% of the filesystem), the pressure and Ready conditions with the kubelet's reasons, addresses, the port of
  * its kubelet server, and nodeInfo.
  */
 import { readFileSync, statfsSync } from 'node:fs';
 import { arch, availableParallelism, platform, release, totalmem } from 'node:os';
-import { kibibytes } from '../api/quantity.js';
+import { kibibytes, parseQuantity } from '../api/quantity.js';
 import type { Condition, Node, Taint } from './types.js';
 import { rfc3339 } from './types.js';
 
@@ -21,7 +22,28 @@ export interface NodeFacts {
   runtimeVersion: string;
   labels?: Record<string, string>;
   taints?: Taint[];
+  /** What the node's own processes keep (millicores, bytes): not allocatable to pods. */
+  reserved?: { cpu?: number; memory?: number };
 }
+
+/** The kubelet's --kube-reserved default here: the agent's own share (and, in `serve`, the API server's beside it). */
+export const DefaultKubeReserved = 'cpu=100m,memory=256Mi';
+
+/** `cpu=100m,memory=256Mi` (the kubelet's --kube-reserved form) as millicores and bytes; throws what is wrong. */
+export function parseReserved(raw: string): { cpu?: number; memory?: number } {
+  const out: { cpu?: number; memory?: number } = {};
+  for (const pair of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const [key, value = ''] = pair.split('=');
+    const n = parseQuantity(value);
+    if ((key !== 'cpu' && key !== 'memory') || n === undefined || !Number.isFinite(n) || n < 0) throw new Error(`"${pair}" is not cpu=<quantity> or memory=<quantity>`);
+    if (key === 'cpu') out.cpu = Math.round(n * 1000);
+    else out.memory = Math.round(n);
+  }
+  return out;
+}
+
+/** Millicores as Kubernetes writes them: whole CPUs plainly, else in m. */
+const cpuQuantity = (milli: number): string => (milli % 1000 === 0 ? String(milli / 1000) : `${milli}m`);
 
 /** Go's GOARCH names. */
 const goArch = (): string => ({ x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm', ppc64: 'ppc64le', s390x: 's390x' })[arch() as string] ?? arch();
@@ -45,11 +67,15 @@ function resources(facts: NodeFacts): { capacity: Record<string, string>; alloca
   } catch {
     /* an unknown filesystem reports 0, as cAdvisor would report none */
   }
-  const cpu = String(availableParallelism());
-  const base = { cpu, 'hugepages-1Gi': '0', 'hugepages-2Mi': '0', pods: String(facts.maxPods) };
+  const cpus = availableParallelism();
+  const reserved = facts.reserved ?? {};
+  const base = { 'hugepages-1Gi': '0', 'hugepages-2Mi': '0', pods: String(facts.maxPods) };
   return {
-    capacity: { ...base, 'ephemeral-storage': kibibytes(disk), memory: kibibytes(memory) },
-    allocatable: { ...base, 'ephemeral-storage': String(Math.floor(disk * 0.9)), memory: kibibytes(Math.max(0, memory - 100 * 1024 * 1024)) },
+    capacity: { ...base, cpu: String(cpus), 'ephemeral-storage': kibibytes(disk), memory: kibibytes(memory) },
+    allocatable: {
+      ...base, cpu: cpuQuantity(Math.max(0, cpus * 1000 - (reserved.cpu ?? 0))), 'ephemeral-storage': String(Math.floor(disk * 0.9)),
+      memory: kibibytes(Math.max(0, memory - 100 * 1024 * 1024 - (reserved.memory ?? 0))),
+    },
   };
 }
 

@@ -24,6 +24,9 @@ describe('registration', () => {
     expect(node.spec.podCIDR).toMatch(/^127\.(6[4-9]|[7-9]\d|1[01]\d|12[0-7])\.\d+\.0\/20$/);
     expect(node.metadata.labels).toMatchObject({ 'kubernetes.io/hostname': 'node-a', 'kubernetes.io/os': 'linux' });
     expect(node.status.capacity).toMatchObject({ cpu: expect.stringMatching(/^\d+$/), memory: expect.stringMatching(/^\d+Ki$/), pods: '110' });
+    // The agent's own share (--kube-reserved cpu=100m,memory=256Mi) and the 100Mi eviction reserve are not allocatable.
+    expect(node.status.allocatable.cpu).toBe(`${Number(node.status.capacity.cpu) * 1000 - 100}m`);
+    expect(parseInt(node.status.capacity.memory, 10) - parseInt(node.status.allocatable.memory, 10)).toBe((256 + 100) * 1024);
     expect(node.status.conditions.map((c: Obj) => [c.type, c.status, c.reason])).toEqual([
       ['MemoryPressure', 'False', 'KubeletHasSufficientMemory'], ['DiskPressure', 'False', 'KubeletHasNoDiskPressure'],
       ['PIDPressure', 'False', 'KubeletHasSufficientPID'], ['Ready', 'True', 'KubeletReady'],
