@@ -36,6 +36,7 @@ import { startRouteController } from './serving-route/route.js';
 import { startDomainMappingController } from './serving-domainmapping/domain-mapping.js';
 import { startRevisionGc } from './serving-gc/gc.js';
 import { startPingSourceController } from './source-ping/ping-source.js';
+import { startApiServerSourceController } from './source-apiserver/apiserver-source.js';
 import { whenServed } from '../serving/kinds.js';
 import { startCsrApproving } from '../certificates/approver.js';
 import { startCsrCleaner } from '../certificates/cleaner.js';
@@ -105,5 +106,6 @@ export const Controllers: readonly ControllerDescriptor[] = [
   { name: 'serving-gc-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['configurations', 'revisions'], startRevisionGc) },
   // Knative Eventing's sources (their reconcilers and adapters), once serve's CRDs for them are served.
   { name: 'source-ping-controller', aliases: [], byDefault: true, serviceAccount: 'eventing-controller', start: (ctx) => whenServed(ctx, ['pingSources'], startPingSourceController) },
+  { name: 'source-apiserver-controller', aliases: [], byDefault: true, serviceAccount: 'eventing-controller', start: (ctx) => whenServed(ctx, ['apiServerSources'], startApiServerSourceController) },
   { name: 'certificatesigningrequest-cleaner-controller', aliases: ['csrcleaner'], byDefault: true, serviceAccount: 'certificate-controller', start: (ctx, s) => startCsrCleaner(ctx, common(s)) },
 ];

@@ -59,7 +59,7 @@ export async function startSourcesCluster(): Promise<SourcesCluster> {
   };
 }
 
-export interface Received { headers: IncomingHttpHeaders; body: string }
+export interface Received { path: string; headers: IncomingHttpHeaders; body: string }
 
 /** An HTTP server on 127.0.0.1 answering `status` (202) and recording each request. */
 export async function startReceiver(status = 202): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
@@ -68,7 +68,7 @@ export async function startReceiver(status = 202): Promise<{ url: string; receiv
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString() });
+      received.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() });
       res.writeHead(status).end();
     });
   });
