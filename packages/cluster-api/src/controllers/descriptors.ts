@@ -37,6 +37,7 @@ import { startDomainMappingController } from './serving-domainmapping/domain-map
 import { startRevisionGc } from './serving-gc/gc.js';
 import { startPingSourceController } from './source-ping/ping-source.js';
 import { startApiServerSourceController } from './source-apiserver/apiserver-source.js';
+import { startSinkBindingController } from './source-sinkbinding/sink-binding.js';
 import { whenServed } from '../serving/kinds.js';
 import { startCsrApproving } from '../certificates/approver.js';
 import { startCsrCleaner } from '../certificates/cleaner.js';
@@ -107,5 +108,6 @@ export const Controllers: readonly ControllerDescriptor[] = [
   // Knative Eventing's sources (their reconcilers and adapters), once serve's CRDs for them are served.
   { name: 'source-ping-controller', aliases: [], byDefault: true, serviceAccount: 'eventing-controller', start: (ctx) => whenServed(ctx, ['pingSources'], startPingSourceController) },
   { name: 'source-apiserver-controller', aliases: [], byDefault: true, serviceAccount: 'eventing-controller', start: (ctx) => whenServed(ctx, ['apiServerSources'], startApiServerSourceController) },
+  { name: 'source-sinkbinding-controller', aliases: [], byDefault: true, serviceAccount: 'eventing-controller', start: (ctx) => whenServed(ctx, ['sinkBindings'], startSinkBindingController) },
   { name: 'certificatesigningrequest-cleaner-controller', aliases: ['csrcleaner'], byDefault: true, serviceAccount: 'certificate-controller', start: (ctx, s) => startCsrCleaner(ctx, common(s)) },
 ];

@@ -14,20 +14,17 @@ import type { Resolution } from '../broker/status/status.js';
 import type { Destination } from '../broker/types.js';
 import type { ObjectCache } from '../controllers/cache.js';
 import type { ControllerContext } from '../controllers/context.js';
+import { splitApiVersion } from './resources.js';
 
 const plural = (kind: string): string => {
   const lower = kind.toLowerCase();
   return lower.endsWith('s') ? `${lower}es` : `${lower}s`;
 };
 
-const groupVersion = (apiVersion: string): { group: string; version: string } => {
-  const at = apiVersion.indexOf('/');
-  return at < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, at), version: apiVersion.slice(at + 1) };
-};
 
 /** The shared cache of a kind named by apiVersion and kind (`plural` as Knative's resolver names it), if served. */
 export const cacheOfKind = (ctx: ControllerContext, apiVersion: string, kind: string, resource = plural(kind)): ObjectCache | undefined => {
-  const { group, version } = groupVersion(apiVersion);
+  const { group, version } = splitApiVersion(apiVersion);
   const store = ctx.client.find(group, version, resource);
   return store && ctx.caches.of(store);
 };
@@ -81,7 +78,7 @@ export class SinkResolver {
     this.track(key, ref, cache);
     await cache.synced;
     const obj = cache.get(ref.namespace, ref.name) as (KubeObject & { status?: { address?: { url?: unknown } } }) | undefined;
-    if (!obj) throw new Error(`failed to get ${what}: ${plural(ref.kind!)}${ref.apiVersion!.includes('/') ? `.${groupVersion(ref.apiVersion!).group}` : ''} "${ref.name}" not found`);
+    if (!obj) throw new Error(`failed to get ${what}: ${plural(ref.kind!)}${ref.apiVersion!.includes('/') ? `.${splitApiVersion(ref.apiVersion!).group}` : ''} "${ref.name}" not found`);
     if (ref.kind === 'Service' && ref.apiVersion === 'v1') {
       const endpoints = cacheOfKind(this.ctx, 'v1', 'Endpoints', 'endpoints');
       if (!endpoints) throw new Error(`Service "${ref.namespace}/${ref.name}" has no Endpoints`);

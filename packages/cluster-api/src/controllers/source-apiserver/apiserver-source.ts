@@ -15,14 +15,13 @@ import { startReconciler } from '../reconciler.js';
 import { inNamespace, type Controller } from '../shared.js';
 import type { Obj, ServingEnv } from '../../serving/kinds.js';
 import type { Marked } from '../../serving/conditions.js';
-import { ApiServerAdapter, findResource, type AdapterSpec, type ResourceSpec } from '../../sources/apiserver/adapter.js';
+import { ApiServerAdapter, type AdapterSpec, type ResourceSpec } from '../../sources/apiserver/adapter.js';
+import { findResource, splitApiVersion } from '../../sources/resources.js';
 import { EventTypes, type Mode } from '../../sources/apiserver/event.js';
 import { SinkResolver } from '../../sources/sink.js';
 import { OidcDisabled, sinkProvided, sourceStatus } from '../../sources/status.js';
 
 const Verbs = ['get', 'list', 'watch'] as const;
-
-const groupOf = (apiVersion = ''): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
 
 export function startApiServerSourceController(env: ServingEnv): Controller {
   const ctx = env.ctx;
@@ -43,7 +42,7 @@ export function startApiServerSourceController(env: ServingEnv): Controller {
     let lastReason = '';
     for (const r of resources) {
       const plural = findResource(ctx.client, r.apiVersion, r.kind)?.definition.plural ?? `${(r.kind ?? '').toLowerCase()}s`;
-      const group = groupOf(r.apiVersion);
+      const { group } = splitApiVersion(r.apiVersion ?? '');
       const denied: string[] = [];
       for (const verb of Verbs) {
         const review = await reviews!.create(inNamespace(namespace), {

@@ -7,10 +7,11 @@
  * watch that ends or fails is listed and watched again after a second.
  */
 import type { KubeObject } from '../../api/meta.js';
-import type { ApiClient, ResourceClient } from '../../client/interface.js';
+import type { ApiClient } from '../../client/interface.js';
 import { inNamespace } from '../../controllers/shared.js';
 import { selectorString } from '../../registry/kinds/label-selector.js';
 import { emit, failure, withContext } from '../emit.js';
+import { findResource } from '../resources.js';
 import { apiServerEvent, type Change, type Mode } from './event.js';
 
 export interface ResourceSpec {
@@ -32,15 +33,6 @@ export interface AdapterSpec {
 }
 
 const RetryMs = 1000;
-
-/** The served resource of an apiVersion and kind, as discovery would find it. */
-export const findResource = (client: ApiClient, apiVersion = '', kind = ''): ResourceClient | undefined => {
-  const at = apiVersion.indexOf('/');
-  const group = at < 0 ? '' : apiVersion.slice(0, at);
-  const version = at < 0 ? apiVersion : apiVersion.slice(at + 1);
-  const def = client.definitions().find((d) => d.group === group && d.version === version && d.kind === kind && !d.plural.includes('/'));
-  return def && client.find(group, version, def.plural);
-};
 
 /** Knative's owner filter: with `owner` set, only objects one of whose ownerReferences is of that apiVersion and kind. */
 const ownedAsAsked = (o: KubeObject, owner: AdapterSpec['owner']): boolean =>

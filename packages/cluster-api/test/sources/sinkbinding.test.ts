@@ -1,0 +1,87 @@
+/**
+ * SinkBinding on `serve`: a Deployment named as its subject gets `K_SINK` (the Broker's address)
+ * and `K_CE_OVERRIDES` in its pod template, so its pods have them; a new sink URL rewrites them; a
+ * Deployment created later that its selector matches is bound when seen; a subject that does not
+ * exist makes it not Ready (SubjectMissing); deleted, it unbinds its subjects first.
+ */
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Resources, resourceType } from '@func/kube-client';
+import { until } from '../../testing/src/poll.js';
+import { conditionOf, KUBECTL, source, Sources, startSourcesCluster, waitCondition, type SourcesCluster } from './helpers.js';
+
+const brokers = resourceType('eventing.knative.dev/v1', 'Broker', 'brokers');
+type Env = { name: string; value?: string }[];
+type Workload = { metadata: { name: string; labels?: Record<string, string> }; spec: { template: { spec: { containers: { name: string; env?: Env }[] } } } };
+
+const deployment = (name: string, labels: Record<string, string> = {}) => ({
+  apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: 'default', labels },
+  spec: {
+    replicas: 1, selector: { matchLabels: { app: name } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'emitter', image: 'emitter:v1', env: [{ name: 'OWN', value: 'kept' }] }] } },
+  },
+});
+const envOf = (w: { spec: { template?: { spec: { containers: { env?: Env }[] } }; containers?: { env?: Env }[] } }): Env =>
+  (w.spec.template?.spec.containers ?? w.spec.containers ?? [])[0]?.env ?? [];
+const value = (env: Env, name: string) => env.find((e) => e.name === name)?.value;
+
+describe.runIf(existsSync(KUBECTL))('SinkBinding', () => {
+  let c: SourcesCluster;
+  let brokerUrl: string;
+  beforeAll(async () => {
+    c = await startSourcesCluster();
+    await c.apply({ apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', metadata: { name: 'default', namespace: 'default' } });
+    brokerUrl = await until('the Broker\'s address', async () => (await c.kube.get<{ status?: { address?: { url?: string } } }>(brokers, 'default', { namespace: 'default' })).status?.address?.url, { timeoutMs: 30_000 });
+  }, 60_000);
+  afterAll(async () => {
+    await c?.close();
+  });
+
+  it('gives a Deployment\'s pods K_SINK pointing at a Broker, and follows a new sink', async () => {
+    const applied = await c.apply(deployment('emitter'), source('SinkBinding', 'bind-emitter', {
+      subject: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'emitter' },
+      sink: { ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'default' } },
+      ceOverrides: { extensions: { origin: 'emitter' } },
+    }));
+    expect(applied.stderr).toBe('');
+    const ready = await waitCondition(c.kube, 'sinkBinding', 'default', 'bind-emitter', 'Ready', 'True');
+    expect(ready.status?.sinkUri).toBe(brokerUrl);
+    expect(conditionOf(ready, 'SinkProvided')?.status).toBe('True');
+
+    const pod = await until('a pod with K_SINK', async () => {
+      const pods = await c.kube.list<{ metadata: { name: string }; spec: { containers: { env?: Env }[] } }>(Resources.pods, { namespace: 'default', labelSelector: 'app=emitter' });
+      return pods.items.find((p) => value(envOf(p), 'K_SINK') === brokerUrl);
+    }, { timeoutMs: 30_000 });
+    expect(envOf(pod).map((e) => e.name)).toEqual(['OWN', 'K_SINK', 'K_CE_OVERRIDES']);
+    expect(JSON.parse(value(envOf(pod), 'K_CE_OVERRIDES')!)).toEqual({ extensions: { origin: 'emitter' } });
+
+    await c.kube.patch(Sources.sinkBinding, 'bind-emitter', { spec: { sink: { uri: 'http://127.0.0.1:9/elsewhere' } } }, { namespace: 'default', type: 'merge' });
+    await until('the template follows the new sink', async () =>
+      value(envOf(await c.kube.get<Workload>(Resources.deployments, 'emitter', { namespace: 'default' })), 'K_SINK') === 'http://127.0.0.1:9/elsewhere' || undefined, { timeoutMs: 30_000 });
+  }, 90_000);
+
+  it('binds a Deployment its selector matches when one is created, and unbinds when deleted', async () => {
+    await c.apply(source('SinkBinding', 'by-label', {
+      subject: { apiVersion: 'apps/v1', kind: 'Deployment', selector: { matchLabels: { bind: 'yes' } } }, sink: { uri: 'http://127.0.0.1:9/' },
+    }));
+    await waitCondition(c.kube, 'sinkBinding', 'default', 'by-label', 'Ready', 'True');
+    await c.apply(deployment('later', { bind: 'yes' }), deployment('other'));
+    await until('the later Deployment bound', async () =>
+      value(envOf(await c.kube.get<Workload>(Resources.deployments, 'later', { namespace: 'default' })), 'K_SINK') === 'http://127.0.0.1:9/' || undefined, { timeoutMs: 30_000 });
+    expect(value(envOf(await c.kube.get<Workload>(Resources.deployments, 'other', { namespace: 'default' })), 'K_SINK')).toBeUndefined();
+
+    await c.kube.delete(Sources.sinkBinding, 'by-label', { namespace: 'default' });
+    await until('the binding gone and its subject unbound', async () => {
+      const gone = await c.kube.get(Sources.sinkBinding, 'by-label', { namespace: 'default' }).then(() => false, () => true);
+      const env = envOf(await c.kube.get<Workload>(Resources.deployments, 'later', { namespace: 'default' }));
+      return gone && env.map((e) => e.name).join() === 'OWN' ? true : undefined;
+    }, { timeoutMs: 30_000 });
+  }, 90_000);
+
+  it('is not Ready while the subject it names does not exist', async () => {
+    await c.apply(source('SinkBinding', 'orphan', { subject: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'absent' }, sink: { uri: 'http://127.0.0.1:9/' } }));
+    const o = await waitCondition(c.kube, 'sinkBinding', 'default', 'orphan', 'Ready', 'False');
+    expect(conditionOf(o, 'Ready')?.reason).toBe('SubjectMissing');
+    expect(conditionOf(o, 'Ready')?.message).toBe('Deployment "default/absent" not found');
+  }, 40_000);
+});
