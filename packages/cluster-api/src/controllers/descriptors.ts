@@ -38,6 +38,7 @@ import { startRevisionGc } from './serving-gc/gc.js';
 import { startPingSourceController } from './source-ping/ping-source.js';
 import { startApiServerSourceController } from './source-apiserver/apiserver-source.js';
 import { startSinkBindingController } from './source-sinkbinding/sink-binding.js';
+import { startContainerSourceController } from './source-container/container-source.js';
 import { whenServed } from '../serving/kinds.js';
 import { startCsrApproving } from '../certificates/approver.js';
 import { startCsrCleaner } from '../certificates/cleaner.js';
@@ -109,5 +110,6 @@ export const Controllers: readonly ControllerDescriptor[] = [
   { name: 'source-ping-controller', aliases: [], byDefault: true, serviceAccount: 'eventing-controller', start: (ctx) => whenServed(ctx, ['pingSources'], startPingSourceController) },
   { name: 'source-apiserver-controller', aliases: [], byDefault: true, serviceAccount: 'eventing-controller', start: (ctx) => whenServed(ctx, ['apiServerSources'], startApiServerSourceController) },
   { name: 'source-sinkbinding-controller', aliases: [], byDefault: true, serviceAccount: 'eventing-controller', start: (ctx) => whenServed(ctx, ['sinkBindings'], startSinkBindingController) },
+  { name: 'source-container-controller', aliases: [], byDefault: true, serviceAccount: 'eventing-controller', start: (ctx) => whenServed(ctx, ['containerSources', 'sinkBindings', 'deployments'], startContainerSourceController) },
   { name: 'certificatesigningrequest-cleaner-controller', aliases: ['csrcleaner'], byDefault: true, serviceAccount: 'certificate-controller', start: (ctx, s) => startCsrCleaner(ctx, common(s)) },
 ];

@@ -2,7 +2,8 @@
  * SinkBinding on `serve`: a Deployment named as its subject gets `K_SINK` (the Broker's address)
  * and `K_CE_OVERRIDES` in its pod template, so its pods have them; a new sink URL rewrites them; a
  * Deployment created later that its selector matches is bound when seen; a subject that does not
- * exist makes it not Ready (SubjectMissing); deleted, it unbinds its subjects first.
+ * exist makes it not Ready (SubjectMissing); deleted, it unbinds its subjects first. A
+ * ContainerSource is a Deployment of its template bound by a SinkBinding of its own.
  */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -84,4 +85,24 @@ describe.runIf(existsSync(KUBECTL))('SinkBinding', () => {
     expect(conditionOf(o, 'Ready')?.reason).toBe('SubjectMissing');
     expect(conditionOf(o, 'Ready')?.message).toBe('Deployment "default/absent" not found');
   }, 40_000);
+
+  it('runs a ContainerSource as a Deployment bound to its sink by a SinkBinding', async () => {
+    const applied = await c.apply(source('ContainerSource', 'heartbeats', {
+      template: { spec: { containers: [{ name: 'beat', image: 'heartbeats:v1', args: ['--period=1'] }] } },
+      sink: { ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'default' } },
+    }));
+    expect(applied.stderr).toBe('');
+    const bound = await until('the Deployment bound to the Broker', async () => {
+      const d = await c.kube.get<Workload>(Resources.deployments, 'heartbeats-deployment', { namespace: 'default' }).catch(() => undefined);
+      return d && value(envOf(d), 'K_SINK') === brokerUrl ? d : undefined;
+    }, { timeoutMs: 30_000 });
+    expect(bound.metadata.labels).toEqual({ 'sources.knative.dev/source': 'container-source-controller', 'sources.knative.dev/name': 'heartbeats' });
+    const sb = await waitCondition(c.kube, 'sinkBinding', 'default', 'heartbeats-sinkbinding', 'Ready', 'True');
+    expect(sb.spec?.subject).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'heartbeats-deployment' });
+    const cs = await waitCondition(c.kube, 'container', 'default', 'heartbeats', 'SinkBindingReady', 'True');
+    expect(cs.status?.sinkUri).toBe(brokerUrl);
+    // No node runs its pod here: the Deployment is not Available, so neither is the source.
+    expect(conditionOf(cs, 'Ready')?.status).not.toBe('True');
+    expect((await c.kubectl('get', 'containersources')).stdout).toMatch(/NAME\s+SINK\s+AGE\s+READY\s+REASON/);
+  }, 60_000);
 });
