@@ -56,6 +56,14 @@ describe.runIf(existsSync(KUBECTL))('PingSource', () => {
     expect(o.status?.sinkUri).toBeUndefined();
   }, 40_000);
 
+  it('refuses a malformed PingSource with Knative\'s message, through kubectl', async () => {
+    const r = await c.apply(source('PingSource', 'bad', { schedule: '@every 1m', data: 'a', dataBase64: 'YQ==', sink: { uri: receiver.url } }));
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('admission webhook "validation.webhook.eventing.knative.dev" denied the request: validation failed: expected exactly one, got both: spec.data, spec.dataBase64\ninvalid value: unsupported descriptor @every: spec.schedule');
+    expect(r.stderr).not.toMatch(/ at |node:|\.ts:/);
+    await expect(c.kube.get(Sources.ping, 'bad', { namespace: 'default' })).rejects.toThrow(/not found/);
+  }, 30_000);
+
   it('keeps working under Knative\'s own PingSource CRD', async () => {
     const r = await c.kubectl('apply', '-f', KnativePingCrd);
     expect(r.code).toBe(0);
