@@ -3,7 +3,9 @@
  * `status.sinkUri`) and every subject — the object `subject` names, or those of its kind its
  * `selector` matches, in the binding's namespace (or `subject.namespace`) — has its pod template
  * bound (sources/binding.ts), written when it differs, so a new sink URL rolls the workload out
- * again. A subject created or changed later is bound when seen. The binding holds a finalizer so
+ * again. A subject created or changed later is bound as it is written by the SinkBinding webhook
+ * (admission/knative-sources/sink-binding.ts), from the `status.sinkUri` written here first, and
+ * by this controller when seen. The binding holds a finalizer so
  * that, deleted, it unbinds its subjects first, as Knative's does. A subject named but missing
  * makes the binding not Ready (`SubjectMissing`).
  */
@@ -99,10 +101,10 @@ export function startSinkBindingController(env: ServingEnv): Controller {
     const sink = await sinks.resolve(key, b.spec?.sink, namespace);
     const marked: Marked[] = [OidcDisabled, sinkProvided(sink)];
     const found = await subjects(b);
-    if ('error' in found) {
-      if ('uri' in sink) marked.push({ type: 'Ready', status: 'False', reason: 'SubjectMissing', message: found.error });
-    } else if ('uri' in sink) await apply(found.found, found.store!, sink.uri, b.spec?.ceOverrides);
+    if ('error' in found && 'uri' in sink) marked.push({ type: 'Ready', status: 'False', reason: 'SubjectMissing', message: found.error });
+    // The status first: the SinkBinding webhook binds what is written next from its sinkUri.
     await writeStatus({ store: env.store('sinkBindings'), cache: bindings }, b, sourceStatus(b, marked, sink));
+    if ('found' in found && 'uri' in sink) await apply(found.found, found.store!, sink.uri, b.spec?.ceOverrides);
   };
 
   const reconciler = startReconciler('source-sinkbinding-controller', reconcile, [{ cache: bindings, keys: (o) => [objectKey(o)] }], { log: ctx.log });
