@@ -2,8 +2,9 @@
  * ApiServerSource on `serve`: on ConfigMaps, under a ServiceAccount a Role lets get, list and watch
  * them, a ConfigMap created is a `dev.knative.apiserver.resource.add` event at the receiver (the
  * object as data), updated and deleted ones follow; mode Reference sends `ref.*` events with a
- * reference; a ServiceAccount without `list` makes the source not Ready (SufficientPermissions
- * False with Knative's message) and sends nothing, and granting it makes the source Ready.
+ * reference; through a Broker named as the sink, a Trigger's subscriber gets them; a
+ * ServiceAccount without `list` makes the source not Ready (SufficientPermissions False with
+ * Knative's message) and sends nothing, and granting it makes the source Ready.
  */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,6 +82,23 @@ describe.runIf(existsSync(KUBECTL))('ApiServerSource', () => {
       return eventsOf(subject).find((e) => e.headers['ce-type'] === 'dev.knative.apiserver.ref.add');
     }, { timeoutMs: 20_000 });
     expect(JSON.parse(ref.body)).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', name: 'by-ref', namespace: 'watched' });
+  }, 60_000);
+
+  it('sends through a Broker it names as its sink, on to a Trigger\'s subscriber', async () => {
+    const applied = await c.apply(
+      { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', metadata: { name: 'default', namespace: 'watched' } },
+      { apiVersion: 'eventing.knative.dev/v1', kind: 'Trigger', metadata: { name: 'configmap-adds', namespace: 'watched' }, spec: { broker: 'default', filter: { attributes: { type: 'dev.knative.apiserver.ref.add' } }, subscriber: { uri: `${receiver.url}via-broker` } } },
+      source('ApiServerSource', 'to-broker', { serviceAccountName: 'watcher', resources: [{ apiVersion: 'v1', kind: 'ConfigMap' }], sink: { ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'default' } } }, 'watched'),
+    );
+    expect(applied.stderr).toBe('');
+    const ready = await waitCondition(c.kube, 'apiServer', 'watched', 'to-broker', 'Ready', 'True');
+    expect(ready.status?.sinkUri).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/watched\/default$/);
+    const delivered = await until('a ref.add through the Broker', async () => {
+      await c.kube.create(Resources.configMaps, configMap('through-broker', 'watched', {})).catch(() => undefined);
+      return receiver.received.find((r) => r.path === '/via-broker' && r.headers['ce-subject'] === '/apis/v1/namespaces/watched/configmaps/through-broker');
+    }, { timeoutMs: 30_000 });
+    expect(delivered.headers['ce-type']).toBe('dev.knative.apiserver.ref.add');
+    expect(delivered.headers['ce-source']).toBe(c.served.server.url);
   }, 60_000);
 
   it('is not Ready while its ServiceAccount may not list ConfigMaps, and sends nothing', async () => {

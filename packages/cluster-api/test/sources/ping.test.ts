@@ -1,11 +1,16 @@
 /**
  * PingSource on `serve`: created with kubectl, Ready with its sink resolved, and with `* * * * *`
  * an event reaches a local receiver within 61 s carrying Knative's attributes, its data and its
- * ceOverrides; a sink that does not resolve is SinkProvided False (NotFound); Knative's own
- * PingSource CRD applied over the server's keeps the source served and Ready.
+ * ceOverrides; one whose sink refuses connections gets a Warning Event after the retries; a sink
+ * that does not resolve is SinkProvided False (NotFound); a malformed source is refused with
+ * Knative's message; Knative's own PingSource CRD applied over the server's keeps sources served
+ * and Ready.
  */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { Resources } from '@func/kube-client';
 import { until } from '../../testing/src/poll.js';
 import { conditionOf, KUBECTL, source, Sources, startReceiver, startSourcesCluster, waitCondition, type Source, type SourcesCluster } from './helpers.js';
 
@@ -14,8 +19,14 @@ const KnativePingCrd = '/work/shared/crds/knative-eventing/pingsource.yaml';
 describe.runIf(existsSync(KUBECTL))('PingSource', () => {
   let c: SourcesCluster;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  /** A port nothing listens on: one bound, then closed. */
+  let closedPort: number;
   beforeAll(async () => {
     [c, receiver] = await Promise.all([startSourcesCluster(), startReceiver()]);
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    closedPort = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r));
   }, 60_000);
   afterAll(async () => {
     await c?.close();
@@ -26,7 +37,7 @@ describe.runIf(existsSync(KUBECTL))('PingSource', () => {
     const applied = await c.apply(source('PingSource', 'every-minute', {
       schedule: '* * * * *', contentType: 'application/json', data: '{"message":"hello","a":1}',
       sink: { uri: receiver.url }, ceOverrides: { extensions: { team: 'blue' } },
-    }));
+    }), source('PingSource', 'unanswered', { schedule: '* * * * *', data: 'x', sink: { uri: `http://127.0.0.1:${closedPort}/` } }));
     expect(applied.stderr).toBe('');
     const ready = await waitCondition(c.kube, 'ping', 'default', 'every-minute', 'Ready', 'True');
     expect(ready.status?.sinkUri).toBe(receiver.url);
@@ -45,7 +56,14 @@ describe.runIf(existsSync(KUBECTL))('PingSource', () => {
     expect(got.headers['ce-team']).toBe('blue');
     expect(got.headers['content-type']).toBe('application/json');
     expect(JSON.parse(got.body)).toEqual({ a: 1, message: 'hello' });
-  }, 90_000);
+
+    // The source whose sink refuses connections: after the retries, a Warning Event on it.
+    const warning = await until('a Warning Event on the unanswered source', async () => {
+      const events = await c.kube.list<{ type?: string; reason?: string; message?: string }>(Resources.events, { namespace: 'default', fieldSelector: 'involvedObject.name=unanswered' });
+      return events.items.find((e) => e.type === 'Warning' && e.reason === 'PingSourceSendFailed');
+    }, { timeoutMs: 20_000 });
+    expect(warning.message).toMatch(new RegExp(`^failed to send event [0-9a-f-]{36} to http://127\\.0\\.0\\.1:${closedPort}/: ECONNREFUSED$`));
+  }, 100_000);
 
   it('is not Ready while its sink does not resolve, and says why', async () => {
     await c.apply(source('PingSource', 'nowhere', { schedule: '0 * * * *', sink: { ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'missing' } } }));
