@@ -46,6 +46,8 @@ describe.runIf(existsSync(KUBECTL))('PingSource', () => {
     const table = await c.kubectl('get', 'pingsources');
     expect(table.stdout).toMatch(/NAME\s+SINK\s+SCHEDULE\s+AGE\s+READY\s+REASON/);
     expect(table.stdout).toContain('* * * * *');
+    // Knative's categories: `kubectl get sources` lists every source kind.
+    expect((await c.kubectl('get', 'sources', '-o', 'name')).stdout).toContain('pingsource.sources.knative.dev/every-minute');
 
     const got = await until('a ping event', () => receiver.received[0], { timeoutMs: 61_000 + 5_000 });
     expect(got.headers['ce-type']).toBe('dev.knative.sources.ping');
