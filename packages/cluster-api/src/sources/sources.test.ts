@@ -4,6 +4,7 @@ import { apiServerEvent, subjectOf } from './apiserver/event.js';
 import { bound } from './binding.js';
 import { derivative } from './derivative.js';
 import { pingEvent } from './ping/event.js';
+import { nextPingAt } from './ping/adapter.js';
 
 const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'n' }, data: { a: 'b' } } as KubeObject;
 
@@ -24,6 +25,17 @@ describe('the events sources make', () => {
     expect(ref.attributes).toEqual({ type: 'dev.knative.apiserver.ref.delete', source: 'https://api', subject: '/apis/v1/namespaces/n/configmaps/c', datacontenttype: 'application/json' });
     expect(JSON.parse(Buffer.from(ref.data).toString())).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', name: 'c', namespace: 'n' });
     expect(JSON.parse(Buffer.from(apiServerEvent('https://api', 'Resource', 'add', cm).data).toString())).toEqual(cm);
+  });
+});
+
+describe('when a PingSource fires', () => {
+  it('in its timezone, else UTC, across a DST change', () => {
+    const after = Date.parse('2026-03-28T12:00:00Z');
+    expect(new Date(nextPingAt({ schedule: '0 9 * * *' }, after)!).toISOString()).toBe('2026-03-29T09:00:00.000Z');
+    // Paris moves to summer time on 2026-03-29: 09:00 there is 07:00Z that day, 08:00Z the day before.
+    expect(new Date(nextPingAt({ schedule: '0 9 * * *', timezone: 'Europe/Paris' }, after)!).toISOString()).toBe('2026-03-29T07:00:00.000Z');
+    expect(new Date(nextPingAt({ schedule: '*/15 * * * *' }, Date.parse('2026-01-01T00:07:30Z'))!).toISOString()).toBe('2026-01-01T00:15:00.000Z');
+    expect(new Date(nextPingAt({ schedule: '@hourly' }, Date.parse('2026-01-01T00:59:59Z'))!).toISOString()).toBe('2026-01-01T01:00:00.000Z');
   });
 });
 

@@ -22,6 +22,9 @@ export interface Scheduled {
 /** What became of one fire: sent, or why not. */
 export type PingResult = { source: Scheduled; id: string; error?: string };
 
+/** When a PingSource fires next after `afterMs`: its schedule in its `timezone`, else UTC (mt-ping's zone). */
+export const nextPingAt = (spec: PingSpec, afterMs: number): number | undefined => nextFire(parseSchedule(spec.schedule ?? ''), afterMs, spec.timezone || 'UTC');
+
 const Jitter = 500;
 /** setTimeout's limit; a later fire is reached in steps. */
 const MaxTimer = 2 ** 31 - 1;
@@ -52,7 +55,7 @@ export class PingAdapter {
   }
 
   private arm(key: string, scheduled: Scheduled, after: number): void {
-    const at = nextFire(parseSchedule(scheduled.spec.schedule ?? ''), after, scheduled.spec.timezone || 'UTC');
+    const at = nextPingAt(scheduled.spec, after);
     if (at === undefined) return;
     const wait = (): NodeJS.Timeout => setTimeout(() => {
       if (Date.now() < at) return void (entry.timer = wait());
