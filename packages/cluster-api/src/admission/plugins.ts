@@ -9,6 +9,8 @@
  */
 import type { AdmissionPlugin } from './plugin.js';
 import { KnativeServingValidation } from './knative-serving/validation.js';
+import { KnativeSourcesValidation } from './knative-sources/validation.js';
+import { SinkBindingInjection } from './knative-sources/sink-binding.js';
 import { LimitRanger } from './limit-ranger/limit-ranger.js';
 import { PodSecurity } from './pod-security/pod-security.js';
 import { ResourceQuota } from './resource-quota/resource-quota.js';
@@ -21,5 +23,8 @@ export const AdmissionPlugins: readonly AdmissionPlugin[] = [
   SecurityContextConstraint,
   // Knative Serving's validating webhook, as a plugin (validating webhooks run before ResourceQuota).
   KnativeServingValidation,
+  // Knative Eventing's, for the sources: the SinkBinding webhook, then the sources' validation.
+  SinkBindingInjection,
+  KnativeSourcesValidation,
   ResourceQuota,
 ];

@@ -21,6 +21,14 @@ export interface ControllerContext {
   /** The API server's registry, given to its own loops only (the CRD controller serves what it establishes). */
   registry?: Registry;
   log?: (entry: Record<string, unknown>) => void;
+  /**
+   * A client acting as a ServiceAccount of a user's namespace (authorized as its requests would be),
+   * for controllers that act on a user's behalf (an ApiServerSource watches as the one it names);
+   * absent where the manager cannot act as others.
+   */
+  clientAs?(namespace: string, serviceAccount: string): ApiClient;
+  /** The API server's URL, as a client in the cluster reaches it (an ApiServerSource's event source). */
+  apiServerUrl?: string;
 }
 
 export interface Served {

@@ -35,6 +35,10 @@ import { startRevisionController } from './serving-revision/revision.js';
 import { startRouteController } from './serving-route/route.js';
 import { startDomainMappingController } from './serving-domainmapping/domain-mapping.js';
 import { startRevisionGc } from './serving-gc/gc.js';
+import { startPingSourceController } from './source-ping/ping-source.js';
+import { startApiServerSourceController } from './source-apiserver/apiserver-source.js';
+import { startSinkBindingController } from './source-sinkbinding/sink-binding.js';
+import { startContainerSourceController } from './source-container/container-source.js';
 import { whenServed } from '../serving/kinds.js';
 import { startCsrApproving } from '../certificates/approver.js';
 import { startCsrCleaner } from '../certificates/cleaner.js';
@@ -49,6 +53,8 @@ export interface ControllerSettings extends ControllerOptions {
   eventTtlMs?: number;
   /** The CA approved CertificateSigningRequests are signed with (kube-controller-manager's --cluster-signing-*-file). */
   signing?: CertificateAuthorityKeys;
+  /** The API server's URL as clients in the cluster reach it (ControllerContext.apiServerUrl). */
+  apiServerUrl?: string;
 }
 
 export interface ControllerDescriptor {
@@ -64,7 +70,7 @@ export interface ControllerDescriptor {
   start(ctx: ControllerContext, settings: ControllerSettings): Controller;
 }
 
-const common = ({ nodes: _n, eventTtlMs: _e, signing: _s, ...rest }: ControllerSettings): ControllerOptions => rest;
+const common = ({ nodes: _n, eventTtlMs: _e, signing: _s, apiServerUrl: _a, ...rest }: ControllerSettings): ControllerOptions => rest;
 
 const Idle: Controller = { stop: async () => undefined };
 
@@ -100,5 +106,10 @@ export const Controllers: readonly ControllerDescriptor[] = [
   { name: 'serving-route-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['routes', 'configurations', 'revisions'], startRouteController) },
   { name: 'serving-domainmapping-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['domainMappings', 'routes'], startDomainMappingController) },
   { name: 'serving-gc-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['configurations', 'revisions'], startRevisionGc) },
+  // Knative Eventing's sources (their reconcilers and adapters), once serve's CRDs for them are served.
+  { name: 'source-ping-controller', aliases: [], byDefault: true, serviceAccount: 'eventing-controller', start: (ctx) => whenServed(ctx, ['pingSources'], startPingSourceController) },
+  { name: 'source-apiserver-controller', aliases: [], byDefault: true, serviceAccount: 'eventing-controller', start: (ctx) => whenServed(ctx, ['apiServerSources'], startApiServerSourceController) },
+  { name: 'source-sinkbinding-controller', aliases: [], byDefault: true, serviceAccount: 'eventing-controller', start: (ctx) => whenServed(ctx, ['sinkBindings'], startSinkBindingController) },
+  { name: 'source-container-controller', aliases: [], byDefault: true, serviceAccount: 'eventing-controller', start: (ctx) => whenServed(ctx, ['containerSources', 'sinkBindings', 'deployments'], startContainerSourceController) },
   { name: 'certificatesigningrequest-cleaner-controller', aliases: ['csrcleaner'], byDefault: true, serviceAccount: 'certificate-controller', start: (ctx, s) => startCsrCleaner(ctx, common(s)) },
 ];

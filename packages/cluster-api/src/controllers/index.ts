@@ -49,7 +49,8 @@ export const startInProcessControllerManager = (registry: Registry, authorizer: 
     if (!clients.has(sa)) clients.set(sa, inProcessClient(registry, authorizer, serviceAccountUser('kube-system', sa)));
     return clients.get(sa)!;
   };
-  return startControllerManager({ ...settings, controllers, clientFor, ...(leaderElection && { leaderElection: { ...leaderElection, client: leaseClient(manager) } }) });
+  const clientAs = (namespace: string, sa: string) => inProcessClient(registry, authorizer, serviceAccountUser(namespace, sa));
+  return startControllerManager({ ...settings, controllers, clientFor, clientAs, ...(leaderElection && { leaderElection: { ...leaderElection, client: leaseClient(manager) } }) });
 };
 
 /** Both, as an API server that runs its controller manager beside it (`controllerManager: false`: its own loops only). */

@@ -30,6 +30,8 @@ export interface LeaderElection {
 export interface ManagerOptions extends ControllerSettings {
   /** The client a controller acts through, by its ServiceAccount; undefined: the manager's own. */
   clientFor(serviceAccount: string | undefined): ApiClient;
+  /** A client acting as a ServiceAccount of any namespace (ControllerContext.clientAs). */
+  clientAs?(namespace: string, serviceAccount: string): ApiClient;
   /** `--controllers` words (default `['*']`). */
   controllers?: readonly string[];
   /** Absent: run at once, with nobody to share the work with. */
@@ -40,13 +42,13 @@ export interface ManagerOptions extends ControllerSettings {
 
 /** Starts `descriptors` now, over fresh shared caches; stop ends them, then the caches and the event writer. */
 export function runControllers(descriptors: readonly ControllerDescriptor[], opts: Omit<ManagerOptions, 'leaderElection' | 'controllers' | 'descriptors'>, registry?: Registry): Controller {
-  const { clientFor, ...settings } = opts;
+  const { clientFor, clientAs, ...settings } = opts;
   const own = clientFor(undefined);
   const caches = new Caches(own, settings.log);
   const broadcaster = new EventBroadcaster(apiEventSink(own), settings.log);
   const started = descriptors.map((d) => {
     const client = clientFor(d.serviceAccount);
-    const ctx: ControllerContext = { client, informers: own, caches, events: { recorder: (component) => broadcaster.recorder({ component }, apiEventSink(client)) }, log: settings.log, ...(registry && { registry }) };
+    const ctx: ControllerContext = { client, informers: own, caches, events: { recorder: (component) => broadcaster.recorder({ component }, apiEventSink(client)) }, log: settings.log, ...(registry && { registry }), ...(clientAs && { clientAs }), ...(settings.apiServerUrl && { apiServerUrl: settings.apiServerUrl }) };
     return d.start(ctx, settings);
   });
   return {

@@ -66,6 +66,7 @@ export async function runControllerManager(kube: KubeClient, config: ControllerM
     clientFor: (sa) => (sa && made.get(sa)?.client) || api,
     controllers: words,
     log,
+    apiServerUrl: kube.connection.server,
     nodes: { clusterCidr: config.clusterCidr, nodeCidrMaskSize: config.nodeCidrMaskSize, gracePeriodMs: config.nodeMonitorGracePeriod * 1000 },
     ...(config.leaderElect && { leaderElection: { client: kube, leaseDurationSeconds: config.leaderElectLeaseDuration } }),
   });

@@ -44,4 +44,4 @@ export async function ensureChild(env: ServingEnv, kind: KindName, owner: KubeOb
   return { ok: true, object: updated.object };
 }
 
-const kindLabel = (kind: KindName): string => ({ configurations: 'Configuration', routes: 'Route', revisions: 'Revision', deployments: 'Deployment', k8sServices: 'Service' } as Record<string, string>)[kind] ?? kind;
+const kindLabel = (kind: KindName): string => ({ configurations: 'Configuration', routes: 'Route', revisions: 'Revision', deployments: 'Deployment', k8sServices: 'Service', sinkBindings: 'SinkBinding' } as Record<string, string>)[kind] ?? kind;

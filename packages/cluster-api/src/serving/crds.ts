@@ -1,7 +1,8 @@
 /**
  * The CustomResourceDefinitions `serve` installs at start for the kinds its parts act on: Knative
  * Serving's Service, Configuration, Revision, Route (serving.knative.dev/v1) and DomainMapping
- * (v1beta1), and Knative Eventing's Broker and Trigger (eventing.knative.dev/v1) when the broker runs.
+ * (v1beta1), and Knative Eventing's Broker and Trigger (eventing.knative.dev/v1) and sources
+ * (sources.knative.dev/v1: PingSource, ApiServerSource, SinkBinding, ContainerSource) when the broker runs.
  * Names, short names, categories, scope and printer columns are Knative's; spec and status are
  * open objects (`x-kubernetes-preserve-unknown-fields`) whose rules the admission plugin and the
  * controllers hold, so Knative's own CRDs applied over these (stricter schemas, the same names)
@@ -100,6 +101,15 @@ export const BuiltinCrds: readonly KubeObject[] = [
       age, ready('status'), ready('reason'),
     ],
   }),
+  ...(['PingSource', 'ApiServerSource', 'SinkBinding', 'ContainerSource'] as const).map((kind) => definition({
+    group: 'sources.knative.dev', version: 'v1', kind, plural: `${kind.toLowerCase()}s`,
+    categories: kind === 'SinkBinding' ? ['all', 'knative', 'sources', 'bindings'] : ['all', 'knative', 'sources'],
+    columns: [
+      { name: 'Sink', type: 'string', jsonPath: '.status.sinkUri' },
+      ...(kind === 'PingSource' ? [{ name: 'Schedule', type: 'string', jsonPath: '.spec.schedule' }] : []),
+      age, ready('status'), ready('reason'),
+    ],
+  })),
 ];
 
 /** Creates each of `objects` in the registry's `plural` of `group/v1` that is not there yet; one there is left as it is. */
@@ -114,8 +124,8 @@ export async function ensureCreated(registry: Pick<Registry, 'find'>, group: str
 
 /**
  * Creates each of BuiltinCrds that is not there yet (the CRD controller then serves it): Knative
- * Serving's always (the controller manager acts on them), Broker and Trigger with `eventing` (the
- * broker runs in this process).
+ * Serving's always (the controller manager acts on them), Broker, Trigger and the sources with
+ * `eventing` (the broker runs in this process).
  */
 export const installBuiltinCrds = (registry: Pick<Registry, 'find'>, o: { eventing: boolean }): Promise<void> =>
-  ensureCreated(registry, 'apiextensions.k8s.io', 'customresourcedefinitions', BuiltinCrds.filter((c) => o.eventing || !c.metadata.name!.endsWith('.eventing.knative.dev')));
+  ensureCreated(registry, 'apiextensions.k8s.io', 'customresourcedefinitions', BuiltinCrds.filter((c) => o.eventing || !/\.(eventing|sources)\.knative\.dev$/.test(c.metadata.name!)));

@@ -1,5 +1,6 @@
 /**
- * What the serving controllers and the gateway share about Knative Serving's kinds: where they are
+ * What the serving controllers and the gateway share about Knative Serving's kinds (and the source
+ * controllers about Knative Eventing's sources): where they are
  * served, the labels Knative puts on what it makes, and the controllers' view of the kinds, which
  * are custom resources: served only once their CRDs are established, and served again (new stores)
  * when a CRD is replaced (Knative's own applied over the server's).
@@ -23,6 +24,11 @@ export const Kinds = {
   endpoints: { group: '', version: 'v1', plural: 'endpoints', kind: 'Endpoints' },
   pods: { group: '', version: 'v1', plural: 'pods', kind: 'Pod' },
   configMaps: { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap' },
+  // Knative Eventing's sources (sources/): their controllers share this view.
+  pingSources: { group: 'sources.knative.dev', version: 'v1', plural: 'pingsources', kind: 'PingSource' },
+  apiServerSources: { group: 'sources.knative.dev', version: 'v1', plural: 'apiserversources', kind: 'ApiServerSource' },
+  sinkBindings: { group: 'sources.knative.dev', version: 'v1', plural: 'sinkbindings', kind: 'SinkBinding' },
+  containerSources: { group: 'sources.knative.dev', version: 'v1', plural: 'containersources', kind: 'ContainerSource' },
 } as const;
 export type KindName = keyof typeof Kinds;
 

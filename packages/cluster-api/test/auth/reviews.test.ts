@@ -157,7 +157,7 @@ describe('OpenShift\'s authorization.openshift.io reviews, answered by the same 
   it('answers who may (ResourceAccessReview) and what one may (SubjectRulesReview, SelfSubjectRulesReview)', async () => {
     const who = await s.request('POST', `${OpenShift}/namespaces/shop/localresourceaccessreviews`, { body: os('LocalResourceAccessReview', { verb: 'get', resource: 'pods' }) });
     // The scheduler and the controllers whose roles say `get pods` (their bootstrap roles); devs through their binding; system:masters always.
-    const controllers = ['deployment-controller', 'endpoint-controller', 'endpointslice-controller', 'generic-garbage-collector', 'namespace-controller', 'node-controller', 'serving-controller', 'statefulset-controller'];
+    const controllers = ['deployment-controller', 'endpoint-controller', 'endpointslice-controller', 'eventing-controller', 'generic-garbage-collector', 'namespace-controller', 'node-controller', 'serving-controller', 'statefulset-controller'];
     const users = ['system:kube-scheduler', ...controllers.map((c) => `system:serviceaccount:kube-system:${c}`)];
     expect(who.json).toMatchObject({ kind: 'ResourceAccessReviewResponse', namespace: 'shop', users, evalutionError: '' });
     expect(who.json.groups).toEqual(expect.arrayContaining(['devs', 'system:masters']));

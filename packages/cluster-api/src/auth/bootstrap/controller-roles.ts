@@ -123,6 +123,17 @@ const roles: Record<string, ReturnType<typeof rule>[]> = {
     rule(Read, '', 'pods configmaps endpoints'),
     events,
   ],
+  // The source controllers (Knative Eventing's controller and its adapters): the sources, what their
+  // sinks and subjects name (any kind: read), the workloads SinkBindings bind and ContainerSources run.
+  'eventing-controller': [
+    rule('get list watch create update patch delete', 'sources.knative.dev', 'pingsources apiserversources sinkbindings containersources'),
+    rule('update', 'sources.knative.dev', 'pingsources/status apiserversources/status sinkbindings/status containersources/status pingsources/finalizers apiserversources/finalizers sinkbindings/finalizers containersources/finalizers'),
+    rule(Read, '*', '*'),
+    rule('get list watch create update patch delete', 'apps', 'deployments statefulsets daemonsets replicasets'),
+    rule('update patch', 'batch', 'jobs cronjobs'),
+    rule('create', 'authorization.k8s.io', 'subjectaccessreviews'),
+    events,
+  ],
   'ttl-after-finished-controller': [rule('get list watch delete', 'batch', 'jobs'), events],
   // csrapproving, csrsigning and csrcleaner (the built-in signers' names as resourceNames).
   'certificate-controller': [
