@@ -1,0 +1,166 @@
+/**
+ * `func-runtime config envs|volumes|labels [add|remove|list]`: Knative func's `func config`, editing
+ * func.yaml's `run.envs`, `run.volumes` and `deploy.labels` (func-yaml-lists.ts) in place. `add`
+ * and `remove` take flags; on a terminal they ask for what the flags leave out. The next deploy
+ * applies the change.
+ */
+import type { Argv, CommandModule } from 'yargs';
+import type { ListKind } from '../func-yaml-lists.js';
+import type { Exit } from '../lifecycle.js';
+import type { EnvSpec, VolumeSpec } from '../project.js';
+import { table } from './describe.js';
+import { interactive, missingFlag, terminalPrompter, type Prompter } from './prompt.js';
+
+interface ConfigArgs {
+  path: string;
+  output?: 'json' | 'yaml';
+  name?: string;
+  value?: string;
+  key?: string;
+  type?: 'secret' | 'configMap' | 'pvc' | 'emptyDir';
+  source?: string;
+  mountPath?: string;
+  readOnly?: boolean;
+  medium?: '' | 'Memory';
+}
+
+/** A flag's value, else the answer on a terminal, else the error that names the flag. */
+type Ask = (flag: keyof ConfigArgs & string, question: string, opts?: { choices?: readonly string[]; fallback?: string }) => Promise<string>;
+
+interface Section<E> {
+  name: 'envs' | 'volumes' | 'labels';
+  kind: () => Promise<ListKind<E>>;
+  describe: string;
+  addFlags<T>(y: Argv<T>): Argv<T>;
+  entry(argv: ConfigArgs, ask: Ask): Promise<E>;
+}
+
+const VOLUME_TYPES = ['secret', 'configMap', 'pvc', 'emptyDir'] as const;
+
+const envsSection: Section<EnvSpec> = {
+  name: 'envs',
+  kind: async () => (await import('../func-yaml-lists.js')).envs,
+  describe: 'environment variables (func.yaml run.envs)',
+  addFlags: (y) =>
+    y.option('name', { type: 'string', describe: 'the variable\'s name (none: --value imports every key of a Secret or ConfigMap)' })
+      .option('value', { type: 'string', describe: 'text, {{ env:LOCAL }}, {{ secret:name:key }}, {{ configMap:name:key }}, or without --name {{ secret:name }} / {{ configMap:name }}' }),
+  async entry(argv, ask) {
+    const name = argv.name ?? (argv.value === undefined && interactive() ? await ask('name', 'Variable name (empty: import every key of a Secret or ConfigMap)', { fallback: '' }) : undefined);
+    const value = await ask('value', name ? `Value of ${name} (text, {{ env:LOCAL }}, {{ secret:name:key }}, {{ configMap:name:key }})` : 'Import from ({{ secret:name }} or {{ configMap:name }})');
+    return name ? { name, value } : { value };
+  },
+};
+
+const volumesSection: Section<VolumeSpec> = {
+  name: 'volumes',
+  kind: async () => (await import('../func-yaml-lists.js')).volumes,
+  describe: 'volumes mounted into the function (func.yaml run.volumes)',
+  addFlags: (y) =>
+    y.option('type', { choices: VOLUME_TYPES, describe: 'what to mount' })
+      .option('source', { type: 'string', describe: 'the Secret, ConfigMap or PersistentVolumeClaim\'s name' })
+      .option('mount-path', { type: 'string', describe: 'absolute path in the container' })
+      .option('read-only', { type: 'boolean', describe: 'pvc: mount read-only' })
+      .option('medium', { choices: ['', 'Memory'] as const, describe: 'emptyDir: Memory for a tmpfs' }),
+  async entry(argv, ask) {
+    const type = (await ask('type', 'Volume type', { choices: VOLUME_TYPES })) as (typeof VOLUME_TYPES)[number];
+    const source = type === 'emptyDir' ? '' : await ask('source', `Name of the ${type === 'pvc' ? 'PersistentVolumeClaim' : type}`);
+    const path = await ask('mountPath', 'Mount path (absolute)');
+    if (type === 'secret') return { secret: source, path };
+    if (type === 'configMap') return { configMap: source, path };
+    if (type === 'pvc') return { persistentVolumeClaim: { claimName: source, ...(argv.readOnly ? { readOnly: true } : {}) }, path };
+    return { emptyDir: argv.medium ? { medium: argv.medium } : {}, path };
+  },
+};
+
+const labelsSection: Section<{ key: string; value?: string }> = {
+  name: 'labels',
+  kind: async () => (await import('../func-yaml-lists.js')).labels,
+  describe: 'labels of the function\'s objects and pods (func.yaml deploy.labels)',
+  addFlags: (y) => y.option('key', { alias: 'name', type: 'string', describe: 'label key ([prefix/]name)' }).option('value', { type: 'string', describe: 'label value' }),
+  async entry(_argv, ask) {
+    const key = await ask('key', 'Label key');
+    return { key, value: await ask('value', `Value of ${key}`, { fallback: '' }) };
+  },
+};
+
+const flagName = (flag: string) => flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+function asker(argv: ConfigArgs, command: string): { ask: Ask; prompter?: Prompter } {
+  const prompter = interactive() ? terminalPrompter() : undefined;
+  const ask: Ask = async (flag, question, opts = {}) => {
+    const given = argv[flag];
+    if (given !== undefined) return String(given);
+    if (!prompter) {
+      if (opts.fallback !== undefined) return opts.fallback;
+      throw missingFlag(flagName(flag), command);
+    }
+    return opts.choices ? prompter.choose(question, opts.choices) : prompter.text(question, opts.fallback);
+  };
+  return { ask, prompter };
+}
+
+const withPath = <T>(y: Argv<T>) => y.option('path', { alias: 'p', type: 'string', default: '.', describe: 'function directory (its func.yaml)' });
+const out = (line: string) => process.stdout.write(`func-runtime: ${line}\n`);
+
+function sectionCommand<E>(section: Section<E>, exit: Exit, onError: (err: unknown) => void): CommandModule<object, ConfigArgs> {
+  const command = `config ${section.name}`;
+  const project = async (argv: ConfigArgs) => (await import('../project.js')).loadProject(argv.path);
+  const list = async (argv: ConfigArgs) => {
+    const [{ listEntries }, kind] = await Promise.all([import('../func-yaml-lists.js'), section.kind()]);
+    const entries = listEntries(await project(argv), kind);
+    if (argv.output === 'json') process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
+    else if (argv.output === 'yaml') process.stdout.write((await import('yaml')).stringify(entries));
+    else process.stdout.write(entries.length ? `${table([kind.header, ...entries.map((e) => kind.row(e))]).join('\n')}\n` : `No ${kind.noun}s in func.yaml ${kind.path.join('.')}.\n`);
+  };
+  const add = async (argv: ConfigArgs) => {
+    const [{ addEntry }, kind, p] = await Promise.all([import('../func-yaml-lists.js'), section.kind(), project(argv)]);
+    const { ask, prompter } = asker(argv, `${command} add`);
+    try {
+      const entry = await section.entry(argv, ask);
+      const outcome = await addEntry(p, kind, entry);
+      out(outcome === 'unchanged' ? `func.yaml ${kind.path.join('.')} already has that ${kind.noun}` : `${outcome} ${kind.noun} ${kind.id(entry)} in func.yaml ${kind.path.join('.')}; the next deploy applies it`);
+    } finally {
+      prompter?.close();
+    }
+  };
+  const remove = async (argv: ConfigArgs) => {
+    const [{ listEntries, removeEntry }, kind, p] = await Promise.all([import('../func-yaml-lists.js'), section.kind(), project(argv)]);
+    const idKey = kind.idFlag === 'mount-path' ? 'mountPath' : (kind.idFlag as 'name' | 'key');
+    const ids = listEntries(p, kind).map((e) => kind.id(e));
+    const { ask, prompter } = asker(argv, `${command} remove`);
+    try {
+      const id = argv[idKey] ?? (ids.length ? await ask(idKey, `Which ${kind.noun}?`, { choices: ids }) : await ask(idKey, ''));
+      await removeEntry(p, kind, String(id));
+      out(`removed ${kind.noun} ${id} from func.yaml ${kind.path.join('.')}; the next deploy applies it`);
+    } finally {
+      prompter?.close();
+    }
+  };
+  const run = (fn: (argv: ConfigArgs) => Promise<void>) => (argv: ConfigArgs) => fn(argv).then(() => exit(0), onError);
+  return {
+    command: section.name,
+    describe: `List, add or remove ${section.describe}`,
+    builder: (y) =>
+      y.command({ command: ['list', '$0'], describe: `List the ${section.describe}`, builder: (l: Argv) => withPath(l).option('output', { alias: 'o', choices: ['json', 'yaml'] as const, describe: 'machine-readable output' }), handler: run(list) } as unknown as CommandModule<object, ConfigArgs>)
+        .command({ command: 'add', describe: `Add one (or replace the one of the same ${section === volumesSection ? 'path' : 'name'}); asks for what the flags leave out on a terminal`, builder: (a: Argv) => section.addFlags(withPath(a)), handler: run(add) } as unknown as CommandModule<object, ConfigArgs>)
+        .command({
+          command: 'remove',
+          describe: 'Remove one; on a terminal without the flag, pick it from the list',
+          builder: (r: Argv) => withPath(r).option(section === volumesSection ? 'mount-path' : section === labelsSection ? 'key' : 'name', { type: 'string', describe: 'which one', ...(section === labelsSection ? { alias: 'name' } : {}) }),
+          handler: run(remove),
+        } as unknown as CommandModule<object, ConfigArgs>) as unknown as Argv<ConfigArgs>,
+    handler: () => undefined,
+  };
+}
+
+export function configCommand(exit: Exit, onError: (err: unknown) => void): CommandModule<object, object> {
+  return {
+    command: 'config',
+    describe: 'Edit func.yaml: config envs|volumes|labels [list|add|remove]',
+    builder: (y) =>
+      [envsSection, volumesSection, labelsSection]
+        .reduce((acc: Argv, s) => acc.command(sectionCommand(s as Section<unknown>, exit, onError)), y)
+        .demandCommand(1, 'Name what to configure: envs, volumes or labels (func-runtime config envs --help)'),
+    handler: () => undefined,
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * Questions on a terminal, for the commands that ask when a flag is missing (`config … add|remove`),
+ * as Knative's func does. Only when stdin is a terminal: anywhere else (a script, CI) a missing
+ * flag is an error that names it, so nothing ever waits for an answer that cannot come.
+ */
+import { createInterface, type Interface } from 'node:readline/promises';
+import { CommandError } from '../command-error.js';
+
+export interface Prompter {
+  /** Free text; `fallback` is taken on an empty answer. */
+  text(question: string, fallback?: string): Promise<string>;
+  /** One of `choices`, by number or by name. */
+  choose(question: string, choices: readonly string[]): Promise<string>;
+  close(): void;
+}
+
+export const interactive = (): boolean => process.stdin.isTTY === true;
+
+/** The error when a value has no flag and there is no terminal to ask on. */
+export function missingFlag(flag: string, command: string): CommandError {
+  return new CommandError(`${command}: --${flag} is required (stdin is not a terminal, so there is nothing to ask on).`);
+}
+
+export function terminalPrompter(input: NodeJS.ReadableStream = process.stdin, output: NodeJS.WritableStream = process.stderr): Prompter {
+  let rl: Interface | undefined;
+  const line = async (question: string) => (await (rl ??= createInterface({ input, output, terminal: true })).question(question)).trim();
+  return {
+    async text(question, fallback) {
+      for (;;) {
+        const answer = await line(`? ${question}${fallback ? ` (${fallback})` : ''}: `);
+        if (answer || fallback !== undefined) return answer || fallback!;
+      }
+    },
+    async choose(question, choices) {
+      output.write(`? ${question}\n${choices.map((c, i) => `  ${i + 1}) ${c}`).join('\n')}\n`);
+      for (;;) {
+        const answer = await line(`  number or name (1-${choices.length}): `);
+        const picked = /^\d+$/.test(answer) ? choices[Number(answer) - 1] : choices.find((c) => c === answer);
+        if (picked !== undefined) return picked;
+      }
+    },
+    close: () => rl?.close(),
+  };
+}
