@@ -21,16 +21,16 @@ export function bashScript(bin: string, root: CommandNode): string {
   return [
     `# ${bin} completion for bash (and zsh through bashcompinit): source <(${bin} completion bash)`,
     `${fnName(bin)}() {`,
-    '  local cur="${COMP_WORDS[COMP_CWORD]}" path="" w i',
+    '  local cur="${COMP_WORDS[COMP_CWORD]}" at="" w i',
     '  for ((i = 1; i < COMP_CWORD; i++)); do',
     '    w="${COMP_WORDS[i]}"',
     '    [[ "$w" == -* ]] && continue',
-    '    case "$path/$w" in',
-    `      ${known.map((k) => `'${k}'`).join('|')}) path="$path/$w" ;;`,
+    '    case "$at/$w" in',
+    `      ${known.map((k) => `'${k}'`).join('|')}) path="$at/$w" ;;`,
     '    esac',
     '  done',
     '  local candidates=""',
-    '  case "$path" in',
+    '  case "$at" in',
     ...all.map((p) => `    '${p.words.length ? `/${p.words.join('/')}` : ''}') candidates='${words(p.node)}' ;;`),
     '  esac',
     '  COMPREPLY=($(compgen -W "$candidates" -- "$cur"))',
@@ -45,21 +45,20 @@ export function zshScript(bin: string, root: CommandNode): string {
 }
 
 export function fishScript(bin: string, root: CommandNode): string {
+  const key = (words: string[]) => `/${words.map((w) => `${w}/`).join('')}`;
   const lines = [
     `# ${bin} completion for fish: ${bin} completion fish > ~/.config/fish/completions/${bin}.fish`,
     `function __${fnName(bin)}_path`,
-    '  set -l path',
-    '  set -l words (commandline -opc)',
-    '  for w in $words[2..-1]',
+    '  set -l path /',
+    '  for w in (commandline -opc)[2..-1]',
     '    string match -q -- "-*" $w; and continue',
-    '    set -l next (string join / $path $w)',
-    `    contains -- "$next" ${paths(root).filter((p) => p.words.length).map((p) => `'${p.words.join('/')}'`).join(' ')}; and set path $path $w`,
+    `    contains -- "$path$w/" ${paths(root).filter((p) => p.words.length).map((p) => `'${key(p.words)}'`).join(' ')}; and set path "$path$w/"`,
     '  end',
-    '  string join / $path',
+    '  echo $path',
     'end',
   ];
   for (const { words: at, node } of paths(root)) {
-    const cond = `-n 'test (__${fnName(bin)}_path) = "${at.join('/')}"'`;
+    const cond = `-n 'test (__${fnName(bin)}_path) = ${key(at)}'`;
     const subs = [...node.children.flatMap((c) => c.names), ...node.values];
     if (subs.length) lines.push(`complete -c ${bin} -f ${cond} -a '${subs.join(' ')}'`);
     for (const flag of node.flags) lines.push(`complete -c ${bin} ${cond} ${flag.startsWith('--') ? `-l ${flag.slice(2)}` : `-s ${flag.slice(1)}`}`);

@@ -23,7 +23,7 @@ import { recordDeployment } from './func-yaml-update.js';
 import { knativeServiceManifest } from './knative-service.js';
 import type { Deployment, Manifest, Service } from './kube-types.js';
 import { CONTAINER_NAME, rawManifests } from './manifests.js';
-import { progressDisplay } from './progress.js';
+import { progressDisplay, steps } from './progress.js';
 import { waitForRollout, type RolloutState } from './rollout.js';
 import { triggerManifests } from './triggers.js';
 import { whereItAnswers, type Where } from './where.js';
@@ -107,7 +107,7 @@ export async function plan(opts: DeployOptions): Promise<{ planned: Planned; clu
   const request = await resolveImageRequest(project, opts, { kubeconfigFiles: cluster?.files, pushByDefault: !opts.dryRun, env: opts.env });
   // The build starts at once, but discovery is awaited first: an unreachable cluster is reported
   // as such even when the source does not build either.
-  const building = buildFunctionImageFromSource(request);
+  const building = buildFunctionImageFromSource(request, steps(opts.log));
   building.catch(() => undefined);
   const caps: Capabilities = cluster ? await capabilities(cluster.kube, opts.deployer) : { knative: opts.deployer === 'knative', triggers: (project.doc.deploy?.subscriptions?.length ?? 0) > 0, uidAssigned: false };
   if (cluster && !request.push && request.storeSource === 'project' && !opts.dryRun) {
