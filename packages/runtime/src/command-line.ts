@@ -47,19 +47,22 @@ const SUBCOMMANDS = commands.flatMap((c) => [c.command ?? [], c.aliases ?? []].f
 const version = (): string => (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
 function usageError(message: string): never {
-  process.stderr.write(`func-runtime: ${message}\nRun func-runtime --help for usage.\n`);
+  process.stderr.write(`func-runtime: ${message.trim().replace(/\s*\n\s*/g, ' ')}\nRun func-runtime --help for usage.\n`);
   exit(2);
 }
 
-/** yargs' strict-mode message, with the closest subcommand or flag of the command the words selected. */
+/** yargs' strict-mode message (its camelCase twins of dashed flags left out), with the closest subcommand or flag of the command the words selected. */
 function withSuggestion(message: string, args: string[]): string {
   const m = /^Unknown arguments?: (.+)$/.exec(message);
   if (!m) return message;
+  const listed = m[1]!.split(', ');
+  const camel = (w: string) => w.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+  const unknowns = listed.filter((w) => !listed.some((other) => other !== w && other.includes('-') && camel(other) === w));
   const { node } = walk(commandsTree(), args);
-  const unknown = m[1]!.split(', ')[0]!;
-  const known = unknown.length > 1 && args.includes(`--${unknown}`) ? node.flags : args.includes(`-${unknown}`) ? node.flags : node.children.flatMap((c) => c.names);
-  const word = known === node.flags ? (unknown.length > 1 ? `--${unknown}` : `-${unknown}`) : unknown;
-  return `${message}.${didYouMean(word, known)}`;
+  const unknown = unknowns[0]!;
+  const isFlag = args.includes(`--${unknown}`) || args.includes(`-${unknown}`) || args.some((a) => a.startsWith(`--${unknown}=`));
+  const hint = isFlag ? didYouMean(unknown.length > 1 ? `--${unknown}` : `-${unknown}`, node.flags) : didYouMean(unknown, node.children.flatMap((c) => c.names));
+  return `Unknown argument${unknowns.length > 1 ? 's' : ''}: ${unknowns.join(', ')}.${hint}`;
 }
 
 async function withYargs(args: string[]): Promise<void> {

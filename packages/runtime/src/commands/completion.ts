@@ -26,7 +26,7 @@ export function bashScript(bin: string, root: CommandNode): string {
     '    w="${COMP_WORDS[i]}"',
     '    [[ "$w" == -* ]] && continue',
     '    case "$at/$w" in',
-    `      ${known.map((k) => `'${k}'`).join('|')}) path="$at/$w" ;;`,
+    `      ${known.map((k) => `'${k}'`).join('|')}) at="$at/$w" ;;`,
     '    esac',
     '  done',
     '  local candidates=""',

@@ -3,7 +3,7 @@
  * as Knative's func does. Only when stdin is a terminal: anywhere else (a script, CI) a missing
  * flag is an error that names it, so nothing ever waits for an answer that cannot come.
  */
-import { createInterface, type Interface } from 'node:readline/promises';
+import { createInterface, type Interface } from 'node:readline';
 import { CommandError } from '../command-error.js';
 
 export interface Prompter {
@@ -23,7 +23,20 @@ export function missingFlag(flag: string, command: string): CommandError {
 
 export function terminalPrompter(input: NodeJS.ReadableStream = process.stdin, output: NodeJS.WritableStream = process.stderr): Prompter {
   let rl: Interface | undefined;
-  const line = async (question: string) => (await (rl ??= createInterface({ input, output, terminal: true })).question(question)).trim();
+  let lines: AsyncIterator<string> | undefined;
+  // Lines are read through one iterator, which buffers: answers typed (or pasted) ahead are kept.
+  const line = async (question: string) => {
+    if (!rl) {
+      rl = createInterface({ input, output, terminal: true });
+      rl.on('SIGINT', () => rl!.close());
+      lines = rl[Symbol.asyncIterator]();
+    }
+    rl.setPrompt(question);
+    rl.prompt();
+    const next = await lines!.next();
+    if (next.done) throw new CommandError('cancelled: no answer (the input ended or Ctrl-C); func.yaml is unchanged.');
+    return next.value.trim();
+  };
   return {
     async text(question, fallback) {
       for (;;) {
