@@ -90,7 +90,7 @@ export async function createSecret(opts: ClusterOptions & { path: string; name: 
       if (err.reason === 'AlreadyExists') throw new CommandError(`Secret ${opts.name} already exists in namespace ${namespace}. Delete it first (func-runtime secret delete ${opts.name}), or pick another name.`);
       throw clusterFailure(err);
     });
-    return { namespace, keys: Object.keys(data) };
+    return { namespace, keys: Object.keys(data).sort() };
   });
 }
 
