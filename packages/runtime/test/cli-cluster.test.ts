@@ -3,6 +3,7 @@
  * its kubeconfig) and checked with real kubectl: `secret create|list|delete` from literals, files
  * and an env file, in the function's namespace; `list` and `describe` with `--output json|yaml`;
  * `delete` (and its other name `undeploy`). Malformed and failing cases end in one line and exit 1.
+ * The README's blocks for these commands run as written.
  */
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -128,5 +129,35 @@ describe('list, describe --output, delete', () => {
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(message);
     expect(res.stderr.trimEnd().split('\n')).toHaveLength(2);
+  });
+});
+
+describe('README', () => {
+  /** The ```sh blocks of the README section under `heading`. */
+  const blocks = (heading: string): string[] => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const start = readme.indexOf(`\n### ${heading}`);
+    expect(start, heading).toBeGreaterThan(0);
+    const section = readme.slice(start + 1, readme.indexOf('\n### ', start + 1));
+    return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  };
+
+  it.each(['`func-runtime subscribe`, `config`, `secret`', 'Shell completion, `--version`, mistakes'])('the blocks of "%s" run as written, in a function\'s directory', async (heading) => {
+    const dir = project('readme-fn');
+    const found = blocks(heading);
+    expect(found.length).toBeGreaterThan(0);
+    const env = { ...process.env, HOME: join(work, 'home'), KUBECONFIG: cluster.kubeconfig, CI: '' };
+    for (const block of found) {
+      // `npx func-runtime` is this checkout's built command; everything else is the block as written.
+      const script = `set -euo pipefail\nnpx() { [ "$1" = func-runtime ] && shift && node '${CLI}' "$@"; }\n${block}`;
+      const { stdout, stderr } = await exec('bash', ['-c', script], { cwd: dir, env });
+      expect(stderr, `${block}\n${stdout}`).toBe('');
+    }
+    if (heading.startsWith('`func-runtime subscribe`')) {
+      const yaml = readFileSync(join(dir, 'func.yaml'), 'utf8');
+      expect(yaml).toContain('type: com.example.order');
+      expect(yaml).toContain('path: /etc/api');
+      expect(await kubectl('get', 'secrets', '-o', 'name')).not.toContain('secret/api');
+    }
   });
 });

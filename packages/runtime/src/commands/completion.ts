@@ -3,7 +3,7 @@
  * command tree (command-tree.ts), so every verb, subcommand and flag is in it and nothing calls
  * back into node on Tab. Where no word matches, bash and zsh complete file names (the path
  * arguments). Install: `source <(func-runtime completion bash)` in ~/.bashrc, the same with zsh in
- * ~/.zshrc, `func-runtime completion fish > ~/.config/fish/completions/func-runtime.fish`.
+ * ~/.zshrc, `func-runtime completion fish > ~/.config/fish/completions/func-runtime.fish` (the directory must exist).
  */
 import type { Argv, CommandModule } from 'yargs';
 import type { Exit } from '../lifecycle.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { statusLine, steps, type ProgressStream } from './progress.js';
+import { STEP_LINE, statusLine, steps, type ProgressStream } from './progress.js';
 
 function stream(isTTY: boolean, columns = 200): ProgressStream & { text: string } {
   const s = { text: '', isTTY, columns, write: (t: string) => ((s.text += t), true) };
@@ -50,9 +50,11 @@ describe('steps', () => {
     finish('ok');
     expect(await running).toBe('ok');
     expect(out.text).toMatch(/^func-runtime: pushing x…\nfunc-runtime: pushing x: done in \d+\.\d s\n$/);
+    expect(out.text.trim().split('\n').every((l) => STEP_LINE.test(l))).toBe(true);
+    expect(STEP_LINE.test('func-runtime: Cannot bundle src/index.ts: index.ts:2:1: Unexpected')).toBe(false);
   });
 
-  it('on a terminal counts seconds in place; a failure says so and rethrows', async () => {
+  it('on a terminal counts seconds in place; a failure takes the line away and rethrows', async () => {
     const out = stream(true);
     let fail!: (e: Error) => void;
     const running = steps(out, { afterMs: 0, env: {} }).run('bundling', new Promise<never>((_, r) => (fail = r)));
@@ -60,6 +62,6 @@ describe('steps', () => {
     expect(out.text).toBe('\r\x1b[2Kfunc-runtime: bundling… 0 s');
     fail(new Error('no'));
     await expect(running).rejects.toThrow('no');
-    expect(out.text).toMatch(/\r\x1b\[2Kfunc-runtime: bundling: failed after \d+\.\d s\n$/);
+    expect(out.text).toBe('\r\x1b[2Kfunc-runtime: bundling… 0 s\r\x1b[2K');
   });
 });

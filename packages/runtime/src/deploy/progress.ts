@@ -3,7 +3,7 @@
  * layers, push, rollout): a status line. On a terminal it is one line rewritten in place; into a
  * pipe, a log or CI (`CI` set) a line is printed only when its text changes, so a CI log stays
  * short. A step that ends within a second prints nothing; a longer one says what it is doing, and
- * on a terminal for how long, then how long it took.
+ * on a terminal for how long, then how long it took; one that fails leaves the saying to its error.
  */
 import type { RolloutState } from './rollout.js';
 
@@ -17,7 +17,12 @@ export interface StatusLine {
   show(text: string): void;
   /** Ends the line (the next output starts on its own line), after `final` when given. */
   end(final?: string): void;
+  /** Takes an in-place line away (the error that follows stands alone); a printed line stays. */
+  erase(): void;
 }
+
+/** What a step's lines look like, for whoever reads the output (tests, log filters). */
+export const STEP_LINE = /^func-runtime: [^\n]*?(…( \d+ s)?|: done in \d+\.\d s)$/;
 
 /** Whether the line is rewritten in place: a terminal, and not CI. */
 export const live = (out: ProgressStream, env: NodeJS.ProcessEnv = process.env): boolean => out.isTTY === true && !env.CI;
@@ -37,6 +42,10 @@ export function statusLine(out: ProgressStream, env: NodeJS.ProcessEnv = process
     end(final) {
       if (final !== undefined) show(final);
       if (inPlace && last) out.write('\n');
+      last = '';
+    },
+    erase() {
+      if (inPlace && last) out.write('\r\x1b[2K');
       last = '';
     },
   };
@@ -72,7 +81,7 @@ export function steps(out: ProgressStream, opts: { afterMs?: number; env?: NodeJ
         line?.end(`${label}: done in ${seconds()} s`);
         return value;
       } catch (err) {
-        line?.end(`${label}: failed after ${seconds()} s`);
+        line?.erase();
         throw err;
       } finally {
         clearTimeout(wait);
