@@ -5,8 +5,7 @@
  * `delete` (and its other name `undeploy`). Malformed and failing cases end in one line and exit 1.
  * The README's blocks for these commands run as written.
  */
-import { execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startCluster, type Cluster } from '../../kube-client/test/cluster.js';
+import { runCliToExit } from './helpers/cli.js';
 import { CLI, copyFixture, until } from './dev-helpers.js';
 import { ownPodCidr } from './helpers/pod-cidr.js';
 
@@ -32,16 +32,8 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-async function cli(args: string[], cwd = work): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = { ...process.env, HOME: join(work, 'home'), XDG_CACHE_HOME: join(work, 'cache'), DOCKER_CONFIG: join(work, 'no-docker'), KUBECONFIG: cluster.kubeconfig, CI: '' };
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d));
-  child.stderr.on('data', (d: Buffer) => (stderr += d));
-  const [code] = await once(child, 'exit');
-  return { code: code as number | null, stdout, stderr };
-}
+const cli = (args: string[], cwd = work) =>
+  runCliToExit(args, { HOME: join(work, 'home'), XDG_CACHE_HOME: join(work, 'cache'), DOCKER_CONFIG: join(work, 'no-docker'), KUBECONFIG: cluster.kubeconfig, CI: '' }, { cwd, deadlineMs: 120_000 });
 
 const kubectl = async (...args: string[]) => (await exec('kubectl', ['--kubeconfig', cluster.kubeconfig, ...args])).stdout;
 

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runCliToExit } from './helpers/cli.js';
 import { CLI, copyFixture, killAll } from './dev-helpers.js';
 
 const exec = promisify(execFile);
@@ -26,15 +27,7 @@ afterAll(async () => {
 /** No cluster anywhere: a kubeconfig that does not exist, a HOME of its own. */
 const ENV = { ...process.env, HOME: join(work, 'home'), XDG_CACHE_HOME: join(work, 'cache'), DOCKER_CONFIG: join(work, 'no-docker'), KUBECONFIG: join(work, 'none.yaml'), CI: '' };
 
-async function cli(args: string[], cwd = work): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d));
-  child.stderr.on('data', (d: Buffer) => (stderr += d));
-  const [code] = await once(child, 'exit');
-  return { code: code as number | null, stdout, stderr };
-}
+const cli = (args: string[], cwd = work) => runCliToExit(args, ENV, { cwd, deadlineMs: 120_000 });
 
 function project(): string {
   const fx = copyFixture('deployable');
