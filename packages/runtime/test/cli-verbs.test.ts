@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCliToExit } from './helpers/cli.js';
+import { fixture, runCli, runCliToExit } from './helpers/cli.js';
 import { CLI, copyFixture, killAll } from './dev-helpers.js';
 
 const exec = promisify(execFile);
@@ -52,6 +52,17 @@ describe('--version', () => {
     const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
     const res = await cli(['--version']);
     expect(res).toMatchObject({ code: 0, stdout: `${version}\n` });
+  });
+});
+
+describe('run', () => {
+  it('is dev under Knative func\'s name: serves the source', async () => {
+    const r = await runCli(['run', fixture('esm-default')]);
+    try {
+      expect(await fetch(`${r.url}/p`).then((res) => res.text())).toBe('esm default /p');
+    } finally {
+      await r.stop();
+    }
   });
 });
 
