@@ -101,7 +101,7 @@ describe('completion', () => {
   it('bash: verbs, nested subcommands, flags and positional choices', async () => {
     const file = await script('bash');
     expect(await bash(file, ['func-runtime', 'de'])).toEqual(['dev', 'deploy', 'delete', 'describe']);
-    expect(await bash(file, ['func-runtime', 'config', ''])).toEqual(['envs', 'volumes', 'labels', '--help']);
+    expect(await bash(file, ['func-runtime', 'config', ''])).toEqual(['envs', 'volumes', 'labels', '--help', '--path', '-p']);
     expect(await bash(file, ['func-runtime', 'config', 'volumes', 'add', '--m'])).toEqual(['--mount-path', '--medium']);
     expect(await bash(file, ['func-runtime', 'deploy', '--ima'])).toEqual(['--image', '--images']);
     expect(await bash(file, ['func-runtime', 'secret', 'create', 'api', '--from-'])).toEqual(['--from-literal', '--from-file', '--from-env-file']);
@@ -220,6 +220,7 @@ describe('config envs|volumes|labels', () => {
     [['labels', 'add', '--key', 'ok', '--value', 'not ok!'], 1, /Label value "not ok!" \(key ok\) is not valid/],
     [['labels', 'add', '--key', 'ok', '--bogus'], 2, /Unknown argument: bogus/],
     [['envs', 'add', '--nmae', 'X'], 2, /Unknown argument: nmae\. Did you mean "--name"\?/],
+    [[], 1, /config: name what to configure — config envs\|volumes\|labels \[list\|add\|remove\] \(stdin is not a terminal/],
   ])('%j: one line, exit %i, func.yaml unchanged', async (args, code, message) => {
     const dir = project();
     expect((await cli(['config', 'envs', 'add', '--name', 'GREETING', '--value', 'hi', '-p', dir])).code).toBe(0);
@@ -266,6 +267,15 @@ describe('config envs|volumes|labels', () => {
       expect(rm.screen).toContain('removed label b');
       expect(yamlOf(dir)).toContain('run:\n  envs:\n    - name: GREETING\n      value: hello there\n  volumes:\n    - configMap: settings\n      path: /etc/settings\n');
       expect(yamlOf(dir)).toContain('  labels:\n    - key: a\n      value: "1"\n');
+    });
+
+    it.runIf(haveScript)('config alone: pick what and how from menus, as func config', async () => {
+      const dir = project();
+      const res = await onTerminal(['config', '-p', dir], ['labels', '2', 'app', 'web']);
+      expect(res.code, res.screen).toBe(0);
+      expect(res.screen).toContain('? What to configure?');
+      expect(res.screen).toContain('? labels: do what?');
+      expect(yamlOf(dir)).toContain('  labels:\n    - key: app\n      value: web\n');
     });
 
     it.runIf(haveScript)('input that ends before the answers is a one-line cancel, func.yaml unchanged', async () => {

@@ -5,6 +5,7 @@
  * applies the change.
  */
 import type { Argv, CommandModule } from 'yargs';
+import { CommandError } from '../command-error.js';
 import type { ListKind } from '../func-yaml-lists.js';
 import type { Exit } from '../lifecycle.js';
 import type { EnvSpec, VolumeSpec } from '../project.js';
@@ -85,9 +86,8 @@ const labelsSection: Section<{ key: string; value?: string }> = {
 
 const flagName = (flag: string) => flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
-function asker(argv: ConfigArgs, command: string): { ask: Ask; prompter?: Prompter } {
-  const prompter = interactive() ? terminalPrompter() : undefined;
-  const ask: Ask = async (flag, question, opts = {}) => {
+function asker(argv: ConfigArgs, command: string, prompter: Prompter | undefined): Ask {
+  return async (flag, question, opts = {}) => {
     const given = argv[flag];
     if (given !== undefined) return String(given);
     if (!prompter) {
@@ -96,71 +96,86 @@ function asker(argv: ConfigArgs, command: string): { ask: Ask; prompter?: Prompt
     }
     return opts.choices ? prompter.choose(question, opts.choices) : prompter.text(question, opts.fallback);
   };
-  return { ask, prompter };
 }
 
 const withPath = <T>(y: Argv<T>) => y.option('path', { alias: 'p', type: 'string', default: '.', describe: 'function directory (its func.yaml)' });
 const out = (line: string) => process.stdout.write(`func-runtime: ${line}\n`);
 
-function sectionCommand<E>(section: Section<E>, exit: Exit, onError: (err: unknown) => void): CommandModule<object, ConfigArgs> {
+type Action = (argv: ConfigArgs, prompter: Prompter | undefined) => Promise<void>;
+const ACTIONS = ['list', 'add', 'remove'] as const;
+
+/** What `config <section> list|add|remove` do; `prompter` asks on a terminal (undefined elsewhere). */
+function sectionActions<E>(section: Section<E>): Record<(typeof ACTIONS)[number], Action> {
   const command = `config ${section.name}`;
   const project = async (argv: ConfigArgs) => (await import('../project.js')).loadProject(argv.path);
-  const list = async (argv: ConfigArgs) => {
-    const [{ listEntries }, kind] = await Promise.all([import('../func-yaml-lists.js'), section.kind()]);
-    const entries = listEntries(await project(argv), kind);
-    if (argv.output === 'json') process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
-    else if (argv.output === 'yaml') process.stdout.write((await import('yaml')).stringify(entries));
-    else process.stdout.write(entries.length ? `${table([kind.header, ...entries.map((e) => kind.row(e))]).join('\n')}\n` : `No ${kind.noun}s in func.yaml ${kind.path.join('.')}.\n`);
-  };
-  const add = async (argv: ConfigArgs) => {
-    const [{ addEntry }, kind, p] = await Promise.all([import('../func-yaml-lists.js'), section.kind(), project(argv)]);
-    const { ask, prompter } = asker(argv, `${command} add`);
-    try {
-      const entry = await section.entry(argv, ask);
+  return {
+    async list(argv) {
+      const [{ listEntries }, kind] = await Promise.all([import('../func-yaml-lists.js'), section.kind()]);
+      const entries = listEntries(await project(argv), kind);
+      if (argv.output === 'json') process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
+      else if (argv.output === 'yaml') process.stdout.write((await import('yaml')).stringify(entries));
+      else process.stdout.write(entries.length ? `${table([kind.header, ...entries.map((e) => kind.row(e))]).join('\n')}\n` : `No ${kind.noun}s in func.yaml ${kind.path.join('.')}.\n`);
+    },
+    async add(argv, prompter) {
+      const [{ addEntry }, kind, p] = await Promise.all([import('../func-yaml-lists.js'), section.kind(), project(argv)]);
+      const entry = await section.entry(argv, asker(argv, `${command} add`, prompter));
       const outcome = await addEntry(p, kind, entry);
       out(outcome === 'unchanged' ? `func.yaml ${kind.path.join('.')} already has that ${kind.noun}` : `${outcome} ${kind.noun} ${kind.id(entry)} in func.yaml ${kind.path.join('.')}; the next deploy applies it`);
-    } finally {
-      prompter?.close();
-    }
-  };
-  const remove = async (argv: ConfigArgs) => {
-    const [{ listEntries, removeEntry }, kind, p] = await Promise.all([import('../func-yaml-lists.js'), section.kind(), project(argv)]);
-    const idKey = kind.idFlag === 'mount-path' ? 'mountPath' : (kind.idFlag as 'name' | 'key');
-    const ids = listEntries(p, kind).map((e) => kind.id(e));
-    const { ask, prompter } = asker(argv, `${command} remove`);
-    try {
-      const id = argv[idKey] ?? (ids.length ? await ask(idKey, `Which ${kind.noun}?`, { choices: ids }) : await ask(idKey, ''));
-      await removeEntry(p, kind, String(id));
+    },
+    async remove(argv, prompter) {
+      const [{ listEntries, removeEntry }, kind, p] = await Promise.all([import('../func-yaml-lists.js'), section.kind(), project(argv)]);
+      const idKey = kind.idFlag === 'mount-path' ? 'mountPath' : (kind.idFlag as 'name' | 'key');
+      const ids = listEntries(p, kind).map((e) => kind.id(e));
+      if (argv[idKey] === undefined && prompter && ids.length === 0) throw new CommandError(`func.yaml ${kind.path.join('.')} has no ${kind.noun}s to remove.`);
+      const id = await asker(argv, `${command} remove`, prompter)(idKey, `Which ${kind.noun}?`, { choices: ids });
+      await removeEntry(p, kind, id);
       out(`removed ${kind.noun} ${id} from func.yaml ${kind.path.join('.')}; the next deploy applies it`);
-    } finally {
-      prompter?.close();
-    }
+    },
   };
-  const run = (fn: (argv: ConfigArgs) => Promise<void>) => (argv: ConfigArgs) => fn(argv).then(() => exit(0), onError);
+}
+
+/** Runs an action with a prompter when stdin is a terminal, closed afterwards; exits 0 or reports. */
+function runner(exit: Exit, onError: (err: unknown) => void) {
+  return (action: (argv: ConfigArgs, prompter: Prompter | undefined) => Promise<void>) => (argv: ConfigArgs) => {
+    const prompter = interactive() ? terminalPrompter() : undefined;
+    return action(argv, prompter).finally(() => prompter?.close()).then(() => exit(0), onError);
+  };
+}
+
+function sectionCommand<E>(section: Section<E>, exit: Exit, onError: (err: unknown) => void): CommandModule<object, ConfigArgs> {
+  const actions = sectionActions(section);
+  const run = runner(exit, onError);
   return {
     command: section.name,
     describe: `List, add or remove ${section.describe}`,
     builder: (y) =>
-      y.command({ command: ['list', '$0'], describe: `List the ${section.describe}`, builder: (l: Argv) => withPath(l).option('output', { alias: 'o', choices: ['json', 'yaml'] as const, describe: 'machine-readable output' }), handler: run(list) } as unknown as CommandModule<object, ConfigArgs>)
-        .command({ command: 'add', describe: `Add one (or replace the one of the same ${section === volumesSection ? 'path' : 'name'}); asks for what the flags leave out on a terminal`, builder: (a: Argv) => section.addFlags(withPath(a)), handler: run(add) } as unknown as CommandModule<object, ConfigArgs>)
+      y.command({ command: ['list', '$0'], describe: `List the ${section.describe}`, builder: (l: Argv) => withPath(l).option('output', { alias: 'o', choices: ['json', 'yaml'] as const, describe: 'machine-readable output' }), handler: run(actions.list) } as unknown as CommandModule<object, ConfigArgs>)
+        .command({ command: 'add', describe: `Add one (or replace the one of the same ${section === volumesSection ? 'path' : 'name'}); asks for what the flags leave out on a terminal`, builder: (a: Argv) => section.addFlags(withPath(a)), handler: run(actions.add) } as unknown as CommandModule<object, ConfigArgs>)
         .command({
           command: 'remove',
           describe: 'Remove one; on a terminal without the flag, pick it from the list',
           builder: (r: Argv) => withPath(r).option(section === volumesSection ? 'mount-path' : section === labelsSection ? 'key' : 'name', { type: 'string', describe: 'which one', ...(section === labelsSection ? { alias: 'name' } : {}) }),
-          handler: run(remove),
+          handler: run(actions.remove),
         } as unknown as CommandModule<object, ConfigArgs>) as unknown as Argv<ConfigArgs>,
     handler: () => undefined,
   };
 }
 
-export function configCommand(exit: Exit, onError: (err: unknown) => void): CommandModule<object, object> {
+const SECTIONS = [envsSection, volumesSection, labelsSection] as Section<unknown>[];
+
+/** `config` alone: on a terminal, asks what to configure and how, as Knative's `func config`; elsewhere names the choices. */
+async function configMenu(argv: ConfigArgs, prompter: Prompter | undefined): Promise<void> {
+  if (!prompter) throw new CommandError('config: name what to configure — config envs|volumes|labels [list|add|remove] (stdin is not a terminal, so there is nothing to ask on).');
+  const name = await prompter.choose('What to configure?', SECTIONS.map((s) => s.name));
+  const action = (await prompter.choose(`${name}: do what?`, ACTIONS)) as (typeof ACTIONS)[number];
+  await sectionActions(SECTIONS.find((s) => s.name === name)!)[action](argv, prompter);
+}
+
+export function configCommand(exit: Exit, onError: (err: unknown) => void): CommandModule<object, ConfigArgs> {
   return {
     command: 'config',
-    describe: 'Edit func.yaml: config envs|volumes|labels [list|add|remove]',
-    builder: (y) =>
-      [envsSection, volumesSection, labelsSection]
-        .reduce((acc: Argv, s) => acc.command(sectionCommand(s as Section<unknown>, exit, onError)), y)
-        .demandCommand(1, 'Name what to configure: envs, volumes or labels (func-runtime config envs --help)'),
-    handler: () => undefined,
+    describe: 'Edit func.yaml: config envs|volumes|labels [list|add|remove]; alone, on a terminal, asks which',
+    builder: (y) => SECTIONS.reduce((acc: Argv, s) => acc.command(sectionCommand(s, exit, onError)), withPath(y)) as unknown as Argv<ConfigArgs>,
+    handler: runner(exit, onError)(configMenu),
   };
 }
