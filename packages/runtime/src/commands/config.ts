@@ -10,7 +10,7 @@ import type { ListKind } from '../func-yaml-lists.js';
 import type { Exit } from '../lifecycle.js';
 import type { EnvSpec, VolumeSpec } from '../project.js';
 import { table } from './describe.js';
-import { interactive, missingFlag, terminalPrompter, type Prompter } from './prompt.js';
+import type { Prompter } from './prompt.js';
 
 interface ConfigArgs {
   path: string;
@@ -33,7 +33,8 @@ interface Section<E> {
   kind: () => Promise<ListKind<E>>;
   describe: string;
   addFlags<T>(y: Argv<T>): Argv<T>;
-  entry(argv: ConfigArgs, ask: Ask): Promise<E>;
+  /** The entry from the flags; `ask` asks on a terminal (`prompting`) for what they leave out. */
+  entry(argv: ConfigArgs, ask: Ask, prompting: boolean): Promise<E>;
 }
 
 const VOLUME_TYPES = ['secret', 'configMap', 'pvc', 'emptyDir'] as const;
@@ -45,8 +46,8 @@ const envsSection: Section<EnvSpec> = {
   addFlags: (y) =>
     y.option('name', { type: 'string', describe: 'the variable\'s name (none: --value imports every key of a Secret or ConfigMap)' })
       .option('value', { type: 'string', describe: 'text, {{ env:LOCAL }}, {{ secret:name:key }}, {{ configMap:name:key }}, or without --name {{ secret:name }} / {{ configMap:name }}' }),
-  async entry(argv, ask) {
-    const name = argv.name ?? (argv.value === undefined && interactive() ? await ask('name', 'Variable name (empty: import every key of a Secret or ConfigMap)', { fallback: '' }) : undefined);
+  async entry(argv, ask, prompting) {
+    const name = argv.name ?? (argv.value === undefined && prompting ? await ask('name', 'Variable name (empty: import every key of a Secret or ConfigMap)', { fallback: '' }) : undefined);
     const value = await ask('value', name ? `Value of ${name} (text, {{ env:LOCAL }}, {{ secret:name:key }}, {{ configMap:name:key }})` : 'Import from ({{ secret:name }} or {{ configMap:name }})');
     return name ? { name, value } : { value };
   },
@@ -92,7 +93,7 @@ function asker(argv: ConfigArgs, command: string, prompter: Prompter | undefined
     if (given !== undefined) return String(given);
     if (!prompter) {
       if (opts.fallback !== undefined) return opts.fallback;
-      throw missingFlag(flagName(flag), command);
+      throw new CommandError(`${command}: --${flagName(flag)} is required (stdin is not a terminal, so there is nothing to ask on).`);
     }
     return opts.choices ? prompter.choose(question, opts.choices) : prompter.text(question, opts.fallback);
   };
@@ -118,7 +119,7 @@ function sectionActions<E>(section: Section<E>): Record<(typeof ACTIONS)[number]
     },
     async add(argv, prompter) {
       const [{ addEntry }, kind, p] = await Promise.all([import('../func-yaml-lists.js'), section.kind(), project(argv)]);
-      const entry = await section.entry(argv, asker(argv, `${command} add`, prompter));
+      const entry = await section.entry(argv, asker(argv, `${command} add`, prompter), prompter !== undefined);
       const outcome = await addEntry(p, kind, entry);
       out(outcome === 'unchanged' ? `func.yaml ${kind.path.join('.')} already has that ${kind.noun}` : `${outcome} ${kind.noun} ${kind.id(entry)} in func.yaml ${kind.path.join('.')}; the next deploy applies it`);
     },
@@ -136,7 +137,9 @@ function sectionActions<E>(section: Section<E>): Record<(typeof ACTIONS)[number]
 
 /** Runs an action with a prompter when stdin is a terminal, closed afterwards; exits 0 or reports. */
 function runner(exit: Exit, onError: (err: unknown) => void) {
-  return (action: (argv: ConfigArgs, prompter: Prompter | undefined) => Promise<void>) => (argv: ConfigArgs) => {
+  return (action: (argv: ConfigArgs, prompter: Prompter | undefined) => Promise<void>) => async (argv: ConfigArgs) => {
+    // node:readline loads only here: a cold start of the runtime never pays for it.
+    const { interactive, terminalPrompter } = await import('./prompt.js');
     const prompter = interactive() ? terminalPrompter() : undefined;
     return action(argv, prompter).finally(() => prompter?.close()).then(() => exit(0), onError);
   };

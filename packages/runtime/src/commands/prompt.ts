@@ -1,7 +1,7 @@
 /**
  * Questions on a terminal, for the commands that ask when a flag is missing (`config … add|remove`),
  * as Knative's func does. Only when stdin is a terminal: anywhere else (a script, CI) a missing
- * flag is an error that names it, so nothing ever waits for an answer that cannot come.
+ * flag is an error that names it (config.ts), so nothing ever waits for an answer that cannot come.
  */
 import { createInterface, type Interface } from 'node:readline';
 import { CommandError } from '../command-error.js';
@@ -15,11 +15,6 @@ export interface Prompter {
 }
 
 export const interactive = (): boolean => process.stdin.isTTY === true;
-
-/** The error when a value has no flag and there is no terminal to ask on. */
-export function missingFlag(flag: string, command: string): CommandError {
-  return new CommandError(`${command}: --${flag} is required (stdin is not a terminal, so there is nothing to ask on).`);
-}
 
 export function terminalPrompter(input: NodeJS.ReadableStream = process.stdin, output: NodeJS.WritableStream = process.stderr): Prompter {
   let rl: Interface | undefined;
