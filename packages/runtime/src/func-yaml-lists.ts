@@ -21,8 +21,6 @@ export interface ListKind<E> {
   noun: string;
   /** Entries with the same identity are the same entry. */
   id(entry: E): string;
-  /** The flag that names an entry to remove, as `id` reads it. */
-  idFlag: string;
   header: string[];
   row(entry: E): string[];
   /** Throws a CommandError that says what is wrong with the entry. */
@@ -36,7 +34,6 @@ export const envs: ListKind<EnvSpec> = {
   path: ['run', 'envs'],
   noun: 'environment variable',
   id: (e) => e.name ?? e.value ?? '',
-  idFlag: 'name',
   header: ['NAME', 'VALUE'],
   row: (e) => [e.name ?? '(all keys)', e.value ?? ''],
   check: (e) => void containerEnv([e], anyEnv, noReferences()),
@@ -46,7 +43,6 @@ export const volumes: ListKind<VolumeSpec> = {
   path: ['run', 'volumes'],
   noun: 'volume',
   id: (v) => v.path ?? '',
-  idFlag: 'mount-path',
   header: ['PATH', 'TYPE', 'SOURCE'],
   row: (v) =>
     v.secret !== undefined ? [v.path ?? '', 'secret', v.secret]
@@ -73,7 +69,6 @@ export const labels: ListKind<{ key: string; value?: string }> = {
   path: ['deploy', 'labels'],
   noun: 'label',
   id: (l) => l.key,
-  idFlag: 'key',
   header: ['KEY', 'VALUE'],
   row: (l) => [l.key, l.value ?? ''],
   check: (l) => {
@@ -90,7 +85,6 @@ export const subscriptions: ListKind<SubscriptionSpec> = {
   path: ['deploy', 'subscriptions'],
   noun: 'subscription',
   id: (s) => `${s.source}|${filterText(s.filters)}`,
-  idFlag: 'source',
   header: ['BROKER', 'FILTERS'],
   row: (s) => [s.source, filterText(s.filters) || '(every event)'],
   check: (s) => {

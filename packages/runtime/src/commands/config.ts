@@ -30,6 +30,8 @@ type Ask = (flag: keyof ConfigArgs & string, question: string, opts?: { choices?
 
 interface Section<E> {
   name: 'envs' | 'volumes' | 'labels';
+  /** The flag `remove` names an entry by (its identity, as the list kind reads it), and its alias. */
+  removeFlag: { flag: 'name' | 'key' | 'mountPath'; alias?: string };
   kind: () => Promise<ListKind<E>>;
   describe: string;
   addFlags<T>(y: Argv<T>): Argv<T>;
@@ -41,6 +43,7 @@ const VOLUME_TYPES = ['secret', 'configMap', 'pvc', 'emptyDir'] as const;
 
 const envsSection: Section<EnvSpec> = {
   name: 'envs',
+  removeFlag: { flag: 'name' },
   kind: async () => (await import('../func-yaml-lists.js')).envs,
   describe: 'environment variables (func.yaml run.envs)',
   addFlags: (y) =>
@@ -55,6 +58,7 @@ const envsSection: Section<EnvSpec> = {
 
 const volumesSection: Section<VolumeSpec> = {
   name: 'volumes',
+  removeFlag: { flag: 'mountPath' },
   kind: async () => (await import('../func-yaml-lists.js')).volumes,
   describe: 'volumes mounted into the function (func.yaml run.volumes)',
   addFlags: (y) =>
@@ -76,6 +80,7 @@ const volumesSection: Section<VolumeSpec> = {
 
 const labelsSection: Section<{ key: string; value?: string }> = {
   name: 'labels',
+  removeFlag: { flag: 'key', alias: 'name' },
   kind: async () => (await import('../func-yaml-lists.js')).labels,
   describe: 'labels of the function\'s objects and pods (func.yaml deploy.labels)',
   addFlags: (y) => y.option('key', { alias: 'name', type: 'string', describe: 'label key ([prefix/]name)' }).option('value', { type: 'string', describe: 'label value' }),
@@ -125,7 +130,7 @@ function sectionActions<E>(section: Section<E>): Record<(typeof ACTIONS)[number]
     },
     async remove(argv, prompter) {
       const [{ listEntries, removeEntry }, kind, p] = await Promise.all([import('../func-yaml-lists.js'), section.kind(), project(argv)]);
-      const idKey = kind.idFlag === 'mount-path' ? 'mountPath' : (kind.idFlag as 'name' | 'key');
+      const idKey = section.removeFlag.flag;
       const ids = listEntries(p, kind).map((e) => kind.id(e));
       if (argv[idKey] === undefined && prompter && ids.length === 0) throw new CommandError(`func.yaml ${kind.path.join('.')} has no ${kind.noun}s to remove.`);
       const id = await asker(argv, `${command} remove`, prompter)(idKey, `Which ${kind.noun}?`, { choices: ids });
@@ -153,11 +158,11 @@ function sectionCommand<E>(section: Section<E>, exit: Exit, onError: (err: unkno
     describe: `List, add or remove ${section.describe}`,
     builder: (y) =>
       y.command({ command: ['list', '$0'], describe: `List the ${section.describe}`, builder: (l: Argv) => withPath(l).option('output', { alias: 'o', choices: ['json', 'yaml'] as const, describe: 'machine-readable output' }), handler: run(actions.list) } as unknown as CommandModule<object, ConfigArgs>)
-        .command({ command: 'add', describe: `Add one (or replace the one of the same ${section === volumesSection ? 'path' : 'name'}); asks for what the flags leave out on a terminal`, builder: (a: Argv) => section.addFlags(withPath(a)), handler: run(actions.add) } as unknown as CommandModule<object, ConfigArgs>)
+        .command({ command: 'add', describe: `Add one (or replace the one of the same ${flagName(section.removeFlag.flag)}); asks for what the flags leave out on a terminal`, builder: (a: Argv) => section.addFlags(withPath(a)), handler: run(actions.add) } as unknown as CommandModule<object, ConfigArgs>)
         .command({
           command: 'remove',
           describe: 'Remove one; on a terminal without the flag, pick it from the list',
-          builder: (r: Argv) => withPath(r).option(section === volumesSection ? 'mount-path' : section === labelsSection ? 'key' : 'name', { type: 'string', describe: 'which one', ...(section === labelsSection ? { alias: 'name' } : {}) }),
+          builder: (r: Argv) => withPath(r).option(flagName(section.removeFlag.flag), { type: 'string', describe: 'which one', ...(section.removeFlag.alias ? { alias: section.removeFlag.alias } : {}) }),
           handler: run(actions.remove),
         } as unknown as CommandModule<object, ConfigArgs>) as unknown as Argv<ConfigArgs>,
     handler: () => undefined,
@@ -178,7 +183,8 @@ export function configCommand(exit: Exit, onError: (err: unknown) => void): Comm
   return {
     command: 'config',
     describe: 'Edit func.yaml: config envs|volumes|labels [list|add|remove]; alone, on a terminal, asks which',
-    builder: (y) => SECTIONS.reduce((acc: Argv, s) => acc.command(sectionCommand(s, exit, onError)), withPath(y)) as unknown as Argv<ConfigArgs>,
+    // --path here is for `config` alone (global: false); each subcommand declares its own.
+    builder: (y) => SECTIONS.reduce((acc: Argv, s) => acc.command(sectionCommand(s, exit, onError)), y.option('path', { alias: 'p', type: 'string', default: '.', global: false, describe: 'function directory (its func.yaml)' })) as unknown as Argv<ConfigArgs>,
     handler: runner(exit, onError)(configMenu),
   };
 }
