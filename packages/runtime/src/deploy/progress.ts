@@ -1,6 +1,6 @@
 /**
- * Progress, one mechanism for every step that can take a while (bundle, base image pull, image
- * layers, push, rollout): a status line. On a terminal it is one line rewritten in place; into a
+ * Progress, one mechanism for every step that can take a while (bundle, type-check, base image
+ * pull, image layers, push, apply, rollout, Triggers, where it answers): a status line. On a terminal it is one line rewritten in place; into a
  * pipe, a log or CI (`CI` set) a line is printed only when its text changes, so a CI log stays
  * short. A step that ends within a second prints nothing; a longer one says what it is doing, and
  * on a terminal for how long, then how long it took; one that fails leaves the saying to its error.
