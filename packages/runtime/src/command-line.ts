@@ -38,7 +38,9 @@ function reportStartError(err: unknown): void {
 }
 
 /** Every command; `$0 [path]` (run) is the default. A new command is a module plus one entry here. */
-const commands = [runCommand, devCommand, buildCommand, invokeCommand, deployCommand, undeployCommand, describeCommand, listCommand, rollbackCommand, trafficCommand, logsCommand, subscribeCommand, configCommand, secretCommand].map((make) => make(exit, reportStartError) as CommandModule);
+const commands = [runCommand, devCommand, buildCommand, invokeCommand, deployCommand, undeployCommand, describeCommand, listCommand, rollbackCommand, trafficCommand, logsCommand].map((make) => make(exit, reportStartError) as CommandModule);
+// Knative func's verbs around func.yaml and Secrets; then `completion`, generated from all the others.
+commands.push(...[subscribeCommand, configCommand, secretCommand].map((make) => make(exit, reportStartError) as CommandModule));
 let tree: CommandNode | undefined;
 const commandsTree = (): CommandNode => (tree ??= commandTree(commands));
 commands.push(completionCommand(exit, reportStartError, commandsTree) as CommandModule);

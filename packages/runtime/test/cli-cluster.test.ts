@@ -18,6 +18,8 @@ import { CLI, copyFixture, until } from './dev-helpers.js';
 import { ownPodCidr } from './helpers/pod-cidr.js';
 
 const exec = promisify(execFile);
+/** Many CLI runs in one test: bounded generously, as the machine is shared (never a speed check). */
+const MANY = 180_000;
 const work = mkdtempSync(join(tmpdir(), 'func-cli-cluster-'));
 const removals: (() => void)[] = [];
 let cluster: Cluster;
@@ -75,7 +77,7 @@ describe('secret', () => {
     expect(deleted).toMatchObject({ code: 0, stdout: 'func-runtime: deleted Secret default/api\n' });
     expect(await kubectl('get', 'secrets', '-o', 'name')).not.toContain('secret/api');
     expectOneLine(await cli(['secret', 'delete', 'api']), /^func-runtime: No Secret api in namespace default\.\n$/);
-  });
+  }, MANY);
 
   it('goes to the namespace of the function at --path (func.yaml namespace), or --namespace', async () => {
     await kubectl('create', 'namespace', 'shop');
@@ -85,7 +87,7 @@ describe('secret', () => {
     expect((await cli(['secret', 'list', '-p', dir])).stdout).toMatch(/^db\s+Opaque\s+URL$/m);
     expect((await cli(['secret', 'list', '-n', 'default'])).stdout).not.toMatch(/^db\s/m);
     expect((await cli(['secret', 'delete', 'db', '--namespace', 'shop'])).code).toBe(0);
-  });
+  }, MANY);
 });
 
 describe('list, describe --output, delete', () => {
@@ -111,7 +113,7 @@ describe('list, describe --output, delete', () => {
     expectOneLine(await cli(['delete'], dir), /^func-runtime: No function listed is deployed in namespace default/);
     expectOneLine(await cli(['undeploy', '--name', 'listed']), /^func-runtime: No function listed is deployed/);
     expect((await cli(['delete', '--ignore-not-found'], dir)).code).toBe(0);
-  });
+  }, MANY);
 
   it.each([
     [['list', '-o', 'xml'], /Invalid values: Argument: output, Given: "xml", Choices: "json", "yaml"/],
@@ -151,5 +153,5 @@ describe('README', () => {
       expect(yaml).toContain('path: /etc/api');
       expect(await kubectl('get', 'secrets', '-o', 'name')).not.toContain('secret/api');
     }
-  });
+  }, MANY);
 });

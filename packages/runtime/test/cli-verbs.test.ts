@@ -16,6 +16,8 @@ import { fixture, runCli, runCliToExit } from './helpers/cli.js';
 import { CLI, copyFixture, killAll } from './dev-helpers.js';
 
 const exec = promisify(execFile);
+/** Many CLI runs in one test: bounded generously, as the machine is shared (never a speed check). */
+const MANY = 180_000;
 const work = mkdtempSync(join(tmpdir(), 'func-verbs-'));
 const removals: (() => void)[] = [];
 afterAll(async () => {
@@ -107,7 +109,7 @@ describe('completion', () => {
     expect(await bash(file, ['func-runtime', 'secret', 'create', 'api', '--from-'])).toEqual(['--from-literal', '--from-file', '--from-env-file']);
     expect(await bash(file, ['func-runtime', 'completion', ''])).toEqual(['bash', 'zsh', 'fish', '--help']);
     expect(await bash(file, ['func-runtime', 'subscribe', '--filter', 'type=x', '--s'])).toEqual(['--source']);
-  });
+  }, MANY);
 
   const have = (shell: string) => ['/usr/bin', '/bin', '/usr/local/bin'].some((d) => existsSync(join(d, shell)));
 
@@ -146,7 +148,7 @@ describe('subscribe', () => {
     expect(dry.code, dry.stderr).toBe(0);
     const triggers = (JSON.parse(dry.stdout) as { items: { kind: string; spec: Record<string, any> }[] }).items.filter((m) => m.kind === 'Trigger');
     expect(triggers.map((t) => [t.spec.broker, t.spec.filter?.attributes])).toEqual([['orders', { type: 'com.example.order' }], ['default', undefined]]);
-  });
+  }, MANY);
 
   it.each([
     [['--filter', 'typecom'], 1, /--filter "typecom": expected key=value \(for example type=com\.example\.order\)\./],
@@ -204,7 +206,7 @@ describe('config envs|volumes|labels', () => {
     expect(await ok(['labels'])).toBe('No labels in func.yaml deploy.labels.\n');
     expect(yamlOf(dir)).not.toContain('labels:');
     expect(JSON.parse(await ok(['envs', '-o', 'json']))).toEqual([{ name: 'GREETING', value: 'hello' }, { value: '{{ configMap:settings }}' }]);
-  });
+  }, MANY);
 
   it.each([
     [['envs', 'add', '--name', 'X', '--value', '{{ nope:x }}'], 1, /run\.envs entry X \(value "\{\{ nope:x \}\}"\): unknown source "nope"/],
@@ -267,7 +269,7 @@ describe('config envs|volumes|labels', () => {
       expect(rm.screen).toContain('removed label b');
       expect(yamlOf(dir)).toContain('run:\n  envs:\n    - name: GREETING\n      value: hello there\n  volumes:\n    - configMap: settings\n      path: /etc/settings\n');
       expect(yamlOf(dir)).toContain('  labels:\n    - key: a\n      value: "1"\n');
-    });
+    }, MANY);
 
     it.runIf(haveScript)('config alone: pick what and how from menus, as func config', async () => {
       const dir = project();
