@@ -3,6 +3,8 @@
  * yargs and is the only place that ends the process, so library code can be embedded and tested.
  * The entry points (cli.ts, faas-cli.ts) load it.
  */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import type { CommandModule } from 'yargs';
 import { runCommand, serve } from './commands/run.js';
@@ -16,6 +18,12 @@ import { describeCommand } from './commands/describe.js';
 import { listCommand } from './commands/list.js';
 import { rollbackCommand, trafficCommand } from './commands/rollback.js';
 import { logsCommand } from './commands/logs.js';
+import { subscribeCommand } from './commands/subscribe.js';
+import { configCommand } from './commands/config.js';
+import { secretCommand } from './commands/secret.js';
+import { completionCommand } from './commands/completion.js';
+import { commandTree, walk, type CommandNode } from './commands/command-tree.js';
+import { closest, didYouMean } from './suggest.js';
 
 function exit(code: number): never {
   process.exit(code);
@@ -31,7 +39,33 @@ function reportStartError(err: unknown): void {
 
 /** Every command; `$0 [path]` (run) is the default. A new command is a module plus one entry here. */
 const commands = [runCommand, devCommand, buildCommand, invokeCommand, deployCommand, undeployCommand, describeCommand, listCommand, rollbackCommand, trafficCommand, logsCommand].map((make) => make(exit, reportStartError) as CommandModule);
-const SUBCOMMANDS = commands.map((c) => String(c.command).split(' ')[0]).filter((name) => name !== '$0').concat('help');
+// Knative func's verbs around func.yaml and Secrets; then `completion`, generated from all the others.
+commands.push(...[subscribeCommand, configCommand, secretCommand].map((make) => make(exit, reportStartError) as CommandModule));
+let tree: CommandNode | undefined;
+const commandsTree = (): CommandNode => (tree ??= commandTree(commands));
+commands.push(completionCommand(exit, reportStartError, commandsTree) as CommandModule);
+const SUBCOMMANDS = commands.flatMap((c) => [c.command ?? [], c.aliases ?? []].flat().map((name) => String(name).split(' ')[0]!)).filter((name) => name !== '$0').concat('help');
+
+const version = (): string => (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+
+function usageError(message: string): never {
+  process.stderr.write(`func-runtime: ${message.trim().replace(/\s*\n\s*/g, ' ')}\nRun func-runtime --help for usage.\n`);
+  exit(2);
+}
+
+/** yargs' strict-mode message (its camelCase twins of dashed flags left out), with the closest subcommand or flag of the command the words selected. */
+function withSuggestion(message: string, args: string[]): string {
+  const m = /^Unknown arguments?: (.+)$/.exec(message);
+  if (!m) return message;
+  const listed = m[1]!.split(', ');
+  const camel = (w: string) => w.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+  const unknowns = listed.filter((w) => !listed.some((other) => other !== w && other.includes('-') && camel(other) === w));
+  const { node } = walk(commandsTree(), args);
+  const unknown = unknowns[0]!;
+  const isFlag = args.includes(`--${unknown}`) || args.includes(`-${unknown}`) || args.some((a) => a.startsWith(`--${unknown}=`));
+  const hint = isFlag ? didYouMean(unknown.length > 1 ? `--${unknown}` : `-${unknown}`, node.flags) : didYouMean(unknown, node.children.flatMap((c) => c.names));
+  return `Unknown argument${unknowns.length > 1 ? 's' : ''}: ${unknowns.join(', ')}.${hint}`;
+}
 
 async function withYargs(args: string[]): Promise<void> {
   const { default: yargs } = await import('yargs');
@@ -40,11 +74,8 @@ async function withYargs(args: string[]): Promise<void> {
   await cli
     .strict()
     .help()
-    .version(false)
-    .fail((msg, err) => {
-      process.stderr.write(`func-runtime: ${msg ?? err?.message}\nRun func-runtime --help for usage.\n`);
-      exit(2);
-    })
+    .version(version())
+    .fail((msg, err) => usageError(withSuggestion(msg ?? err?.message ?? '', args)))
     .parseAsync();
 }
 
@@ -56,6 +87,12 @@ async function withYargs(args: string[]): Promise<void> {
  */
 function plainRun(args: string[]): { path: string; [flag: string]: unknown } | undefined {
   if (SUBCOMMANDS.includes(args[0] ?? '') || args.some((a) => /^(-h|--help|--version)$/.test(a))) return undefined;
+  const first = args[0];
+  // A word that is no path but almost a command is a mistyped command, not a function to serve.
+  if (first !== undefined && /^[a-z][a-z-]*$/.test(first) && !existsSync(first)) {
+    const meant = closest(first, SUBCOMMANDS);
+    if (meant !== undefined) usageError(`unknown command "${first}". Did you mean "${meant}"?`);
+  }
   const options: Record<string, { type: 'string' | 'boolean' }> = {};
   for (const row of OPTION_TABLE) options[row.flag] = { type: typeof row.default === 'boolean' ? 'boolean' : 'string' };
   try {
@@ -68,6 +105,10 @@ function plainRun(args: string[]): { path: string; [flag: string]: unknown } | u
 
 /** Runs `func-runtime ARGS…`: serves, or runs a subcommand. */
 export async function runCommandLine(args: string[]): Promise<void> {
+  if (args.length === 1 && args[0] === '--version') {
+    process.stdout.write(`${version()}\n`);
+    return exit(0);
+  }
   const plain = plainRun(args);
   if (plain) await serve(plain, exit).catch(reportStartError);
   else await withYargs(args);

@@ -150,7 +150,7 @@ describe('func-runtime deploy onto a cluster that serves Knative Serving', () =>
     for (const args of [['deploy', '--deployer', 'bogus'], ['list', '-o', 'bogus']]) {
       const bad = await cli(args);
       expect(bad.code, bad.output).toBe(2);
-      expect(bad.output).toMatch(/Invalid values:\n\s+Argument: (deployer|output), Given: "bogus", Choices: /);
+      expect(bad.output).toMatch(/Invalid values: Argument: (deployer|output), Given: "bogus", Choices: /);
     }
     const none = await cli(['rollback', '--name', 'nothing-here']);
     expect(none.code).toBe(1);

@@ -20,12 +20,13 @@ const shown = (path: string) => relative(process.cwd(), path) || path;
 
 async function bundle(argv: BuildArgs): Promise<void> {
   const entry = resolveEntry(argv.path);
-  const [{ buildBundle }, { typeCheck }, { refuseTypeErrors }] = await Promise.all([import('../dev/build-bundle.js'), import('../dev/typecheck.js'), import('../image/build-image.js')]);
+  const [{ buildBundle }, { typeCheck }, { refuseTypeErrors }, { steps }] = await Promise.all([import('../dev/build-bundle.js'), import('../dev/typecheck.js'), import('../image/build-image.js'), import('../deploy/progress.js')]);
+  const progress = steps(process.stderr);
   const started = performance.now();
   const checking = argv.typecheck === false ? undefined : typeCheck(entry.dir);
   checking?.catch(() => undefined);
-  const result = await buildBundle(entry, resolve(argv.outdir ?? resolve(entry.dir, 'dist')));
-  const check = await refuseTypeErrors(checking);
+  const result = await progress.run('bundling', buildBundle(entry, resolve(argv.outdir ?? resolve(entry.dir, 'dist'))));
+  const check = await progress.run('type-checking', refuseTypeErrors(checking));
   if (check?.status === 'skipped') process.stdout.write(`func-runtime: not type-checked: ${check.reason}\n`);
   const ms = Math.round(performance.now() - started);
   process.stdout.write(`func-runtime: built ${shown(result.file)} (${(result.bytes / 1024).toFixed(1)} KiB) in ${ms} ms\n`);
@@ -39,12 +40,12 @@ const STORE_NOTE = { flag: '', env: ' (FUNC_IMAGES)', cluster: ' (the local clus
 
 async function image(argv: BuildArgs): Promise<void> {
   const started = performance.now();
-  const [{ loadProject }, { resolveImageRequest }, { buildFunctionImageFromSource }, { kubeconfigFiles }] = await Promise.all([
-    import('../project.js'), import('../image/image-options.js'), import('../image/build-image.js'), import('@func/kube-client'), import('@func/oci'), import('esbuild'),
+  const [{ loadProject }, { resolveImageRequest }, { buildFunctionImageFromSource }, { kubeconfigFiles }, { steps }] = await Promise.all([
+    import('../project.js'), import('../image/image-options.js'), import('../image/build-image.js'), import('@func/kube-client'), import('../deploy/progress.js'), import('@func/oci'), import('esbuild'),
   ]);
   const project = await loadProject(argv.path);
   const request = await resolveImageRequest(project, argv, { kubeconfigFiles: kubeconfigFiles({ kubeconfig: argv.kubeconfig }), pushByDefault: false });
-  const built = await buildFunctionImageFromSource(request);
+  const built = await buildFunctionImageFromSource(request, steps(process.stderr));
   if (built.typecheck?.status === 'skipped') process.stdout.write(`func-runtime: not type-checked: ${built.typecheck.reason}\n`);
   const ms = Math.round(performance.now() - started);
   process.stdout.write(`func-runtime: built ${built.ref} (${built.digest}) in ${ms} ms into ${shown(built.store)}${STORE_NOTE[request.storeSource]}\n`);

@@ -1,5 +1,6 @@
 /**
- * `func-runtime dev [path]`: serve TypeScript or JavaScript source, rebuild and swap on save.
+ * `func-runtime dev [path]` (also `run`, Knative func's name for running a function on this
+ * machine): serve TypeScript or JavaScript source, rebuild and swap on save.
  * The dev loop is imported on first use, so `func-runtime` (production) never loads esbuild,
  * chokidar or pino-pretty.
  */
@@ -33,6 +34,7 @@ async function dev(argv: DevArgs, exit: Exit): Promise<void> {
 export function devCommand(exit: Exit, onError: (err: unknown) => void): CommandModule<object, DevArgs> {
   return {
     command: 'dev [path]',
+    aliases: ['run'],
     describe: 'Serve a function from source and reload it on every save',
     builder: (y) =>
       withOptionFlags(

@@ -23,7 +23,7 @@ import { recordDeployment } from './func-yaml-update.js';
 import { knativeServiceManifest } from './knative-service.js';
 import type { Deployment, Manifest, Service } from './kube-types.js';
 import { CONTAINER_NAME, rawManifests } from './manifests.js';
-import { progressDisplay } from './progress.js';
+import { progressDisplay, steps } from './progress.js';
 import { waitForRollout, type RolloutState } from './rollout.js';
 import { triggerManifests } from './triggers.js';
 import { whereItAnswers, type Where } from './where.js';
@@ -107,7 +107,7 @@ export async function plan(opts: DeployOptions): Promise<{ planned: Planned; clu
   const request = await resolveImageRequest(project, opts, { kubeconfigFiles: cluster?.files, pushByDefault: !opts.dryRun, env: opts.env });
   // The build starts at once, but discovery is awaited first: an unreachable cluster is reported
   // as such even when the source does not build either.
-  const building = buildFunctionImageFromSource(request);
+  const building = buildFunctionImageFromSource(request, steps(opts.log));
   building.catch(() => undefined);
   const caps: Capabilities = cluster ? await capabilities(cluster.kube, opts.deployer) : { knative: opts.deployer === 'knative', triggers: (project.doc.deploy?.subscriptions?.length ?? 0) > 0, uidAssigned: false };
   if (cluster && !request.push && request.storeSource === 'project' && !opts.dryRun) {
@@ -159,7 +159,8 @@ export async function deploy(opts: DeployOptions): Promise<DeployResult> {
   const previous = planned.kind === 'Deployment' ? await previousDeployment(kube, planned.project.name, planned.namespace) : undefined;
   // A Knative Route keeps serving the latest ready revision while a new one fails: nothing to put back.
   const serving = planned.kind === 'KnativeService' ? await kube.get<Service>(Resources.knativeServices, planned.project.name, { namespace: planned.namespace }).then((k) => k.status?.latestReadyRevisionName, () => undefined) : undefined;
-  const owner = await (planned.kind === 'Deployment' ? applyRaw(kube, workload as Deployment, service!) : apply(kube, Resources.knativeServices, workload!)).catch((err) => Promise.reject(clusterFailure(err)));
+  const progress = steps(opts.log);
+  const owner = await progress.run('applying', planned.kind === 'Deployment' ? applyRaw(kube, workload as Deployment, service!) : apply(kube, Resources.knativeServices, workload!)).catch((err) => Promise.reject(clusterFailure(err)));
   opts.log.write(`func-runtime: applied ${planned.kind === 'Deployment' ? 'Deployment and Service' : 'Knative Service'} ${planned.namespace}/${planned.project.name} (image ${planned.image.pinned})\n`);
   let state: RolloutState | undefined;
   if (opts.wait) {
@@ -174,10 +175,10 @@ export async function deploy(opts: DeployOptions): Promise<DeployResult> {
       throw err;
     }
   }
-  const triggers = planned.capabilities.triggers ? await syncTriggers(kube, planned.project.name, planned.namespace, triggersFor(planned, planned.kind === 'Deployment' ? (owner as Deployment) : undefined)) : undefined;
+  const triggers = planned.capabilities.triggers ? await progress.run('applying Triggers', syncTriggers(kube, planned.project.name, planned.namespace, triggersFor(planned, planned.kind === 'Deployment' ? (owner as Deployment) : undefined))) : undefined;
   recordDeployment(planned.project.file, { image: planned.image.ref, imageDigest: planned.image.digest, namespace: planned.namespace });
   const readiness = planned.project.doc.deploy?.healthEndpoints?.readiness ?? '/health/readiness';
-  const where = opts.wait ? await whereItAnswers(kube, { kind: planned.kind, name: planned.project.name, namespace: planned.namespace, readinessPath: readiness, settleMs: 5000 }) : undefined;
+  const where = opts.wait ? await progress.run('finding where it answers', whereItAnswers(kube, { kind: planned.kind, name: planned.project.name, namespace: planned.namespace, readinessPath: readiness, settleMs: 5000 })) : undefined;
   kube.close();
   return { ...planned, rollout: state, where, triggers, ms: Math.round(performance.now() - started) };
 }

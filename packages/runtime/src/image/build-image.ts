@@ -18,6 +18,7 @@ import { buildBundle } from '../dev/build-bundle.js';
 import { sourceEntry, type FunctionProject } from '../project.js';
 import { pinnedReference } from './reference.js';
 import { CommandError } from '../command-error.js';
+import { quietSteps, type Steps } from '../deploy/progress.js';
 import { registryFailure } from './registry-failure.js';
 import { runtimeLayer } from './runtime-layer.js';
 
@@ -100,35 +101,36 @@ export async function refuseTypeErrors(checking: Promise<TypeCheck> | undefined)
   return check;
 }
 
-export async function buildFunctionImageFromSource(request: ImageBuildRequest): Promise<BuiltFunctionImage> {
+/** `progress` shows each step that takes over a second (deploy/progress.ts). */
+export async function buildFunctionImageFromSource(request: ImageBuildRequest, progress: Steps = quietSteps): Promise<BuiltFunctionImage> {
   const { project } = request;
   const clock = timer();
   const bundleDir = join(project.dir, '.func', 'build');
   rmSync(bundleDir, { recursive: true, force: true });
   const checking = request.typecheck === false ? undefined : typeCheck(project.dir);
   checking?.catch(() => undefined);
-  const [bundle, runtime, oci] = await Promise.all([buildBundle(sourceEntry(project.dir), bundleDir), runtimeLayer(), import('@func/oci')]);
-  const typecheck = await refuseTypeErrors(checking);
+  const [bundle, runtime, oci] = await progress.run('bundling', Promise.all([buildBundle(sourceEntry(project.dir), bundleDir), runtimeLayer(), import('@func/oci')]));
+  const typecheck = await progress.run('type-checking', refuseTypeErrors(checking));
   await writeImageFuncYaml(project, bundleDir);
   await copyExternals(project, bundleDir, bundle.externals);
   clock.lap('bundle');
   const layout = await oci.ImageLayout.open(request.store);
   if (request.base && !(await layout.resolve(request.base).then(() => true, () => false))) {
-    await oci.pullImage(request.base, layout, { ...request.registry, tag: request.base }).catch((err: unknown) => {
+    await progress.run(`pulling the base image ${request.base}`, oci.pullImage(request.base, layout, { ...request.registry, tag: request.base })).catch((err: unknown) => {
       throw registryFailure(err, `pull the base image ${request.base}`);
     });
     clock.lap('pullBase');
   }
-  const image = await oci.buildFunctionImage(layout, {
+  const image = await progress.run('writing the image', oci.buildFunctionImage(layout, {
     bundleDir, runtime, name: project.name, language: project.doc.runtime, base: request.base, tag: request.ref,
     env: runtime.compat ? [`FUNC_COMPAT=${runtime.compat}`] : undefined,
-  });
+  }));
   const pinned = pinnedReference(request.ref, image.digest);
   await layout.tag(pinned, image.descriptor);
   clock.lap('image');
   let pushed: PushResult | undefined;
   if (request.push) {
-    pushed = await oci.pushImage(layout, image.descriptor, request.ref, request.registry).catch((err: unknown) => {
+    pushed = await progress.run(`pushing ${request.ref}`, oci.pushImage(layout, image.descriptor, request.ref, request.registry)).catch((err: unknown) => {
       throw registryFailure(err, `push ${request.ref}`);
     });
     clock.lap('push');

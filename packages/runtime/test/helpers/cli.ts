@@ -56,14 +56,14 @@ export async function runCli(args: string[], env: Record<string, string> = {}, l
   };
 }
 
-/** Runs the CLI to completion (for commands that must fail before listening). */
-export async function runCliToExit(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
+/** Runs the CLI to completion (for commands that must fail before listening, and the one-shot verbs); killed after `deadlineMs`. */
+export async function runCliToExit(args: string[], env: NodeJS.ProcessEnv = {}, opts: { cwd?: string; deadlineMs?: number } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: { ...process.env, ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d));
   child.stderr.on('data', (d: Buffer) => (stderr += d));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), opts.deadlineMs ?? 15_000);
   const [code] = await once(child, 'exit');
   clearTimeout(timer);
   return { code: code as number | null, stdout, stderr };
