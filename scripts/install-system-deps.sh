@@ -5,7 +5,8 @@
 # python3-kubernetes and python3-pytest (the Python client, another real client of the cluster API),
 # nats-server (the broker's distributed event log, NATS JetStream); for the node agent's oci runtime:
 # runc (the OCI runtime), conmon (each container's supervisor), containernetworking-plugins (the pod
-# network: bridge, host-local, loopback, portmap) and busybox-static (a small image the tests build).
+# network: bridge, host-local, loopback, portmap) and busybox-static (a small image the tests build);
+# zsh and fish, whose completion func-runtime prints (the tests run it in each shell).
 # Idempotent; needs root or sudo.
 #
 # Any kubectl already on PATH is kept: some machine images ship one from another package that owns
@@ -26,6 +27,8 @@ command -v runc >/dev/null 2>&1 || need+=(runc)
 command -v conmon >/dev/null 2>&1 || need+=(conmon)
 [ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
 dpkg -s busybox-static >/dev/null 2>&1 || need+=(busybox-static)
+command -v zsh >/dev/null 2>&1 || need+=(zsh)
+command -v fish >/dev/null 2>&1 || need+=(fish)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
