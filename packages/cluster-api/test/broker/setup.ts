@@ -8,6 +8,7 @@ import { type LogLevel, silentLogger } from '../../src/broker/metrics.js';
 import { StaticTriggerSource } from '../../src/broker/source.js';
 import { type NatsCluster, startNats } from '../../src/broker/log/testing/nats-server.js';
 import type { Broker, Trigger } from '../../src/broker/types.js';
+import type { Channel, Subscription } from '../../src/broker/channel/types.js';
 
 export type Engine = 'sqlite' | 'nats';
 
@@ -37,7 +38,7 @@ export function engineHarness(engine: Engine) {
   return {
     /** A store of its own for this test (sqlite) or the shared server (nats). */
     store: () => (engine === 'sqlite' ? `sqlite:${join(dir, `broker-${n++}.db`)}` : nats!.url),
-    start: async (objects: (Broker | Trigger)[], opts: Partial<BrokerOptions> & { store?: string } = {}): Promise<Harness> => {
+    start: async (objects: (Broker | Trigger | Channel | Subscription)[], opts: Partial<BrokerOptions> & { store?: string } = {}): Promise<Harness> => {
       const source = new StaticTriggerSource();
       source.apply(...objects);
       const logs: Harness['logs'] = [];

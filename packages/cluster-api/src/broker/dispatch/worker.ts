@@ -21,11 +21,18 @@ import type { BrokerMetrics, Labels, Logger } from '../metrics.js';
 import { deadLetterEvent } from './dead-letter.js';
 import { type Outcome, send } from './sender.js';
 
-type Failure = Extract<Outcome, { kind: 'retry' | 'fail' }>;
+/** A failed attempt, and the URL that failed when it is not the subscriber's (a Subscription's `reply`). */
+type Failure = Extract<Outcome, { kind: 'retry' | 'fail' }> & { readonly url?: string };
 
 export interface Program {
   readonly predicate: Predicate;
-  readonly subscriber: string;
+  /** Absent for a Subscription with only a `reply`: the event itself is forwarded there. */
+  readonly subscriber?: string;
+  /**
+   * Where a reply goes: `stream`, back into the stream (a Trigger's, routed like any event), or a
+   * URL (a Subscription's `reply`, POSTed there as part of the attempt); undefined, it is discarded.
+   */
+  readonly reply: 'stream' | string | undefined;
   readonly policy: DeliveryPolicy;
   /** Resolved dead-letter sink URL, if the policy has one. */
   readonly deadLetterSink?: string;
@@ -167,8 +174,15 @@ export class TriggerWorker {
     }
   }
 
-  /** One POST, and for a reply the durable re-enqueue the attempt's success depends on. */
+  /** A POST the answer of which is only done or failed (a reply URL, a dead-letter sink). */
+  private async forward(url: string, event: CloudEvent, record: LogRecord, timeoutMs: number): Promise<{ kind: 'done' } | Failure> {
+    const r = await send(url, event, { timeoutMs, preferReply: false, traceparent: record.traceparent, maxReplyBytes: this.deps.maxEventBytes });
+    return r.kind === 'done' || r.kind === 'reply' ? { kind: 'done' } : { ...r, url };
+  }
+
+  /** One POST, and for a reply the durable re-enqueue (or the POST to `reply`) the attempt's success depends on. */
   private async attempt(program: Program, record: LogRecord): Promise<{ kind: 'done' } | Failure> {
+    if (program.subscriber === undefined) return typeof program.reply === 'string' && program.reply !== 'stream' ? this.forward(program.reply, record.event, record, program.policy.timeoutMs) : { kind: 'done' };
     const outcome = await send(program.subscriber, record.event, {
       timeoutMs: program.policy.timeoutMs,
       preferReply: true,
@@ -178,6 +192,8 @@ export class TriggerWorker {
     });
     if (outcome.kind !== 'reply') return outcome;
     this.deps.metrics.inc('replies', this.labels);
+    if (program.reply === undefined) return { kind: 'done' };
+    if (program.reply !== 'stream') return this.forward(program.reply, outcome.event, record, program.policy.timeoutMs);
     const ttl = record.ttl - 1;
     if (ttl <= 0) {
       this.dropped({ ...record, event: outcome.event }, `reply dropped: the ${TTL_EXTENSION} hop limit is exhausted (an event loop?)`);
@@ -197,10 +213,10 @@ export class TriggerWorker {
   private async deadLetter(program: Program, record: LogRecord, failure: Failure): Promise<void> {
     const sink = program.deadLetterSink;
     if (!sink) return this.dropped(record, `delivery failed (${failure.why}) and no dead-letter sink is configured`);
-    const event = deadLetterEvent(record.event, program.subscriber, failure.code, failure.body);
+    const event = deadLetterEvent(record.event, failure.url ?? program.subscriber ?? '', failure.code, failure.body);
     for (let n = 0; ; n++) {
-      const r = await send(sink, event, { timeoutMs: program.policy.timeoutMs, preferReply: false, traceparent: record.traceparent, maxReplyBytes: this.deps.maxEventBytes });
-      if (r.kind === 'done' || r.kind === 'reply') return this.deps.metrics.inc('deadLettered', this.labels);
+      const r = await this.forward(sink, event, record, program.policy.timeoutMs);
+      if (r.kind === 'done') return this.deps.metrics.inc('deadLettered', this.labels);
       if (r.kind === 'fail' || n >= program.policy.retry || this.stopped)
         return this.dropped(record, `delivery failed (${failure.why}) and so did the dead-letter sink (${r.why})`);
       await sleep(backoffMs(program.policy, n + 1), this.stopping.signal);
