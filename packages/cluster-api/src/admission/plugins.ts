@@ -9,6 +9,7 @@
  */
 import type { AdmissionPlugin } from './plugin.js';
 import { KnativeServingValidation } from './knative-serving/validation.js';
+import { KnativeFlowsValidation } from './knative-flows/validation.js';
 import { LimitRanger } from './limit-ranger/limit-ranger.js';
 import { PodSecurity } from './pod-security/pod-security.js';
 import { ResourceQuota } from './resource-quota/resource-quota.js';
@@ -21,5 +22,7 @@ export const AdmissionPlugins: readonly AdmissionPlugin[] = [
   SecurityContextConstraint,
   // Knative Serving's validating webhook, as a plugin (validating webhooks run before ResourceQuota).
   KnativeServingValidation,
+  // Knative Eventing's, for the messaging and flows kinds.
+  KnativeFlowsValidation,
   ResourceQuota,
 ];

@@ -35,6 +35,8 @@ import { startRevisionController } from './serving-revision/revision.js';
 import { startRouteController } from './serving-route/route.js';
 import { startDomainMappingController } from './serving-domainmapping/domain-mapping.js';
 import { startRevisionGc } from './serving-gc/gc.js';
+import { startSequenceController } from './flows-sequence/sequence.js';
+import { startParallelController } from './flows-parallel/parallel.js';
 import { whenServed } from '../serving/kinds.js';
 import { startCsrApproving } from '../certificates/approver.js';
 import { startCsrCleaner } from '../certificates/cleaner.js';
@@ -100,5 +102,8 @@ export const Controllers: readonly ControllerDescriptor[] = [
   { name: 'serving-route-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['routes', 'configurations', 'revisions'], startRouteController) },
   { name: 'serving-domainmapping-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['domainMappings', 'routes'], startDomainMappingController) },
   { name: 'serving-gc-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['configurations', 'revisions'], startRevisionGc) },
+  // Knative Eventing's flows, started once serve's CRDs for the kinds are served (with the broker).
+  { name: 'flows-sequence-controller', aliases: [], byDefault: true, serviceAccount: 'flows-controller', start: (ctx) => whenServed(ctx, ['sequences', 'channels', 'inMemoryChannels', 'subscriptions'], startSequenceController) },
+  { name: 'flows-parallel-controller', aliases: [], byDefault: true, serviceAccount: 'flows-controller', start: (ctx) => whenServed(ctx, ['parallels', 'channels', 'inMemoryChannels', 'subscriptions'], startParallelController) },
   { name: 'certificatesigningrequest-cleaner-controller', aliases: ['csrcleaner'], byDefault: true, serviceAccount: 'certificate-controller', start: (ctx, s) => startCsrCleaner(ctx, common(s)) },
 ];

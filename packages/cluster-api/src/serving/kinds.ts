@@ -23,6 +23,12 @@ export const Kinds = {
   endpoints: { group: '', version: 'v1', plural: 'endpoints', kind: 'Endpoints' },
   pods: { group: '', version: 'v1', plural: 'pods', kind: 'Pod' },
   configMaps: { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap' },
+  // Knative Eventing's, which the flows controllers make and read.
+  channels: { group: 'messaging.knative.dev', version: 'v1', plural: 'channels', kind: 'Channel' },
+  inMemoryChannels: { group: 'messaging.knative.dev', version: 'v1', plural: 'inmemorychannels', kind: 'InMemoryChannel' },
+  subscriptions: { group: 'messaging.knative.dev', version: 'v1', plural: 'subscriptions', kind: 'Subscription' },
+  sequences: { group: 'flows.knative.dev', version: 'v1', plural: 'sequences', kind: 'Sequence' },
+  parallels: { group: 'flows.knative.dev', version: 'v1', plural: 'parallels', kind: 'Parallel' },
 } as const;
 export type KindName = keyof typeof Kinds;
 

@@ -14,13 +14,13 @@
 import { deliveryPolicy } from '../delivery/policy.js';
 import type { Program } from '../dispatch/worker.js';
 import type { Reconciler } from '../reconcile.js';
-import { resolveDestination } from '../resolver.js';
+import { resolveDestination, type SubscriberResolver } from '../resolver.js';
 import type { BrokerConfig } from '../source.js';
 import { readyCondition } from '../status/conditions.js';
 import type { Resolution } from '../status/status.js';
 import { type Destination, objectKey } from '../types.js';
 import { channelProblems, channelStatus, subscriberStatus, subscriptionProblems, subscriptionStatus } from './status.js';
-import { type Channel, type ChannelKind, ChannelKinds, channelStream, type SubscriberStatus, type Subscription } from './types.js';
+import { type Channel, type ChannelKind, ChannelKinds, channelStream, MESSAGING_V1, type SubscriberStatus, type Subscription } from './types.js';
 
 const matchAll = () => true;
 
@@ -36,8 +36,26 @@ function channelOf(s: Subscription): string | undefined {
   return kind && kind in ChannelKinds && typeof ref?.name === 'string' && ref.name ? channelStream(kind, s.metadata.namespace, ref.name) : undefined;
 }
 
+/**
+ * A channel this process serves resolves to the address it computed in this very pass (a
+ * Sequence's reply to its next channel works at once, not after that channel's status is written
+ * and read back); anything else through the resolver.
+ */
+function localResolver(r: Reconciler): SubscriberResolver {
+  return {
+    resolve: async (ref) => {
+      const kind = ref.kind as ChannelKind | undefined;
+      if (ref.apiVersion === MESSAGING_V1 && kind && kind in ChannelKinds) {
+        const url = r.channels.get(channelStream(kind, ref.namespace, ref.name))?.status?.address?.url;
+        if (url) return url;
+      }
+      return r.deps.resolver.resolve(ref);
+    },
+  };
+}
+
 async function resolve(r: Reconciler, dest: Destination | undefined, namespace: string): Promise<Resolution | undefined> {
-  return dest ? resolveDestination(dest, namespace, r.deps.resolver) : undefined;
+  return dest ? resolveDestination(dest, namespace, localResolver(r)) : undefined;
 }
 
 export async function reconcileChannels(r: Reconciler, config: BrokerConfig, now: string, wanted: Set<string>): Promise<void> {

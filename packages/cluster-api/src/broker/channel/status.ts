@@ -14,7 +14,8 @@ import { type Channel, ChannelKinds, type ChannelStatus, MESSAGING_V1, type Subs
 
 const describe = (problems: readonly FieldProblem[]): string => problems.map((p) => `${p.path}: ${p.message}`).join('; ');
 
-function destinationProblems(d: Destination | undefined, path: string, out: FieldProblem[]): void {
+/** A Destination's problems: neither `ref` nor `uri`, or a `ref` without what names it. */
+export function destinationProblems(d: Destination | undefined, path: string, out: FieldProblem[]): void {
   if (d === undefined) return;
   if (typeof d !== 'object' || d === null || (!d.ref && !d.uri)) out.push({ path, message: 'expected at least one, got neither: ref, uri' });
   else if (d.ref && (!d.ref.name || !d.ref.kind || !d.ref.apiVersion)) out.push({ path: `${path}.ref`, message: 'missing field(s): apiVersion, kind, name' });
