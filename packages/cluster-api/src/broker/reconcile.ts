@@ -110,6 +110,12 @@ export class Reconciler {
     await this.dropStaleConsumers(wanted);
   }
 
+  /** The ready stream of the Broker or channel whose address `url` is, if this process serves one. */
+  localStream(url: string): string | undefined {
+    for (const [key, o] of [...this.brokers, ...this.channels]) if (o.status?.address?.url === url && this.streams.get(key)?.ready) return key;
+    return undefined;
+  }
+
   /** Creates the stream of `key` unless it is there; its state after. */
   async ensureStream(key: string): Promise<StreamState> {
     if (!this.streams.get(key)?.ready) {
@@ -166,7 +172,7 @@ export class Reconciler {
       ? {
           predicate: filter.predicate,
           subscriber: subscriber.uri,
-          reply: 'stream',
+          reply: { stream: brokerKey },
           policy: deliveryPolicy(t.spec.delivery, broker!.spec?.delivery),
           ...(dls && 'uri' in dls ? { deadLetterSink: dls.uri } : {}),
         }

@@ -114,6 +114,22 @@ describe.each<Engine>(['sqlite', 'nats'])('channels on %s', (engine) => {
     expect(logs.find((l) => l.msg === 'event dropped')?.fields).toMatchObject({ id: 'o1' });
   });
 
+  it('stores a reply to a channel it serves directly in that channel, one hop lower: a Subscription replying into its own channel stops after 255 hops', async () => {
+    const ns = freshNamespace();
+    const echo = await sub((r, _n, res) => void res.writeHead(200, { 'ce-specversion': '1.0', 'ce-id': `${r.headers['ce-id']}`, 'ce-source': '/echo', 'ce-type': 'again' }).end());
+    const { source, broker, logs } = await h.start([
+      channel('loop', ns),
+      subscription('echo', ns, { subscriber: { uri: echo.url }, reply: { ref: { apiVersion: 'messaging.knative.dev/v1', kind: 'Channel', name: 'loop' } } }, 'loop'),
+    ]);
+    const address = source.get<Channel>('Channel', ns, 'loop')!.status!.address!.url!;
+    expect(source.get<Subscription>('Subscription', ns, 'echo')!.status!.physicalSubscription!.replyUri).toBe(address);
+    expect((await post(address, binaryEvent({ id: 'l1' }).headers, '{}')).status).toBe(202);
+    await until('the loop cut', () => broker.metrics.total('dropped') === 1, { timeoutMs: 60_000 });
+    expect(echo.received).toHaveLength(255);
+    expect(broker.metrics.total('accepted')).toBe(1);
+    expect(logs.find((l) => l.msg === 'event dropped')?.fields?.reason).toContain('hop limit is exhausted');
+  }, 90_000);
+
   it('turns malformed Channels and Subscriptions into False conditions naming the field, and keeps their events until fixed', async () => {
     const ns = freshNamespace();
     const late = await sub();

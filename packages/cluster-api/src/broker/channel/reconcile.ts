@@ -105,11 +105,15 @@ async function reconcileSubscription(r: Reconciler, s: Subscription, stream: str
   const resolved = [subscriber, reply, dls].every((x) => !x || 'uri' in x);
   const deliverable = problems.length === 0 && resolved && readyCondition(channel?.status?.conditions)?.status === 'True';
   const uri = (x: Resolution | undefined) => (x && 'uri' in x ? x.uri : undefined);
+  // A reply to a channel or Broker served here is stored directly, as its ingress would store it.
+  const replyUrl = uri(reply);
+  const local = replyUrl && r.localStream(replyUrl);
+  const replyTo = local ? { stream: local } : replyUrl ? { url: replyUrl } : undefined;
   const program: Program | undefined = deliverable
     ? {
         predicate: matchAll,
         subscriber: uri(subscriber),
-        reply: uri(reply),
+        reply: replyTo,
         // Neither object sets delivery: one attempt (an empty spec, not the Broker's shipped default).
         policy: deliveryPolicy(s.spec.delivery, channel!.spec?.delivery ?? {}),
         ...(uri(dls) ? { deadLetterSink: uri(dls) } : {}),

@@ -29,10 +29,11 @@ export interface Program {
   /** Absent for a Subscription with only a `reply`: the event itself is forwarded there. */
   readonly subscriber?: string;
   /**
-   * Where a reply goes: `stream`, back into the stream (a Trigger's, routed like any event), or a
-   * URL (a Subscription's `reply`, POSTed there as part of the attempt); undefined, it is discarded.
+   * Where a reply goes: into a stream (a Trigger's own, routed like any event; a Subscription's
+   * `reply` that is a channel or Broker this process serves), or POSTed to a URL (any other
+   * `reply`), as part of the attempt; undefined, it is discarded.
    */
-  readonly reply: 'stream' | string | undefined;
+  readonly reply: { readonly stream: string } | { readonly url: string } | undefined;
   readonly policy: DeliveryPolicy;
   /** Resolved dead-letter sink URL, if the policy has one. */
   readonly deadLetterSink?: string;
@@ -182,7 +183,7 @@ export class TriggerWorker {
 
   /** One POST, and for a reply the durable re-enqueue (or the POST to `reply`) the attempt's success depends on. */
   private async attempt(program: Program, record: LogRecord): Promise<{ kind: 'done' } | Failure> {
-    if (program.subscriber === undefined) return typeof program.reply === 'string' && program.reply !== 'stream' ? this.forward(program.reply, record.event, record, program.policy.timeoutMs) : { kind: 'done' };
+    if (program.subscriber === undefined) return this.passOn(program.reply, record.event, record, program.policy.timeoutMs, record.traceparent);
     const outcome = await send(program.subscriber, record.event, {
       timeoutMs: program.policy.timeoutMs,
       preferReply: true,
@@ -192,18 +193,25 @@ export class TriggerWorker {
     });
     if (outcome.kind !== 'reply') return outcome;
     this.deps.metrics.inc('replies', this.labels);
-    if (program.reply === undefined) return { kind: 'done' };
-    if (program.reply !== 'stream') return this.forward(program.reply, outcome.event, record, program.policy.timeoutMs);
+    return this.passOn(program.reply, outcome.event, record, program.policy.timeoutMs, outcome.traceparent ?? record.traceparent);
+  }
+
+  /**
+   * Where a reply (or a reply-only Subscription's event) goes: stored in a stream this process
+   * serves, one hop lower (at 0 it is dropped and logged), or POSTed to a URL; undefined, nowhere.
+   */
+  private async passOn(to: Program['reply'], event: CloudEvent, record: LogRecord, timeoutMs: number, traceparent: string | undefined): Promise<{ kind: 'done' } | Failure> {
+    if (!to) return { kind: 'done' };
+    if ('url' in to) return this.forward(to.url, event, record, timeoutMs);
     const ttl = record.ttl - 1;
     if (ttl <= 0) {
-      this.dropped({ ...record, event: outcome.event }, `reply dropped: the ${TTL_EXTENSION} hop limit is exhausted (an event loop?)`);
+      this.dropped({ ...record, event }, `reply dropped: the ${TTL_EXTENSION} hop limit is exhausted (an event loop?)`);
       return { kind: 'done' };
     }
-    const { [TTL_EXTENSION]: _ttl, ...attributes } = outcome.event.attributes;
-    const reply: CloudEvent = outcome.event.data ? { attributes, data: outcome.event.data } : { attributes };
+    const { [TTL_EXTENSION]: _ttl, ...attributes } = event.attributes;
+    const reply: CloudEvent = event.data ? { attributes, data: event.data } : { attributes };
     try {
-      const traceparent = outcome.traceparent ?? record.traceparent;
-      await this.deps.log.append(this.stream, [encodeRecord({ event: reply, ttl, ...(traceparent ? { traceparent } : {}) })]);
+      await this.deps.log.append(to.stream, [encodeRecord({ event: reply, ttl, ...(traceparent ? { traceparent } : {}) })]);
     } catch (err) {
       return { kind: 'retry', code: 500, body: Buffer.from('reply not stored'), why: `the reply could not be stored: ${(err as Error).message}` };
     }
