@@ -3,12 +3,12 @@
  * 127.0.0.1, a real SQLite file, a real nats-server. Each event of a channel reaches every
  * Subscription; a reply goes to `spec.reply`; retries, backoff and dead-letter as the broker's.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Channel, Subscription } from '../../src/broker/channel/types.js';
 import type { Condition } from '../../src/broker/types.js';
 import { until } from '../../testing/src/poll.js';
-import { binaryEvent, post, type Subscriber, subscriber } from './helpers.js';
-import { engineHarness, type Engine, freshNamespace } from './setup.js';
+import { binaryEvent, post } from './helpers.js';
+import { engineHarness, type Engine, freshNamespace, subscribersPerTest } from './setup.js';
 
 const FAST = { retry: 2, backoffPolicy: 'linear', backoffDelay: 'PT0.05S' };
 
@@ -23,15 +23,7 @@ const ready = (o: { status?: { conditions?: Condition[] } } | undefined) => o?.s
 
 describe.each<Engine>(['sqlite', 'nats'])('channels on %s', (engine) => {
   const h = engineHarness(engine);
-  const subs: Subscriber[] = [];
-  const sub = async (...a: Parameters<typeof subscriber>) => {
-    const s = await subscriber(...a);
-    subs.push(s);
-    return s;
-  };
-  afterEach(async () => {
-    for (const s of subs.splice(0)) await s.close();
-  });
+  const sub = subscribersPerTest();
 
   it('delivers each event to both Subscriptions, sends a reply to spec.reply, and reports status as Knative does', async () => {
     const ns = freshNamespace();

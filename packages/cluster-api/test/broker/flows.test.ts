@@ -7,12 +7,13 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type NatsCluster, startNats } from '../../src/broker/log/testing/nats-server.js';
 import { runKubectl } from '../support/helpers.js';
 import { until } from '../../testing/src/poll.js';
 import { KUBECTL } from './cluster-helpers.js';
-import { binaryEvent, post, type Responder, type Subscriber, subscriber } from './helpers.js';
+import { binaryEvent, post, type Responder } from './helpers.js';
+import { subscribersPerTest } from './setup.js';
 import { CLUSTER_API, start, stopAll } from './roles.js';
 import { BuiltinCrds } from '../../src/serving/crds.js';
 
@@ -40,12 +41,7 @@ describe.runIf(ready).each<Engine>(['sqlite', 'nats'])('channels and flows on se
   let nats: NatsCluster | undefined;
   let env: NodeJS.ProcessEnv;
   const kubectl = (...args: string[]) => runKubectl(KUBECTL, env, args);
-  const subs: Subscriber[] = [];
-  const sub = async (respond?: Responder) => {
-    const s = await subscriber(respond);
-    subs.push(s);
-    return s;
-  };
+  const sub = subscribersPerTest();
   const apply = async (name: string, ...objects: object[]) => {
     writeFileSync(join(dir, `${name}.yaml`), yaml(...objects));
     return kubectl('apply', '-f', join(dir, `${name}.yaml`));
@@ -76,10 +72,6 @@ describe.runIf(ready).each<Engine>(['sqlite', 'nats'])('channels and flows on se
     }
     await until('the flows CRDs served', async () => (await kubectl('get', 'sequences,parallels,channels,inmemorychannels,subscriptions')).code === 0, { timeoutMs: 30_000 });
   }, 120_000);
-
-  afterEach(async () => {
-    for (const s of subs.splice(0)) await s.close();
-  });
 
   afterAll(async () => {
     await stopAll();
