@@ -106,6 +106,29 @@ describe.runIf(ready).each<Engine>(['sqlite', 'nats'])('channels and flows on se
     expect(two.received[0]!.headers['ce-type']).toBe('order.one');
   }, 90_000);
 
+  it('a Sequence shrunk to one step loses the channel and Subscription of the step removed; its reply now comes from that step', async () => {
+    const [one, last] = [await sub(transform('one')), await sub()];
+    const spec = (steps: object[]) => ({ apiVersion: 'flows.knative.dev/v1', kind: 'Sequence', metadata: { name: 'shrinks' }, spec: { steps, reply: { uri: last.url } } });
+    expect((await apply('shrinks', spec([{ uri: one.url }, { uri: one.url }]))).stderr).toBe('');
+    await readyAddress('sequence', 'shrinks');
+    expect((await apply('shrinks', spec([{ uri: one.url }]))).stderr).toBe('');
+    await until('the second step\'s children deleted', async () => {
+      const names = (await kubectl('get', 'inmemorychannels,subscriptions', '-o', 'name')).stdout;
+      return !names.includes('shrinks-kn-sequence-1') && names.includes('shrinks-kn-sequence-0');
+    }, { timeoutMs: 30_000 });
+    const address = await until('one channel status', async () => {
+      const o = JSON.parse((await kubectl('get', 'sequence', 'shrinks', '-o', 'json')).stdout);
+      return o.status?.channelStatuses?.length === 1 && o.status.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True') && o.status.address.url;
+    }, { timeoutMs: 30_000 });
+    const e = binaryEvent({ id: 'k1', type: 'x' }, '{"text":"a"}');
+    expect((await post(address, e.headers, e.body)).status).toBe(202);
+    const [got] = await last.until(1, 30_000);
+    expect(JSON.parse(got!.body.toString())).toEqual({ text: 'a-one' });
+    // Deleting the Sequence deletes its children (owner references, the garbage collector).
+    expect((await kubectl('delete', 'sequence', 'shrinks')).code).toBe(0);
+    await until('the children gone', async () => !(await kubectl('get', 'inmemorychannels,subscriptions', '-o', 'name')).stdout.includes('shrinks-'), { timeoutMs: 30_000 });
+  }, 90_000);
+
   it('a Parallel with two filtered branches delivers to each branch whose filter passes the event', async () => {
     const eu = await sub(filter((h) => h['ce-region'] === 'eu'));
     const orders = await sub(filter((h) => h['ce-type'] === 'order.created'));
@@ -128,6 +151,18 @@ describe.runIf(ready).each<Engine>(['sqlite', 'nats'])('channels and flows on se
     await orders.until(4, 30_000);
     expect(a.received.map((r) => r.headers['ce-id']).sort()).toEqual(['a-only', 'both']);
     expect(b.received.map((r) => r.headers['ce-id']).sort()).toEqual(['b-only', 'both']);
+  }, 90_000);
+
+  it('a Parallel branch without a filter gets every event, and its reply goes to the Parallel\'s reply', async () => {
+    const [answer, replies] = [await sub(transform('seen')), await sub()];
+    expect((await apply('unfiltered', {
+      apiVersion: 'flows.knative.dev/v1', kind: 'Parallel', metadata: { name: 'all' },
+      spec: { branches: [{ subscriber: { uri: answer.url } }], reply: { uri: replies.url } },
+    })).stderr).toBe('');
+    const address = await readyAddress('parallel', 'all');
+    for (const id of ['u1', 'u2']) expect((await post(address, binaryEvent({ id, type: 'any' }, '{"text":"t"}').headers, '{"text":"t"}')).status).toBe(202);
+    const got = await replies.until(2, 30_000);
+    expect(got.map((r) => r.headers['ce-type'])).toEqual(['any.seen', 'any.seen']);
   }, 90_000);
 
   it('a Channel with two Subscriptions delivers each event to both, retrying one that fails and then dead-lettering', async () => {
