@@ -7,6 +7,8 @@
  * A Trigger delivers only when its Broker is Ready, its filter and DeliverySpec are valid and its
  * subscriber and dead-letter sink resolve; otherwise it is paused with its consumer kept, and its
  * status says why. A Trigger that disappears loses its consumer; a Broker that disappears, its stream.
+ * Channels and Subscriptions go through the same streams, workers and status writes
+ * (channel/reconcile.ts).
  */
 import { deliveryPolicy, deliveryProblems, type FieldProblem } from './delivery/policy.js';
 import { type Program, TriggerWorker, type WorkerDeps } from './dispatch/worker.js';
@@ -32,7 +34,6 @@ const delay = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeou
 
 export type StreamState = { readonly ready: true } | { readonly ready: false; readonly message: string };
 
-
 /** The durable consumer of a Trigger: a recreated Trigger (new uid) starts afresh. */
 export function consumerName(t: Trigger): string {
   return `${objectKey(t.metadata)}${t.metadata.uid ? `@${t.metadata.uid}` : ''}`;
@@ -40,7 +41,7 @@ export function consumerName(t: Trigger): string {
 
 export class Reconciler {
   private config: BrokerConfig | undefined;
-  readonly streams = new Map<string, StreamState>();
+  private readonly streams = new Map<string, StreamState>();
   private readonly brokers = new Map<string, Broker>();
   /** Channels by stream key, with the status last computed. */
   readonly channels = new Map<string, Channel>();
@@ -60,7 +61,7 @@ export class Reconciler {
     if (deps.resolver.subscribe) this.unsubscribe.push(deps.resolver.subscribe(() => this.schedule()));
   }
 
-  /** The state of a Broker's stream for the ingress: undefined when there is no such Broker. */
+  /** The state of a Broker's or channel's stream for the ingress: undefined when there is none. */
   stream(key: string): StreamState | undefined {
     return this.brokers.has(key) || this.channels.has(key) ? (this.streams.get(key) ?? { ready: false, message: 'not created yet' }) : undefined;
   }
