@@ -12,7 +12,7 @@
 //
 // Rounds interleave the engines; the table shows medians. Prints markdown; never asserts.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,6 +90,15 @@ async function subscriber() {
 }
 
 const epochNow = () => performance.timeOrigin + performance.now();
+/** CPU time (user + system, ms) a process has used so far, from /proc (Linux); undefined elsewhere. */
+const cpuMs = (pid) => {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return undefined;
+  }
+};
 
 let seq = 0;
 const event = (extra = {}) => ({ 'ce-specversion': '1.0', 'ce-id': `b${seq++}`, 'ce-source': '/bench', 'ce-type': 'bench', ...extra });
@@ -152,10 +161,12 @@ async function sequenceRound(store) {
   const step = await child([fileURLToPath(new URL('./step.mjs', import.meta.url))], (o) => /"url":"([^"]+)"/.exec(o)?.[1]);
   const b = await startSequence(store(), step.value, sub.url);
   const t0 = epochNow();
+  const c0 = cpuMs(b.proc.pid);
   const sent = await flood(b.url, b.ingress, SECONDS);
   let st = await sub.stats();
   while (st.count < sent.ok && epochNow() - t0 < 120_000) st = await (await new Promise((r) => setTimeout(r, 50)), sub.stats());
   out.seq = st.count / ((st.last - t0) / 1000);
+  out.seqCpu = (cpuMs(b.proc.pid) - c0) / st.count;
   out.seqLost = sent.ok - st.count;
   const l = await latency(b.url, b.ingress, sub, 1000, SECONDS);
   out.seqP50 = l.p50;
@@ -177,10 +188,12 @@ async function round(engine, store, natsUrl) {
   const sub = await subscriber();
   b = await startBroker(s(), sub.url);
   const t0 = epochNow();
+  const c0 = cpuMs(b.proc.pid);
   const sent = await flood(b.url, b.ingress, SECONDS);
   let st = await sub.stats();
   while (st.count < sent.ok && epochNow() - t0 < 120_000) st = await (await new Promise((r) => setTimeout(r, 50)), sub.stats());
   out.e2e = st.count / ((st.last - t0) / 1000);
+  out.e2eCpu = (cpuMs(b.proc.pid) - c0) / st.count;
   Object.assign(out, await latency(b.url, b.ingress, sub, 1000, SECONDS));
   b.stop();
   sub.close();
@@ -244,9 +257,11 @@ console.log(`|---|${engines.map(() => '--:').join('|')}|---|`);
 console.log(row('ingress, events/s answered 202 (stored)', 'ingress', 0, '≥ 5,000 (SQLite)'));
 console.log(row('end to end, events/s through one Trigger to a local subscriber', 'e2e', 0, '≥ 2,000 (SQLite)'));
 console.log(row('end to end, events/s to a func-runtime function (its replies stored too)', 'fn', 0, ''));
+console.log(row('broker CPU per event through one Trigger, ms (flood and drain)', 'e2eCpu', 3, ''));
 console.log(row('ingress→subscriber p50 at 1,000 events/s, ms', 'p50', 1, ''));
 console.log(row('ingress→subscriber p99 at 1,000 events/s, ms', 'p99', 1, '≤ 50 (SQLite)'));
 console.log(row('Sequence of 3 steps, events/s end to end (ingress → 3 steps → subscriber)', 'seq', 0, '≥ 1,000'));
+console.log(row('Sequence of 3 steps, broker CPU per event, ms (flood and drain)', 'seqCpu', 3, ''));
 console.log(row('Sequence of 3 steps, p50 at 1,000 events/s, ms', 'seqP50', 1, ''));
 console.log(row('Sequence of 3 steps, p99 at 1,000 events/s, ms', 'seqP99', 1, '≤ 50'));
 process.exit(0);
