@@ -5,11 +5,14 @@
 // - end to end: events/s delivered through one Trigger to a local HTTP subscriber (202), from the
 //   first send to the last delivery, and the same to a real function (func-runtime, replying with an
 //   event the broker stores and evaluates too);
-// - latency: ingress→subscriber p50/p99 with events sent at a steady 1,000/s.
+// - latency: ingress→subscriber p50/p99 with events sent at a steady 1,000/s;
+// - a Sequence of 3 steps (flows.knative.dev/v1, wired as its controller wires it: a channel and a
+//   Subscription per step, each step's reply to the next channel, the last to the subscriber):
+//   events/s end to end, and p50/p99 at a steady 1,000 events/s.
 //
 // Rounds interleave the engines; the table shows medians. Prints markdown; never asserts.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +30,8 @@ const { values: opts } = parseArgs({
     seconds: { type: 'string', default: '5' },
     engines: { type: 'string', default: 'sqlite,nats' },
     connections: { type: 'string', default: '64' },
+    /** Comma-separated: broker (ingress, end to end, function, latency), sequence. */
+    measure: { type: 'string', default: 'broker,sequence' },
   },
 });
 const ROUNDS = Number(opts.rounds);
@@ -65,6 +70,18 @@ async function startBroker(store, subscriberUrl) {
   return { ...b, ingress: `/${ns}/default`, url: b.value };
 }
 
+/** A broker process serving a Sequence of `steps` steps at `stepUrl` whose reply goes to `replyUrl`: the children its controller makes. */
+async function startSequence(store, stepUrl, replyUrl, steps = 3) {
+  const { sequenceChildren } = await import(join(root, 'packages/cluster-api/dist/broker/flows/children.js'));
+  const seq = { apiVersion: 'flows.knative.dev/v1', kind: 'Sequence', metadata: { namespace: 'bench', name: 'seq', uid: 'bench-seq' },
+    spec: { steps: Array.from({ length: steps }, (_, i) => ({ uri: `${stepUrl}step-${i}` })), reply: { uri: replyUrl } } };
+  const { channels, subscriptions } = sequenceChildren(seq);
+  const config = join(dir, `config-${performance.now()}.json`);
+  writeFileSync(config, JSON.stringify({ brokers: [], triggers: [], channels, subscriptions: subscriptions.map((x, i) => ({ ...x, metadata: { ...x.metadata, uid: `s${i}` } })), options: { maxInFlightPerTrigger: 128 } }));
+  const b = await child([standaloneBroker, store, config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
+  return { ...b, ingress: `/inmemorychannels/bench/${channels[0].metadata.name}`, url: b.value };
+}
+
 /** The subscriber process (subscriber.mjs). */
 async function subscriber() {
   const c = await child([fileURLToPath(new URL('./subscriber.mjs', import.meta.url))], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
@@ -73,6 +90,15 @@ async function subscriber() {
 }
 
 const epochNow = () => performance.timeOrigin + performance.now();
+/** CPU time (user + system, ms) a process has used so far, from /proc (Linux); undefined elsewhere. */
+const cpuMs = (pid) => {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return undefined;
+  }
+};
 
 let seq = 0;
 const event = (extra = {}) => ({ 'ce-specversion': '1.0', 'ce-id': `b${seq++}`, 'ce-source': '/bench', 'ce-type': 'bench', ...extra });
@@ -128,19 +154,46 @@ async function latency(url, path, sub, perSecond, seconds) {
   return { p50: stats.p50, p99: stats.p99 };
 }
 
-async function round(engine, store, natsUrl) {
+/** Events/s through the Sequence (first send to last arrival), then p50/p99 at 1,000/s. */
+async function sequenceRound(store) {
   const out = {};
+  const sub = await subscriber();
+  const step = await child([fileURLToPath(new URL('./step.mjs', import.meta.url))], (o) => /"url":"([^"]+)"/.exec(o)?.[1]);
+  const b = await startSequence(store(), step.value, sub.url);
+  const t0 = epochNow();
+  const c0 = cpuMs(b.proc.pid);
+  const sent = await flood(b.url, b.ingress, SECONDS);
+  let st = await sub.stats();
+  while (st.count < sent.ok && epochNow() - t0 < 120_000) st = await (await new Promise((r) => setTimeout(r, 50)), sub.stats());
+  out.seq = st.count / ((st.last - t0) / 1000);
+  out.seqCpu = (cpuMs(b.proc.pid) - c0) / st.count;
+  out.seqLost = sent.ok - st.count;
+  const l = await latency(b.url, b.ingress, sub, 1000, SECONDS);
+  out.seqP50 = l.p50;
+  out.seqP99 = l.p99;
+  b.stop();
+  step.stop();
+  sub.close();
+  return out;
+}
+
+async function round(engine, store, natsUrl) {
   const s = () => (engine === 'sqlite' ? `sqlite:${join(dir, `r${performance.now()}.db`)}` : natsUrl);
+  const measures = opts.measure.split(',');
+  const out = measures.includes('sequence') ? await sequenceRound(s) : {};
+  if (!measures.includes('broker')) return out;
   let b = await startBroker(s());
   out.ingress = (await flood(b.url, b.ingress, SECONDS)).rate;
   b.stop();
   const sub = await subscriber();
   b = await startBroker(s(), sub.url);
   const t0 = epochNow();
+  const c0 = cpuMs(b.proc.pid);
   const sent = await flood(b.url, b.ingress, SECONDS);
   let st = await sub.stats();
   while (st.count < sent.ok && epochNow() - t0 < 120_000) st = await (await new Promise((r) => setTimeout(r, 50)), sub.stats());
   out.e2e = st.count / ((st.last - t0) / 1000);
+  out.e2eCpu = (cpuMs(b.proc.pid) - c0) / st.count;
   Object.assign(out, await latency(b.url, b.ingress, sub, 1000, SECONDS));
   b.stop();
   sub.close();
@@ -204,6 +257,11 @@ console.log(`|---|${engines.map(() => '--:').join('|')}|---|`);
 console.log(row('ingress, events/s answered 202 (stored)', 'ingress', 0, '≥ 5,000 (SQLite)'));
 console.log(row('end to end, events/s through one Trigger to a local subscriber', 'e2e', 0, '≥ 2,000 (SQLite)'));
 console.log(row('end to end, events/s to a func-runtime function (its replies stored too)', 'fn', 0, ''));
+console.log(row('broker CPU per event through one Trigger, ms (flood and drain)', 'e2eCpu', 3, ''));
 console.log(row('ingress→subscriber p50 at 1,000 events/s, ms', 'p50', 1, ''));
 console.log(row('ingress→subscriber p99 at 1,000 events/s, ms', 'p99', 1, '≤ 50 (SQLite)'));
+console.log(row('Sequence of 3 steps, events/s end to end (ingress → 3 steps → subscriber)', 'seq', 0, '≥ 1,000'));
+console.log(row('Sequence of 3 steps, broker CPU per event, ms (flood and drain)', 'seqCpu', 3, ''));
+console.log(row('Sequence of 3 steps, p50 at 1,000 events/s, ms', 'seqP50', 1, ''));
+console.log(row('Sequence of 3 steps, p99 at 1,000 events/s, ms', 'seqP99', 1, '≤ 50'));
 process.exit(0);

@@ -11,6 +11,7 @@ import type { AdmissionPlugin } from './plugin.js';
 import { KnativeServingValidation } from './knative-serving/validation.js';
 import { KnativeSourcesValidation } from './knative-sources/validation.js';
 import { SinkBindingInjection } from './knative-sources/sink-binding.js';
+import { KnativeFlowsValidation } from './knative-flows/validation.js';
 import { LimitRanger } from './limit-ranger/limit-ranger.js';
 import { PodSecurity } from './pod-security/pod-security.js';
 import { ResourceQuota } from './resource-quota/resource-quota.js';
@@ -26,5 +27,7 @@ export const AdmissionPlugins: readonly AdmissionPlugin[] = [
   // Knative Eventing's, for the sources: the SinkBinding webhook, then the sources' validation.
   SinkBindingInjection,
   KnativeSourcesValidation,
+  // Knative Eventing's, for the messaging and flows kinds.
+  KnativeFlowsValidation,
   ResourceQuota,
 ];

@@ -100,7 +100,7 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
     logger,
     source: opts.triggerSource,
     resolver: opts.resolver ?? noResolver,
-    address: (ns, name) => `${base}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`,
+    address: (stream) => `${base}/${stream.split('/').map(encodeURIComponent).join('/')}`,
     resyncMs: opts.resyncMs ?? 5_000,
     maxInFlight: opts.maxInFlightPerTrigger ?? 64,
     ackWaitMs: opts.ackWaitMs ?? 60_000,

@@ -1,5 +1,5 @@
 /**
- * The ingress: `POST /{namespace}/{broker}` takes CloudEvents in binary, structured or batched mode
+ * The ingress: `POST /{namespace}/{broker}` (and a channel's `/{channels|inmemorychannels}/{namespace}/{name}`) takes CloudEvents in binary, structured or batched mode
  * and answers 202 only once every event of the request is durably in the Broker's stream.
  *
  * | answer | when                                                                      |
@@ -18,6 +18,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DEFAULT_TTL, encodeRecord, TTL_EXTENSION, type CloudEvent } from './event/event.js';
 import { decodeMessage } from './event/http-codec.js';
+import { channelKindOf, channelStream } from './channel/types.js';
 import type { EventLog } from './log/interface.js';
 import type { BrokerMetrics, Logger } from './metrics.js';
 
@@ -25,7 +26,7 @@ export interface IngressDeps {
   readonly log: EventLog;
   readonly metrics: BrokerMetrics;
   readonly logger: Logger;
-  /** The stream state of `ns/name`, undefined when no such Broker exists. */
+  /** The stream state of `ns/name` (a Broker) or `plural/ns/name` (a channel), undefined when there is none. */
   readonly stream: (key: string) => { readonly ready: boolean } | undefined;
   readonly maxEventBytes: number;
   /** Events accepted but not yet stored, across all Brokers, before 429. */
@@ -85,19 +86,27 @@ function segment(s: string): string | undefined {
   }
 }
 
+/** The stream a path names: `/{namespace}/{broker}` a Broker's, `/{plural}/{namespace}/{name}` a channel's. */
+function streamOf(path: string): string | undefined {
+  const parts = path.split('/').map(segment);
+  if (parts[0] !== '' || parts.slice(1).some((p) => !p)) return undefined;
+  if (parts.length === 3) return `${parts[1]}/${parts[2]}`;
+  const kind = parts.length === 4 ? channelKindOf(parts[1]!) : undefined;
+  return kind ? channelStream(kind, parts[2]!, parts[3]!) : undefined;
+}
+
 export function ingressHandler(deps: IngressDeps): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   let pending = 0;
   return async (req, res) => {
-    const parts = (req.url ?? '/').split('?')[0]!.split('/').map(segment);
-    if (parts.length !== 3 || !parts[1] || !parts[2]) return problem(res, 404, 'no such endpoint: POST events to /{namespace}/{broker}');
-    const key = `${parts[1]}/${parts[2]}`;
+    const key = streamOf((req.url ?? '/').split('?')[0]!);
+    if (!key) return problem(res, 404, 'no such endpoint: POST events to /{namespace}/{broker} or /{channels|inmemorychannels}/{namespace}/{name}');
     if (req.method === 'OPTIONS') {
       res.writeHead(204, { allow: 'POST, OPTIONS' }).end();
       return;
     }
     if (req.method !== 'POST') return problem(res, 405, 'only POST is supported', { allow: 'POST, OPTIONS' });
     const stream = deps.stream(key);
-    if (!stream) return problem(res, 404, `broker ${key} does not exist`);
+    if (!stream) return problem(res, 404, `${key.split('/').length === 2 ? 'broker ' : ''}${key} does not exist`);
     if (Number(req.headers['content-length']) > deps.maxEventBytes) return tooLarge(req, res, deps.maxEventBytes);
     const body = await readBody(req, deps.maxEventBytes);
     if (!body) return tooLarge(req, res, deps.maxEventBytes);
@@ -106,7 +115,7 @@ export function ingressHandler(deps: IngressDeps): (req: IncomingMessage, res: S
       deps.metrics.inc('rejected', { broker: key });
       return problem(res, decoded.status, decoded.detail);
     }
-    if (!stream.ready) return problem(res, 503, `broker ${key} is not ready to store events`, { 'retry-after': '1' });
+    if (!stream.ready) return problem(res, 503, `${key} is not ready to store events`, { 'retry-after': '1' });
     if (pending + decoded.length > deps.maxPendingEvents) return problem(res, 429, 'too many events are waiting to be stored', { 'retry-after': '1' });
     const tp = req.headers.traceparent as string | undefined;
     const ts = req.headers.tracestate as string | undefined;

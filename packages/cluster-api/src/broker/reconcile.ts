@@ -7,27 +7,32 @@
  * A Trigger delivers only when its Broker is Ready, its filter and DeliverySpec are valid and its
  * subscriber and dead-letter sink resolve; otherwise it is paused with its consumer kept, and its
  * status says why. A Trigger that disappears loses its consumer; a Broker that disappears, its stream.
+ * Channels and Subscriptions go through the same streams, workers and status writes
+ * (channel/reconcile.ts).
  */
 import { deliveryPolicy, deliveryProblems, type FieldProblem } from './delivery/policy.js';
-import { TriggerWorker, type WorkerDeps } from './dispatch/worker.js';
+import { type Program, TriggerWorker, type WorkerDeps } from './dispatch/worker.js';
 import { compileFilter } from './filter/filters.js';
 import { resolveDestination, type SubscriberResolver } from './resolver.js';
-import type { BrokerConfig, TriggerSource } from './source.js';
+import type { BrokerConfig, StatusKind, TriggerSource } from './source.js';
 import { readyCondition } from './status/conditions.js';
 import { brokerStatus, type Resolution, triggerStatus } from './status/status.js';
 import { type Broker, objectKey, type Trigger } from './types.js';
+import { reconcileChannels } from './channel/reconcile.js';
+import type { Channel } from './channel/types.js';
+import type { Labels } from './metrics.js';
 
 export interface ReconcilerDeps extends WorkerDeps {
   readonly source: TriggerSource;
   readonly resolver: SubscriberResolver;
-  /** The ingress URL of a Broker, once the ingress listens. */
-  readonly address: (namespace: string, name: string) => string | undefined;
+  /** The ingress URL of a stream (`ns/broker`, `<channel plural>/ns/name`), once the ingress listens. */
+  readonly address: (stream: string) => string | undefined;
   readonly resyncMs: number;
 }
 
 const delay = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms).unref());
 
-type StreamState = { readonly ready: true } | { readonly ready: false; readonly message: string };
+export type StreamState = { readonly ready: true } | { readonly ready: false; readonly message: string };
 
 /** The durable consumer of a Trigger: a recreated Trigger (new uid) starts afresh. */
 export function consumerName(t: Trigger): string {
@@ -38,7 +43,9 @@ export class Reconciler {
   private config: BrokerConfig | undefined;
   private readonly streams = new Map<string, StreamState>();
   private readonly brokers = new Map<string, Broker>();
-  private readonly workers = new Map<string, { stream: string; worker: TriggerWorker }>();
+  /** Channels by stream key, with the status last computed. */
+  readonly channels = new Map<string, Channel>();
+  private readonly workers = new Map<string, { stream: string; worker: TriggerWorker; status: string }>();
   private readonly written = new Map<string, string>();
   private running: Promise<void> | undefined;
   private again = false;
@@ -47,16 +54,16 @@ export class Reconciler {
   private readonly timer: NodeJS.Timeout;
   private readonly unsubscribe: Array<() => void> = [];
 
-  constructor(private readonly deps: ReconcilerDeps) {
+  constructor(readonly deps: ReconcilerDeps) {
     this.timer = setInterval(() => this.schedule(), deps.resyncMs);
     this.timer.unref();
     this.unsubscribe.push(deps.source.subscribe((c) => this.apply(c)));
     if (deps.resolver.subscribe) this.unsubscribe.push(deps.resolver.subscribe(() => this.schedule()));
   }
 
-  /** The state of a Broker's stream for the ingress: undefined when there is no such Broker. */
+  /** The state of a Broker's or channel's stream for the ingress: undefined when there is none. */
   stream(key: string): StreamState | undefined {
-    return this.brokers.has(key) ? (this.streams.get(key) ?? { ready: false, message: 'not created yet' }) : undefined;
+    return this.brokers.has(key) || this.channels.has(key) ? (this.streams.get(key) ?? { ready: false, message: 'not created yet' }) : undefined;
   }
 
   apply(config: BrokerConfig): void {
@@ -93,18 +100,25 @@ export class Reconciler {
       seen.add(objectKey(b.metadata));
       await this.reconcileBroker(b, now);
     }
-    for (const key of [...this.brokers.keys()]) if (!seen.has(key)) await this.removeBroker(key);
+    for (const key of [...this.brokers.keys()]) if (!seen.has(key)) await this.removeStream(key, 'Broker');
     const wanted = new Set<string>();
     for (const t of config.triggers) {
       wanted.add(consumerName(t));
       await this.reconcileTrigger(t, now);
     }
+    await reconcileChannels(this, config, now, wanted);
     for (const [name, w] of [...this.workers]) if (!wanted.has(name)) await this.removeWorker(name, w.stream);
     await this.dropStaleConsumers(wanted);
   }
 
-  private async reconcileBroker(b: Broker, now: string): Promise<void> {
-    const key = objectKey(b.metadata);
+  /** The ready stream of the Broker or channel whose address `url` is, if this process serves one. */
+  localStream(url: string): string | undefined {
+    for (const [key, o] of [...this.brokers, ...this.channels]) if (o.status?.address?.url === url && this.streams.get(key)?.ready) return key;
+    return undefined;
+  }
+
+  /** Creates the stream of `key` unless it is there; its state after. */
+  async ensureStream(key: string): Promise<StreamState> {
     if (!this.streams.get(key)?.ready) {
       try {
         await this.deps.log.ensureStream(key);
@@ -113,10 +127,16 @@ export class Reconciler {
         this.streams.set(key, { ready: false, message: (err as Error).message });
       }
     }
+    return this.streams.get(key)!;
+  }
+
+  private async reconcileBroker(b: Broker, now: string): Promise<void> {
+    const key = objectKey(b.metadata);
+    await this.ensureStream(key);
     const dest = b.spec?.delivery?.deadLetterSink;
     const status = brokerStatus({
       broker: { ...b, status: this.previous('Broker', key) ?? b.status },
-      address: this.deps.address(b.metadata.namespace, b.metadata.name),
+      address: this.deps.address(key),
       stream: this.streams.get(key)!,
       dispatcherReady: true,
       deadLetterSink: dest ? await resolveDestination(dest, b.metadata.namespace, this.deps.resolver) : undefined,
@@ -127,10 +147,12 @@ export class Reconciler {
     await this.write('Broker', b.metadata.namespace, b.metadata.name, status);
   }
 
-  private async removeBroker(key: string): Promise<void> {
+  /** A Broker or channel gone: its stream, its consumers' workers, what was written about it. */
+  async removeStream(key: string, kind: StatusKind, objectKeyOf = key): Promise<void> {
     this.brokers.delete(key);
+    this.channels.delete(key);
     this.streams.delete(key);
-    this.written.delete(`Broker/${key}`);
+    this.written.delete(`${kind}/${objectKeyOf}`);
     for (const [name, w] of [...this.workers]) if (w.stream === key) await this.removeWorker(name, key);
     await this.deps.log.deleteStream(key).catch((err) => this.deps.logger('warn', 'stream not deleted', { broker: key, error: (err as Error).message }));
   }
@@ -151,19 +173,13 @@ export class Reconciler {
       ? {
           predicate: filter.predicate,
           subscriber: subscriber.uri,
+          reply: { stream: brokerKey },
           policy: deliveryPolicy(t.spec.delivery, broker!.spec?.delivery),
           ...(dls && 'uri' in dls ? { deadLetterSink: dls.uri } : {}),
         }
       : undefined;
-    const name = consumerName(t);
-    let programmed = false;
-    if (this.streams.get(brokerKey)?.ready) {
-      const worker = this.worker(name, brokerKey, t);
-      worker.setProgram(program);
-      // Ready only once the consumer exists: every event accepted from then on reaches this Trigger.
-      programmed = program !== undefined && (await Promise.race([worker.consumerCreated.then(() => true), delay(5_000, false)]));
-    } else this.workers.get(name)?.worker.setProgram(undefined);
     const key = objectKey(t.metadata);
+    const programmed = await this.program(consumerName(t), brokerKey, { broker: brokerKey, trigger: key }, `Trigger/${key}`, program);
     const status = triggerStatus({
       trigger: { ...t, status: this.previous('Trigger', key) ?? t.status },
       broker,
@@ -177,23 +193,38 @@ export class Reconciler {
     await this.write('Trigger', ns, t.metadata.name, status);
   }
 
-  private worker(name: string, stream: string, t: Trigger): TriggerWorker {
+  /** The delivery loop of consumer `name` on `stream`; `status` is the `Kind/ns/name` its object's status is written as. */
+  private worker(name: string, stream: string, labels: Labels, status: string): TriggerWorker {
     let w = this.workers.get(name);
     if (w && w.stream !== stream) {
       void w.worker.stop();
       w = undefined;
     }
     if (!w) {
-      w = { stream, worker: new TriggerWorker(stream, name, { broker: stream, trigger: objectKey(t.metadata) }, this.deps) };
+      w = { stream, worker: new TriggerWorker(stream, name, labels, this.deps), status };
       this.workers.set(name, w);
     }
     return w.worker;
   }
 
+  /**
+   * Runs (or with no program, pauses) the deliveries of consumer `name` on `stream`: true once they
+   * run, which is only once the consumer exists, so every event accepted from then on reaches it.
+   */
+  async program(name: string, stream: string, labels: Labels, status: string, program: Program | undefined): Promise<boolean> {
+    if (!this.streams.get(stream)?.ready) {
+      this.workers.get(name)?.worker.setProgram(undefined);
+      return false;
+    }
+    const worker = this.worker(name, stream, labels, status);
+    worker.setProgram(program);
+    return program !== undefined && (await Promise.race([worker.consumerCreated.then(() => true), delay(5_000, false)]));
+  }
+
   private async removeWorker(name: string, stream: string): Promise<void> {
     const w = this.workers.get(name);
     this.workers.delete(name);
-    this.written.delete(`Trigger/${name.split('@')[0]}`);
+    if (w) this.written.delete(w.status);
     await w?.worker.stop();
     await this.deps.log.deleteConsumer(stream, name).catch((err) => this.deps.logger('warn', 'consumer not deleted', { trigger: name, error: (err as Error).message }));
   }
@@ -211,12 +242,12 @@ export class Reconciler {
     }
   }
 
-  private previous<S>(kind: string, key: string): S | undefined {
+  previous<S>(kind: string, key: string): S | undefined {
     const json = this.written.get(`${kind}/${key}`);
     return json === undefined ? undefined : (JSON.parse(json) as S);
   }
 
-  private async write(kind: 'Broker' | 'Trigger', namespace: string, name: string, status: object): Promise<void> {
+  async write(kind: StatusKind, namespace: string, name: string, status: object): Promise<void> {
     const key = `${kind}/${namespace}/${name}`;
     const json = JSON.stringify(status);
     if (this.written.get(key) === json) return;

@@ -4,14 +4,21 @@
  * writing `/status`) implements this same interface; `StaticTriggerSource` is the in-memory one
  * tests and embedders use.
  */
-import type { Broker, BrokerStatus, Trigger, TriggerStatus } from './types.js';
+import type { Channel, Subscription } from './channel/types.js';
+import type { Broker, Trigger } from './types.js';
 import { objectKey } from './types.js';
 
 /** Everything the broker serves: a full snapshot, not a delta. */
 export interface BrokerConfig {
   readonly brokers: readonly Broker[];
   readonly triggers: readonly Trigger[];
+  /** Channels and InMemoryChannels (`messaging.knative.dev/v1`). */
+  readonly channels?: readonly Channel[];
+  readonly subscriptions?: readonly Subscription[];
 }
+
+/** The kinds a status is written for. */
+export type StatusKind = 'Broker' | 'Trigger' | Channel['kind'] | 'Subscription';
 
 export interface TriggerSource {
   /**
@@ -22,15 +29,20 @@ export interface TriggerSource {
    */
   subscribe(listener: (config: BrokerConfig) => void): () => void;
   /** Writes a computed status (the `/status` subresource). Called only when it changed. */
-  writeStatus?(kind: 'Broker' | 'Trigger', namespace: string, name: string, status: BrokerStatus | TriggerStatus): Promise<void>;
+  writeStatus?(kind: StatusKind, namespace: string, name: string, status: object): Promise<void>;
 }
 
-type Obj = Broker | Trigger;
+type Obj = Broker | Trigger | Channel | Subscription;
+
+/** The kind of an object given to StaticTriggerSource: its `kind`, else a Trigger has `spec.subscriber`. */
+function kindOf(o: Obj): StatusKind {
+  if (o.kind === 'Channel' || o.kind === 'InMemoryChannel' || o.kind === 'Subscription') return o.kind;
+  return o.spec && 'subscriber' in o.spec ? 'Trigger' : 'Broker';
+}
 
 /** An in-memory TriggerSource: `apply` and `remove` objects; statuses written land on them. */
 export class StaticTriggerSource implements TriggerSource {
-  private readonly brokers = new Map<string, Broker>();
-  private readonly triggers = new Map<string, Trigger>();
+  private readonly objects = new Map<StatusKind, Map<string, Obj>>();
   private readonly listeners = new Set<(config: BrokerConfig) => void>();
   private readonly statusWaiters = new Set<() => void>();
 
@@ -38,33 +50,42 @@ export class StaticTriggerSource implements TriggerSource {
     for (const o of objects) this.put(o);
   }
 
-  private put(o: Obj): void {
-    if ('spec' in o && o.spec && 'subscriber' in o.spec) this.triggers.set(objectKey(o.metadata), o as Trigger);
-    else this.brokers.set(objectKey(o.metadata), o as Broker);
+  private of(kind: StatusKind): Map<string, Obj> {
+    let m = this.objects.get(kind);
+    if (!m) this.objects.set(kind, (m = new Map()));
+    return m;
   }
 
-  /** Creates or replaces objects (a Trigger has `spec.subscriber`), bumping `metadata.generation`. */
+  private put(o: Obj): void {
+    this.of(kindOf(o)).set(objectKey(o.metadata), o);
+  }
+
+  /** Creates or replaces objects, bumping `metadata.generation`. */
   apply(...objects: Obj[]): void {
     for (const o of objects) {
-      const key = objectKey(o.metadata);
-      const before = this.brokers.get(key) ?? this.triggers.get(key);
+      const before = this.of(kindOf(o)).get(objectKey(o.metadata));
       const generation = before?.metadata.generation ?? 0;
       this.put({ ...o, metadata: { ...o.metadata, generation: generation + 1 }, status: before?.status } as Obj);
     }
     this.notify();
   }
 
-  remove(kind: 'Broker' | 'Trigger', namespace: string, name: string): void {
-    (kind === 'Broker' ? this.brokers : this.triggers).delete(`${namespace}/${name}`);
+  remove(kind: StatusKind, namespace: string, name: string): void {
+    this.of(kind).delete(`${namespace}/${name}`);
     this.notify();
   }
 
   broker(namespace: string, name: string): Broker | undefined {
-    return this.brokers.get(`${namespace}/${name}`);
+    return this.of('Broker').get(`${namespace}/${name}`) as Broker | undefined;
   }
 
   trigger(namespace: string, name: string): Trigger | undefined {
-    return this.triggers.get(`${namespace}/${name}`);
+    return this.of('Trigger').get(`${namespace}/${name}`) as Trigger | undefined;
+  }
+
+  /** A Channel, InMemoryChannel or Subscription as last applied, with the status written for it. */
+  get<T extends Obj>(kind: StatusKind, namespace: string, name: string): T | undefined {
+    return this.of(kind).get(`${namespace}/${name}`) as T | undefined;
   }
 
   subscribe(listener: (config: BrokerConfig) => void): () => void {
@@ -73,8 +94,8 @@ export class StaticTriggerSource implements TriggerSource {
     return () => this.listeners.delete(listener);
   }
 
-  async writeStatus(kind: 'Broker' | 'Trigger', namespace: string, name: string, status: BrokerStatus | TriggerStatus): Promise<void> {
-    const map: Map<string, Obj> = kind === 'Broker' ? this.brokers : this.triggers;
+  async writeStatus(kind: StatusKind, namespace: string, name: string, status: object): Promise<void> {
+    const map = this.of(kind);
     const o = map.get(`${namespace}/${name}`);
     if (o) map.set(`${namespace}/${name}`, { ...o, status } as Obj);
     for (const w of [...this.statusWaiters]) w();
@@ -99,7 +120,8 @@ export class StaticTriggerSource implements TriggerSource {
   }
 
   private snapshot(): BrokerConfig {
-    return { brokers: [...this.brokers.values()], triggers: [...this.triggers.values()] };
+    const list = <T>(kind: StatusKind) => [...this.of(kind).values()] as T[];
+    return { brokers: list('Broker'), triggers: list('Trigger'), channels: [...list<Channel>('Channel'), ...list<Channel>('InMemoryChannel')], subscriptions: list('Subscription') };
   }
 
   private notify(): void {

@@ -39,6 +39,8 @@ import { startPingSourceController } from './source-ping/ping-source.js';
 import { startApiServerSourceController } from './source-apiserver/apiserver-source.js';
 import { startSinkBindingController } from './source-sinkbinding/sink-binding.js';
 import { startContainerSourceController } from './source-container/container-source.js';
+import { startSequenceController } from './flows-sequence/sequence.js';
+import { startParallelController } from './flows-parallel/parallel.js';
 import { whenServed } from '../serving/kinds.js';
 import { startCsrApproving } from '../certificates/approver.js';
 import { startCsrCleaner } from '../certificates/cleaner.js';
@@ -111,5 +113,8 @@ export const Controllers: readonly ControllerDescriptor[] = [
   { name: 'source-apiserver-controller', aliases: [], byDefault: true, serviceAccount: 'eventing-controller', start: (ctx) => whenServed(ctx, ['apiServerSources'], startApiServerSourceController) },
   { name: 'source-sinkbinding-controller', aliases: [], byDefault: true, serviceAccount: 'eventing-controller', start: (ctx) => whenServed(ctx, ['sinkBindings'], startSinkBindingController) },
   { name: 'source-container-controller', aliases: [], byDefault: true, serviceAccount: 'eventing-controller', start: (ctx) => whenServed(ctx, ['containerSources', 'sinkBindings', 'deployments'], startContainerSourceController) },
+  // Knative Eventing's flows, started once serve's CRDs for the kinds are served (with the broker).
+  { name: 'flows-sequence-controller', aliases: [], byDefault: true, serviceAccount: 'flows-controller', start: (ctx) => whenServed(ctx, ['sequences', 'channels', 'inMemoryChannels', 'subscriptions'], startSequenceController) },
+  { name: 'flows-parallel-controller', aliases: [], byDefault: true, serviceAccount: 'flows-controller', start: (ctx) => whenServed(ctx, ['parallels', 'channels', 'inMemoryChannels', 'subscriptions'], startParallelController) },
   { name: 'certificatesigningrequest-cleaner-controller', aliases: ['csrcleaner'], byDefault: true, serviceAccount: 'certificate-controller', start: (ctx, s) => startCsrCleaner(ctx, common(s)) },
 ];

@@ -8,7 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { isApiError } from '../api/errors.js';
 import type { KubeObject } from '../api/meta.js';
 import { inNamespace } from '../controllers/shared.js';
-import { isControlledBy, type KindName, type Obj, type ServingEnv } from './kinds.js';
+import { isControlledBy, type KindName, Kinds, type Obj, type ServingEnv } from './kinds.js';
 
 export type Owned = { ok: true; object: Obj } | { ok: false; message: string };
 
@@ -44,4 +44,4 @@ export async function ensureChild(env: ServingEnv, kind: KindName, owner: KubeOb
   return { ok: true, object: updated.object };
 }
 
-const kindLabel = (kind: KindName): string => ({ configurations: 'Configuration', routes: 'Route', revisions: 'Revision', deployments: 'Deployment', k8sServices: 'Service', sinkBindings: 'SinkBinding' } as Record<string, string>)[kind] ?? kind;
+const kindLabel = (kind: KindName): string => Kinds[kind].kind;

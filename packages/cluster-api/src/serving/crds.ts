@@ -1,8 +1,10 @@
 /**
  * The CustomResourceDefinitions `serve` installs at start for the kinds its parts act on: Knative
  * Serving's Service, Configuration, Revision, Route (serving.knative.dev/v1) and DomainMapping
- * (v1beta1), and Knative Eventing's Broker and Trigger (eventing.knative.dev/v1) and sources
- * (sources.knative.dev/v1: PingSource, ApiServerSource, SinkBinding, ContainerSource) when the broker runs.
+ * (v1beta1), and Knative Eventing's Broker and Trigger (eventing.knative.dev/v1), Channel,
+ * InMemoryChannel and Subscription (messaging.knative.dev/v1), Sequence and Parallel
+ * (flows.knative.dev/v1) and the sources (sources.knative.dev/v1: PingSource, ApiServerSource,
+ * SinkBinding, ContainerSource) when the broker runs.
  * Names, short names, categories, scope and printer columns are Knative's; spec and status are
  * open objects (`x-kubernetes-preserve-unknown-fields`) whose rules the admission plugin and the
  * controllers hold, so Knative's own CRDs applied over these (stricter schemas, the same names)
@@ -49,6 +51,7 @@ const definition = (k: Kind): KubeObject => asApplied({
 const serving = ['all', 'knative', 'serving'];
 const eventing = ['all', 'knative', 'eventing'];
 const S = 'serving.knative.dev';
+const M = 'messaging.knative.dev';
 
 export const BuiltinCrds: readonly KubeObject[] = [
   definition({
@@ -110,7 +113,17 @@ export const BuiltinCrds: readonly KubeObject[] = [
       age, ready('status'), ready('reason'),
     ],
   })),
+  ...([
+    { group: M, kind: 'Channel', plural: 'channels', shortNames: ['ch'], categories: [...eventing, 'messaging', 'channel'] },
+    { group: M, kind: 'InMemoryChannel', plural: 'inmemorychannels', shortNames: ['imc'], categories: ['all', 'knative', 'messaging', 'channel'] },
+    { group: 'flows.knative.dev', kind: 'Sequence', plural: 'sequences', categories: ['all', 'knative', 'flows'] },
+    { group: 'flows.knative.dev', kind: 'Parallel', plural: 'parallels', categories: ['all', 'knative', 'flows'] },
+  ]).map((k) => definition({ ...k, version: 'v1', columns: [{ name: 'URL', type: 'string', jsonPath: '.status.address.url' }, age, ready('status'), ready('reason')] })),
+  definition({ group: M, version: 'v1', kind: 'Subscription', plural: 'subscriptions', shortNames: ['sub'], categories: ['all', 'knative', 'messaging'], columns: [age, ready('status'), ready('reason')] }),
 ];
+
+/** The groups of Knative Eventing's kinds, installed only where the broker runs. */
+const EventingGroups = /\.(eventing|messaging|flows|sources)\.knative\.dev$/;
 
 /** Creates each of `objects` in the registry's `plural` of `group/v1` that is not there yet; one there is left as it is. */
 export async function ensureCreated(registry: Pick<Registry, 'find'>, group: string, plural: string, objects: readonly KubeObject[]): Promise<void> {
@@ -124,8 +137,9 @@ export async function ensureCreated(registry: Pick<Registry, 'find'>, group: str
 
 /**
  * Creates each of BuiltinCrds that is not there yet (the CRD controller then serves it): Knative
- * Serving's always (the controller manager acts on them), Broker, Trigger and the sources with
- * `eventing` (the broker runs in this process).
+ * Serving's always (the controller manager acts on them), Knative Eventing's (Broker, Trigger,
+ * Channel, InMemoryChannel, Subscription, Sequence, Parallel, the sources) with `eventing` (the
+ * broker runs in this process).
  */
 export const installBuiltinCrds = (registry: Pick<Registry, 'find'>, o: { eventing: boolean }): Promise<void> =>
-  ensureCreated(registry, 'apiextensions.k8s.io', 'customresourcedefinitions', BuiltinCrds.filter((c) => o.eventing || !/\.(eventing|sources)\.knative\.dev$/.test(c.metadata.name!)));
+  ensureCreated(registry, 'apiextensions.k8s.io', 'customresourcedefinitions', BuiltinCrds.filter((c) => o.eventing || !EventingGroups.test(c.metadata.name!)));

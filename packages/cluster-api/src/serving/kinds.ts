@@ -29,6 +29,12 @@ export const Kinds = {
   apiServerSources: { group: 'sources.knative.dev', version: 'v1', plural: 'apiserversources', kind: 'ApiServerSource' },
   sinkBindings: { group: 'sources.knative.dev', version: 'v1', plural: 'sinkbindings', kind: 'SinkBinding' },
   containerSources: { group: 'sources.knative.dev', version: 'v1', plural: 'containersources', kind: 'ContainerSource' },
+  // Knative Eventing's, which the flows controllers make and read.
+  channels: { group: 'messaging.knative.dev', version: 'v1', plural: 'channels', kind: 'Channel' },
+  inMemoryChannels: { group: 'messaging.knative.dev', version: 'v1', plural: 'inmemorychannels', kind: 'InMemoryChannel' },
+  subscriptions: { group: 'messaging.knative.dev', version: 'v1', plural: 'subscriptions', kind: 'Subscription' },
+  sequences: { group: 'flows.knative.dev', version: 'v1', plural: 'sequences', kind: 'Sequence' },
+  parallels: { group: 'flows.knative.dev', version: 'v1', plural: 'parallels', kind: 'Parallel' },
 } as const;
 export type KindName = keyof typeof Kinds;
 

@@ -3,25 +3,17 @@
  * SQLite file, a real nats-server. Knative's delivery contract, row by row.
  */
 import { HTTP } from 'cloudevents';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { decodeHeaderValue } from '../../src/broker/event/http-codec.js';
-import { engineHarness, type Engine, freshNamespace } from './setup.js';
-import { binaryEvent, broker, post, type Subscriber, subscriber, trigger } from './helpers.js';
+import { engineHarness, type Engine, freshNamespace, subscribersPerTest } from './setup.js';
+import { binaryEvent, broker, post, trigger } from './helpers.js';
 import { until } from '../../testing/src/poll.js';
 
 const FAST = { retry: 2, backoffPolicy: 'linear', backoffDelay: 'PT0.05S' };
 
 describe.each<Engine>(['sqlite', 'nats'])('broker delivery on %s', (engine) => {
   const h = engineHarness(engine);
-  const subs: Subscriber[] = [];
-  const sub = async (...a: Parameters<typeof subscriber>) => {
-    const s = await subscriber(...a);
-    subs.push(s);
-    return s;
-  };
-  afterEach(async () => {
-    for (const s of subs.splice(0)) await s.close();
-  });
+  const sub = subscribersPerTest();
 
   it('delivers a binary event unchanged, in binary mode, with Prefer: reply and the trace context', async () => {
     const ns = freshNamespace();

@@ -8,6 +8,8 @@ import { type LogLevel, silentLogger } from '../../src/broker/metrics.js';
 import { StaticTriggerSource } from '../../src/broker/source.js';
 import { type NatsCluster, startNats } from '../../src/broker/log/testing/nats-server.js';
 import type { Broker, Trigger } from '../../src/broker/types.js';
+import { type Subscriber, subscriber } from './helpers.js';
+import type { Channel, Subscription } from '../../src/broker/channel/types.js';
 
 export type Engine = 'sqlite' | 'nats';
 
@@ -37,7 +39,7 @@ export function engineHarness(engine: Engine) {
   return {
     /** A store of its own for this test (sqlite) or the shared server (nats). */
     store: () => (engine === 'sqlite' ? `sqlite:${join(dir, `broker-${n++}.db`)}` : nats!.url),
-    start: async (objects: (Broker | Trigger)[], opts: Partial<BrokerOptions> & { store?: string } = {}): Promise<Harness> => {
+    start: async (objects: (Broker | Trigger | Channel | Subscription)[], opts: Partial<BrokerOptions> & { store?: string } = {}): Promise<Harness> => {
       const source = new StaticTriggerSource();
       source.apply(...objects);
       const logs: Harness['logs'] = [];
@@ -61,3 +63,16 @@ export function engineHarness(engine: Engine) {
 let ns = 0;
 /** A namespace no other test uses (streams on a shared NATS server stay apart). */
 export const freshNamespace = () => `ns-${process.pid}-${ns++}`;
+
+/** `sub(respond?)` starts an HTTP subscriber (helpers.ts) that is closed after each test of the suite. */
+export function subscribersPerTest(): (...a: Parameters<typeof subscriber>) => Promise<Subscriber> {
+  const subs: Subscriber[] = [];
+  afterEach(async () => {
+    for (const s of subs.splice(0)) await s.close();
+  });
+  return async (...a) => {
+    const s = await subscriber(...a);
+    subs.push(s);
+    return s;
+  };
+}

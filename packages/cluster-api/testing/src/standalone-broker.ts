@@ -4,7 +4,7 @@
  *
  *   node testing/dist/standalone-broker.js <store> <config.json> [port]
  *
- * `config.json` holds `{ brokers, triggers, options? }`. The process prints one JSON line
+ * `config.json` holds `{ brokers, triggers, channels?, subscriptions?, options? }`. The process prints one JSON line
  * `{"url": …}` once it serves, then runs until killed.
  */
 import { readFileSync } from 'node:fs';
@@ -12,12 +12,13 @@ import { startBroker } from '../../dist/broker/broker.js';
 import { silentLogger } from '../../dist/broker/metrics.js';
 import { StaticTriggerSource } from '../../dist/broker/source.js';
 import type { Broker, Trigger } from '../../dist/broker/types.js';
+import type { Channel, Subscription } from '../../dist/broker/channel/types.js';
 
 async function main(argv: readonly string[]): Promise<void> {
   const [store, configFile, port] = argv;
   if (!store || !configFile) throw new Error('usage: standalone <store> <config.json> [port]');
-  const config = JSON.parse(readFileSync(configFile, 'utf8')) as { brokers: Broker[]; triggers: Trigger[]; options?: Record<string, number> };
-  const source = new StaticTriggerSource([...config.brokers, ...config.triggers]);
+  const config = JSON.parse(readFileSync(configFile, 'utf8')) as { brokers: Broker[]; triggers: Trigger[]; channels?: Channel[]; subscriptions?: Subscription[]; options?: Record<string, number> };
+  const source = new StaticTriggerSource([...config.brokers, ...config.triggers, ...(config.channels ?? []), ...(config.subscriptions ?? [])]);
   const broker = await startBroker({ store, triggerSource: source, port: Number(port ?? 0), logger: silentLogger, ...config.options });
   await broker.settled();
   process.stdout.write(`${JSON.stringify({ url: broker.url, pid: process.pid })}\n`);

@@ -134,6 +134,13 @@ const roles: Record<string, ReturnType<typeof rule>[]> = {
     rule('create', 'authorization.k8s.io', 'subjectaccessreviews'),
     events,
   ],
+  // Knative Eventing's flows: Sequences and Parallels, the channels and Subscriptions they are made of.
+  'flows-controller': [
+    rule(Read, 'flows.knative.dev', 'sequences parallels'),
+    rule('update', 'flows.knative.dev', 'sequences/status parallels/status sequences/finalizers parallels/finalizers'),
+    rule('get list watch create update patch delete', 'messaging.knative.dev', 'channels inmemorychannels subscriptions'),
+    events,
+  ],
   'ttl-after-finished-controller': [rule('get list watch delete', 'batch', 'jobs'), events],
   // csrapproving, csrsigning and csrcleaner (the built-in signers' names as resourceNames).
   'certificate-controller': [

@@ -7,10 +7,12 @@
  * Applied: the Broker's `eventing.knative.dev/broker.class` annotation (`MTChannelBasedBroker`),
  * the Broker's `spec.delivery` from the shipped `config-br-defaults` (retry 10, exponential,
  * PT0.2S) when it has none, the namespace of `ref`s in Broker and Trigger destinations, the
- * Trigger's empty `spec.filter` and its `eventing.knative.dev/broker` label.
+ * Trigger's empty `spec.filter` and its `eventing.knative.dev/broker` label, the namespace of
+ * `ref`s in Subscriptions' subscriber, reply and dead-letter sink.
  * Not applied: the Broker's `spec.config` (Knative's channel ConfigMap: no channel here reads it).
  */
 import { DEFAULT_DELIVERY } from '../delivery/policy.js';
+import type { Subscription } from '../channel/types.js';
 import type { Broker, DeliverySpec, Destination, Trigger } from '../types.js';
 
 export const BROKER_CLASS_ANNOTATION = 'eventing.knative.dev/broker.class';
@@ -49,6 +51,21 @@ export function defaultTrigger(t: Trigger): Trigger {
       ...spec,
       filter: spec.filter ?? {},
       subscriber: destination(spec.subscriber, ns) ?? {},
+      ...(spec.delivery ? { delivery: delivery(spec.delivery, ns) } : {}),
+    },
+  };
+}
+
+/** The namespace of `ref`s in a Subscription's subscriber, reply and dead-letter sink. */
+export function defaultSubscription(s: Subscription): Subscription {
+  const spec = s.spec ?? ({} as Subscription['spec']);
+  const ns = s.metadata.namespace;
+  return {
+    ...s,
+    spec: {
+      ...spec,
+      ...(spec.subscriber ? { subscriber: destination(spec.subscriber, ns) } : {}),
+      ...(spec.reply ? { reply: destination(spec.reply, ns) } : {}),
       ...(spec.delivery ? { delivery: delivery(spec.delivery, ns) } : {}),
     },
   };

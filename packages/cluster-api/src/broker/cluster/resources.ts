@@ -1,16 +1,20 @@
 /**
- * What the broker reads and writes in the cluster API, as resource types: Knative's Broker and
- * Trigger (custom resources: served only while their CRDs are), the CRDs themselves, and what
+ * What the broker reads and writes in the cluster API, as resource types: Knative's Broker,
+ * Trigger, Channel, InMemoryChannel and Subscription (custom resources: served only while their CRDs are), the CRDs themselves, and what
  * subscribers resolve through (Services, Endpoints, any Addressable).
  */
 import { Resources, resourceType, type ResourceType } from '@func/kube-client';
 
 export const BROKER_CRD = 'brokers.eventing.knative.dev';
 export const TRIGGER_CRD = 'triggers.eventing.knative.dev';
+export const SUBSCRIPTION_CRD = 'subscriptions.messaging.knative.dev';
 
 export const BrokerResources = {
   brokers: resourceType('eventing.knative.dev/v1', 'Broker', 'brokers'),
   triggers: resourceType('eventing.knative.dev/v1', 'Trigger', 'triggers'),
+  channels: resourceType('messaging.knative.dev/v1', 'Channel', 'channels'),
+  inmemorychannels: resourceType('messaging.knative.dev/v1', 'InMemoryChannel', 'inmemorychannels'),
+  subscriptions: resourceType('messaging.knative.dev/v1', 'Subscription', 'subscriptions'),
   crds: resourceType('apiextensions.k8s.io/v1', 'CustomResourceDefinition', 'customresourcedefinitions', false),
   services: Resources.services,
   endpoints: Resources.endpoints,

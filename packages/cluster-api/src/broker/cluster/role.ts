@@ -1,8 +1,8 @@
 /**
  * What the broker may do in the cluster API, as RBAC data: one ClusterRole, bound to the identity a
  * broker process runs as. Every request the broker makes is covered (test/broker/cluster-role.test.ts
- * records them), and nothing more: it reads Brokers, Triggers and their CRDs, writes only their
- * status, reads Services and Endpoints to reach subscribers and the Addressables Knative's resolver
+ * records them), and nothing more: it reads Brokers, Triggers, channels, Subscriptions and their
+ * CRDs, writes only their status, reads Services and Endpoints to reach subscribers and the Addressables Knative's resolver
  * reads (its `addressable-resolver` role's kinds), and may record Events.
  */
 
@@ -27,6 +27,7 @@ export const brokerClusterRole = {
     { apiGroups: [''], resources: ['services', 'endpoints'], verbs: read },
     { apiGroups: ['serving.knative.dev'], resources: ['services', 'routes'], verbs: read },
     { apiGroups: ['messaging.knative.dev'], resources: ['channels', 'inmemorychannels', 'subscriptions'], verbs: read },
+    { apiGroups: ['messaging.knative.dev'], resources: ['channels/status', 'inmemorychannels/status', 'subscriptions/status'], verbs: ['get', 'update', 'patch'] },
     { apiGroups: ['flows.knative.dev'], resources: ['sequences', 'parallels'], verbs: read },
     { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   ] satisfies PolicyRule[],

@@ -44,6 +44,7 @@ it('fails and retries the original delivery when its reply cannot be stored', as
   worker.setProgram({
     predicate: (a) => a.type === 'original',
     subscriber: url,
+    reply: { stream: 's' },
     policy: deliveryPolicy({ retry: 3, backoffPolicy: 'linear', backoffDelay: 'PT0.05S' }, undefined),
   });
   await worker.consumerCreated;

@@ -21,11 +21,19 @@ import type { BrokerMetrics, Labels, Logger } from '../metrics.js';
 import { deadLetterEvent } from './dead-letter.js';
 import { type Outcome, send } from './sender.js';
 
-type Failure = Extract<Outcome, { kind: 'retry' | 'fail' }>;
+/** A failed attempt, and the URL that failed when it is not the subscriber's (a Subscription's `reply`). */
+type Failure = Extract<Outcome, { kind: 'retry' | 'fail' }> & { readonly url?: string };
 
 export interface Program {
   readonly predicate: Predicate;
-  readonly subscriber: string;
+  /** Absent for a Subscription with only a `reply`: the event itself is forwarded there. */
+  readonly subscriber?: string;
+  /**
+   * Where a reply goes: into a stream (a Trigger's own, routed like any event; a Subscription's
+   * `reply` that is a channel or Broker this process serves), or POSTed to a URL (any other
+   * `reply`), as part of the attempt; undefined, it is discarded.
+   */
+  readonly reply: { readonly stream: string } | { readonly url: string } | undefined;
   readonly policy: DeliveryPolicy;
   /** Resolved dead-letter sink URL, if the policy has one. */
   readonly deadLetterSink?: string;
@@ -167,8 +175,15 @@ export class TriggerWorker {
     }
   }
 
-  /** One POST, and for a reply the durable re-enqueue the attempt's success depends on. */
+  /** A POST the answer of which is only done or failed (a reply URL, a dead-letter sink). */
+  private async forward(url: string, event: CloudEvent, record: LogRecord, timeoutMs: number): Promise<{ kind: 'done' } | Failure> {
+    const r = await send(url, event, { timeoutMs, preferReply: false, traceparent: record.traceparent, maxReplyBytes: this.deps.maxEventBytes });
+    return r.kind === 'done' || r.kind === 'reply' ? { kind: 'done' } : { ...r, url };
+  }
+
+  /** One POST, and for a reply the durable re-enqueue (or the POST to `reply`) the attempt's success depends on. */
   private async attempt(program: Program, record: LogRecord): Promise<{ kind: 'done' } | Failure> {
+    if (program.subscriber === undefined) return this.passOn(program.reply, record.event, record, program.policy.timeoutMs, record.traceparent);
     const outcome = await send(program.subscriber, record.event, {
       timeoutMs: program.policy.timeoutMs,
       preferReply: true,
@@ -178,16 +193,25 @@ export class TriggerWorker {
     });
     if (outcome.kind !== 'reply') return outcome;
     this.deps.metrics.inc('replies', this.labels);
+    return this.passOn(program.reply, outcome.event, record, program.policy.timeoutMs, outcome.traceparent ?? record.traceparent);
+  }
+
+  /**
+   * Where a reply (or a reply-only Subscription's event) goes: stored in a stream this process
+   * serves, one hop lower (at 0 it is dropped and logged), or POSTed to a URL; undefined, nowhere.
+   */
+  private async passOn(to: Program['reply'], event: CloudEvent, record: LogRecord, timeoutMs: number, traceparent: string | undefined): Promise<{ kind: 'done' } | Failure> {
+    if (!to) return { kind: 'done' };
+    if ('url' in to) return this.forward(to.url, event, record, timeoutMs);
     const ttl = record.ttl - 1;
     if (ttl <= 0) {
-      this.dropped({ ...record, event: outcome.event }, `reply dropped: the ${TTL_EXTENSION} hop limit is exhausted (an event loop?)`);
+      this.dropped({ ...record, event }, `reply dropped: the ${TTL_EXTENSION} hop limit is exhausted (an event loop?)`);
       return { kind: 'done' };
     }
-    const { [TTL_EXTENSION]: _ttl, ...attributes } = outcome.event.attributes;
-    const reply: CloudEvent = outcome.event.data ? { attributes, data: outcome.event.data } : { attributes };
+    const { [TTL_EXTENSION]: _ttl, ...attributes } = event.attributes;
+    const reply: CloudEvent = event.data ? { attributes, data: event.data } : { attributes };
     try {
-      const traceparent = outcome.traceparent ?? record.traceparent;
-      await this.deps.log.append(this.stream, [encodeRecord({ event: reply, ttl, ...(traceparent ? { traceparent } : {}) })]);
+      await this.deps.log.append(to.stream, [encodeRecord({ event: reply, ttl, ...(traceparent ? { traceparent } : {}) })]);
     } catch (err) {
       return { kind: 'retry', code: 500, body: Buffer.from('reply not stored'), why: `the reply could not be stored: ${(err as Error).message}` };
     }
@@ -197,10 +221,10 @@ export class TriggerWorker {
   private async deadLetter(program: Program, record: LogRecord, failure: Failure): Promise<void> {
     const sink = program.deadLetterSink;
     if (!sink) return this.dropped(record, `delivery failed (${failure.why}) and no dead-letter sink is configured`);
-    const event = deadLetterEvent(record.event, program.subscriber, failure.code, failure.body);
+    const event = deadLetterEvent(record.event, failure.url ?? program.subscriber ?? '', failure.code, failure.body);
     for (let n = 0; ; n++) {
-      const r = await send(sink, event, { timeoutMs: program.policy.timeoutMs, preferReply: false, traceparent: record.traceparent, maxReplyBytes: this.deps.maxEventBytes });
-      if (r.kind === 'done' || r.kind === 'reply') return this.deps.metrics.inc('deadLettered', this.labels);
+      const r = await this.forward(sink, event, record, program.policy.timeoutMs);
+      if (r.kind === 'done') return this.deps.metrics.inc('deadLettered', this.labels);
       if (r.kind === 'fail' || n >= program.policy.retry || this.stopped)
         return this.dropped(record, `delivery failed (${failure.why}) and so did the dead-letter sink (${r.why})`);
       await sleep(backoffMs(program.policy, n + 1), this.stopping.signal);
