@@ -76,6 +76,8 @@ export interface StartOptions {
   runtimeConfig?: string;
   /** The aggregation layer's front-proxy credentials (`--proxy-client-cert-file`, `--requestheader-client-ca-file`). */
   frontProxy?: FrontProxy;
+  /** The horizontal pod autoscaler's settings (kube-controller-manager's --horizontal-pod-autoscaler-*). */
+  horizontalPodAutoscaler?: ControllersOptions['horizontalPodAutoscaler'];
   /** How often the metrics API scrapes the node agents (metrics-server's --metric-resolution; default 15 s). */
   metricResolutionMs?: number;
   /** The registry /metrics serves (a new one by default): parts running beside the API server add their metrics to it. */
@@ -167,7 +169,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   // Only once listening: a port in use leaves no controllers running against a store the caller will close.
   const words = Array.isArray(options.controllers) ? options.controllers : undefined;
   const controllers = options.controllers === false ? undefined : startControllers(registry, () => authorizer, {
-    log: options.log, controllers: words, nodes: options.nodeControllers, signing: options.clusterSigning, controllerManager: options.controllerManager, leaderElection: options.leaderElection,
+    log: options.log, controllers: words, nodes: options.nodeControllers, horizontalPodAutoscaler: options.horizontalPodAutoscaler, signing: options.clusterSigning, controllerManager: options.controllerManager, leaderElection: options.leaderElection,
   });
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   if (options.kubernetesService) {
