@@ -8,7 +8,7 @@
  * pod gone) is not listed, and its get is NotFound.
  */
 import type { KubeObject } from '../../api/meta.js';
-import { formatAmount } from '../../api/quantity.js';
+import { formatAmount, parseQuantity } from '../../api/quantity.js';
 import type { ResourceDefinition, Services } from '../definition.js';
 import { groupVersion } from '../definition.js';
 import { timestamp } from '../generic/meta.js';
@@ -78,7 +78,19 @@ const podMetricsStore = (def: ResourceDefinition, services: Services) =>
     });
   });
 
-const usage = (o: KubeObject) => obj((o as { usage?: unknown }).usage);
+/** metrics-server's table: the name, the usage of each resource (a pod's summed over its containers), the window; no age. */
+const usageOf = (o: KubeObject): { cpu: string; memory: string } => {
+  const containers = (o as { containers?: unknown[] }).containers;
+  const usages = (containers ? containers.map((c) => obj(obj(c).usage)) : [obj((o as { usage?: unknown }).usage)]);
+  const sum = (k: string) => usages.reduce((a, u) => a + (parseQuantity(u[k]) ?? 0), 0);
+  return { cpu: cpuQuantity(sum('cpu') * 1e9), memory: memoryQuantity(sum('memory')) };
+};
+
+const columns = [
+  column('cpu', (o) => usageOf(o).cpu, { format: 'quantity' }),
+  column('memory', (o) => usageOf(o).memory, { format: 'quantity' }),
+  column('Window', (o) => String((o as { window?: unknown }).window ?? ''), { format: 'duration' }),
+];
 
 export const nodeMetrics = inGroup('metrics.k8s.io', 'v1beta1')({
   kind: 'NodeMetrics',
@@ -88,11 +100,8 @@ export const nodeMetrics = inGroup('metrics.k8s.io', 'v1beta1')({
   verbs: ['get', 'list'],
   strategy: {},
   store: nodeMetricsStore,
-  columns: [
-    column('CPU', (o) => String(usage(o).cpu ?? '')),
-    column('Memory', (o) => String(usage(o).memory ?? '')),
-    column('Window', (o) => String((o as { window?: unknown }).window ?? '')),
-  ],
+  columnLayout: 'declared',
+  columns,
 });
 
 export const podMetrics = inGroup('metrics.k8s.io', 'v1beta1')({
@@ -103,5 +112,6 @@ export const podMetrics = inGroup('metrics.k8s.io', 'v1beta1')({
   verbs: ['get', 'list'],
   strategy: {},
   store: podMetricsStore,
-  columns: [column('Window', (o) => String((o as { window?: unknown }).window ?? ''))],
+  columnLayout: 'declared',
+  columns,
 });
