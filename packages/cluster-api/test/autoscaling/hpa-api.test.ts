@@ -13,7 +13,11 @@ beforeAll(async () => (s = await startTestServer('memory')));
 afterAll(() => s.close());
 
 const hpas = '/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers';
-const hpa = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name }, maxReplicas: 3, ...spec } });
+const hpa = (name: string, spec: Record<string, unknown>, kind = 'Deployment') => ({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind, name }, maxReplicas: 3, ...spec } });
+const workload = (kind: string, name: string, replicas: number) => ({
+  apiVersion: 'apps/v1', kind, metadata: { name },
+  spec: { replicas, ...(kind === 'StatefulSet' && { serviceName: name }), selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: '100m' } } }] } } },
+});
 const condition = (o: any, type: string) => (o.status?.conditions ?? []).find((c: any) => c.type === type);
 const events = async (name: string) => (await s.request('GET', `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D${name}`)).json.items as any[];
 
@@ -54,6 +58,30 @@ describe('the controller when it cannot act', () => {
     expect(condition(o, 'AbleToScale')).toMatchObject({ reason: 'FailedGetScale' });
     expect(condition(o, 'AbleToScale').message).toMatch(/^the HPA controller was unable to get the target's current scale: /);
     expect((await events('nothing')).map((e) => [e.type, e.reason])).toContainEqual(['Warning', 'FailedGetScale']);
+  });
+
+  it('brings a StatefulSet above maxReplicas down to it through /scale, without metrics', async () => {
+    expect((await s.request('POST', '/apis/apps/v1/namespaces/default/statefulsets', { body: workload('StatefulSet', 'db', 5) })).status).toBe(201);
+    await s.request('POST', hpas, { body: hpa('db', { minReplicas: 1, maxReplicas: 3 }, 'StatefulSet') });
+    await until('the StatefulSet at 3', async () => ((await s.request('GET', '/apis/apps/v1/namespaces/default/statefulsets/db')).json.spec.replicas === 3 ? true : undefined));
+    const o = await until('the status', async () => {
+      const h = (await s.request('GET', `${hpas}/db`)).json;
+      return h.status?.desiredReplicas === 3 ? h : undefined;
+    });
+    expect(condition(o, 'AbleToScale')).toMatchObject({ status: 'True', reason: 'SucceededRescale', message: 'the HPA controller was able to update the target scale to 3' });
+    expect(o.status.lastScaleTime).toBeTypeOf('string');
+    expect((await events('db')).map((e) => e.message)).toContain('New size: 3; reason: Current number of replicas above Spec.MaxReplicas');
+  });
+
+  it('leaves a ReplicaSet scaled to zero alone (ScalingDisabled)', async () => {
+    expect((await s.request('POST', '/apis/apps/v1/namespaces/default/replicasets', { body: workload('ReplicaSet', 'idle', 0) })).status).toBe(201);
+    await s.request('POST', hpas, { body: hpa('idle', { minReplicas: 1 }, 'ReplicaSet') });
+    const o = await until('ScalingActive False', async () => {
+      const h = (await s.request('GET', `${hpas}/idle`)).json;
+      return condition(h, 'ScalingActive')?.status === 'False' ? h : undefined;
+    });
+    expect(condition(o, 'ScalingActive')).toMatchObject({ reason: 'ScalingDisabled', message: 'scaling is disabled since the replica count of the target is zero' });
+    expect((await s.request('GET', '/apis/apps/v1/namespaces/default/replicasets/idle')).json.spec.replicas).toBe(0);
   });
 
   it('reports pods without metrics as ScalingActive False and leaves the replicas alone', async () => {
