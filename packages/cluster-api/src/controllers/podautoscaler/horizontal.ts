@@ -175,6 +175,7 @@ export function startHorizontalPodAutoscaler(ctx: ControllerContext, settings: H
         statuses.push(r.status);
         if (replicas === 0 || r.proposal.replicas > replicas) (replicas = r.proposal.replicas), (metric = r.name);
       } catch (err) {
+        // As upstream: an empty status keeps the others at their metric's index (kubectl's TARGETS column pairs them by index).
         statuses.push({ type: '' });
         if (!(err instanceof MetricError)) throw err;
         invalid++;
@@ -234,7 +235,7 @@ export function startHorizontalPodAutoscaler(ctx: ControllerContext, settings: H
       desired = min;
     } else {
       const computed = await replicasForMetrics(s, scale, current);
-      statuses = computed.statuses.filter((m) => m.type !== '');
+      statuses = computed.statuses;
       if ('error' in computed) {
         recorder.event(hpa, 'Warning', 'FailedComputeMetricsReplicas', computed.error);
         await writeHpa(s, { ...kept, currentReplicas: current, desiredReplicas: num(status(hpa).desiredReplicas), ...(statuses.length && { currentMetrics: statuses }) });
