@@ -1,7 +1,11 @@
 /** The scraper's parsing and rates, and the metrics API's quantities, over texts written here (no clock). */
 import { describe, expect, it } from 'vitest';
 import { MalformedMetrics, parseMetricsText } from './prometheus-text.js';
-import { rate, scrapeOf } from './scraper.js';
+import { PassThrough } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
+import type { KubeObject } from '../api/meta.js';
+import { rate, ResourceMetrics, scrapeOf } from './scraper.js';
+import { until } from '../../testing/src/poll.js';
 import { cpuQuantity, goDuration, memoryQuantity } from '../registry/kinds/metrics.js';
 
 const text = (at: number, cpu: number, start = 100) => [
@@ -62,5 +66,41 @@ describe('metrics API quantities', () => {
     expect([cpuQuantity(0), cpuQuantity(1_234_567), cpuQuantity(5_000_000), cpuQuantity(2e9), cpuQuantity(1500)]).toEqual(['0', '1234567n', '5m', '2', '1500n']);
     expect([memoryQuantity(1536 * 1024), memoryQuantity(1_234_567), memoryQuantity(0)]).toEqual(['1536Ki', '1234567', '0']);
     expect([goDuration(15_000), goDuration(1013), goDuration(800), goDuration(60_250)]).toEqual(['15s', '1.013s', '800ms', '1m0.25s']);
+  });
+});
+
+describe('ResourceMetrics', () => {
+  it('serves the nodes that answer well; one unreachable, failing or answering what does not parse has none; stop ends the rounds', async () => {
+    const node = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Node', metadata: { name } });
+    let cpu = 0;
+    const answer = (status: number, body: string) => {
+      const res = Object.assign(new PassThrough(), { statusCode: status }) as unknown as IncomingMessage;
+      (res as unknown as PassThrough).end(body);
+      return res;
+    };
+    const asked: string[] = [];
+    const metrics = new ResourceMetrics({
+      resolutionMs: 5,
+      nodes: async () => ['good', 'down', 'failing', 'garbled'].map(node),
+      kubelet: {
+        request: async (n) => {
+          const name = n.metadata.name!;
+          asked.push(name);
+          if (name === 'down') throw new Error('connect ECONNREFUSED');
+          if (name === 'failing') return answer(500, 'Internal Error');
+          if (name === 'garbled') return answer(200, 'node_cpu_usage_seconds_total one two three\n');
+          cpu += 1;
+          return answer(200, text(Date.now(), cpu));
+        },
+      },
+    });
+    const nodes = await until('two scrapes of the good node', async () => {
+      const n = await metrics.nodes();
+      return n.length ? n : undefined;
+    });
+    metrics.stop();
+    expect(nodes.map((n) => n.name)).toEqual(['good']);
+    expect((await metrics.pods()).map((p) => [p.namespace, p.name, p.containers.map((c) => c.name)])).toEqual([['default', 'web', ['fn']]]);
+    expect(new Set(asked)).toEqual(new Set(['good', 'down', 'failing', 'garbled']));
   });
 });

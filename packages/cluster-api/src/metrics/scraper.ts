@@ -116,14 +116,23 @@ export class ResourceMetrics implements ResourceMetricsSource {
 
   private async scrapeNode(node: KubeObject): Promise<void> {
     const name = node.metadata.name ?? '';
+    // A node that does not answer within a resolution (at least 5 s) is not waited for: the next round asks again.
+    const limitMs = Math.max(this.resolutionMs, 5000);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), limitMs)));
     try {
-      const res = await this.opts.kubelet.request(node, 'GET', '/metrics/resource');
-      const timeout = setTimeout(() => res.destroy(new Error('timed out')), Math.max(this.resolutionMs, 5000));
-      const text = await body(res).finally(() => clearTimeout(timeout));
+      const asked = this.opts.kubelet.request(node, 'GET', '/metrics/resource');
+      // An answer that comes after the limit is dropped.
+      asked.then((late) => timer === undefined && late.destroy(), () => undefined);
+      const res = await Promise.race([asked, timedOut]);
+      const text = await Promise.race([body(res), timedOut]).catch((err: unknown) => (res.destroy(), Promise.reject(err)));
       if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
+      clearTimeout(timer);
       const scrape = scrapeOf(parseMetricsText(text), Date.now());
       this.scrapes.set(name, { prev: this.scrapes.get(name)?.last, last: scrape });
     } catch (err) {
+      clearTimeout(timer);
+      timer = undefined;
       this.scrapes.delete(name);
       this.opts.log?.({ level: 'debug', msg: 'node not scraped for resource metrics', node: name, error: (err as Error).message });
     }
