@@ -8,7 +8,7 @@
  * recommendations and scale events of an autoscaler are passed in (kept by the controller) and
  * `now` is given.
  */
-import { obj, type Obj } from '../../registry/kinds/common.js';
+import type { Obj } from '../../registry/kinds/common.js';
 import { DefaultScaleDown, DefaultScaleUp, rulesWithDefaults, type ScalingRules } from '../../registry/kinds/horizontal-pod-autoscaler.js';
 
 /** --horizontal-pod-autoscaler-downscale-stabilization. */
