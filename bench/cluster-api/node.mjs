@@ -7,7 +7,8 @@
  *    /health/readiness (period 1 s: Ready = serving), and a simulated nginx pod (kwok's floor);
  *    plus created → first HTTP answer from the function;
  * 2. --burst function pods created at once → all Ready (with the readiness probe), then the resident
- *    memory of each idle function process (VmRSS, from /proc);
+ *    memory of each idle function process (VmRSS, from /proc), and the latency of listing their
+ *    PodMetrics (metrics.k8s.io, once the built-in metrics API has two scrapes of them: up to 30 s);
  * 3. --simulated nginx pods created at once → all Running and Ready.
  *
  *   npm run build && node bench/cluster-api/node.mjs [--rounds 15] [--burst 100] [--simulated 1000] [--container-runtime process|oci]
@@ -22,7 +23,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
-import { KubeClient, Resources } from '../../packages/kube-client/dist/index.js';
+import { KubeClient, Resources, resourceType } from '../../packages/kube-client/dist/index.js';
 import { buildFunctionImage, ImageLayout, nodePackageEntries } from '../../packages/oci/dist/index.js';
 import { nodeKey } from '../../packages/cluster-api/dist/node/runtime/oci/runtime.js';
 import { listeningLine, spawnUntil } from '../lib/process.mjs';
@@ -137,6 +138,14 @@ try {
   const burstMs = await allReady(kube, burstNames, () => Promise.all(burstNames.map((n) => kube.create(Resources.pods, fnPod(n, true)))));
   await new Promise((r) => setTimeout(r, 3000));
   const rss = functionRss(server.pid);
+  const podMetrics = resourceType('metrics.k8s.io/v1beta1', 'PodMetrics', 'pods');
+  for (let listed = 0; listed < burst; await new Promise((r) => setTimeout(r, 1000))) listed = (await kube.list(podMetrics, { namespace: 'default' })).items.length;
+  const metricsList = [];
+  for (let i = 0; i < 20; i++) {
+    const t = performance.now();
+    await kube.list(podMetrics, { namespace: 'default' });
+    metricsList.push(performance.now() - t);
+  }
   await clear(kube);
 
   const simulated = Number(args.simulated);
@@ -156,6 +165,7 @@ try {
   row('function pod created → first HTTP answer', times.answer);
   row('simulated nginx pod created → Running + Ready (kwok floor)', times.nginx);
   console.log(`| ${burst} function pods created at once → all Ready (probe) | ${ms(burstMs)} | | | ≤ 30 s |`);
+  row(`PodMetrics list of ${burst} pods (metrics.k8s.io, built in)`, metricsList);
   console.log(`| RSS per idle function process (${rss.length} measured) | ${median(rss) / 1024 | 0} MiB median | ${Math.min(...rss) / 1024 | 0} MiB | ${Math.max(...rss) / 1024 | 0} MiB | |`);
   console.log(`| ${simulated} simulated pods created → all Running + Ready | ${ms(simMs)} | | | ≤ 10 s |`);
 } finally {

@@ -29,6 +29,8 @@ import { PolicyCache } from './auth/policy-cache.js';
 import type { AuthorizerSource } from './client/in-process.js';
 import { startControllers, type ControllersOptions } from './controllers/index.js';
 import { KubeletClient, kubeletPodNetwork, type KubeletClientTls } from './node/kubelet-client.js';
+import { ResourceMetrics } from './metrics/scraper.js';
+import { SystemContext } from './controllers/shared.js';
 import type { Storage } from './storage/interface.js';
 import { Aggregator, type FrontProxy } from './aggregation/index.js';
 
@@ -74,6 +76,10 @@ export interface StartOptions {
   runtimeConfig?: string;
   /** The aggregation layer's front-proxy credentials (`--proxy-client-cert-file`, `--requestheader-client-ca-file`). */
   frontProxy?: FrontProxy;
+  /** The horizontal pod autoscaler's settings (kube-controller-manager's --horizontal-pod-autoscaler-*). */
+  horizontalPodAutoscaler?: ControllersOptions['horizontalPodAutoscaler'];
+  /** How often the metrics API scrapes the node agents (metrics-server's --metric-resolution; default 15 s). */
+  metricResolutionMs?: number;
   /** The registry /metrics serves (a new one by default): parts running beside the API server add their metrics to it. */
   metrics?: MetricsRegistry;
 }
@@ -102,6 +108,8 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   let created: Registry | undefined;
   const nodes = () => created?.find('', 'v1', 'nodes');
   const podNetwork = options.podNetwork ?? (kubeletClient && kubeletPodNetwork(kubeletClient, async (name) => nodes()?.get({}, name)));
+  // The metrics API's scraper reaches the node agents as pods/log does; it scrapes once asked.
+  const resourceMetrics = kubeletClient && new ResourceMetrics({ kubelet: kubeletClient, nodes: async () => (await nodes()?.list(SystemContext, {}))?.items ?? [], resolutionMs: options.metricResolutionMs, log: options.log });
   const registry =
     options.registry ??
     (created = createRegistry(storage, {
@@ -113,6 +121,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
       serviceClusterIpRange: options.serviceClusterIpRange,
       runtimeConfig: options.runtimeConfig,
       podNetwork,
+      resourceMetrics,
     }));
   authenticator = options.authenticator && withServiceAccountTokens(options.authenticator, tokens, registry);
   if (authenticator && options.bootstrapTokenAuth) authenticator = withBootstrapTokens(authenticator, registry);
@@ -160,7 +169,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
   // Only once listening: a port in use leaves no controllers running against a store the caller will close.
   const words = Array.isArray(options.controllers) ? options.controllers : undefined;
   const controllers = options.controllers === false ? undefined : startControllers(registry, () => authorizer, {
-    log: options.log, controllers: words, nodes: options.nodeControllers, signing: options.clusterSigning, controllerManager: options.controllerManager, leaderElection: options.leaderElection,
+    log: options.log, controllers: words, nodes: options.nodeControllers, horizontalPodAutoscaler: options.horizontalPodAutoscaler, signing: options.clusterSigning, controllerManager: options.controllerManager, leaderElection: options.leaderElection,
   });
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   if (options.kubernetesService) {
@@ -174,7 +183,7 @@ export async function startServer(options: StartOptions): Promise<ClusterApiServ
     port,
     registry,
     authorizer: () => authorizer,
-    close: () => (closing ??= (controllers?.stop() ?? Promise.resolve()).then(() => aggregator.stop()).then(() => (policy.close(), nodeGraph?.stop(), shutdown(server, watches, taken, storage)))),
+    close: () => (closing ??= (controllers?.stop() ?? Promise.resolve()).then(() => (resourceMetrics?.stop(), aggregator.stop())).then(() => (policy.close(), nodeGraph?.stop(), shutdown(server, watches, taken, storage)))),
   };
 }
 

@@ -207,6 +207,28 @@ describe.runIf(TRIGGER_CRD !== undefined)('Triggers from func.yaml deploy.subscr
   });
 });
 
+describe('func.yaml scale on the raw path', () => {
+  it('max makes an autoscaling/v2 HorizontalPodAutoscaler owned by the Deployment; min 0 warns that scaling to zero needs Knative; dropping max removes it', async () => {
+    const rename = (d: string) => writeFileSync(join(d, 'func.yaml'), readFileSync(join(d, 'func.yaml'), 'utf8').replace('name: deployable', 'name: scaled'));
+    const dir = project((d) => (rename(d), appendYaml(d, '  options:\n    scale:\n      min: 0\n      max: 5\n    resources:\n      requests:\n        cpu: 100m\n')));
+    const res = await cli(['deploy', '--deployer', 'raw', '--no-wait'], dir);
+    expect(res.code, res.output).toBe(0);
+    expect(res.output).toContain('func-runtime: func.yaml deploy.options.scale.min is 0, but scaling to zero needs Knative Serving, which this deploy does not use: the Deployment keeps at least 1 replica.');
+    const dep = await getJson('deployment', 'scaled', '--show-managed-fields');
+    const hpa = await getJson('hpa.v2.autoscaling', 'scaled');
+    expect(hpa.spec).toMatchObject({ scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'scaled' }, minReplicas: 1, maxReplicas: 5, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }] });
+    expect(hpa.metadata.ownerReferences).toEqual([{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'scaled', uid: dep.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    // The autoscaler keeps the count: the deployer names none (the API's default, 1, until it acts).
+    expect(dep.spec.replicas).toBe(1);
+    expect(dep.metadata.managedFields.find((f: { manager: string }) => f.manager === 'func')?.fieldsV1?.['f:spec']?.['f:replicas']).toBeUndefined();
+
+    writeFileSync(join(dir, 'func.yaml'), readFileSync(join(dir, 'func.yaml'), 'utf8').replace('      max: 5\n', ''));
+    const again = await cli(['deploy', '--deployer', 'raw', '--no-wait'], dir);
+    expect(again.code, again.output).toBe(0);
+    expect(await kubectl('get', 'hpa', '-o', 'name')).not.toContain('scaled');
+  }, 120_000);
+});
+
 describe('undeploy', () => {
   it('removes the function; a second time says nothing is deployed (exit 1) unless --ignore-not-found', async () => {
     const dir = project((d) => writeFileSync(join(d, 'func.yaml'), readFileSync(join(d, 'func.yaml'), 'utf8').replace('name: deployable', 'name: short-lived')));

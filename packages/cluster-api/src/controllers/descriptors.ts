@@ -16,6 +16,7 @@ import { startCronJobController } from './cronjob/cron-job.js';
 import { startDaemonSetController } from './daemonset/daemon-set.js';
 import { startDeploymentController } from './deployment/controller.js';
 import { startDisruptionController } from './disruption/disruption.js';
+import { startHorizontalPodAutoscaler, type HpaSettings } from './podautoscaler/horizontal.js';
 import { startEndpointSliceController } from './endpointslice/endpoint-slices.js';
 import { startEndpointsController } from './endpoints/endpoints.js';
 import { startEventTtl } from './event-ttl/event-ttl.js';
@@ -57,6 +58,8 @@ export interface ControllerSettings extends ControllerOptions {
   signing?: CertificateAuthorityKeys;
   /** The API server's URL as clients in the cluster reach it (ControllerContext.apiServerUrl). */
   apiServerUrl?: string;
+  /** The horizontal pod autoscaler's --horizontal-pod-autoscaler-* settings (sync period, stabilization, tolerance). */
+  horizontalPodAutoscaler?: HpaSettings;
 }
 
 export interface ControllerDescriptor {
@@ -72,7 +75,7 @@ export interface ControllerDescriptor {
   start(ctx: ControllerContext, settings: ControllerSettings): Controller;
 }
 
-const common = ({ nodes: _n, eventTtlMs: _e, signing: _s, apiServerUrl: _a, ...rest }: ControllerSettings): ControllerOptions => rest;
+const common = ({ nodes: _n, eventTtlMs: _e, signing: _s, apiServerUrl: _a, horizontalPodAutoscaler: _h, ...rest }: ControllerSettings): ControllerOptions => rest;
 
 const Idle: Controller = { stop: async () => undefined };
 
@@ -93,6 +96,7 @@ export const Controllers: readonly ControllerDescriptor[] = [
   { name: 'job-controller', aliases: ['job'], byDefault: true, serviceAccount: 'job-controller', start: (ctx) => startJobController(ctx) },
   { name: 'cronjob-controller', aliases: ['cronjob'], byDefault: true, serviceAccount: 'cronjob-controller', start: (ctx) => startCronJobController(ctx) },
   { name: 'resourcequota-controller', aliases: ['resourcequota'], byDefault: true, serviceAccount: 'resourcequota-controller', start: (ctx) => startResourceQuotaController(ctx) },
+  { name: 'horizontal-pod-autoscaler-controller', aliases: ['horizontalpodautoscaling'], byDefault: true, serviceAccount: 'horizontal-pod-autoscaler', start: (ctx, s) => startHorizontalPodAutoscaler(ctx, s.horizontalPodAutoscaler) },
   { name: 'disruption-controller', aliases: ['disruption'], byDefault: true, serviceAccount: 'disruption-controller', start: (ctx) => startDisruptionController(ctx) },
   { name: 'ttl-after-finished-controller', aliases: ['ttl-after-finished'], byDefault: true, serviceAccount: 'ttl-after-finished-controller', start: (ctx, s) => startTtlAfterFinished(ctx.client, common(s)) },
   { name: 'endpoints-controller', aliases: ['endpoint'], byDefault: true, serviceAccount: 'endpoint-controller', start: (ctx) => startEndpointsController(ctx) },

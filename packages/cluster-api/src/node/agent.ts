@@ -26,6 +26,7 @@ import { PodWorker, type PodHooks } from './pods/pod-worker.js';
 import { removePodDir, type Sandbox } from './sandbox/sandbox.js';
 import { apiSources, type PodSources } from './sources.js';
 import { KubeletServer, type KubeletServerOptions } from './server/server.js';
+import { sampleResources, type ResourceSample } from './stats/resource-metrics.js';
 import { ServiceProxy } from './service-proxy.js';
 import { ClusterDns } from './dns/server.js';
 import { KubeletAuth } from './server/server-auth.js';
@@ -273,6 +274,11 @@ export class NodeAgent {
 
   pods(): Pod[] {
     return [...this.workers.values()].map((w) => w.current);
+  }
+
+  /** The node's and its running containers' CPU and memory usage now (the kubelet server's /metrics/resource). */
+  resources(): ResourceSample {
+    return sampleResources(this.handlers.map((h) => h.runtime));
   }
 
   /** Stops heartbeats and watches, then every container (SIGTERM, then SIGKILL after 2 s). */

@@ -220,6 +220,32 @@ export interface Services {
   kubelet?: KubeletConnection;
   /** How pods' ports are reached (port-forward, pods/proxy, services/proxy); absent: they cannot be. */
   podNetwork?: PodNetwork;
+  /** The nodes' and pods' usage the metrics API serves (src/metrics/); absent: it serves none. */
+  resourceMetrics?: ResourceMetricsSource;
+}
+
+/** CPU (nanocores, averaged over the window) and memory (working set bytes) at `timestamp`. */
+export interface UsagePoint {
+  timestamp: number;
+  windowMs: number;
+  cpuNanoCores: number;
+  memoryBytes: number;
+}
+
+export type NodeUsagePoint = UsagePoint & { name: string };
+
+export interface PodUsagePoint {
+  namespace: string;
+  name: string;
+  timestamp: number;
+  windowMs: number;
+  containers: { name: string; cpuNanoCores: number; memoryBytes: number }[];
+}
+
+/** Where metrics.k8s.io's NodeMetrics and PodMetrics come from (metrics-server's store). */
+export interface ResourceMetricsSource {
+  nodes(): Promise<readonly NodeUsagePoint[]>;
+  pods(): Promise<readonly PodUsagePoint[]>;
 }
 
 /** How the API server reaches a node's agent (src/node/kubelet-client.ts), as kube-apiserver reaches kubelets. */

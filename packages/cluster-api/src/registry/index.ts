@@ -42,6 +42,8 @@ export interface RegistryOptions {
   kubelet?: Services['kubelet'];
   /** How pods' ports are reached (the node agent's); absent, port-forward and the proxies cannot reach pods. */
   podNetwork?: Services['podNetwork'];
+  /** The usage the metrics API (metrics.k8s.io) serves; absent: its lists are empty. */
+  resourceMetrics?: Services['resourceMetrics'];
   /** Where Service clusterIPs come from (kube-apiserver's --service-cluster-ip-range); default 10.96.0.0/12. */
   serviceClusterIpRange?: string;
   /** kube-apiserver's --runtime-config: built-in group versions and resources turned off or on (registry/runtime-config.ts). */
@@ -76,6 +78,7 @@ export const createRegistry = (storage: Storage, options: RegistryOptions = {}):
       return options.authorizer?.();
     },
     podNetwork: options.podNetwork,
+    resourceMetrics: options.resourceMetrics,
   };
   const watchCache = new WatchCache(storage, { ...options.watchCache, entry: cachedEvent });
   const deps: StoreDeps = {

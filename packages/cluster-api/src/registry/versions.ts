@@ -51,14 +51,15 @@ export function compareVersions(a: string, b: string): number {
  * resolves a bare resource name (`kubectl get ingress`, `kubectl explain deployment`) takes the first
  * group serving it. extensions ranks last here, unlike Kubernetes 1.7-1.15 where it came first: it is
  * kept for clients that name it, and a bare `ingress` must resolve to networking.k8s.io as today's
- * kube-apiserver (which no longer serves extensions) resolves it. Groups it does not know rank below.
+ * kube-apiserver (which no longer serves extensions) resolves it. metrics.k8s.io ranks where
+ * metrics-server's APIService puts it (100). Groups it does not know rank at 1000.
  */
 const GroupPriorities: Readonly<Record<string, number>> = {
   '': 18000, 'apiregistration.k8s.io': 17900, apps: 17800, 'events.k8s.io': 17750, 'authentication.k8s.io': 17700,
   'authorization.k8s.io': 17600, autoscaling: 17500, batch: 17400, 'certificates.k8s.io': 17300, 'networking.k8s.io': 17200,
   policy: 17100, 'rbac.authorization.k8s.io': 17000, 'storage.k8s.io': 16800, 'admissionregistration.k8s.io': 16700,
   'apiextensions.k8s.io': 16700, 'scheduling.k8s.io': 16600, 'coordination.k8s.io': 16500, 'node.k8s.io': 16300,
-  'discovery.k8s.io': 16200, 'flowcontrol.apiserver.k8s.io': 16100, extensions: 1,
+  'discovery.k8s.io': 16200, 'flowcontrol.apiserver.k8s.io': 16100, 'metrics.k8s.io': 100, extensions: 1,
 };
 const OtherGroupPriority = 1000;
 

@@ -37,6 +37,9 @@ const jsonOnly = new Set([
   'authorization.k8s.io/v1beta1 SelfSubjectRulesReview',
   'authorization.k8s.io/v1beta1 SubjectAccessReview',
   'certificates.k8s.io/v1beta1 CertificateSigningRequest',
+  // The resource metrics API's computed kinds (k8s.io/metrics has no messages here; kubectl top and client-node read JSON).
+  'metrics.k8s.io/v1beta1 NodeMetrics',
+  'metrics.k8s.io/v1beta1 PodMetrics',
 ]);
 
 /** OpenShift's groups are served schemaless, as OpenShift 3's REST API without its protobuf. */

@@ -23,6 +23,9 @@ const KubernetesColumns: Record<string, string> = {
   ReplicationController: 'Name, Desired, Current, Ready, Age, Containers*, Images*, Selector*',
   Pod: 'Name, Ready, Status, Restarts, Age, IP*, Node*, Nominated Node*, Readiness Gates*',
   ComponentStatus: 'Name, Status, Message, Error',
+  // metrics-server's tables (pkg/api/table.go): a column per resource, then the window; no age.
+  NodeMetrics: 'Name, cpu, memory, Window',
+  PodMetrics: 'Name, cpu, memory, Window',
   ConfigMap: 'Name, Data, Age',
   Endpoints: 'Name, Endpoints, Age',
   Event: 'Last Seen, Type, Reason, Object, Subobject*, Source*, Message, First Seen*, Count*, Name*',

@@ -123,7 +123,7 @@ describe('the controller manager over HTTP', () => {
     expect(await run(['--kubeconfig', nowhere])).toEqual({ code: 1, err: 'cluster-api: Unauthorized\n' });
     const duration = await run(['--kubeconfig', kubeconfig, '--leader-elect-lease-duration', 'soon']);
     expect(duration.err).toContain('--leader-elect-lease-duration must be an integer 2-3600, got soon');
-  });
+  }, 90_000);
 });
 
 describe('two API servers on one etcd', () => {
@@ -162,5 +162,5 @@ describe('two API servers on one etcd', () => {
     expect(waited).toBeGreaterThanOrEqual(Duration - 0.5);
     expect(waited).toBeLessThan(Duration * 2 + 2);
     await rollsOut(call(other), await freshNamespace(call(other), 'ha'), 'after');
-  });
+  }, 90_000);
 });

@@ -62,6 +62,8 @@ export const plainClient = (url: string): KubeClient =>
 export type Obj = KubeObject & { spec?: any; status?: any };
 
 export const probeFunction = join(repo, 'packages/cluster-api/test/support/fixtures/probe-fn');
+/** A function that keeps a fifth of a CPU busy while the file named by its BURN_FILE exists. */
+export const burnFunction = join(repo, 'packages/cluster-api/test/support/fixtures/burn-fn');
 
 export interface NodeCluster {
   server: ClusterApiServer;
@@ -84,6 +86,8 @@ export interface ClusterOptions {
   serviceClusterIpRange?: string;
   /** Keep the `kubernetes` Service (startServer's kubernetesService). */
   kubernetesService?: boolean;
+  /** The metrics API's scrape period and the autoscaler's settings (startServer's). */
+  autoscaling?: Pick<Parameters<typeof startServer>[0], 'metricResolutionMs' | 'horizontalPodAutoscaler'>;
 }
 
 /**
@@ -103,7 +107,7 @@ export async function startNodeCluster(opts: ClusterOptions = {}): Promise<NodeC
   const dir = mkdtempSync(join(tmpdir(), 'node-cluster-'));
   const ca = ensureCa(join(dir, 'tls'));
   const kubeletClient = { ...issueCertificate(ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'], usages: ['client'] }), ca: ca.cert };
-  const server = await startServer({ storage: new MemoryStorage(), kubeletClient, nodeControllers: opts.nodeControllers, serviceClusterIpRange: opts.serviceClusterIpRange, kubernetesService: opts.kubernetesService, log: () => undefined });
+  const server = await startServer({ storage: new MemoryStorage(), kubeletClient, nodeControllers: opts.nodeControllers, serviceClusterIpRange: opts.serviceClusterIpRange, kubernetesService: opts.kubernetesService, ...opts.autoscaling, log: () => undefined });
   const kube = plainClient(server.url);
   const logs: Record<string, unknown>[] = [];
   const log = (e: Record<string, unknown>) => void logs.push(e);

@@ -19,6 +19,7 @@ async function kinds() {
     ...Resources,
     persistentVolumeClaims: resourceType('v1', 'PersistentVolumeClaim', 'persistentvolumeclaims'),
     triggers: resourceType(TRIGGER_API_VERSION, 'Trigger', 'triggers'),
+    autoscalers: resourceType('autoscaling/v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers'),
   };
 }
 
@@ -64,10 +65,21 @@ export function ownerOf(dep: Deployment): OwnerReference {
   return { apiVersion: 'apps/v1', kind: 'Deployment', name: dep.metadata.name, uid: dep.metadata.uid!, controller: true, blockOwnerDeletion: true };
 }
 
-export async function applyRaw(kube: KubeClient, deployment: Deployment, service: Manifest): Promise<Deployment> {
+/**
+ * The Deployment, then its Service and autoscaler owned by it; an autoscaler this deployer made
+ * that func.yaml no longer asks for (no scale.max) is deleted.
+ */
+export async function applyRaw(kube: KubeClient, deployment: Deployment, service: Manifest, autoscaler?: Manifest): Promise<Deployment> {
   const k = await kinds();
   const applied = await apply(kube, k.deployments, deployment);
-  await apply(kube, k.services, { ...service, metadata: { ...service.metadata, ownerReferences: [ownerOf(applied)] } });
+  const owned = (m: Manifest): Manifest => ({ ...m, metadata: { ...m.metadata, ownerReferences: [ownerOf(applied)] } });
+  await apply(kube, k.services, owned(service));
+  const { name, namespace } = deployment.metadata;
+  if (autoscaler) await apply(kube, k.autoscalers, owned(autoscaler));
+  else {
+    const stale = await kube.get<Manifest>(k.autoscalers, name, { namespace }).catch((err: { code?: number }) => (err.code === 404 ? undefined : Promise.reject(err)));
+    if (stale?.metadata.ownerReferences?.some((o) => o.uid === applied.metadata.uid)) await kube.delete(k.autoscalers, name, { namespace });
+  }
   return applied;
 }
 

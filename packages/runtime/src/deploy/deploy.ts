@@ -77,8 +77,8 @@ function manifestsFor(planned: Omit<Planned, 'manifests' | 'kind'>, env: NodeJS.
     const { service, references } = knativeServiceManifest(input);
     return { kind: 'KnativeService' as const, objects: [service], references };
   }
-  const { deployment, service, references } = rawManifests(input);
-  return { kind: 'Deployment' as const, objects: [deployment, service] as Manifest[], references };
+  const { deployment, service, autoscaler, warnings, references } = rawManifests(input);
+  return { kind: 'Deployment' as const, objects: [deployment, service, ...(autoscaler ? [autoscaler] : [])] as Manifest[], references, warnings };
 }
 
 function triggersFor(planned: Planned, owner?: Deployment): Manifest[] {
@@ -116,7 +116,8 @@ export async function plan(opts: DeployOptions): Promise<{ planned: Planned; clu
   const image = await building;
   if (image.typecheck?.status === 'skipped') opts.log.write(`func-runtime: not type-checked: ${image.typecheck.reason}\n`);
   const base = { project, namespace: cluster?.namespace ?? namespaceFor(project, opts.namespace, 'default'), image, capabilities: caps };
-  const { kind, objects, references } = manifestsFor(base, opts.env);
+  const { kind, objects, references, warnings } = manifestsFor(base, opts.env);
+  for (const w of warnings ?? []) opts.log.write(`func-runtime: ${w}\n`);
   const planned: Planned = { ...base, kind, manifests: objects };
   if (cluster && !opts.dryRun) await checkReferences(cluster.kube, base.namespace, references, project.doc.deploy?.serviceAccountName).catch((err) => Promise.reject(clusterFailure(err)));
   if (caps.triggers) planned.manifests.push(...triggersFor(planned));
@@ -160,8 +161,9 @@ export async function deploy(opts: DeployOptions): Promise<DeployResult> {
   // A Knative Route keeps serving the latest ready revision while a new one fails: nothing to put back.
   const serving = planned.kind === 'KnativeService' ? await kube.get<Service>(Resources.knativeServices, planned.project.name, { namespace: planned.namespace }).then((k) => k.status?.latestReadyRevisionName, () => undefined) : undefined;
   const progress = steps(opts.log);
-  const owner = await progress.run('applying', planned.kind === 'Deployment' ? applyRaw(kube, workload as Deployment, service!) : apply(kube, Resources.knativeServices, workload!)).catch((err) => Promise.reject(clusterFailure(err)));
-  opts.log.write(`func-runtime: applied ${planned.kind === 'Deployment' ? 'Deployment and Service' : 'Knative Service'} ${planned.namespace}/${planned.project.name} (image ${planned.image.pinned})\n`);
+  const autoscaler = planned.manifests.find((m) => m.kind === 'HorizontalPodAutoscaler');
+  const owner = await progress.run('applying', planned.kind === 'Deployment' ? applyRaw(kube, workload as Deployment, service!, autoscaler) : apply(kube, Resources.knativeServices, workload!)).catch((err) => Promise.reject(clusterFailure(err)));
+  opts.log.write(`func-runtime: applied ${planned.kind === 'Deployment' ? (autoscaler ? 'Deployment, Service and HorizontalPodAutoscaler' : 'Deployment and Service') : 'Knative Service'} ${planned.namespace}/${planned.project.name} (image ${planned.image.pinned})\n`);
   let state: RolloutState | undefined;
   if (opts.wait) {
     try {

@@ -38,7 +38,8 @@ export interface PodSpec {
 
 export interface Deployment extends Manifest {
   spec: {
-    replicas: number;
+    /** Absent when a HorizontalPodAutoscaler keeps the count (a re-deploy then leaves it alone). */
+    replicas?: number;
     selector: { matchLabels: Record<string, string> };
     template: { metadata: { labels: Record<string, string>; annotations?: Record<string, string> }; spec: PodSpec };
   };

@@ -33,10 +33,35 @@ describe('rawManifests (Knative raw deployer shape)', () => {
     [{}, 1],
     [{ min: 0 }, 1],
     [{ min: 3 }, 3],
-    [{ min: 2, max: 5 }, 2],
-    [{ max: 4 }, 1],
-  ])('scale %j → %i replicas', (scale, replicas) => {
-    expect(raw({ deploy: { options: { scale } } }).deployment.spec.replicas).toBe(replicas);
+    [{ min: 2, max: 2 }, 2],
+  ])('scale %j → %i replicas, no autoscaler', (scale, replicas) => {
+    const m = raw({ deploy: { options: { scale } } });
+    expect(m.deployment.spec.replicas).toBe(replicas);
+    expect(m.autoscaler).toBeUndefined();
+  });
+
+  it.each([
+    [{ max: 4 }, 1, 4],
+    [{ min: 2, max: 5 }, 2, 5],
+    [{ min: 0, max: 5 }, 1, 5],
+  ])('scale %j → an autoscaling/v2 HPA from %i to %i on CPU, and no replica count on the Deployment', (scale, min, max) => {
+    const m = raw({ deploy: { options: { scale, resources: { requests: { cpu: '250m' } } } } });
+    expect(m.deployment.spec.replicas).toBeUndefined();
+    expect(m.autoscaler).toEqual({
+      apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: m.deployment.metadata,
+      spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: m.deployment.metadata.name }, minReplicas: min, maxReplicas: max, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }] },
+    });
+  });
+
+  it('warns of what the raw path cannot honour: scale to zero, Knative\'s request metrics, an autoscaler without a CPU request', () => {
+    expect(raw({}).warnings).toEqual([]);
+    expect(raw({ deploy: { options: { scale: { max: 3 }, resources: { requests: { cpu: '100m' } } } } }).warnings).toEqual([]);
+    const [zero] = raw({ deploy: { options: { scale: { min: 0 } } } }).warnings;
+    expect(zero).toMatch(/scale\.min is 0, but scaling to zero needs Knative Serving.*keeps at least 1 replica.*--deployer knative/);
+    const [knative] = raw({ deploy: { options: { scale: { max: 5, metric: 'rps', target: 50 }, resources: { requests: { cpu: '100m' } } } } }).warnings;
+    expect(knative).toMatch(/^func\.yaml deploy\.options\.scale\.metric, target: Knative's request-based autoscaling .* ignored here; the autoscaler scales on CPU \(80 % of the request\)/);
+    const [noRequest] = raw({ deploy: { options: { scale: { max: 5 } } } }).warnings;
+    expect(noRequest).toMatch(/resources\.requests\.cpu is not set/);
   });
 
   it('resources, serviceAccountName; same func.yaml → same objects', () => {

@@ -8,6 +8,13 @@
  * `deploy.options.resources`, `serviceAccountName`; replicas from `deploy.options.scale`. Pure:
  * the same func.yaml and image give the same objects.
  *
+ * `scale` on this path (a cluster without Knative Serving): `max` above `min` makes an
+ * autoscaling/v2 HorizontalPodAutoscaler beside the Deployment (min to max, CPU at 80 % of the
+ * request, Kubernetes' default target), which then keeps the replica count (the Deployment names
+ * none); `min: 0` cannot be honoured without Knative (the Deployment keeps 1) and `metric`, `target`
+ * and `utilization` are Knative's request-based settings, which no resource metric measures: each
+ * is a warning, never silently dropped.
+ *
  * Departures, each for the local stack and written down in the README: readiness is probed every
  * second (a rollout moves on as soon as a replica can serve; Kubernetes' default is 10 s), and the
  * pod runs as uid 1000 so that an image on a base without a USER passes `runAsNonRoot`.
@@ -15,7 +22,7 @@
 import { CommandError } from '../command-error.js';
 import type { FunctionProject } from '../project.js';
 import { containerEnv, containerVolumes, noReferences, type References } from './envs.js';
-import type { Container, Deployment, Service } from './kube-types.js';
+import type { Container, Deployment, Manifest, Service } from './kube-types.js';
 
 export const FUNCTION_PORT = 8080;
 export const SERVICE_PORT = 80;
@@ -56,11 +63,27 @@ function checkPort(project: FunctionProject): void {
   }
 }
 
-function replicas(project: FunctionProject): number {
+/** The CPU utilization a raw function's autoscaler targets (autoscaling/v2's default). */
+export const AUTOSCALER_CPU_UTILIZATION = 80;
+
+interface RawScale {
+  /** The Deployment's count; absent when the autoscaler keeps it. */
+  replicas?: number;
+  autoscaler?: { min: number; max: number };
+  warnings: string[];
+}
+
+function rawScale(project: FunctionProject): RawScale {
   const scale = project.doc.deploy?.options?.scale;
-  const n = Math.max(scale?.min ?? 1, 1);
-  if (scale?.max && n > scale.max) throw new CommandError(`func.yaml deploy.options.scale: min (${scale.min}) is above max (${scale.max}); set min ≤ max.`);
-  return n;
+  const warnings: string[] = [];
+  if (scale?.min === 0) warnings.push('func.yaml deploy.options.scale.min is 0, but scaling to zero needs Knative Serving, which this deploy does not use: the Deployment keeps at least 1 replica. Deploy with --deployer knative (the local cluster serves Knative) to scale to zero.');
+  const min = Math.max(scale?.min ?? 1, 1);
+  if (scale?.max && min > scale.max) throw new CommandError(`func.yaml deploy.options.scale: min (${scale.min}) is above max (${scale.max}); set min ≤ max.`);
+  const knativeOnly = (['metric', 'target', 'utilization'] as const).filter((k) => scale?.[k] !== undefined);
+  if (knativeOnly.length) warnings.push(`func.yaml deploy.options.scale.${knativeOnly.join(', ')}: Knative's request-based autoscaling (concurrency or requests per second), which a Deployment's HorizontalPodAutoscaler cannot measure: ignored here${scale?.max && scale.max > min ? `; the autoscaler scales on CPU (${AUTOSCALER_CPU_UTILIZATION} % of the request)` : ''}. Deploy with --deployer knative to use ${knativeOnly.length === 1 ? 'it' : 'them'}.`);
+  if (!scale?.max || scale.max <= min) return { replicas: min, warnings };
+  if (!project.doc.deploy?.options?.resources?.requests?.cpu) warnings.push(`func.yaml deploy.options.scale.max: the HorizontalPodAutoscaler scales on CPU utilization, a share of the container's CPU request, and deploy.options.resources.requests.cpu is not set: it cannot compute one until it is.`);
+  return { autoscaler: { min, max: scale.max }, warnings };
 }
 
 function resources(project: FunctionProject): Container['resources'] | undefined {
@@ -102,6 +125,10 @@ export function functionContainer(input: ManifestInput, refs: References, port: 
 export interface RawManifests {
   deployment: Deployment;
   service: Service;
+  /** The autoscaling/v2 HorizontalPodAutoscaler, when func.yaml's scale.max is above its min. */
+  autoscaler?: Manifest;
+  /** What of func.yaml this path cannot honour, for the user. */
+  warnings: string[];
   references: References;
 }
 
@@ -111,12 +138,13 @@ export function rawManifests(input: ManifestInput): RawManifests {
   const references = noReferences();
   const { container, volumes } = functionContainer(input, references, FUNCTION_PORT);
   const metadata = { name: project.name, namespace, labels: id.labels, annotations: id.annotations };
+  const scale = rawScale(project);
   const deployment: Deployment = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata,
     spec: {
-      replicas: replicas(project),
+      ...(scale.replicas !== undefined && { replicas: scale.replicas }),
       selector: { matchLabels: id.selector },
       template: {
         metadata: { labels: id.labels, annotations: id.annotations },
@@ -134,5 +162,16 @@ export function rawManifests(input: ManifestInput): RawManifests {
     metadata,
     spec: { type: 'ClusterIP', selector: id.selector, ports: [{ name: 'http', port: SERVICE_PORT, targetPort: FUNCTION_PORT, protocol: 'TCP' }] },
   };
-  return { deployment, service, references };
+  const autoscaler: Manifest | undefined = scale.autoscaler && {
+    apiVersion: 'autoscaling/v2',
+    kind: 'HorizontalPodAutoscaler',
+    metadata,
+    spec: {
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: project.name },
+      minReplicas: scale.autoscaler.min,
+      maxReplicas: scale.autoscaler.max,
+      metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: AUTOSCALER_CPU_UTILIZATION } } }],
+    },
+  };
+  return { deployment, service, ...(autoscaler && { autoscaler }), warnings: scale.warnings, references };
 }

@@ -32,6 +32,16 @@ const roles: Record<string, ReturnType<typeof rule>[]> = {
     rule('get list watch create delete update patch', 'apps', 'controllerrevisions'),
     events,
   ],
+  'horizontal-pod-autoscaler': [
+    rule(Read, 'autoscaling', 'horizontalpodautoscalers'),
+    rule('update', 'autoscaling', 'horizontalpodautoscalers/status'),
+    rule('get update', '*', '*/scale'),
+    rule('list watch', '', 'pods'),
+    rule('list', 'metrics.k8s.io', 'pods'),
+    rule('get list', 'custom.metrics.k8s.io', '*'),
+    rule('get list', 'external.metrics.k8s.io', '*'),
+    events,
+  ],
   'deployment-controller': [
     rule('get list watch update', 'extensions apps', 'deployments'),
     rule('update', 'extensions apps', 'deployments/status'),

@@ -14,6 +14,7 @@
  */
 import type { LiveLog } from '../logs/logs.js';
 import type { Container, Pod } from '../types.js';
+import type { Usage } from '../stats/usage.js';
 
 export interface PodSandboxMetadata {
   name: string;
@@ -140,6 +141,11 @@ export interface RuntimeService {
   listContainers(filter?: { podSandboxId?: string }): ContainerStatus[];
   /** Resolves when the container exits, with its status then (the CRI's container events, CONTAINER_STOPPED_EVENT). */
   waitContainer(id: string): Promise<ContainerStatus>;
+  /**
+   * A running container's usage now (the CRI's ContainerStats: cumulative CPU time, memory working
+   * set), what the node's resource metrics report; absent or undefined: nothing measured (simulated).
+   */
+  containerStats?(id: string): Usage | undefined;
   /** The live log of a running container, for `kubectl logs -f` (a runtime without one is read from its file). */
   containerLog?(id: string): LiveLog | undefined;
 

@@ -9,7 +9,9 @@
  *   (101 Switching Protocols, then raw TCP): what port-forward and pods/proxy ride on, across machines;
  * - `/exec/{namespace}/{pod}/{container}?command=…&input=1&output=1&error=1&tty=1` and `/attach/…`
  *   (upgrades: WebSocket channels or SPDY) — `kubectl exec`, `cp`, `attach` (container-streams.ts);
- * - `GET /pods` (the pods this node runs, as a PodList) and `GET /healthz`.
+ * - `GET /pods` (the pods this node runs, as a PodList) and `GET /healthz`;
+ * - `GET /metrics/resource` — the containers', pods' and node's CPU and memory usage as Prometheus
+ *   text (stats/resource-metrics.ts), authorized as get on nodes/metrics: what the metrics API scrapes.
  */
 import { createServer, type Server } from 'node:https';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -21,10 +23,13 @@ import { DialErrorHeader } from '../kubelet-client.js';
 import { KubeletAuth, type KubeletUser } from './server-auth.js';
 import { serveContainerStream } from './container-streams.js';
 import type { Pod } from '../types.js';
+import { resourceMetricsText, type ResourceSample } from '../stats/resource-metrics.js';
 
 export interface KubeletHost {
   worker(namespace: string, name: string): PodWorker | undefined;
   pods(): Pod[];
+  /** The usage of the node and its running containers now. */
+  resources(): ResourceSample;
 }
 
 export interface KubeletServerOptions {
@@ -103,6 +108,10 @@ export class KubeletServer {
       if (url.pathname === '/pods' || url.pathname === '/pods/') {
         const body = JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: this.host.pods() });
         return void res.writeHead(200, { 'Content-Type': 'application/json' }).end(body);
+      }
+      if (url.pathname === '/metrics/resource' && (req.method === 'GET' || req.method === 'HEAD')) {
+        const body = resourceMetricsText(this.host.resources());
+        return void res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }).end(req.method === 'HEAD' ? undefined : body);
       }
       if (parts[0] === 'containerLogs' && parts.length === 4 && (req.method === 'GET' || req.method === 'HEAD')) return await this.logs(req, res, parts[1]!, parts[2]!, parts[3]!, url.searchParams);
       throw new HttpError(404, '404 page not found');

@@ -5,7 +5,7 @@
 import type { KubeList, KubeObject } from '../../api/meta.js';
 import type { Storage } from '../../storage/interface.js';
 import { groupVersion, type ComponentHealth, type ResourceDefinition, type Services } from '../definition.js';
-import type { ResourceStore } from '../rest.js';
+import type { RequestContext, ResourceStore } from '../rest.js';
 import { methodNotAllowed, notFound } from '../../api/errors.js';
 import { objectFilter } from '../generic/list.js';
 import { collectionLink, groupResource, selfLink } from '../generic/meta.js';
@@ -20,23 +20,25 @@ export const storageHealth = (storage: Storage): ComponentStatusProvider => asyn
 
 /**
  * A read-only store of objects computed on every read (get and list; every other verb 405): what
- * ComponentStatus and APIService serve.
+ * ComponentStatus, APIService and the metrics API serve. A namespaced kind's reads in a namespace
+ * see that namespace's objects.
  */
 export const computedStore = (def: ResourceDefinition, all: () => Promise<KubeObject[]>): ResourceStore => {
   const gr = groupResource(def);
+  const inScope = (ctx: RequestContext) => (o: KubeObject): boolean => !def.namespaced || !ctx.namespace || o.metadata.namespace === ctx.namespace;
   const refuse = (verb: string) => async (): Promise<never> => {
     throw methodNotAllowed(verb, gr);
   };
   return {
     definition: def,
-    async get(_ctx, name) {
-      const found = (await all()).find((o) => o.metadata.name === name);
+    async get(ctx, name) {
+      const found = (await all()).filter(inScope(ctx)).find((o) => o.metadata.name === name);
       if (!found) throw notFound(gr, name);
       return found;
     },
-    async list(_ctx, query): Promise<KubeList> {
+    async list(ctx, query): Promise<KubeList> {
       const filter = objectFilter(def, query.labelSelector, query.fieldSelector);
-      return { kind: def.listKind, apiVersion: groupVersion(def), metadata: { selfLink: collectionLink(def) }, items: (await all()).filter(filter) };
+      return { kind: def.listKind, apiVersion: groupVersion(def), metadata: { selfLink: collectionLink(def, ctx.namespace) }, items: (await all()).filter(inScope(ctx)).filter(filter) };
     },
     create: refuse('create'),
     update: refuse('update'),

@@ -19,10 +19,59 @@ const ConditionsAnnotation = 'autoscaling.alpha.kubernetes.io/conditions';
 
 const cpuUtilization = (target: number): Obj => ({ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: target } } });
 
+/** One direction's scaling rules (`spec.behavior.scaleUp` / `scaleDown`). */
+export interface ScalingRules {
+  stabilizationWindowSeconds?: number;
+  selectPolicy: string;
+  policies: { type: string; value: number; periodSeconds: number }[];
+}
+
+/** autoscaling/v2's defaults of a behavior's rules; scale-down names no window: the controller's own (5 min) applies. */
+export const DefaultScaleUp: ScalingRules = { stabilizationWindowSeconds: 0, selectPolicy: 'Max', policies: [{ type: 'Pods', value: 4, periodSeconds: 15 }, { type: 'Percent', value: 100, periodSeconds: 15 }] };
+export const DefaultScaleDown: ScalingRules = { selectPolicy: 'Max', policies: [{ type: 'Percent', value: 100, periodSeconds: 15 }] };
+
+/** copyHPAScalingRules: what `given` sets over the defaults. */
+export const rulesWithDefaults = (given: unknown, defaults: ScalingRules): ScalingRules => {
+  const g = obj(given);
+  const out: ScalingRules = { selectPolicy: typeof g.selectPolicy === 'string' ? g.selectPolicy : defaults.selectPolicy, policies: Array.isArray(g.policies) ? (g.policies as ScalingRules['policies']) : structuredClone(defaults.policies) };
+  const window = typeof g.stabilizationWindowSeconds === 'number' ? g.stabilizationWindowSeconds : defaults.stabilizationWindowSeconds;
+  return window === undefined ? out : { stabilizationWindowSeconds: window, ...out };
+};
+
 const defaults = (o: KubeObject): void => {
   const s = child(o, 'spec');
   setDefault(s, 'minReplicas', 1);
   if (arr(s.metrics).length === 0) s.metrics = [cpuUtilization(80)];
+  // SetDefaults_HorizontalPodAutoscalerBehavior: only a behavior that is given is completed.
+  if (s.behavior !== undefined && s.behavior !== null) {
+    const b = child(s, 'behavior');
+    b.scaleUp = rulesWithDefaults(b.scaleUp, DefaultScaleUp);
+    b.scaleDown = rulesWithDefaults(b.scaleDown, DefaultScaleDown);
+  }
+};
+
+const SelectPolicies = ['Max', 'Min', 'Disabled'] as const;
+const PolicyTypes = ['Pods', 'Percent'] as const;
+
+/** validateBehavior: each direction's window (0–3600 s), select policy and policies (value > 0, period 1–1800 s). */
+const validateBehavior = (behavior: unknown): FieldError[] => {
+  if (behavior === undefined || behavior === null) return [];
+  const errs: FieldError[] = [];
+  for (const dir of ['scaleUp', 'scaleDown']) {
+    const r = obj(obj(behavior)[dir]);
+    const at = `spec.behavior.${dir}`;
+    const w = r.stabilizationWindowSeconds;
+    if (w !== undefined && !(Number.isInteger(w) && (w as number) >= 0 && (w as number) <= 3600)) errs.push(invalidValue(`${at}.stabilizationWindowSeconds`, w, 'must be less than or equal to 3600 and greater than or equal to 0'));
+    if (r.selectPolicy !== undefined && !SelectPolicies.includes(r.selectPolicy as never)) errs.push(notSupported(`${at}.selectPolicy`, r.selectPolicy, SelectPolicies));
+    const policies = arr(r.policies).map(obj);
+    if (r.policies !== undefined && policies.length === 0) errs.push(required(`${at}.policies`, 'must specify at least one Policy'));
+    policies.forEach((p, i) => {
+      if (!PolicyTypes.includes(p.type as never)) errs.push(notSupported(`${at}.policies[${i}].type`, p.type ?? '', PolicyTypes));
+      if (!(Number.isInteger(p.value) && (p.value as number) > 0)) errs.push(invalidValue(`${at}.policies[${i}].value`, p.value ?? 0, 'must be greater than zero'));
+      if (!(Number.isInteger(p.periodSeconds) && (p.periodSeconds as number) > 0 && (p.periodSeconds as number) <= 1800)) errs.push(invalidValue(`${at}.policies[${i}].periodSeconds`, p.periodSeconds ?? 0, 'must be greater than zero and less than or equal to 1800'));
+    });
+  }
+  return errs;
 };
 
 const validate = (o: KubeObject): FieldError[] => {
@@ -39,6 +88,7 @@ const validate = (o: KubeObject): FieldError[] => {
   arr(s.metrics).map(obj).forEach((m, i) => {
     if (!MetricTypes.includes(m.type as never)) errs.push(notSupported(`spec.metrics[${i}].type`, m.type ?? '', MetricTypes));
   });
+  errs.push(...validateBehavior(s.behavior));
   return errs;
 };
 

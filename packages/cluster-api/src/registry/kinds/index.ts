@@ -14,6 +14,7 @@ import { endpointSlice } from './endpoint-slice.js';
 import { endpoints } from './endpoints.js';
 import { event, eventsV1 } from './event.js';
 import { horizontalPodAutoscaler, horizontalPodAutoscalerV1 } from './horizontal-pod-autoscaler.js';
+import { nodeMetrics, podMetrics } from './metrics.js';
 import { ingress, ingressClass, ingressExtensions } from './ingress.js';
 import { job } from './job.js';
 import { lease } from './lease.js';
@@ -63,6 +64,7 @@ export const moreCoreKinds: readonly ResourceDefinition[] = [configMap, endpoint
 export const typedGroupKinds: readonly ResourceDefinition[] = [
   deployment, replicaSet, statefulSet, daemonSet, controllerRevision, ...appsServedVersions,
   horizontalPodAutoscaler, horizontalPodAutoscalerV1,
+  nodeMetrics, podMetrics,
   job, cronJob, servedAt(cronJob, { group: 'batch', version: 'v2alpha1' }),
   lease,
   endpointSlice,

@@ -31,6 +31,7 @@ import { bundleConfig, type BundleMount } from './spec.js';
 import { chownForFsGroup, mountRootfs, unmountRootfs } from './rootfs.js';
 import { ServiceAddresses } from './service-addresses.js';
 import { WatchedLog } from './watched-log.js';
+import { cgroupUsage, type Usage } from '../../stats/usage.js';
 
 
 export interface OciRuntimeOptions {
@@ -317,6 +318,11 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
 
   waitContainer(id: string): Promise<ContainerStatus> {
     return this.container(id).exited;
+  }
+
+  /** The container's cgroup (v1 or v2, as the host has it). */
+  containerStats(id: string): Usage | undefined {
+    return this.containers.get(id)?.status.state === 'CONTAINER_RUNNING' ? cgroupUsage(`${this.cgroupParent}/${id}`, this.opts.host.cgroupV2) : undefined;
   }
 
   containerLog(id: string): WatchedLog | undefined {

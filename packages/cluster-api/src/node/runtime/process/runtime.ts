@@ -15,6 +15,7 @@ import { launchSpec } from './launch.js';
 import { mountRoot } from './mount-root.js';
 import { ContainerProcess, type LaunchSpec } from './process.js';
 import { attachTo, execInContainer, ExecStartError } from './streams.js';
+import { processUsage, type Usage } from '../../stats/usage.js';
 
 export interface ProcessRuntimeOptions {
   images: ImageStore;
@@ -132,6 +133,12 @@ export class ProcessRuntime extends RecordedRuntime<Sandbox, Instance> implement
 
   waitContainer(id: string): Promise<ContainerStatus> {
     return this.container(id).exited;
+  }
+
+  /** The container's process (its children are not counted). */
+  containerStats(id: string): Usage | undefined {
+    const pid = this.containers.get(id)?.process?.pid;
+    return pid === undefined ? undefined : processUsage(pid);
   }
 
   containerLog(id: string): ContainerLog | undefined {
