@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { FailureRecorder } from './dispatch/worker.js';
 import { ingressHandler } from './ingress.js';
 import { openEventLog } from './log/factory.js';
 import type { EventLog } from './log/interface.js';
@@ -39,6 +40,8 @@ export interface BrokerOptions {
   /** How often the control loop retries what failed (streams, resolution). Default 5 s. */
   readonly resyncMs?: number;
   readonly logger?: Logger;
+  /** Records a Trigger's failed delivery for its users (the cluster broker: a Warning Event on the Trigger). */
+  readonly recordFailure?: FailureRecorder;
 }
 
 export interface RunningBroker {
@@ -105,6 +108,7 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
     maxInFlight: opts.maxInFlightPerTrigger ?? 64,
     ackWaitMs: opts.ackWaitMs ?? 60_000,
     maxEventBytes,
+    ...(opts.recordFailure ? { recordFailure: opts.recordFailure } : {}),
   });
   reconciler = running;
   logger('info', 'broker listening', { url, store: log.engine });

@@ -151,6 +151,7 @@ export class Reconciler {
       ? {
           predicate: filter.predicate,
           subscriber: subscriber.uri,
+          ...(subscriber.endpoints ? { endpoints: subscriber.endpoints } : {}),
           policy: deliveryPolicy(t.spec.delivery, broker!.spec?.delivery),
           ...(dls && 'uri' in dls ? { deadLetterSink: dls.uri } : {}),
         }
@@ -184,7 +185,8 @@ export class Reconciler {
       w = undefined;
     }
     if (!w) {
-      w = { stream, worker: new TriggerWorker(stream, name, { broker: stream, trigger: objectKey(t.metadata) }, this.deps) };
+      const about = { apiVersion: 'eventing.knative.dev/v1', kind: 'Trigger', namespace: t.metadata.namespace, name: t.metadata.name, ...(t.metadata.uid ? { uid: t.metadata.uid } : {}) } as const;
+      w = { stream, worker: new TriggerWorker(stream, name, { broker: stream, trigger: objectKey(t.metadata) }, this.deps, about) };
       this.workers.set(name, w);
     }
     return w.worker;

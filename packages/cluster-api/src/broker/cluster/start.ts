@@ -3,12 +3,17 @@
  * API-backed TriggerSource and SubscriberResolver over one KubeClient. What `cluster-api broker`
  * runs alone and `cluster-api serve` runs beside the API server.
  */
-import type { KubeClient } from '@func/kube-client';
+import { EventBroadcaster, kubeEventSink, type KubeClient } from '@func/kube-client';
 import { type BrokerOptions, type RunningBroker, startBroker } from '../broker.js';
+import type { FailureRecorder } from '../dispatch/worker.js';
 import { jsonLogger, type Logger } from '../metrics.js';
 import { type Advertised, ingressBase } from './advertise.js';
 import { ClusterResolver } from './resolver.js';
 import { ApiTriggerSource } from './trigger-source.js';
+
+/** The `source.component` of the Events the broker records, and the reason of a failed delivery's. */
+export const DELIVERY_EVENT_SOURCE = 'broker';
+export const DELIVERY_FAILED_REASON = 'DeliveryFailed';
 
 export interface ClusterBrokerOptions extends Omit<BrokerOptions, 'triggerSource' | 'resolver' | 'ingressBaseUrl' | 'logger'> {
   /** The broker's own connection and credentials; closed by `stop()`. */
@@ -35,10 +40,15 @@ export async function startClusterBroker(opts: ClusterBrokerOptions): Promise<Cl
   const backoff = { minBackoffMs, maxBackoffMs };
   const source = new ApiTriggerSource(client, { logger, ...backoff }).start();
   const resolver = new ClusterResolver(client, { logger, ...backoff }).start();
+  // A Trigger whose deliveries fail gets a Warning Event saying the last error (Knative keeps it Ready).
+  const events = new EventBroadcaster(kubeEventSink(client), (entry) => logger('warn', 'event not recorded', entry));
+  const recorder = events.recorder({ component: DELIVERY_EVENT_SOURCE });
+  const recordFailure: FailureRecorder = (about, message) => recorder.event(about, 'Warning', DELIVERY_FAILED_REASON, message);
   let broker: RunningBroker;
   try {
-    broker = await startBroker({ ...rest, logger, triggerSource: source, resolver, ingressBaseUrl: ingressBase(advertise, opts.host ?? '127.0.0.1') });
+    broker = await startBroker({ ...rest, logger, triggerSource: source, resolver, recordFailure, ingressBaseUrl: ingressBase(advertise, opts.host ?? '127.0.0.1') });
   } catch (err) {
+    await events.close();
     await Promise.all([source.stop(), resolver.stop()]);
     client.close();
     throw err;
@@ -49,6 +59,7 @@ export async function startClusterBroker(opts: ClusterBrokerOptions): Promise<Cl
     resolver,
     stop: async () => {
       await broker.stop();
+      await events.close();
       await Promise.all([source.stop(), resolver.stop()]);
       client.close();
     },

@@ -20,21 +20,38 @@ import type { Consumer, EventLog, LogMessage } from '../log/interface.js';
 import type { BrokerMetrics, Labels, Logger } from '../metrics.js';
 import { deadLetterEvent } from './dead-letter.js';
 import { type Outcome, send } from './sender.js';
+import { Spread } from './spread.js';
 
 type Failure = Extract<Outcome, { kind: 'retry' | 'fail' }>;
 
 export interface Program {
   readonly predicate: Predicate;
+  /** The subscriber's URL (its first endpoint when it has several). */
   readonly subscriber: string;
+  /** Every endpoint of the subscriber (a Service's ready pods), when it has more than one: deliveries are spread over them. */
+  readonly endpoints?: readonly string[];
   readonly policy: DeliveryPolicy;
   /** Resolved dead-letter sink URL, if the policy has one. */
   readonly deadLetterSink?: string;
+}
+
+/** Where a Trigger's delivery failures are recorded for its users (a Kubernetes Event on the Trigger). */
+export type FailureRecorder = (about: TriggerRef, message: string) => void;
+
+/** The Trigger a worker delivers for, as an Event refers to it. */
+export interface TriggerRef {
+  readonly apiVersion: 'eventing.knative.dev/v1';
+  readonly kind: 'Trigger';
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid?: string;
 }
 
 export interface WorkerDeps {
   readonly log: EventLog;
   readonly metrics: BrokerMetrics;
   readonly logger: Logger;
+  readonly recordFailure?: FailureRecorder;
   readonly maxInFlight: number;
   readonly ackWaitMs: number;
   readonly maxEventBytes: number;
@@ -58,6 +75,7 @@ export class TriggerWorker {
   private readonly stopping = new AbortController();
   private pause = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly spread = new Spread();
   private readonly loop: Promise<void>;
 
   constructor(
@@ -65,6 +83,7 @@ export class TriggerWorker {
     private readonly name: string,
     private readonly labels: Labels,
     private readonly deps: WorkerDeps,
+    private readonly about?: TriggerRef,
   ) {
     this.loop = this.run();
   }
@@ -149,6 +168,7 @@ export class TriggerWorker {
     }, Math.max(100, this.deps.ackWaitMs / 3));
     try {
       const outcome = await this.attempt(program, record);
+      if (outcome.kind !== 'done') this.failed(record, m.attempt, outcome);
       if (outcome.kind === 'done') {
         this.deps.metrics.inc('delivered', this.labels);
         return await m.ack();
@@ -167,16 +187,24 @@ export class TriggerWorker {
     }
   }
 
-  /** One POST, and for a reply the durable re-enqueue the attempt's success depends on. */
-  private async attempt(program: Program, record: LogRecord): Promise<{ kind: 'done' } | Failure> {
-    const outcome = await send(program.subscriber, record.event, {
+  /** A failed attempt: logged with the event's id, and recorded on the Trigger (its last error). */
+  private failed(record: LogRecord, attempt: number, failure: Failure & { url: string }): void {
+    const a = record.event.attributes;
+    this.deps.logger('warn', 'delivery attempt failed', { ...this.labels, id: a.id, source: a.source, type: a.type, attempt, url: failure.url, code: failure.code, reason: failure.why });
+    if (this.about) this.deps.recordFailure?.(this.about, `delivery to ${failure.url} failed: ${failure.why}`);
+  }
+
+  /** One POST (to the endpoint with the fewest in flight), and for a reply the durable re-enqueue the attempt's success depends on. */
+  private async attempt(program: Program, record: LogRecord): Promise<{ kind: 'done' } | (Failure & { url: string })> {
+    const target = program.endpoints && program.endpoints.length > 1 ? this.spread.acquire(program.endpoints) : { url: program.subscriber, release: () => undefined };
+    const outcome = await send(target.url, record.event, {
       timeoutMs: program.policy.timeoutMs,
       preferReply: true,
       traceparent: record.traceparent,
       tracestate: record.tracestate,
       maxReplyBytes: this.deps.maxEventBytes,
-    });
-    if (outcome.kind !== 'reply') return outcome;
+    }).finally(() => target.release());
+    if (outcome.kind !== 'reply') return outcome.kind === 'done' ? outcome : { ...outcome, url: target.url };
     this.deps.metrics.inc('replies', this.labels);
     const ttl = record.ttl - 1;
     if (ttl <= 0) {
@@ -189,15 +217,15 @@ export class TriggerWorker {
       const traceparent = outcome.traceparent ?? record.traceparent;
       await this.deps.log.append(this.stream, [encodeRecord({ event: reply, ttl, ...(traceparent ? { traceparent } : {}) })]);
     } catch (err) {
-      return { kind: 'retry', code: 500, body: Buffer.from('reply not stored'), why: `the reply could not be stored: ${(err as Error).message}` };
+      return { kind: 'retry', code: 500, body: Buffer.from('reply not stored'), why: `the reply could not be stored: ${(err as Error).message}`, url: target.url };
     }
     return { kind: 'done' };
   }
 
-  private async deadLetter(program: Program, record: LogRecord, failure: Failure): Promise<void> {
+  private async deadLetter(program: Program, record: LogRecord, failure: Failure & { url: string }): Promise<void> {
     const sink = program.deadLetterSink;
     if (!sink) return this.dropped(record, `delivery failed (${failure.why}) and no dead-letter sink is configured`);
-    const event = deadLetterEvent(record.event, program.subscriber, failure.code, failure.body);
+    const event = deadLetterEvent(record.event, failure.url, failure.code, failure.body);
     for (let n = 0; ; n++) {
       const r = await send(sink, event, { timeoutMs: program.policy.timeoutMs, preferReply: false, traceparent: record.traceparent, maxReplyBytes: this.deps.maxEventBytes });
       if (r.kind === 'done' || r.kind === 'reply') return this.deps.metrics.inc('deadLettered', this.labels);
