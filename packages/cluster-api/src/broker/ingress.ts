@@ -32,16 +32,16 @@ export interface IngressDeps {
   readonly maxPendingEvents: number;
 }
 
-const TITLES: Record<number, string> = { 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests', 503: 'Service Unavailable' };
+const TITLES: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 401: 'Unauthorized', 404: 'Not Found', 405: 'Method Not Allowed', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests', 503: 'Service Unavailable' };
 
-function problem(res: ServerResponse, status: number, detail: string, headers: Record<string, string> = {}): void {
+export function problem(res: ServerResponse, status: number, detail: string, headers: Record<string, string> = {}): void {
   const body = JSON.stringify({ type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail });
   res.writeHead(status, { 'content-type': 'application/problem+json', 'content-length': Buffer.byteLength(body), ...headers });
   res.end(body);
 }
 
 /** A body over the limit: answer at once, then keep reading (discarding) so the client gets the answer, not a reset. */
-function tooLarge(req: IncomingMessage, res: ServerResponse, limit: number): void {
+export function tooLarge(req: IncomingMessage, res: ServerResponse, limit: number): void {
   problem(res, 413, `the request body exceeds the limit of ${limit} bytes`, { connection: 'close' });
   let drained = 0;
   req.on('data', (c: Buffer) => {
@@ -51,7 +51,7 @@ function tooLarge(req: IncomingMessage, res: ServerResponse, limit: number): voi
   req.resume();
 }
 
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -110,11 +110,12 @@ export async function serve(asked: ServeConfig, log?: Log, options: ServeOptions
     ...(token ? [brokerPart(async () => (broker = await startEmbeddedBroker({
       apiUrl: api!.url, ca: tls?.ca, token, log,
       store: config.brokerStore, port: config.brokerPort, host: config.brokerBindAddress, advertiseAddress: config.brokerAdvertiseAddress,
+      gatewayUrl: () => gateway?.url,
     })))] : []),
     // The gateway reads Routes, Revisions, DomainMappings, Services and Endpoints as system:serving-gateway.
     // Its address is published in knative-serving/config-gateway for clients that only have the kubeconfig.
     gatewayPart(async () => {
-      gateway = await startGateway({ kube: embeddedClient(endpoint(), ids.gatewayToken, 'gateway'), host: config.bindAddress, port: config.gatewayPort, log });
+      gateway = await startGateway({ kube: embeddedClient(endpoint(), ids.gatewayToken, 'gateway'), host: config.bindAddress, port: config.gatewayPort, log, asyncBroker: () => broker?.broker.url });
       await publishGatewayUrl(api!.registry, gateway.url).catch((err: Error) => log?.({ level: 'warn', msg: 'gateway address not published', error: err.message }));
       return gateway;
     }),

@@ -8,6 +8,7 @@ import { type BrokerOptions, type RunningBroker, startBroker } from '../broker.j
 import type { FailureRecorder } from '../dispatch/worker.js';
 import { jsonLogger, type Logger } from '../metrics.js';
 import { type Advertised, ingressBase } from './advertise.js';
+import { asyncDeliveryPolicy } from './invocation-policy.js';
 import { ClusterResolver } from './resolver.js';
 import { ApiTriggerSource } from './trigger-source.js';
 
@@ -24,6 +25,11 @@ export interface ClusterBrokerOptions extends Omit<BrokerOptions, 'triggerSource
   /** Backoff of the informers after a failed list or watch (default 200 ms doubling to 5 s). */
   readonly minBackoffMs?: number;
   readonly maxBackoffMs?: number;
+  /**
+   * The serving gateway's URL: given, the broker serves asynchronous invocations of functions
+   * (`/invocations/…`), run through it with each Knative Service's `function.knative.dev/async-delivery` policy.
+   */
+  readonly gatewayUrl?: () => string | undefined;
 }
 
 export interface ClusterBroker {
@@ -35,7 +41,7 @@ export interface ClusterBroker {
 }
 
 export async function startClusterBroker(opts: ClusterBrokerOptions): Promise<ClusterBroker> {
-  const { client, advertise, minBackoffMs, maxBackoffMs, ...rest } = opts;
+  const { client, advertise, minBackoffMs, maxBackoffMs, gatewayUrl, ...rest } = opts;
   const logger = opts.logger ?? jsonLogger;
   const backoff = { minBackoffMs, maxBackoffMs };
   const source = new ApiTriggerSource(client, { logger, ...backoff }).start();
@@ -46,7 +52,10 @@ export async function startClusterBroker(opts: ClusterBrokerOptions): Promise<Cl
   const recordFailure: FailureRecorder = (about, message) => recorder.event(about, 'Warning', DELIVERY_FAILED_REASON, message);
   let broker: RunningBroker;
   try {
-    broker = await startBroker({ ...rest, logger, triggerSource: source, resolver, recordFailure, ingressBaseUrl: ingressBase(advertise, opts.host ?? '127.0.0.1') });
+    broker = await startBroker({
+      ...rest, logger, triggerSource: source, resolver, recordFailure, ingressBaseUrl: ingressBase(advertise, opts.host ?? '127.0.0.1'),
+      ...(gatewayUrl ? { invocations: { gatewayUrl, policyOf: asyncDeliveryPolicy(client) } } : {}),
+    });
   } catch (err) {
     await events.close();
     await Promise.all([source.stop(), resolver.stop()]);

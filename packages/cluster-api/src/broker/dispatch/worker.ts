@@ -57,7 +57,23 @@ export interface WorkerDeps {
   readonly maxEventBytes: number;
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
+/**
+ * Marks `m` as being worked on every third of the ack wait, so no other process takes it; returns
+ * the function that stops. A log whose connection closed under us throws here (from a timer: nothing
+ * else would catch it); the ack wait then runs out and the message is handed out again.
+ */
+export function holdWhileWorking(m: LogMessage, ackWaitMs: number): () => void {
+  const timer = setInterval(() => {
+    try {
+      m.working();
+    } catch {
+      clearInterval(timer);
+    }
+  }, Math.max(100, ackWaitMs / 3));
+  return () => clearInterval(timer);
+}
+
+export const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     if (signal.aborted) return resolve();
     const t = setTimeout(resolve, ms);
@@ -157,15 +173,7 @@ export class TriggerWorker {
     const program = this.program;
     if (!program) return m.nak(0).catch(() => undefined);
     if (!program.predicate(record.event.attributes)) return m.ack().catch(() => undefined);
-    // A log whose connection closed under us throws here (from a timer: nothing else would catch it);
-    // the ack wait then runs out and the event is delivered again.
-    const keepAlive = setInterval(() => {
-      try {
-        m.working();
-      } catch {
-        clearInterval(keepAlive);
-      }
-    }, Math.max(100, this.deps.ackWaitMs / 3));
+    const keepAlive = holdWhileWorking(m, this.deps.ackWaitMs);
     try {
       const outcome = await this.attempt(program, record);
       if (outcome.kind !== 'done') this.failed(record, m.attempt, outcome);
@@ -183,7 +191,7 @@ export class TriggerWorker {
       // The log failed under us (ack or nak lost): the message comes back after the ack wait.
       this.deps.logger('warn', 'delivery state not stored; the event will be delivered again', { ...this.labels, error: (err as Error).message });
     } finally {
-      clearInterval(keepAlive);
+      keepAlive();
     }
   }
 
