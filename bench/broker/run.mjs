@@ -5,7 +5,9 @@
 // - end to end: events/s delivered through one Trigger to a local HTTP subscriber (202), from the
 //   first send to the last delivery, and the same to a real function (func-runtime, replying with an
 //   event the broker stores and evaluates too);
-// - latency: ingress→subscriber p50/p99 with events sent at a steady 1,000/s.
+// - latency: ingress→subscriber p50/p99 with events sent at a steady 1,000/s;
+// - async invocations: requests/s answered 202 (durably stored) by POST /invocations/{ns}/{fn}, the
+//   broker's side of `Prefer: respond-async`, while the invoker runs them against a local subscriber.
 //
 // Rounds interleave the engines; the table shows medians. Prints markdown; never asserts.
 import { spawn } from 'node:child_process';
@@ -55,12 +57,12 @@ function child(args, ready) {
 }
 
 /** A broker process: standalone-broker.js (packages/cluster-api/testing) with one Broker and, given a subscriber, one Trigger to it. */
-async function startBroker(store, subscriberUrl) {
+async function startBroker(store, subscriberUrl, invocationsGateway) {
   const ns = 'bench';
   const config = join(dir, `config-${performance.now()}.json`);
   const meta = (kind, name) => ({ apiVersion: 'eventing.knative.dev/v1', kind, metadata: { namespace: ns, name } });
   const triggers = subscriberUrl ? [{ ...meta('Trigger', 'sink'), spec: { broker: 'default', filter: { attributes: { type: 'bench' } }, subscriber: { uri: subscriberUrl } } }] : [];
-  writeFileSync(config, JSON.stringify({ brokers: [{ ...meta('Broker', 'default'), spec: {} }], triggers, options: { maxInFlightPerTrigger: 128 } }));
+  writeFileSync(config, JSON.stringify({ brokers: [{ ...meta('Broker', 'default'), spec: {} }], triggers, options: { maxInFlightPerTrigger: 128 }, ...(invocationsGateway ? { invocationsGateway } : {}) }));
   const b = await child([standaloneBroker, store, config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
   return { ...b, ingress: `/${ns}/default`, url: b.value };
 }
@@ -83,14 +85,14 @@ function rawClient(url, connections) {
 }
 const BODY = JSON.stringify({ customerId: '42', name: 'Ada' });
 
-/** Closed loop: every connection posts back to back for `seconds`. Returns 202s per second. */
-async function flood(url, path, seconds) {
+/** Closed loop: every connection posts back to back for `seconds` (`headers()` per request, default an event's). Returns 202s per second. */
+async function flood(url, path, seconds, headers = () => event()) {
   const client = rawClient(url, CONNS);
   let ok = 0;
   const end = performance.now() + seconds * 1000;
   const t0 = performance.now();
   await Promise.all(Array.from({ length: CONNS }, async () => {
-    while (performance.now() < end) if ((await client.post(path, event(), BODY)) === 202) ok++;
+    while (performance.now() < end) if ((await client.post(path, headers(), BODY)) === 202) ok++;
   }));
   const rate = ok / ((performance.now() - t0) / 1000);
   client.close();
@@ -142,6 +144,13 @@ async function round(engine, store, natsUrl) {
   while (st.count < sent.ok && epochNow() - t0 < 120_000) st = await (await new Promise((r) => setTimeout(r, 50)), sub.stats());
   out.e2e = st.count / ((st.last - t0) / 1000);
   Object.assign(out, await latency(b.url, b.ingress, sub, 1000, SECONDS));
+  b.stop();
+  // Asynchronous invocations, as the gateway hands them to the broker (the subscriber stands for the gateway).
+  b = await startBroker(s(), undefined, sub.url);
+  const invocation = () => ({ 'x-func-method': 'POST', 'x-func-path': '/', 'x-func-host': 'fn.bench.localhost' });
+  // The invocations stream and its consumer are made just after start: 503 until then.
+  while ((await fetch(`${b.url}/invocations/bench/fn`, { method: 'POST', headers: invocation(), body: BODY })).status === 503) await new Promise((r) => setTimeout(r, 20));
+  out.async = (await flood(b.url, '/invocations/bench/fn', SECONDS, invocation)).rate;
   b.stop();
   sub.close();
   const runtime = join(root, 'packages/runtime/dist/cli.js');
@@ -206,4 +215,5 @@ console.log(row('end to end, events/s through one Trigger to a local subscriber'
 console.log(row('end to end, events/s to a func-runtime function (its replies stored too)', 'fn', 0, ''));
 console.log(row('ingress→subscriber p50 at 1,000 events/s, ms', 'p50', 1, ''));
 console.log(row('ingress→subscriber p99 at 1,000 events/s, ms', 'p99', 1, '≤ 50 (SQLite)'));
+console.log(row('async invocations/s accepted (202, stored) at POST /invocations', 'async', 0, '≥ 2,000'));
 process.exit(0);

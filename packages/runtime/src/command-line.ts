@@ -10,6 +10,7 @@ import { OPTION_TABLE } from './config.js';
 import { devCommand } from './commands/dev.js';
 import { buildCommand } from './commands/build.js';
 import { invokeCommand } from './commands/invoke.js';
+import { eventsCommand } from './commands/events.js';
 import { deployCommand } from './commands/deploy.js';
 import { undeployCommand } from './commands/undeploy.js';
 import { describeCommand } from './commands/describe.js';
@@ -30,7 +31,7 @@ function reportStartError(err: unknown): void {
 }
 
 /** Every command; `$0 [path]` (run) is the default. A new command is a module plus one entry here. */
-const commands = [runCommand, devCommand, buildCommand, invokeCommand, deployCommand, undeployCommand, describeCommand, listCommand, rollbackCommand, trafficCommand, logsCommand].map((make) => make(exit, reportStartError) as CommandModule);
+const commands = [runCommand, devCommand, buildCommand, invokeCommand, eventsCommand, deployCommand, undeployCommand, describeCommand, listCommand, rollbackCommand, trafficCommand, logsCommand].map((make) => make(exit, reportStartError) as CommandModule);
 const SUBCOMMANDS = commands.map((c) => String(c.command).split(' ')[0]).filter((name) => name !== '$0').concat('help');
 
 async function withYargs(args: string[]): Promise<void> {

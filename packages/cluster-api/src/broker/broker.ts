@@ -6,6 +6,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FailureRecorder } from './dispatch/worker.js';
+import { DEBUG_PATH, type DebugAuth, debugHandler } from './debug/api.js';
+import { Journal } from './debug/journal.js';
 import { ingressHandler } from './ingress.js';
 import { INVOCATIONS_PATH, invocationIngress } from './invocation/ingress.js';
 import { Invoker, type InvokerDeps } from './invocation/invoker.js';
@@ -48,6 +50,11 @@ export interface BrokerOptions {
    * not served (404).
    */
   readonly invocations?: Pick<InvokerDeps, 'gatewayUrl' | 'policyOf'>;
+  /**
+   * Serves the event debugger (`/debug/v1/…`, debug/api.ts), authenticating and authorizing each
+   * request through it (the cluster broker: TokenReview and SubjectAccessReview). Absent: not served.
+   */
+  readonly debugAuth?: DebugAuth;
   /** Records a Trigger's failed delivery for its users (the cluster broker: a Warning Event on the Trigger). */
   readonly recordFailure?: FailureRecorder;
 }
@@ -77,7 +84,9 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
   const log = await openEventLog(opts.store);
   // The reconciler starts once the ingress listens, so the first status written is addressable.
   let reconciler: Reconciler | undefined;
+  const journal = new Journal(log, logger);
   const ingress = ingressHandler({
+    journal,
     log,
     metrics,
     logger,
@@ -89,7 +98,13 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
   const ackWaitMs = opts.ackWaitMs ?? 60_000;
   const invoker = opts.invocations && new Invoker({ log, metrics, logger, resolver: opts.resolver ?? noResolver, maxInFlight, ackWaitMs, maxEventBytes, ...opts.invocations });
   const invocations = invoker && invocationIngress({ log, metrics, logger, maxEventBytes, maxPending: opts.maxPendingEvents ?? 20_000, ready: () => invoker.ready });
+  const debug = opts.debugAuth && debugHandler({
+    log, journal, logger, auth: opts.debugAuth,
+    brokerReady: (key) => reconciler?.stream(key)?.ready,
+    trigger: (ns, name) => reconciler?.trigger(ns, name),
+  });
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (debug && req.url?.startsWith(DEBUG_PATH)) return void debug(req, res).catch((err: Error) => failed(res, err));
     if (invocations && req.url?.startsWith(INVOCATIONS_PATH)) return void invocations(req, res).catch((err: Error) => failed(res, err));
     if (req.method === 'GET' && req.url === '/healthz') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     if (req.method === 'GET' && req.url === '/metrics') return void res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metrics.prometheus());
@@ -123,6 +138,7 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
     maxInFlight,
     ackWaitMs,
     maxEventBytes,
+    journal,
     ...(opts.recordFailure ? { recordFailure: opts.recordFailure } : {}),
   });
   reconciler = running;

@@ -20,6 +20,7 @@ import { DEFAULT_TTL, encodeRecord, TTL_EXTENSION, type CloudEvent } from './eve
 import { decodeMessage } from './event/http-codec.js';
 import type { EventLog } from './log/interface.js';
 import type { BrokerMetrics, Logger } from './metrics.js';
+import { eventStep, type Journal } from './debug/journal.js';
 
 export interface IngressDeps {
   readonly log: EventLog;
@@ -30,6 +31,8 @@ export interface IngressDeps {
   readonly maxEventBytes: number;
   /** Events accepted but not yet stored, across all Brokers, before 429. */
   readonly maxPendingEvents: number;
+  /** Where each stored event is written for the debugger. */
+  readonly journal?: Journal;
 }
 
 const TITLES: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 401: 'Unauthorized', 404: 'Not Found', 405: 'Method Not Allowed', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests', 503: 'Service Unavailable' };
@@ -112,7 +115,9 @@ export function ingressHandler(deps: IngressDeps): (req: IncomingMessage, res: S
     const ts = req.headers.tracestate as string | undefined;
     pending += decoded.length;
     try {
-      if (decoded.length > 0) await deps.log.append(key, decoded.map((e) => toRecord(e, tp, ts)));
+      const records = decoded.map((e) => toRecord(e, tp, ts));
+      if (decoded.length > 0) await deps.log.append(key, records);
+      if (deps.journal) decoded.forEach((e, i) => deps.journal!.add(key, eventStep(e, records[i]!, 'ingress')));
     } catch (err) {
       deps.logger('warn', 'events not stored', { broker: key, count: decoded.length, error: (err as Error).message });
       return problem(res, 503, 'the events could not be stored; nothing was accepted, send them again', { 'retry-after': '1' });

@@ -11,6 +11,8 @@
 import { deliveryPolicy, deliveryProblems, type FieldProblem } from './delivery/policy.js';
 import { TriggerWorker, type WorkerDeps } from './dispatch/worker.js';
 import { compileFilter } from './filter/filters.js';
+import { explainMismatch } from './debug/explain.js';
+import type { CloudEvent } from './event/event.js';
 import { resolveDestination, type SubscriberResolver } from './resolver.js';
 import type { BrokerConfig, TriggerSource } from './source.js';
 import { readyCondition } from './status/conditions.js';
@@ -57,6 +59,11 @@ export class Reconciler {
   /** The state of a Broker's stream for the ingress: undefined when there is no such Broker. */
   stream(key: string): StreamState | undefined {
     return this.brokers.has(key) ? (this.streams.get(key) ?? { ready: false, message: 'not created yet' }) : undefined;
+  }
+
+  /** The Trigger `namespace/name` of the current snapshot. */
+  trigger(namespace: string, name: string): Trigger | undefined {
+    return this.config?.triggers.find((t) => t.metadata.namespace === namespace && t.metadata.name === name);
   }
 
   apply(config: BrokerConfig): void {
@@ -152,6 +159,7 @@ export class Reconciler {
           predicate: filter.predicate,
           subscriber: subscriber.uri,
           ...(subscriber.endpoints ? { endpoints: subscriber.endpoints } : {}),
+          explain: (attributes: CloudEvent['attributes']) => explainMismatch(t.spec, attributes),
           policy: deliveryPolicy(t.spec.delivery, broker!.spec?.delivery),
           ...(dls && 'uri' in dls ? { deadLetterSink: dls.uri } : {}),
         }

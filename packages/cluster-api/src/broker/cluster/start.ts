@@ -9,6 +9,7 @@ import type { FailureRecorder } from '../dispatch/worker.js';
 import { jsonLogger, type Logger } from '../metrics.js';
 import { type Advertised, ingressBase } from './advertise.js';
 import { asyncDeliveryPolicy } from './invocation-policy.js';
+import { DelegatedAuth } from '../../auth/delegated.js';
 import { ClusterResolver } from './resolver.js';
 import { ApiTriggerSource } from './trigger-source.js';
 
@@ -54,6 +55,7 @@ export async function startClusterBroker(opts: ClusterBrokerOptions): Promise<Cl
   try {
     broker = await startBroker({
       ...rest, logger, triggerSource: source, resolver, recordFailure, ingressBaseUrl: ingressBase(advertise, opts.host ?? '127.0.0.1'),
+      debugAuth: new DelegatedAuth(client),
       ...(gatewayUrl ? { invocations: { gatewayUrl, policyOf: asyncDeliveryPolicy(client) } } : {}),
     });
   } catch (err) {

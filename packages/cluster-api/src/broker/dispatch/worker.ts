@@ -21,6 +21,7 @@ import type { BrokerMetrics, Labels, Logger } from '../metrics.js';
 import { deadLetterEvent } from './dead-letter.js';
 import { type Outcome, send } from './sender.js';
 import { Spread } from './spread.js';
+import { eventStep, type Journal, type Step } from '../debug/journal.js';
 
 type Failure = Extract<Outcome, { kind: 'retry' | 'fail' }>;
 
@@ -33,6 +34,8 @@ export interface Program {
   readonly policy: DeliveryPolicy;
   /** Resolved dead-letter sink URL, if the policy has one. */
   readonly deadLetterSink?: string;
+  /** Why the filter does not match attributes it refused (for the debugger's journal). */
+  readonly explain?: (attributes: CloudEvent['attributes']) => string;
 }
 
 /** Where a Trigger's delivery failures are recorded for its users (a Kubernetes Event on the Trigger). */
@@ -52,6 +55,8 @@ export interface WorkerDeps {
   readonly metrics: BrokerMetrics;
   readonly logger: Logger;
   readonly recordFailure?: FailureRecorder;
+  /** Where each step of an event's path is written for the debugger. */
+  readonly journal?: Journal;
   readonly maxInFlight: number;
   readonly ackWaitMs: number;
   readonly maxEventBytes: number;
@@ -160,6 +165,11 @@ export class TriggerWorker {
     this.deps.metrics.inc('dropped', this.labels);
     const a = record?.event.attributes;
     this.deps.logger('warn', 'event dropped', { ...this.labels, id: a?.id, source: a?.source, type: a?.type, reason });
+    if (a) this.step({ k: 'dropped', id: String(a.id), trigger: this.labels.trigger!, why: reason });
+  }
+
+  private step(step: Step): void {
+    this.deps.journal?.add(this.stream, step);
   }
 
   private async handle(m: LogMessage): Promise<void> {
@@ -172,11 +182,22 @@ export class TriggerWorker {
     }
     const program = this.program;
     if (!program) return m.nak(0).catch(() => undefined);
-    if (!program.predicate(record.event.attributes)) return m.ack().catch(() => undefined);
+    const id = String(record.event.attributes.id);
+    const trigger = this.labels.trigger!;
+    if (!program.predicate(record.event.attributes)) {
+      if (m.attempt === 1) this.step({ k: 'match', id, trigger, matched: false, why: program.explain?.(record.event.attributes) ?? 'the filter does not match' });
+      return m.ack().catch(() => undefined);
+    }
+    if (m.attempt === 1) this.step({ k: 'match', id, trigger, matched: true });
     const keepAlive = holdWhileWorking(m, this.deps.ackWaitMs);
     try {
+      const started = performance.now();
       const outcome = await this.attempt(program, record);
+      const ms = Math.round((performance.now() - started) * 10) / 10;
       if (outcome.kind !== 'done') this.failed(record, m.attempt, outcome);
+      this.step(outcome.kind === 'done'
+        ? { k: 'attempt', id, trigger, n: m.attempt, url: outcome.url, ms, outcome: outcome.replied ? 'reply' : 'done' }
+        : { k: 'attempt', id, trigger, n: m.attempt, url: outcome.url, code: outcome.code, ms, outcome: outcome.kind, why: outcome.why });
       if (outcome.kind === 'done') {
         this.deps.metrics.inc('delivered', this.labels);
         return await m.ack();
@@ -203,7 +224,7 @@ export class TriggerWorker {
   }
 
   /** One POST (to the endpoint with the fewest in flight), and for a reply the durable re-enqueue the attempt's success depends on. */
-  private async attempt(program: Program, record: LogRecord): Promise<{ kind: 'done' } | (Failure & { url: string })> {
+  private async attempt(program: Program, record: LogRecord): Promise<{ kind: 'done'; url: string; replied?: boolean } | (Failure & { url: string })> {
     const target = program.endpoints && program.endpoints.length > 1 ? this.spread.acquire(program.endpoints) : { url: program.subscriber, release: () => undefined };
     const outcome = await send(target.url, record.event, {
       timeoutMs: program.policy.timeoutMs,
@@ -212,22 +233,24 @@ export class TriggerWorker {
       tracestate: record.tracestate,
       maxReplyBytes: this.deps.maxEventBytes,
     }).finally(() => target.release());
-    if (outcome.kind !== 'reply') return outcome.kind === 'done' ? outcome : { ...outcome, url: target.url };
+    if (outcome.kind !== 'reply') return { ...outcome, url: target.url };
     this.deps.metrics.inc('replies', this.labels);
     const ttl = record.ttl - 1;
     if (ttl <= 0) {
       this.dropped({ ...record, event: outcome.event }, `reply dropped: the ${TTL_EXTENSION} hop limit is exhausted (an event loop?)`);
-      return { kind: 'done' };
+      return { kind: 'done', url: target.url, replied: true };
     }
     const { [TTL_EXTENSION]: _ttl, ...attributes } = outcome.event.attributes;
     const reply: CloudEvent = outcome.event.data ? { attributes, data: outcome.event.data } : { attributes };
     try {
       const traceparent = outcome.traceparent ?? record.traceparent;
-      await this.deps.log.append(this.stream, [encodeRecord({ event: reply, ttl, ...(traceparent ? { traceparent } : {}) })]);
+      const stored = encodeRecord({ event: reply, ttl, ...(traceparent ? { traceparent } : {}) });
+      await this.deps.log.append(this.stream, [stored]);
+      this.step(eventStep(reply, stored, 'reply', { trigger: this.labels.trigger!, replyTo: String(record.event.attributes.id) }));
     } catch (err) {
       return { kind: 'retry', code: 500, body: Buffer.from('reply not stored'), why: `the reply could not be stored: ${(err as Error).message}`, url: target.url };
     }
-    return { kind: 'done' };
+    return { kind: 'done', url: target.url, replied: true };
   }
 
   private async deadLetter(program: Program, record: LogRecord, failure: Failure & { url: string }): Promise<void> {
@@ -236,9 +259,15 @@ export class TriggerWorker {
     const event = deadLetterEvent(record.event, failure.url, failure.code, failure.body);
     for (let n = 0; ; n++) {
       const r = await send(sink, event, { timeoutMs: program.policy.timeoutMs, preferReply: false, traceparent: record.traceparent, maxReplyBytes: this.deps.maxEventBytes });
-      if (r.kind === 'done' || r.kind === 'reply') return this.deps.metrics.inc('deadLettered', this.labels);
-      if (r.kind === 'fail' || n >= program.policy.retry || this.stopped)
+      const step = { k: 'deadletter', id: String(record.event.attributes.id), trigger: this.labels.trigger!, sink } as const;
+      if (r.kind === 'done' || r.kind === 'reply') {
+        this.step({ ...step, ok: true });
+        return this.deps.metrics.inc('deadLettered', this.labels);
+      }
+      if (r.kind === 'fail' || n >= program.policy.retry || this.stopped) {
+        this.step({ ...step, ok: false });
         return this.dropped(record, `delivery failed (${failure.why}) and so did the dead-letter sink (${r.why})`);
+      }
       await sleep(backoffMs(program.policy, n + 1), this.stopping.signal);
     }
   }
