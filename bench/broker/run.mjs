@@ -29,6 +29,8 @@ const { values: opts } = parseArgs({
     seconds: { type: 'string', default: '5' },
     engines: { type: 'string', default: 'sqlite,nats' },
     connections: { type: 'string', default: '64' },
+    // --journal false: the broker without the debugger's journal (debug/journal.ts), to see its cost.
+    journal: { type: 'string', default: 'true' },
   },
 });
 const ROUNDS = Number(opts.rounds);
@@ -62,7 +64,7 @@ async function startBroker(store, subscriberUrl, invocationsGateway) {
   const config = join(dir, `config-${performance.now()}.json`);
   const meta = (kind, name) => ({ apiVersion: 'eventing.knative.dev/v1', kind, metadata: { namespace: ns, name } });
   const triggers = subscriberUrl ? [{ ...meta('Trigger', 'sink'), spec: { broker: 'default', filter: { attributes: { type: 'bench' } }, subscriber: { uri: subscriberUrl } } }] : [];
-  writeFileSync(config, JSON.stringify({ brokers: [{ ...meta('Broker', 'default'), spec: {} }], triggers, options: { maxInFlightPerTrigger: 128 }, ...(invocationsGateway ? { invocationsGateway } : {}) }));
+  writeFileSync(config, JSON.stringify({ brokers: [{ ...meta('Broker', 'default'), spec: {} }], triggers, options: { maxInFlightPerTrigger: 128, journal: opts.journal !== 'false' }, ...(invocationsGateway ? { invocationsGateway } : {}) }));
   const b = await child([standaloneBroker, store, config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
   return { ...b, ingress: `/${ns}/default`, url: b.value };
 }

@@ -55,6 +55,11 @@ export interface BrokerOptions {
    * request through it (the cluster broker: TokenReview and SubjectAccessReview). Absent: not served.
    */
   readonly debugAuth?: DebugAuth;
+  /**
+   * Write each step of each event to the log's journal (debug/journal.ts), which the debugger reads.
+   * Default true; false saves its writes (about one row or message per step) where no one debugs.
+   */
+  readonly journal?: boolean;
   /** Records a Trigger's failed delivery for its users (the cluster broker: a Warning Event on the Trigger). */
   readonly recordFailure?: FailureRecorder;
 }
@@ -84,9 +89,9 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
   const log = await openEventLog(opts.store);
   // The reconciler starts once the ingress listens, so the first status written is addressable.
   let reconciler: Reconciler | undefined;
-  const journal = new Journal(log, logger);
+  const journal = opts.journal === false ? undefined : new Journal(log, logger);
   const ingress = ingressHandler({
-    journal,
+    ...(journal ? { journal } : {}),
     log,
     metrics,
     logger,
@@ -98,7 +103,7 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
   const ackWaitMs = opts.ackWaitMs ?? 60_000;
   const invoker = opts.invocations && new Invoker({ log, metrics, logger, resolver: opts.resolver ?? noResolver, maxInFlight, ackWaitMs, maxEventBytes, ...opts.invocations });
   const invocations = invoker && invocationIngress({ log, metrics, logger, maxEventBytes, maxPending: opts.maxPendingEvents ?? 20_000, ready: () => invoker.ready });
-  const debug = opts.debugAuth && debugHandler({
+  const debug = opts.debugAuth && journal && debugHandler({
     log, journal, logger, auth: opts.debugAuth,
     brokerReady: (key) => reconciler?.stream(key)?.ready,
     trigger: (ns, name) => reconciler?.trigger(ns, name),
@@ -138,7 +143,7 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
     maxInFlight,
     ackWaitMs,
     maxEventBytes,
-    journal,
+    ...(journal ? { journal } : {}),
     ...(opts.recordFailure ? { recordFailure: opts.recordFailure } : {}),
   });
   reconciler = running;

@@ -17,7 +17,7 @@ import type { Broker, Trigger } from '../../dist/broker/types.js';
 async function main(argv: readonly string[]): Promise<void> {
   const [store, configFile, port] = argv;
   if (!store || !configFile) throw new Error('usage: standalone <store> <config.json> [port]');
-  const config = JSON.parse(readFileSync(configFile, 'utf8')) as { brokers: Broker[]; triggers: Trigger[]; options?: Record<string, number>; invocationsGateway?: string };
+  const config = JSON.parse(readFileSync(configFile, 'utf8')) as { brokers: Broker[]; triggers: Trigger[]; options?: Record<string, number | boolean>; invocationsGateway?: string };
   const gateway = config.invocationsGateway;
   const source = new StaticTriggerSource([...config.brokers, ...config.triggers]);
   const broker = await startBroker({ store, triggerSource: source, port: Number(port ?? 0), logger: silentLogger, ...config.options,

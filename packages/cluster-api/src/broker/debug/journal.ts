@@ -6,7 +6,7 @@
  * | `k`          | written when                                   | holds                                         |
  * | ------------ | ---------------------------------------------- | --------------------------------------------- |
  * | `event`      | an event is stored (ingress, reply, replay)    | its attributes, the record (for replay and filter tests, when at most 32 KiB), `via` |
- * | `match`      | a Trigger evaluated it                         | `trigger`, `matched`, `why` when not          |
+ * | `match`      | a Trigger's filter refused it (a match shows as its attempts) | `trigger`, `matched: false`, `why` |
  * | `attempt`    | a delivery attempt ended                       | `trigger`, `n`, `url`, `code`, `ms`, `outcome` (`done`, `reply`, `retry`, `fail`), `why` |
  * | `deadletter` | it went to the dead-letter sink (or not)       | `trigger`, `sink`, `ok`                       |
  * | `dropped`    | it was given up                                | `trigger`, `why`                              |

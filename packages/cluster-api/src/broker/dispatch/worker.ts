@@ -188,7 +188,6 @@ export class TriggerWorker {
       if (m.attempt === 1) this.step({ k: 'match', id, trigger, matched: false, why: program.explain?.(record.event.attributes) ?? 'the filter does not match' });
       return m.ack().catch(() => undefined);
     }
-    if (m.attempt === 1) this.step({ k: 'match', id, trigger, matched: true });
     const keepAlive = holdWhileWorking(m, this.deps.ackWaitMs);
     try {
       const started = performance.now();
