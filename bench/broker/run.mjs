@@ -9,6 +9,8 @@
 // - a Sequence of 3 steps (flows.knative.dev/v1, wired as its controller wires it: a channel and a
 //   Subscription per step, each step's reply to the next channel, the last to the subscriber):
 //   events/s end to end, and p50/p99 at a steady 1,000 events/s.
+// - async invocations: requests/s answered 202 (durably stored) by POST /invocations/{ns}/{fn}, the
+//   broker's side of `Prefer: respond-async`, while the invoker runs them against a local subscriber.
 //
 // Rounds interleave the engines; the table shows medians. Prints markdown; never asserts.
 import { spawn } from 'node:child_process';
@@ -32,6 +34,8 @@ const { values: opts } = parseArgs({
     connections: { type: 'string', default: '64' },
     /** Comma-separated: broker (ingress, end to end, function, latency), sequence. */
     measure: { type: 'string', default: 'broker,sequence' },
+    // --journal false: the broker without the debugger's journal (debug/journal.ts), to see its cost.
+    journal: { type: 'string', default: 'true' },
   },
 });
 const ROUNDS = Number(opts.rounds);
@@ -60,12 +64,12 @@ function child(args, ready) {
 }
 
 /** A broker process: standalone-broker.js (packages/cluster-api/testing) with one Broker and, given a subscriber, one Trigger to it. */
-async function startBroker(store, subscriberUrl) {
+async function startBroker(store, subscriberUrl, invocationsGateway) {
   const ns = 'bench';
   const config = join(dir, `config-${performance.now()}.json`);
   const meta = (kind, name) => ({ apiVersion: 'eventing.knative.dev/v1', kind, metadata: { namespace: ns, name } });
   const triggers = subscriberUrl ? [{ ...meta('Trigger', 'sink'), spec: { broker: 'default', filter: { attributes: { type: 'bench' } }, subscriber: { uri: subscriberUrl } } }] : [];
-  writeFileSync(config, JSON.stringify({ brokers: [{ ...meta('Broker', 'default'), spec: {} }], triggers, options: { maxInFlightPerTrigger: 128 } }));
+  writeFileSync(config, JSON.stringify({ brokers: [{ ...meta('Broker', 'default'), spec: {} }], triggers, options: { maxInFlightPerTrigger: 128, journal: opts.journal !== 'false' }, ...(invocationsGateway ? { invocationsGateway } : {}) }));
   const b = await child([standaloneBroker, store, config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
   return { ...b, ingress: `/${ns}/default`, url: b.value };
 }
@@ -109,14 +113,14 @@ function rawClient(url, connections) {
 }
 const BODY = JSON.stringify({ customerId: '42', name: 'Ada' });
 
-/** Closed loop: every connection posts back to back for `seconds`. Returns 202s per second. */
-async function flood(url, path, seconds) {
+/** Closed loop: every connection posts back to back for `seconds` (`headers()` per request, default an event's). Returns 202s per second. */
+async function flood(url, path, seconds, headers = () => event()) {
   const client = rawClient(url, CONNS);
   let ok = 0;
   const end = performance.now() + seconds * 1000;
   const t0 = performance.now();
   await Promise.all(Array.from({ length: CONNS }, async () => {
-    while (performance.now() < end) if ((await client.post(path, event(), BODY)) === 202) ok++;
+    while (performance.now() < end) if ((await client.post(path, headers(), BODY)) === 202) ok++;
   }));
   const rate = ok / ((performance.now() - t0) / 1000);
   client.close();
@@ -196,6 +200,13 @@ async function round(engine, store, natsUrl) {
   out.e2eCpu = (cpuMs(b.proc.pid) - c0) / st.count;
   Object.assign(out, await latency(b.url, b.ingress, sub, 1000, SECONDS));
   b.stop();
+  // Asynchronous invocations, as the gateway hands them to the broker (the subscriber stands for the gateway).
+  b = await startBroker(s(), undefined, sub.url);
+  const invocation = () => ({ 'x-func-method': 'POST', 'x-func-path': '/', 'x-func-host': 'fn.bench.localhost' });
+  // The invocations stream and its consumer are made just after start: 503 until then.
+  while ((await fetch(`${b.url}/invocations/bench/fn`, { method: 'POST', headers: invocation(), body: BODY })).status === 503) await new Promise((r) => setTimeout(r, 20));
+  out.async = (await flood(b.url, '/invocations/bench/fn', SECONDS, invocation)).rate;
+  b.stop();
   sub.close();
   const runtime = join(root, 'packages/runtime/dist/cli.js');
   if (existsSync(runtime)) {
@@ -264,4 +275,5 @@ console.log(row('Sequence of 3 steps, events/s end to end (ingress → 3 steps �
 console.log(row('Sequence of 3 steps, broker CPU per event, ms (flood and drain)', 'seqCpu', 3, ''));
 console.log(row('Sequence of 3 steps, p50 at 1,000 events/s, ms', 'seqP50', 1, ''));
 console.log(row('Sequence of 3 steps, p99 at 1,000 events/s, ms', 'seqP99', 1, '≤ 50'));
+console.log(row('async invocations/s accepted (202, stored) at POST /invocations', 'async', 0, '≥ 2,000'));
 process.exit(0);

@@ -2,7 +2,8 @@
  * The real cluster API as a child process (`cluster-api serve`, the built CLI): TLS with a generated
  * CA, a bearer token and a kubeconfig in a temporary data directory, on a free port. By default the
  * API alone: no node agent, scheduler or broker, whose writes to the pods a client test makes would be
- * events it does not expect; `{ node: true }` keeps serve's embedded node and scheduler (deploys that run).
+ * events it does not expect; `{ node: true }` keeps serve's embedded node and scheduler (deploys that run),
+ * `{ broker: true }` its broker.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -20,10 +21,10 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-export async function startCluster(opts: { node?: boolean } = {}): Promise<Cluster> {
+export async function startCluster(opts: { node?: boolean; broker?: boolean } = {}): Promise<Cluster> {
   if (!existsSync(CLUSTER_CLI)) throw new Error(`${CLUSTER_CLI} is missing: build first (npm run build)`);
   const dir = mkdtempSync(join(tmpdir(), 'kube-client-'));
-  const child: ChildProcess = spawn(process.execPath, [CLUSTER_CLI, 'serve', '--port', '0', '--data-dir', join(dir, 'data'), '--no-broker', ...(opts.node ? [] : ['--disable-agent', '--disable-scheduler'])], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [CLUSTER_CLI, 'serve', '--port', '0', '--data-dir', join(dir, 'data'), ...(opts.broker ? [] : ['--no-broker']), ...(opts.node ? [] : ['--disable-agent', '--disable-scheduler'])], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr!.on('data', (d: Buffer) => {

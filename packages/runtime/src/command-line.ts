@@ -12,6 +12,7 @@ import { OPTION_TABLE } from './config.js';
 import { devCommand } from './commands/dev.js';
 import { buildCommand } from './commands/build.js';
 import { invokeCommand } from './commands/invoke.js';
+import { eventsCommand } from './commands/events.js';
 import { deployCommand } from './commands/deploy.js';
 import { undeployCommand } from './commands/undeploy.js';
 import { describeCommand } from './commands/describe.js';
@@ -38,7 +39,7 @@ function reportStartError(err: unknown): void {
 }
 
 /** Every command; `$0 [path]` (run) is the default. A new command is a module plus one entry here. */
-const commands = [runCommand, devCommand, buildCommand, invokeCommand, deployCommand, undeployCommand, describeCommand, listCommand, rollbackCommand, trafficCommand, logsCommand].map((make) => make(exit, reportStartError) as CommandModule);
+const commands = [runCommand, devCommand, buildCommand, invokeCommand, eventsCommand, deployCommand, undeployCommand, describeCommand, listCommand, rollbackCommand, trafficCommand, logsCommand].map((make) => make(exit, reportStartError) as CommandModule);
 // Knative func's verbs around func.yaml and Secrets; then `completion`, generated from all the others.
 commands.push(...[subscribeCommand, configCommand, secretCommand].map((make) => make(exit, reportStartError) as CommandModule));
 let tree: CommandNode | undefined;

@@ -5,7 +5,12 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { FailureRecorder } from './dispatch/worker.js';
+import { DEBUG_PATH, type DebugAuth, debugHandler } from './debug/api.js';
+import { Journal } from './debug/journal.js';
 import { ingressHandler } from './ingress.js';
+import { INVOCATIONS_PATH, invocationIngress } from './invocation/ingress.js';
+import { Invoker, type InvokerDeps } from './invocation/invoker.js';
 import { openEventLog } from './log/factory.js';
 import type { EventLog } from './log/interface.js';
 import { BrokerMetrics, jsonLogger, type Logger } from './metrics.js';
@@ -39,6 +44,24 @@ export interface BrokerOptions {
   /** How often the control loop retries what failed (streams, resolution). Default 5 s. */
   readonly resyncMs?: number;
   readonly logger?: Logger;
+  /**
+   * Asynchronous invocations of functions (`POST /invocations/{ns}/{fn}`, invocation/): run through
+   * the serving gateway at `gatewayUrl`, with the function's DeliverySpec from `policyOf`. Absent:
+   * not served (404).
+   */
+  readonly invocations?: Pick<InvokerDeps, 'gatewayUrl' | 'policyOf'>;
+  /**
+   * Serves the event debugger (`/debug/v1/…`, debug/api.ts), authenticating and authorizing each
+   * request through it (the cluster broker: TokenReview and SubjectAccessReview). Absent: not served.
+   */
+  readonly debugAuth?: DebugAuth;
+  /**
+   * Write each step of each event to the log's journal (debug/journal.ts), which the debugger reads.
+   * Default true; false saves its writes (about one row or message per step) where no one debugs.
+   */
+  readonly journal?: boolean;
+  /** Records a Trigger's failed delivery for its users (the cluster broker: a Warning Event on the Trigger). */
+  readonly recordFailure?: FailureRecorder;
 }
 
 export interface RunningBroker {
@@ -66,7 +89,9 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
   const log = await openEventLog(opts.store);
   // The reconciler starts once the ingress listens, so the first status written is addressable.
   let reconciler: Reconciler | undefined;
+  const journal = opts.journal === false ? undefined : new Journal(log, logger);
   const ingress = ingressHandler({
+    ...(journal ? { journal } : {}),
     log,
     metrics,
     logger,
@@ -74,20 +99,33 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
     maxEventBytes,
     maxPendingEvents: opts.maxPendingEvents ?? 20_000,
   });
+  const maxInFlight = opts.maxInFlightPerTrigger ?? 64;
+  const ackWaitMs = opts.ackWaitMs ?? 60_000;
+  const invoker = opts.invocations && new Invoker({ log, metrics, logger, resolver: opts.resolver ?? noResolver, maxInFlight, ackWaitMs, maxEventBytes, ...opts.invocations });
+  const invocations = invoker && invocationIngress({ log, metrics, logger, maxEventBytes, maxPending: opts.maxPendingEvents ?? 20_000, ready: () => invoker.ready });
+  const debug = opts.debugAuth && journal && debugHandler({
+    log, journal, logger, auth: opts.debugAuth,
+    brokerReady: (key) => reconciler?.stream(key)?.ready,
+    trigger: (ns, name) => reconciler?.trigger(ns, name),
+  });
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (debug && req.url?.startsWith(DEBUG_PATH)) return void debug(req, res).catch((err: Error) => failed(res, err));
+    if (invocations && req.url?.startsWith(INVOCATIONS_PATH)) return void invocations(req, res).catch((err: Error) => failed(res, err));
     if (req.method === 'GET' && req.url === '/healthz') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     if (req.method === 'GET' && req.url === '/metrics') return void res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metrics.prometheus());
-    ingress(req, res).catch((err: Error) => {
-      logger('error', 'ingress request failed', { error: err.message });
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/problem+json' }).end('{"title":"Internal Server Error","status":500}');
-      else res.destroy();
-    });
+    ingress(req, res).catch((err: Error) => failed(res, err));
   });
+  const failed = (res: ServerResponse, err: Error) => {
+    logger('error', 'ingress request failed', { error: err.message });
+    if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/problem+json' }).end('{"title":"Internal Server Error","status":500}');
+    else res.destroy();
+  };
   server.keepAliveTimeout = 65_000;
   let address: AddressInfo;
   try {
     address = await serve(server, opts.port ?? 0, opts.host ?? '127.0.0.1');
   } catch (err) {
+    await invoker?.stop();
     await log.close();
     throw err;
   }
@@ -102,9 +140,11 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
     resolver: opts.resolver ?? noResolver,
     address: (stream) => `${base}/${stream.split('/').map(encodeURIComponent).join('/')}`,
     resyncMs: opts.resyncMs ?? 5_000,
-    maxInFlight: opts.maxInFlightPerTrigger ?? 64,
-    ackWaitMs: opts.ackWaitMs ?? 60_000,
+    maxInFlight,
+    ackWaitMs,
     maxEventBytes,
+    ...(journal ? { journal } : {}),
+    ...(opts.recordFailure ? { recordFailure: opts.recordFailure } : {}),
   });
   reconciler = running;
   logger('info', 'broker listening', { url, store: log.engine });
@@ -122,6 +162,7 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
       await closed;
       clearTimeout(force);
       await running.stop();
+      await invoker?.stop();
       await log.close();
     },
   };

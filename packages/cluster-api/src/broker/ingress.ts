@@ -21,6 +21,7 @@ import { decodeMessage } from './event/http-codec.js';
 import { channelKindOf, channelStream } from './channel/types.js';
 import type { EventLog } from './log/interface.js';
 import type { BrokerMetrics, Logger } from './metrics.js';
+import { eventStep, type Journal } from './debug/journal.js';
 
 export interface IngressDeps {
   readonly log: EventLog;
@@ -31,18 +32,20 @@ export interface IngressDeps {
   readonly maxEventBytes: number;
   /** Events accepted but not yet stored, across all Brokers, before 429. */
   readonly maxPendingEvents: number;
+  /** Where each stored event is written for the debugger. */
+  readonly journal?: Journal;
 }
 
-const TITLES: Record<number, string> = { 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests', 503: 'Service Unavailable' };
+const TITLES: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 401: 'Unauthorized', 404: 'Not Found', 405: 'Method Not Allowed', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests', 503: 'Service Unavailable' };
 
-function problem(res: ServerResponse, status: number, detail: string, headers: Record<string, string> = {}): void {
+export function problem(res: ServerResponse, status: number, detail: string, headers: Record<string, string> = {}): void {
   const body = JSON.stringify({ type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail });
   res.writeHead(status, { 'content-type': 'application/problem+json', 'content-length': Buffer.byteLength(body), ...headers });
   res.end(body);
 }
 
 /** A body over the limit: answer at once, then keep reading (discarding) so the client gets the answer, not a reset. */
-function tooLarge(req: IncomingMessage, res: ServerResponse, limit: number): void {
+export function tooLarge(req: IncomingMessage, res: ServerResponse, limit: number): void {
   problem(res, 413, `the request body exceeds the limit of ${limit} bytes`, { connection: 'close' });
   let drained = 0;
   req.on('data', (c: Buffer) => {
@@ -52,7 +55,7 @@ function tooLarge(req: IncomingMessage, res: ServerResponse, limit: number): voi
   req.resume();
 }
 
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -121,7 +124,9 @@ export function ingressHandler(deps: IngressDeps): (req: IncomingMessage, res: S
     const ts = req.headers.tracestate as string | undefined;
     pending += decoded.length;
     try {
-      if (decoded.length > 0) await deps.log.append(key, decoded.map((e) => toRecord(e, tp, ts)));
+      const records = decoded.map((e) => toRecord(e, tp, ts));
+      if (decoded.length > 0) await deps.log.append(key, records);
+      if (deps.journal) decoded.forEach((e, i) => deps.journal!.add(key, eventStep(e, records[i]!, 'ingress')));
     } catch (err) {
       deps.logger('warn', 'events not stored', { broker: key, count: decoded.length, error: (err as Error).message });
       return problem(res, 503, 'the events could not be stored; nothing was accepted, send them again', { 'retry-after': '1' });

@@ -11,8 +11,10 @@
  * (channel/reconcile.ts).
  */
 import { deliveryPolicy, deliveryProblems, type FieldProblem } from './delivery/policy.js';
-import { type Program, TriggerWorker, type WorkerDeps } from './dispatch/worker.js';
+import { type Program, TriggerWorker, type TriggerRef, type WorkerDeps } from './dispatch/worker.js';
 import { compileFilter } from './filter/filters.js';
+import { explainMismatch } from './debug/explain.js';
+import type { CloudEvent } from './event/event.js';
 import { resolveDestination, type SubscriberResolver } from './resolver.js';
 import type { BrokerConfig, StatusKind, TriggerSource } from './source.js';
 import { readyCondition } from './status/conditions.js';
@@ -64,6 +66,11 @@ export class Reconciler {
   /** The state of a Broker's or channel's stream for the ingress: undefined when there is none. */
   stream(key: string): StreamState | undefined {
     return this.brokers.has(key) || this.channels.has(key) ? (this.streams.get(key) ?? { ready: false, message: 'not created yet' }) : undefined;
+  }
+
+  /** The Trigger `namespace/name` of the current snapshot. */
+  trigger(namespace: string, name: string): Trigger | undefined {
+    return this.config?.triggers.find((t) => t.metadata.namespace === namespace && t.metadata.name === name);
   }
 
   apply(config: BrokerConfig): void {
@@ -174,12 +181,15 @@ export class Reconciler {
           predicate: filter.predicate,
           subscriber: subscriber.uri,
           reply: { stream: brokerKey },
+          ...(subscriber.endpoints ? { endpoints: subscriber.endpoints } : {}),
+          explain: (attributes: CloudEvent['attributes']) => explainMismatch(t.spec, attributes),
           policy: deliveryPolicy(t.spec.delivery, broker!.spec?.delivery),
           ...(dls && 'uri' in dls ? { deadLetterSink: dls.uri } : {}),
         }
       : undefined;
     const key = objectKey(t.metadata);
-    const programmed = await this.program(consumerName(t), brokerKey, { broker: brokerKey, trigger: key }, `Trigger/${key}`, program);
+    const about = { apiVersion: 'eventing.knative.dev/v1', kind: 'Trigger', namespace: ns, name: t.metadata.name, ...(t.metadata.uid ? { uid: t.metadata.uid } : {}) } as const;
+    const programmed = await this.program(consumerName(t), brokerKey, { broker: brokerKey, trigger: key }, `Trigger/${key}`, program, about);
     const status = triggerStatus({
       trigger: { ...t, status: this.previous('Trigger', key) ?? t.status },
       broker,
@@ -193,15 +203,15 @@ export class Reconciler {
     await this.write('Trigger', ns, t.metadata.name, status);
   }
 
-  /** The delivery loop of consumer `name` on `stream`; `status` is the `Kind/ns/name` its object's status is written as. */
-  private worker(name: string, stream: string, labels: Labels, status: string): TriggerWorker {
+  /** The delivery loop of consumer `name` on `stream`; `status` is the `Kind/ns/name` its object's status is written as; `about` the Trigger its failures are recorded on. */
+  private worker(name: string, stream: string, labels: Labels, status: string, about?: TriggerRef): TriggerWorker {
     let w = this.workers.get(name);
     if (w && w.stream !== stream) {
       void w.worker.stop();
       w = undefined;
     }
     if (!w) {
-      w = { stream, worker: new TriggerWorker(stream, name, labels, this.deps), status };
+      w = { stream, worker: new TriggerWorker(stream, name, labels, this.deps, about), status };
       this.workers.set(name, w);
     }
     return w.worker;
@@ -211,12 +221,12 @@ export class Reconciler {
    * Runs (or with no program, pauses) the deliveries of consumer `name` on `stream`: true once they
    * run, which is only once the consumer exists, so every event accepted from then on reaches it.
    */
-  async program(name: string, stream: string, labels: Labels, status: string, program: Program | undefined): Promise<boolean> {
+  async program(name: string, stream: string, labels: Labels, status: string, program: Program | undefined, about?: TriggerRef): Promise<boolean> {
     if (!this.streams.get(stream)?.ready) {
       this.workers.get(name)?.worker.setProgram(undefined);
       return false;
     }
-    const worker = this.worker(name, stream, labels, status);
+    const worker = this.worker(name, stream, labels, status, about);
     worker.setProgram(program);
     return program !== undefined && (await Promise.race([worker.consumerCreated.then(() => true), delay(5_000, false)]));
   }

@@ -16,6 +16,11 @@ export type ResolvedRef = KReference & { readonly name: string; readonly namespa
 export interface SubscriberResolver {
   /** The absolute base URL of the object `ref` names; throws with the reason it cannot be reached. */
   resolve(ref: ResolvedRef): Promise<string>;
+  /**
+   * Every base URL `ref` reaches, the first being `resolve`'s: a Service's ready endpoints, over
+   * which deliveries are spread. Without it, `resolve`'s one URL.
+   */
+  resolveAll?(ref: ResolvedRef): Promise<string[]>;
   /** Calls `listener` when resolutions may have changed (Endpoints moved). Returns an unsubscribe. */
   subscribe?(listener: () => void): () => void;
 }
@@ -57,14 +62,27 @@ export async function resolveDestination(dest: Destination, namespace: string, r
     return url ? { uri: url.href } : { error: `URI "${dest.uri}" is not an absolute http or https URL` };
   }
   if (!dest.ref.name) return { error: 'ref.name is missing' };
-  let base: string;
+  let bases: string[];
   try {
-    base = await resolver.resolve({ ...dest.ref, name: dest.ref.name, namespace: dest.ref.namespace || namespace });
+    const ref = { ...dest.ref, name: dest.ref.name, namespace: dest.ref.namespace || namespace };
+    bases = resolver.resolveAll ? await resolver.resolveAll(ref) : [await resolver.resolve(ref)];
   } catch (err) {
     return { error: (err as Error).message };
   }
+  const uris: string[] = [];
+  for (const base of bases) {
+    const joined = join(dest, base);
+    if ('error' in joined) return joined;
+    uris.push(joined.uri);
+  }
+  if (uris.length === 0) return { error: `${dest.ref.kind ?? 'object'} "${dest.ref.name}" resolved to no address` };
+  return uris.length > 1 ? { uri: uris[0]!, endpoints: uris } : { uri: uris[0]! };
+}
+
+/** `dest.uri` (if any) read against one base address of `dest.ref`. */
+function join(dest: Destination, base: string): { uri: string } | { error: string } {
   const url = absolute(base);
-  if (!url) return { error: `${dest.ref.kind ?? 'object'} "${dest.ref.name}" resolved to "${base}", which is not an absolute URL` };
+  if (!url) return { error: `${dest.ref?.kind ?? 'object'} "${dest.ref?.name}" resolved to "${base}", which is not an absolute URL` };
   if (!dest.uri) return { uri: url.href };
   try {
     const joined = new URL(dest.uri, url);

@@ -9,7 +9,7 @@
  */
 import type { KubeObject } from '../api/meta.js';
 import { resolveDestination, type ResolvedRef, type SubscriberResolver } from '../broker/resolver.js';
-import { endpointUrl, servicePort } from '../broker/cluster/resolver.js';
+import { endpointUrls, servicePort } from '../broker/cluster/resolver.js';
 import type { Resolution } from '../broker/status/status.js';
 import type { Destination } from '../broker/types.js';
 import type { ObjectCache } from '../controllers/cache.js';
@@ -86,7 +86,7 @@ export class SinkResolver {
       await endpoints.synced;
       const port = servicePort(obj as Parameters<typeof servicePort>[0]);
       if (!port) throw new Error(`Service "${ref.namespace}/${ref.name}" has no ports`);
-      return endpointUrl(`Service "${ref.namespace}/${ref.name}"`, port, endpoints.get(ref.namespace, ref.name) as Parameters<typeof endpointUrl>[2]);
+      return endpointUrls(`Service "${ref.namespace}/${ref.name}"`, port, endpoints.get(ref.namespace, ref.name) as Parameters<typeof endpointUrls>[2])[0]!;
     }
     const url = obj.status?.address?.url;
     if (typeof url !== 'string' || url === '') throw new Error(`${what} is not addressable: it has no status.address.url`);

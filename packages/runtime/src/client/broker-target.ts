@@ -35,17 +35,17 @@ export function parseBrokerName(raw: string): { namespace?: string; name: string
   return namespace === undefined ? { name } : { namespace, name };
 }
 
-export async function brokerTarget(raw: string, env: NodeJS.ProcessEnv = process.env): Promise<URL> {
+export async function brokerTarget(raw: string, env: NodeJS.ProcessEnv = process.env, files: { kubeconfig?: string; context?: string; namespace?: string } = {}): Promise<URL> {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) return parseTarget(raw);
   const { namespace, name } = parseBrokerName(raw);
   const kube = await import('@func/kube-client');
   let client;
   try {
-    client = kube.KubeClient.fromKubeconfig({ env });
+    client = kube.KubeClient.fromKubeconfig({ env, kubeconfig: files.kubeconfig, context: files.context });
   } catch (err) {
     throw new InvokeUsageError(`--broker ${raw}: ${(err as Error).message}`);
   }
-  const ns = namespace ?? client.namespace;
+  const ns = namespace ?? files.namespace ?? client.namespace;
   const brokers = kube.resourceType('eventing.knative.dev/v1', 'Broker', 'brokers');
   try {
     const broker = await client.get<BrokerObject>(brokers, name, { namespace: ns });

@@ -23,6 +23,8 @@ interface InvokeArgs extends ClusterFlags {
   timeout: number;
   broker?: string;
   name?: string;
+  async: boolean;
+  'callback-url'?: string;
 }
 
 const REASONS: Record<string, string> = {
@@ -44,7 +46,19 @@ function unreachable(url: URL, err: unknown, timeoutMs: number): string {
   return `cannot reach ${url.href}: ${reason}.${hint}`;
 }
 
+/** `--async <name>`: a bare function name (no scheme, not a path) is a deployed function's. */
+const isName = (s: string) => /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(s);
+
 async function invoke(argv: InvokeArgs, exit: Exit): Promise<void> {
+  if (argv.async && argv.broker !== undefined) {
+    process.stderr.write('func-runtime invoke: --async invokes a function, --broker sends to a Broker: use one\n');
+    return exit(INVOKE_EXIT.usage);
+  }
+  if (argv['callback-url'] !== undefined && !argv.async) {
+    process.stderr.write('func-runtime invoke: --callback-url needs --async\n');
+    return exit(INVOKE_EXIT.usage);
+  }
+  if (argv.async && argv.name === undefined && isName(argv.url)) argv = { ...argv, name: argv.url, url: '/' };
   const { buildRequest, InvokeUsageError } = await import('../client/invoke-request.js');
   const { describeResponse } = await import('../client/print-response.js');
   const { send } = await import('../client/loopback-fetch.js');
@@ -64,6 +78,11 @@ async function invoke(argv: InvokeArgs, exit: Exit): Promise<void> {
     process.stderr.write(`func-runtime invoke: ${err.message}\n`);
     return exit(INVOKE_EXIT.usage);
   }
+  if (argv.async) {
+    // RFC 7240: the gateway queues the request and answers 202 at once; the answer goes to the callback.
+    req.headers.prefer = 'respond-async';
+    if (argv['callback-url'] !== undefined) req.headers['x-callback-url'] = argv['callback-url'];
+  }
   if (req.event) process.stderr.write(`Sending CloudEvent id=${req.event.id} type=${req.event.type} source=${req.event.source} to ${req.url.href}\n`);
   let res: Response;
   try {
@@ -74,6 +93,10 @@ async function invoke(argv: InvokeArgs, exit: Exit): Promise<void> {
   }
   const body = Buffer.from(await res.arrayBuffer());
   process.stdout.write(describeResponse({ status: res.status, statusText: res.statusText, headers: [...res.headers.entries()], body }));
+  if (argv.async && res.status < 400) {
+    const queued = res.status === 202 && /(^|,)\s*respond-async\s*(,|;|$)/i.test(res.headers.get('preference-applied') ?? '');
+    process.stderr.write(queued ? `Queued: call id ${res.headers.get('x-call-id') ?? '(none)'}\n` : 'The server did not queue the request (no Preference-Applied: respond-async): the reply above is the function\'s own.\n');
+  }
   exit(res.status >= 400 ? INVOKE_EXIT.errorStatus : INVOKE_EXIT.ok);
 }
 
@@ -94,6 +117,8 @@ export function invokeCommand(exit: Exit, onError: (err: unknown) => void): Comm
         .option('id', { type: 'string', describe: 'CloudEvent id [default: a random UUID]' })
         .option('timeout', { type: 'number', default: 30_000, describe: 'ms to wait for the reply' })
         .option('name', { type: 'string', describe: 'a deployed function\'s name: invoke it where deploy said it answers (a Knative Service through the local gateway); a path as the URL goes on it' })
+        .option('async', { type: 'boolean', default: false, describe: 'invoke asynchronously (Prefer: respond-async): the gateway queues the request and answers 202 with its call id; the URL, or a deployed function\'s name' })
+        .option('callback-url', { type: 'string', describe: 'with --async: where the function\'s answer is POSTed (X-Callback-Url)' })
         .option('broker', { type: 'string', describe: 'send the CloudEvent into a Knative Broker instead: its URL, or <namespace>/<name> or <name> looked up with the kubeconfig' }) as unknown as Argv<InvokeArgs>,
     handler: (argv) => invoke(argv, exit).catch(onError),
   };

@@ -18,6 +18,8 @@ export interface EmbeddedBrokerOptions {
   readonly host: string;
   readonly advertiseAddress?: string;
   readonly log?: (entry: Record<string, unknown>) => void;
+  /** The serving gateway's URL, once it listens: asynchronous invocations go through it. */
+  readonly gatewayUrl?: () => string | undefined;
 }
 
 export class BrokerStartError extends Error {
@@ -43,6 +45,7 @@ export async function startEmbeddedBroker(o: EmbeddedBrokerOptions): Promise<Clu
       host: o.host,
       advertise: o.advertiseAddress === undefined ? undefined : parseAdvertised(o.advertiseAddress),
       ...(logger ? { logger } : {}),
+      ...(o.gatewayUrl ? { gatewayUrl: o.gatewayUrl } : {}),
     });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;

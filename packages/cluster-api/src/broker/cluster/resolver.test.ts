@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { referencedResource } from './resources.js';
-import { endpointUrl, servicePort } from './resolver.js';
+import { endpointUrls, servicePort } from './resolver.js';
 import { crdServes } from './feed.js';
 import { sameJson } from './trigger-source.js';
 
@@ -16,8 +16,16 @@ describe('reaching a Service through its Endpoints', () => {
       { addresses: [{ ip: '10.0.0.9' }], ports: [{ name: 'metrics', port: 9090 }] },
       { addresses: [{ ip: '10.0.0.3' }, { ip: '10.0.0.2' }], ports: [{ name: 'http', port: 8080 }] },
     ] };
-    expect(endpointUrl('Service "ns/fn"', { name: 'http', port: 80 }, ep)).toBe('http://10.0.0.2:8080/');
-    expect(endpointUrl('Service "ns/fn"', { port: 80 }, { subsets: [{ addresses: [{ ip: 'fd00::1' }], ports: [{ port: 8080 }] }] })).toBe('http://[fd00::1]:8080/');
+    expect(endpointUrls('Service "ns/fn"', { name: 'http', port: 80 }, ep)).toEqual(['http://10.0.0.2:8080/', 'http://10.0.0.3:8080/']);
+    expect(endpointUrls('Service "ns/fn"', { port: 80 }, { subsets: [{ addresses: [{ ip: 'fd00::1' }], ports: [{ port: 8080 }] }] })).toEqual(['http://[fd00::1]:8080/']);
+  });
+
+  it('gives every ready endpoint of the port, across subsets, once each', () => {
+    const ep = { subsets: [
+      { addresses: [{ ip: '127.0.0.1' }], ports: [{ name: 'http', port: 8081 }] },
+      { addresses: [{ ip: '127.0.0.1' }, { ip: '127.0.0.1' }], notReadyAddresses: [{ ip: '127.0.0.9' }], ports: [{ name: 'http', port: 8080 }] },
+    ] };
+    expect(endpointUrls('Service "ns/fn"', { name: 'http', port: 80 }, ep)).toEqual(['http://127.0.0.1:8080/', 'http://127.0.0.1:8081/']);
   });
 
   it.each([
@@ -26,7 +34,7 @@ describe('reaching a Service through its Endpoints', () => {
     [{ subsets: [{ notReadyAddresses: [{ ip: '10.0.0.1' }], ports: [{ name: 'http', port: 8080 }] }] }, 'Service "ns/fn" has no ready endpoint for port "http"'],
     [{ subsets: [{ addresses: [{ ip: '10.0.0.1' }], ports: [{ name: 'grpc', port: 9000 }] }] }, 'Service "ns/fn" has no ready endpoint for port "http"'],
   ])('says why %j cannot be reached', (ep, message) => {
-    expect(() => endpointUrl('Service "ns/fn"', { name: 'http', port: 80 }, ep as never)).toThrow(message);
+    expect(() => endpointUrls('Service "ns/fn"', { name: 'http', port: 80 }, ep as never)).toThrow(message);
   });
 });
 

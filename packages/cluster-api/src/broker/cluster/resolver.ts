@@ -5,6 +5,8 @@
  * the Service's port 80 (else its first port), as kube-proxy would. Any other kind is an
  * Addressable: its `status.address.url` (a Knative Service, a Broker, …).
  *
+ * Every ready endpoint is returned (`resolveAll`): the broker spreads deliveries over them.
+ *
  * Services and Endpoints are cached by informers, and a change to one a Trigger refers to tells
  * the broker to resolve again; other Addressables are read when resolved (at every resync).
  */
@@ -36,16 +38,21 @@ export function servicePort(svc: Service): ServicePort | undefined {
   return ports.find((p) => p.port === 80) ?? ports[0];
 }
 
-/** `http://<ready address>:<port>/` for `port` of the Service, from its Endpoints; throws why not. */
-export function endpointUrl(what: string, port: ServicePort, endpoints: Endpoints | undefined): string {
+/**
+ * `http://<ready address>:<port>/` of every ready endpoint of `port` of the Service, from its
+ * Endpoints, sorted (the first is the one a Trigger's `subscriberUri` names); throws why none.
+ */
+export function endpointUrls(what: string, port: ServicePort, endpoints: Endpoints | undefined): string[] {
   if (!endpoints) throw new Error(`${what} has no Endpoints`);
   const name = port.name ?? '';
+  const urls = new Set<string>();
   for (const subset of endpoints.subsets ?? []) {
     const target = subset.ports?.find((p) => (p.name ?? '') === name);
-    const ips = (subset.addresses ?? []).map((a) => a.ip).filter((ip): ip is string => Boolean(ip)).sort();
-    if (target?.port && ips.length > 0) return `http://${host(ips[0]!)}:${target.port}/`;
+    if (!target?.port) continue;
+    for (const a of subset.addresses ?? []) if (a.ip) urls.add(`http://${host(a.ip)}:${target.port}/`);
   }
-  throw new Error(`${what} has no ready endpoint for port ${name ? `"${name}"` : '(unnamed)'}`);
+  if (urls.size === 0) throw new Error(`${what} has no ready endpoint for port ${name ? `"${name}"` : '(unnamed)'}`);
+  return [...urls].sort();
 }
 
 export interface ClusterResolverOptions {
@@ -87,12 +94,17 @@ export class ClusterResolver implements SubscriberResolver {
   }
 
   async resolve(ref: ResolvedRef): Promise<string> {
-    const missing = ['apiVersion', 'kind'].filter((f) => !ref[f as 'kind']);
-    if (missing.length > 0) throw new Error(`ref: missing field(s): ${missing.join(', ')}`);
-    return isService(ref) ? this.service(ref) : this.addressable(ref);
+    return (await this.resolveAll(ref))[0]!;
   }
 
-  private async service(ref: ResolvedRef): Promise<string> {
+  /** A Service: every ready endpoint, as kube-proxy would spread over them; an Addressable: its one address. */
+  async resolveAll(ref: ResolvedRef): Promise<string[]> {
+    const missing = ['apiVersion', 'kind'].filter((f) => !ref[f as 'kind']);
+    if (missing.length > 0) throw new Error(`ref: missing field(s): ${missing.join(', ')}`);
+    return isService(ref) ? this.service(ref) : [await this.addressable(ref)];
+  }
+
+  private async service(ref: ResolvedRef): Promise<string[]> {
     const key = `${ref.namespace}/${ref.name}`;
     this.referenced.add(key);
     // At start-up the first lists are moments away: a Trigger is not marked unresolved for them.
@@ -100,10 +112,10 @@ export class ClusterResolver implements SubscriberResolver {
     if (!this.synced) throw new Error('Services and Endpoints are not listed yet');
     const svc = this.services.get(ref.name, ref.namespace);
     if (!svc) throw new Error(`services "${ref.name}" not found in namespace "${ref.namespace}"`);
-    if (svc.spec?.type === 'ExternalName' && svc.spec.externalName) return `http://${svc.spec.externalName}/`;
+    if (svc.spec?.type === 'ExternalName' && svc.spec.externalName) return [`http://${svc.spec.externalName}/`];
     const port = servicePort(svc);
     if (!port) throw new Error(`Service "${key}" has no ports`);
-    return endpointUrl(`Service "${key}"`, port, this.endpoints.get(ref.name, ref.namespace));
+    return endpointUrls(`Service "${key}"`, port, this.endpoints.get(ref.name, ref.namespace));
   }
 
   private async addressable(ref: ResolvedRef): Promise<string> {

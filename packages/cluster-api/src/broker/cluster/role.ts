@@ -3,7 +3,8 @@
  * broker process runs as. Every request the broker makes is covered (test/broker/cluster-role.test.ts
  * records them), and nothing more: it reads Brokers, Triggers, channels, Subscriptions and their
  * CRDs, writes only their status, reads Services and Endpoints to reach subscribers and the Addressables Knative's resolver
- * reads (its `addressable-resolver` role's kinds), and may record Events.
+ * reads (its `addressable-resolver` role's kinds), may record Events, and asks the API who a
+ * debugger client is and what it may do (TokenReviews, SubjectAccessReviews).
  */
 
 interface PolicyRule {
@@ -30,6 +31,9 @@ export const brokerClusterRole = {
     { apiGroups: ['messaging.knative.dev'], resources: ['channels/status', 'inmemorychannels/status', 'subscriptions/status'], verbs: ['get', 'update', 'patch'] },
     { apiGroups: ['flows.knative.dev'], resources: ['sequences', 'parallels'], verbs: read },
     { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+    // The event debugger (debug/api.ts) asks who a bearer token is and what they may do.
+    { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
   ] satisfies PolicyRule[],
 } as const;
 

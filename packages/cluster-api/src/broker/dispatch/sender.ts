@@ -32,15 +32,15 @@ export interface SendOptions {
   readonly maxReplyBytes: number;
 }
 
-const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 256 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 256 }) };
+export const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 256 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 256 }) };
 
-function classify(status: number): 'retry' | 'fail' {
+export function classify(status: number): 'retry' | 'fail' {
   if (status === 404 || status === 409 || status === 429 || status >= 500) return 'retry';
   if (status < 200 || (status >= 300 && status < 500)) return 'fail';
   return 'retry';
 }
 
-function readCapped(res: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+export function readCapped(res: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

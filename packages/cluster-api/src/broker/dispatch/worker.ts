@@ -20,14 +20,20 @@ import type { Consumer, EventLog, LogMessage } from '../log/interface.js';
 import type { BrokerMetrics, Labels, Logger } from '../metrics.js';
 import { deadLetterEvent } from './dead-letter.js';
 import { type Outcome, send } from './sender.js';
+import { Spread } from './spread.js';
+import { eventStep, type Journal, type Step } from '../debug/journal.js';
 
-/** A failed attempt, and the URL that failed when it is not the subscriber's (a Subscription's `reply`). */
-type Failure = Extract<Outcome, { kind: 'retry' | 'fail' }> & { readonly url?: string };
+/** A failed attempt and the URL that failed (the subscriber's endpoint, a Subscription's `reply`, a dead-letter sink). */
+type Failed = Extract<Outcome, { kind: 'retry' | 'fail' }> & { readonly url: string };
+/** A finished attempt: where it went, and whether a reply came back. */
+interface Done { readonly kind: 'done'; readonly url: string; readonly replied?: boolean }
 
 export interface Program {
   readonly predicate: Predicate;
-  /** Absent for a Subscription with only a `reply`: the event itself is forwarded there. */
+  /** The subscriber's URL (its first endpoint when it has several); absent for a Subscription with only a `reply`: the event itself is forwarded there. */
   readonly subscriber?: string;
+  /** Every endpoint of the subscriber (a Service's ready pods), when it has more than one: deliveries are spread over them. */
+  readonly endpoints?: readonly string[];
   /**
    * Where a reply goes: into a stream (a Trigger's own, routed like any event; a Subscription's
    * `reply` that is a channel or Broker this process serves), or POSTed to a URL (any other
@@ -37,18 +43,51 @@ export interface Program {
   readonly policy: DeliveryPolicy;
   /** Resolved dead-letter sink URL, if the policy has one. */
   readonly deadLetterSink?: string;
+  /** Why the filter does not match attributes it refused (for the debugger's journal). */
+  readonly explain?: (attributes: CloudEvent['attributes']) => string;
+}
+
+/** Where a Trigger's delivery failures are recorded for its users (a Kubernetes Event on the Trigger). */
+export type FailureRecorder = (about: TriggerRef, message: string) => void;
+
+/** The Trigger a worker delivers for, as an Event refers to it. */
+export interface TriggerRef {
+  readonly apiVersion: 'eventing.knative.dev/v1';
+  readonly kind: 'Trigger';
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid?: string;
 }
 
 export interface WorkerDeps {
   readonly log: EventLog;
   readonly metrics: BrokerMetrics;
   readonly logger: Logger;
+  readonly recordFailure?: FailureRecorder;
+  /** Where each step of an event's path is written for the debugger. */
+  readonly journal?: Journal;
   readonly maxInFlight: number;
   readonly ackWaitMs: number;
   readonly maxEventBytes: number;
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
+/**
+ * Marks `m` as being worked on every third of the ack wait, so no other process takes it; returns
+ * the function that stops. A log whose connection closed under us throws here (from a timer: nothing
+ * else would catch it); the ack wait then runs out and the message is handed out again.
+ */
+export function holdWhileWorking(m: LogMessage, ackWaitMs: number): () => void {
+  const timer = setInterval(() => {
+    try {
+      m.working();
+    } catch {
+      clearInterval(timer);
+    }
+  }, Math.max(100, ackWaitMs / 3));
+  return () => clearInterval(timer);
+}
+
+export const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     if (signal.aborted) return resolve();
     const t = setTimeout(resolve, ms);
@@ -66,6 +105,7 @@ export class TriggerWorker {
   private readonly stopping = new AbortController();
   private pause = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly spread = new Spread();
   private readonly loop: Promise<void>;
 
   constructor(
@@ -73,6 +113,7 @@ export class TriggerWorker {
     private readonly name: string,
     private readonly labels: Labels,
     private readonly deps: WorkerDeps,
+    private readonly about?: TriggerRef,
   ) {
     this.loop = this.run();
   }
@@ -133,6 +174,11 @@ export class TriggerWorker {
     this.deps.metrics.inc('dropped', this.labels);
     const a = record?.event.attributes;
     this.deps.logger('warn', 'event dropped', { ...this.labels, id: a?.id, source: a?.source, type: a?.type, reason });
+    if (a) this.step({ k: 'dropped', id: String(a.id), trigger: this.labels.trigger!, why: reason });
+  }
+
+  private step(step: Step): void {
+    this.deps.journal?.add(this.stream, step);
   }
 
   private async handle(m: LogMessage): Promise<void> {
@@ -145,18 +191,21 @@ export class TriggerWorker {
     }
     const program = this.program;
     if (!program) return m.nak(0).catch(() => undefined);
-    if (!program.predicate(record.event.attributes)) return m.ack().catch(() => undefined);
-    // A log whose connection closed under us throws here (from a timer: nothing else would catch it);
-    // the ack wait then runs out and the event is delivered again.
-    const keepAlive = setInterval(() => {
-      try {
-        m.working();
-      } catch {
-        clearInterval(keepAlive);
-      }
-    }, Math.max(100, this.deps.ackWaitMs / 3));
+    const id = String(record.event.attributes.id);
+    const trigger = this.labels.trigger!;
+    if (!program.predicate(record.event.attributes)) {
+      if (m.attempt === 1) this.step({ k: 'match', id, trigger, matched: false, why: program.explain?.(record.event.attributes) ?? 'the filter does not match' });
+      return m.ack().catch(() => undefined);
+    }
+    const keepAlive = holdWhileWorking(m, this.deps.ackWaitMs);
     try {
+      const started = performance.now();
       const outcome = await this.attempt(program, record);
+      const ms = Math.round((performance.now() - started) * 10) / 10;
+      if (outcome.kind !== 'done') this.failed(record, m.attempt, outcome);
+      this.step(outcome.kind === 'done'
+        ? { k: 'attempt', id, trigger, n: m.attempt, url: outcome.url, ms, outcome: outcome.replied ? 'reply' : 'done' }
+        : { k: 'attempt', id, trigger, n: m.attempt, url: outcome.url, code: outcome.code, ms, outcome: outcome.kind, why: outcome.why });
       if (outcome.kind === 'done') {
         this.deps.metrics.inc('delivered', this.labels);
         return await m.ack();
@@ -171,62 +220,84 @@ export class TriggerWorker {
       // The log failed under us (ack or nak lost): the message comes back after the ack wait.
       this.deps.logger('warn', 'delivery state not stored; the event will be delivered again', { ...this.labels, error: (err as Error).message });
     } finally {
-      clearInterval(keepAlive);
+      keepAlive();
     }
   }
 
+  /** A failed attempt: logged with the event's id, and recorded on the Trigger (its last error). */
+  private failed(record: LogRecord, attempt: number, failure: Failed): void {
+    const a = record.event.attributes;
+    this.deps.logger('warn', 'delivery attempt failed', { ...this.labels, id: a.id, source: a.source, type: a.type, attempt, url: failure.url, code: failure.code, reason: failure.why });
+    if (this.about) this.deps.recordFailure?.(this.about, `delivery to ${failure.url} failed: ${failure.why}`);
+  }
+
   /** A POST the answer of which is only done or failed (a reply URL, a dead-letter sink). */
-  private async forward(url: string, event: CloudEvent, record: LogRecord, timeoutMs: number): Promise<{ kind: 'done' } | Failure> {
+  private async forward(url: string, event: CloudEvent, record: LogRecord, timeoutMs: number): Promise<{ kind: 'done' } | Failed> {
     const r = await send(url, event, { timeoutMs, preferReply: false, traceparent: record.traceparent, maxReplyBytes: this.deps.maxEventBytes });
     return r.kind === 'done' || r.kind === 'reply' ? { kind: 'done' } : { ...r, url };
   }
 
-  /** One POST, and for a reply the durable re-enqueue (or the POST to `reply`) the attempt's success depends on. */
-  private async attempt(program: Program, record: LogRecord): Promise<{ kind: 'done' } | Failure> {
-    if (program.subscriber === undefined) return this.passOn(program.reply, record.event, record, program.policy.timeoutMs, record.traceparent);
-    const outcome = await send(program.subscriber, record.event, {
+  /** One POST (to the endpoint with the fewest in flight), and for a reply the durable re-enqueue (or the POST to `reply`) the attempt's success depends on. */
+  private async attempt(program: Program, record: LogRecord): Promise<Done | Failed> {
+    if (program.subscriber === undefined) {
+      const to = program.reply && 'url' in program.reply ? program.reply.url : '';
+      return this.passOn(program.reply, record.event, record, program.policy.timeoutMs, record.traceparent, to);
+    }
+    const target = program.endpoints && program.endpoints.length > 1 ? this.spread.acquire(program.endpoints) : { url: program.subscriber, release: () => undefined };
+    const outcome = await send(target.url, record.event, {
       timeoutMs: program.policy.timeoutMs,
       preferReply: true,
       traceparent: record.traceparent,
       tracestate: record.tracestate,
       maxReplyBytes: this.deps.maxEventBytes,
-    });
-    if (outcome.kind !== 'reply') return outcome;
+    }).finally(() => target.release());
+    if (outcome.kind !== 'reply') return { ...outcome, url: target.url };
     this.deps.metrics.inc('replies', this.labels);
-    return this.passOn(program.reply, outcome.event, record, program.policy.timeoutMs, outcome.traceparent ?? record.traceparent);
+    return this.passOn(program.reply, outcome.event, record, program.policy.timeoutMs, outcome.traceparent ?? record.traceparent, target.url);
   }
 
   /**
    * Where a reply (or a reply-only Subscription's event) goes: stored in a stream this process
    * serves, one hop lower (at 0 it is dropped and logged), or POSTed to a URL; undefined, nowhere.
    */
-  private async passOn(to: Program['reply'], event: CloudEvent, record: LogRecord, timeoutMs: number, traceparent: string | undefined): Promise<{ kind: 'done' } | Failure> {
-    if (!to) return { kind: 'done' };
-    if ('url' in to) return this.forward(to.url, event, record, timeoutMs);
+  private async passOn(to: Program['reply'], event: CloudEvent, record: LogRecord, timeoutMs: number, traceparent: string | undefined, url: string): Promise<Done | Failed> {
+    if (!to) return { kind: 'done', url, replied: true };
+    if ('url' in to) {
+      const r = await this.forward(to.url, event, record, timeoutMs);
+      return r.kind === 'done' ? { kind: 'done', url, replied: true } : r;
+    }
     const ttl = record.ttl - 1;
     if (ttl <= 0) {
       this.dropped({ ...record, event }, `reply dropped: the ${TTL_EXTENSION} hop limit is exhausted (an event loop?)`);
-      return { kind: 'done' };
+      return { kind: 'done', url, replied: true };
     }
     const { [TTL_EXTENSION]: _ttl, ...attributes } = event.attributes;
     const reply: CloudEvent = event.data ? { attributes, data: event.data } : { attributes };
     try {
-      await this.deps.log.append(to.stream, [encodeRecord({ event: reply, ttl, ...(traceparent ? { traceparent } : {}) })]);
+      const stored = encodeRecord({ event: reply, ttl, ...(traceparent ? { traceparent } : {}) });
+      await this.deps.log.append(to.stream, [stored]);
+      this.step(eventStep(reply, stored, 'reply', { trigger: this.labels.trigger!, replyTo: String(record.event.attributes.id) }));
     } catch (err) {
-      return { kind: 'retry', code: 500, body: Buffer.from('reply not stored'), why: `the reply could not be stored: ${(err as Error).message}` };
+      return { kind: 'retry', code: 500, body: Buffer.from('reply not stored'), why: `the reply could not be stored: ${(err as Error).message}`, url };
     }
-    return { kind: 'done' };
+    return { kind: 'done', url, replied: true };
   }
 
-  private async deadLetter(program: Program, record: LogRecord, failure: Failure): Promise<void> {
+  private async deadLetter(program: Program, record: LogRecord, failure: Failed): Promise<void> {
     const sink = program.deadLetterSink;
     if (!sink) return this.dropped(record, `delivery failed (${failure.why}) and no dead-letter sink is configured`);
-    const event = deadLetterEvent(record.event, failure.url ?? program.subscriber ?? '', failure.code, failure.body);
+    const event = deadLetterEvent(record.event, failure.url, failure.code, failure.body);
     for (let n = 0; ; n++) {
       const r = await this.forward(sink, event, record, program.policy.timeoutMs);
-      if (r.kind === 'done') return this.deps.metrics.inc('deadLettered', this.labels);
-      if (r.kind === 'fail' || n >= program.policy.retry || this.stopped)
+      const step = { k: 'deadletter', id: String(record.event.attributes.id), trigger: this.labels.trigger!, sink } as const;
+      if (r.kind === 'done') {
+        this.step({ ...step, ok: true });
+        return this.deps.metrics.inc('deadLettered', this.labels);
+      }
+      if (r.kind === 'fail' || n >= program.policy.retry || this.stopped) {
+        this.step({ ...step, ok: false });
         return this.dropped(record, `delivery failed (${failure.why}) and so did the dead-letter sink (${r.why})`);
+      }
       await sleep(backoffMs(program.policy, n + 1), this.stopping.signal);
     }
   }

@@ -45,6 +45,16 @@ export interface Consumer {
   close(): Promise<void>;
 }
 
+/** How many journal entries a stream keeps (the newest): the journal is bounded whatever the traffic. */
+export const JOURNAL_LIMIT = 2_000;
+
+/** One entry of a stream's journal: bytes the broker's debugger wrote (debug/journal.ts), in order. */
+export interface JournalEntry {
+  /** Increasing with the order entries were added. */
+  readonly seq: number;
+  readonly data: Uint8Array;
+}
+
 export interface EventLog {
   /** `sqlite` or `nats`, for logs and status messages. */
   readonly engine: string;
@@ -65,6 +75,14 @@ export interface EventLog {
   deleteConsumer(stream: string, name: string): Promise<void>;
   /** The consumers `stream` has, by name (to remove those of Triggers that are gone). */
   consumers(stream: string): Promise<string[]>;
+  /**
+   * Adds entries to the journal of `stream`: what happened to its events, for the debugger. Kept
+   * apart from the records (which go once every consumer is past them), at most the newest
+   * `JOURNAL_LIMIT` per stream, shared by every process on the log; removed with the stream.
+   */
+  journal(stream: string, entries: readonly Uint8Array[]): Promise<void>;
+  /** Up to `limit` journal entries of `stream` after `afterSeq` (0: from the oldest kept), oldest first. */
+  readJournal(stream: string, afterSeq: number, limit: number): Promise<JournalEntry[]>;
   close(): Promise<void>;
 }
 

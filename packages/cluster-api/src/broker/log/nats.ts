@@ -12,6 +12,7 @@ import {
   AckPolicy,
   connect,
   DeliverPolicy,
+  DiscardPolicy,
   type JetStreamClient,
   type JetStreamManager,
   nanos,
@@ -19,7 +20,7 @@ import {
   RetentionPolicy,
   StorageType,
 } from 'nats';
-import { type Consumer, type ConsumerOptions, type EventLog, LogUnavailableError } from './interface.js';
+import { type Consumer, type ConsumerOptions, type EventLog, JOURNAL_LIMIT, type JournalEntry, LogUnavailableError } from './interface.js';
 import { NatsConsumer } from './nats-consumer.js';
 
 export interface NatsLogOptions {
@@ -31,6 +32,9 @@ const hash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0
 const streamName = (stream: string) => `KB_${hash(stream)}`;
 const subject = (stream: string) => `kbroker.${hash(stream)}`;
 const consumerName = (name: string) => `KT_${hash(name)}`;
+/** A stream's journal: a stream of its own, limits-based (the newest JOURNAL_LIMIT kept), never consumed durably. */
+const journalName = (stream: string) => `KJ_${hash(stream)}`;
+const journalSubject = (stream: string) => `kjournal.${hash(stream)}`;
 
 function unavailable(err: unknown, what: string): LogUnavailableError {
   const e = err as { code?: string; message?: string };
@@ -94,10 +98,70 @@ export class NatsLog implements EventLog {
   }
 
   async deleteStream(stream: string): Promise<void> {
+    for (const name of [streamName(stream), journalName(stream)]) {
+      try {
+        await this.jsm.streams.delete(name);
+      } catch (err) {
+        if (!isNotFound(err)) throw unavailable(err, `cannot delete the stream of ${stream}`);
+      }
+    }
+    this.journals.delete(stream);
+  }
+
+  private readonly journals = new Map<string, Promise<void>>();
+
+  /** The journal's stream, made once per process (another process may have made it). */
+  private ensureJournal(stream: string): Promise<void> {
+    let made = this.journals.get(stream);
+    if (!made) {
+      const name = journalName(stream);
+      const config = {
+        name, description: `journal of broker ${stream}`, subjects: [journalSubject(stream)],
+        retention: RetentionPolicy.Limits, discard: DiscardPolicy.Old, max_msgs: JOURNAL_LIMIT,
+        storage: StorageType.File, num_replicas: this.opts.replicas ?? 1,
+      };
+      made = this.jsm.streams.info(name).then(
+        () => undefined,
+        () => this.jsm.streams.add(config).then(() => undefined, () => this.jsm.streams.info(name).then(() => undefined)),
+      );
+      made.catch(() => this.journals.delete(stream));
+      this.journals.set(stream, made);
+    }
+    return made;
+  }
+
+  async journal(stream: string, entries: readonly Uint8Array[]): Promise<void> {
     try {
-      await this.jsm.streams.delete(streamName(stream));
+      await this.ensureJournal(stream);
+      const subj = journalSubject(stream);
+      await Promise.all(entries.map((e) => this.js.publish(subj, e, { expect: { streamName: journalName(stream) } })));
     } catch (err) {
-      if (!isNotFound(err)) throw unavailable(err, `cannot delete the stream of ${stream}`);
+      throw unavailable(err, `journal of ${stream} not stored`);
+    }
+  }
+
+  async readJournal(stream: string, afterSeq: number, limit: number): Promise<JournalEntry[]> {
+    let state: { first_seq: number; last_seq: number };
+    try {
+      state = (await this.jsm.streams.info(journalName(stream))).state;
+    } catch (err) {
+      if (isNotFound(err)) return [];
+      throw unavailable(err, `cannot read the journal of ${stream}`);
+    }
+    const start = Math.max(afterSeq + 1, state.first_seq);
+    const want = Math.min(limit, state.last_seq - start + 1);
+    if (want <= 0) return [];
+    try {
+      // An ordered (ephemeral) consumer from `start`: read, then gone.
+      const c = await this.js.consumers.get(journalName(stream), { opt_start_seq: start });
+      const out: JournalEntry[] = [];
+      for await (const m of await c.fetch({ max_messages: want, expires: 2_000 })) {
+        out.push({ seq: m.seq, data: m.data });
+        if (out.length >= want) break;
+      }
+      return out;
+    } catch (err) {
+      throw unavailable(err, `cannot read the journal of ${stream}`);
     }
   }
 

@@ -22,6 +22,8 @@ CREATE TABLE IF NOT EXISTS streams(id INTEGER PRIMARY KEY, name TEXT NOT NULL UN
 CREATE TABLE IF NOT EXISTS events(id INTEGER PRIMARY KEY AUTOINCREMENT, stream INTEGER NOT NULL, body BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS events_by_stream ON events(stream, id);
 CREATE TABLE IF NOT EXISTS consumers(id INTEGER PRIMARY KEY, stream INTEGER NOT NULL, name TEXT NOT NULL, floor INTEGER NOT NULL, UNIQUE(stream, name));
+CREATE TABLE IF NOT EXISTS journal(id INTEGER PRIMARY KEY AUTOINCREMENT, stream TEXT NOT NULL, body BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS journal_by_stream ON journal(stream, id);
 CREATE TABLE IF NOT EXISTS pending(consumer INTEGER NOT NULL, event INTEGER NOT NULL, attempt INTEGER NOT NULL, due INTEGER NOT NULL, PRIMARY KEY(consumer, event)) WITHOUT ROWID;
 `;
 
@@ -75,6 +77,11 @@ export interface Statements {
   readonly dropPending: St;
   readonly minFloor: St<{ floor: number | null; n: number }>;
   readonly compact: St;
+  readonly insertJournal: St;
+  readonly readJournal: St<{ id: number; body: Buffer }>;
+  readonly journalStreams: St<{ stream: string }>;
+  readonly trimJournal: St;
+  readonly deleteJournal: St;
 }
 
 export function prepare(db: Database): Statements {
@@ -101,6 +108,12 @@ export function prepare(db: Database): Statements {
     putPending: p('INSERT OR REPLACE INTO pending(consumer, event, attempt, due) VALUES (?, ?, ?, ?)'),
     dropPending: p('DELETE FROM pending WHERE consumer = ? AND event = ?'),
     minFloor: p('SELECT min(floor) AS floor, count(*) AS n FROM consumers WHERE stream = ?'),
+    insertJournal: p('INSERT INTO journal(stream, body) VALUES (?, ?)'),
+    readJournal: p('SELECT id, body FROM journal WHERE stream = ? AND id > ? ORDER BY id LIMIT ?'),
+    journalStreams: p('SELECT DISTINCT stream FROM journal'),
+    // All but the newest @keep entries of a stream.
+    trimJournal: p('DELETE FROM journal WHERE stream = @stream AND id <= (SELECT id FROM journal WHERE stream = @stream ORDER BY id DESC LIMIT 1 OFFSET @keep)'),
+    deleteJournal: p('DELETE FROM journal WHERE stream = ?'),
     // Events every consumer is past and none holds for a retry; bounded so one pass stays short.
     compact: p(
       'DELETE FROM events WHERE id IN (SELECT id FROM events WHERE stream = @stream AND id <= @upTo ORDER BY id LIMIT 2000) ' +

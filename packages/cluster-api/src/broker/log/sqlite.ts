@@ -7,7 +7,7 @@
  * Old events are deleted in the background once every consumer of their stream is past them.
  */
 import type { Database } from 'better-sqlite3';
-import { type Consumer, type ConsumerOptions, type EventLog, LogUnavailableError } from './interface.js';
+import { type Consumer, type ConsumerOptions, type EventLog, JOURNAL_LIMIT, type JournalEntry, LogUnavailableError } from './interface.js';
 import { openBrokerDatabase, prepare, type Statements } from './sqlite-db.js';
 import { SqliteConsumer } from './sqlite-consumer.js';
 
@@ -90,10 +90,11 @@ export class SqliteLog implements EventLog {
   async deleteStream(stream: string): Promise<void> {
     const row = this.st.streamId.get(stream);
     this.streamIds.delete(stream);
-    if (!row) return;
+    if (!row) return void (await this.write(() => this.st.deleteJournal.run(stream)));
     for (const c of this.consumersByStream.get(row.id) ?? []) await c.close();
     this.consumersByStream.delete(row.id);
     await this.write(() => {
+      this.st.deleteJournal.run(stream);
       this.st.deleteStreamPending.run(row.id);
       this.st.deleteStreamConsumers.run(row.id);
       this.st.deleteStreamEvents.run(row.id);
@@ -150,6 +151,16 @@ export class SqliteLog implements EventLog {
     return sid === undefined ? [] : this.st.consumerNames.all(sid).map((r) => r.name);
   }
 
+  journal(stream: string, entries: readonly Uint8Array[]): Promise<void> {
+    return this.write(() => {
+      for (const e of entries) this.st.insertJournal.run(stream, e);
+    });
+  }
+
+  async readJournal(stream: string, afterSeq: number, limit: number): Promise<JournalEntry[]> {
+    return this.st.readJournal.all(stream, afterSeq, limit).map((r) => ({ seq: r.id, data: r.body }));
+  }
+
   /**
    * Deletes the events every consumer of their stream is past (a stream without consumers keeps
    * nothing: no Trigger would ever see it), in chunks of 2,000 rows with the event loop free between
@@ -159,6 +170,7 @@ export class SqliteLog implements EventLog {
     if (this.compacting) return;
     this.compacting = true;
     try {
+      for (const { stream } of this.st.journalStreams.all()) this.st.trimJournal.run({ stream, keep: JOURNAL_LIMIT });
       for (const { id: stream } of this.st.allStreams.all()) {
         for (let deleted = 2000; deleted >= 2000 && !this.closed; ) {
           const { floor, n } = this.st.minFloor.get(stream)!;

@@ -12,7 +12,8 @@ import type { Broker, BrokerStatus, Trigger, TriggerStatus } from '../types.js';
 import { livingConditions, mark, type Mark, readyCondition } from './conditions.js';
 
 /** The outcome of resolving a Destination: its URL, or why not. */
-export type Resolution = { readonly uri: string } | { readonly error: string };
+/** A destination resolved (`uri`, and every endpoint a delivery may go to when it has several), or why not. */
+export type Resolution = { readonly uri: string; readonly endpoints?: readonly string[] } | { readonly error: string };
 
 export interface BrokerObservation {
   readonly broker: Broker;

@@ -13,6 +13,7 @@ import { Agent, createServer, request, type IncomingHttpHeaders, type IncomingMe
 import type { AddressInfo, Socket } from 'node:net';
 import { Informer, Resources, resourceType, type KubeClient, type KubeObject } from '@func/kube-client';
 import { DefaultTimeoutSeconds, Label } from '../kinds.js';
+import { prefersAsync, queueAsync } from './async.js';
 import { hostsOf, mappedHost, pickRevision, requestHost, type DomainMapping, type HostEntry, type Route } from './hosts.js';
 
 export interface GatewayOptions {
@@ -21,6 +22,8 @@ export interface GatewayOptions {
   /** 0 picks a free one. */
   port: number;
   log?: (entry: Record<string, unknown>) => void;
+  /** The broker's URL, for requests that prefer `respond-async` (async.ts); undefined: served synchronously. */
+  asyncBroker?: () => string | undefined;
 }
 
 type Revision = KubeObject & { spec?: { timeoutSeconds?: number } };
@@ -40,7 +43,7 @@ const DomainMappingType = resourceType('serving.knative.dev/v1beta1', 'DomainMap
 /** Connection-scoped headers a proxy does not pass on (RFC 9110 §7.6.1). */
 const HopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
-const passed = (headers: IncomingHttpHeaders): IncomingHttpHeaders => {
+export const passed = (headers: IncomingHttpHeaders): IncomingHttpHeaders => {
   const named = new Set(String(headers.connection ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
   return Object.fromEntries(Object.entries(headers).filter(([k]) => !HopByHop.has(k) && !named.has(k)));
 };
@@ -120,6 +123,8 @@ export class Gateway {
     const entry = host ? this.hosts.get(host) : undefined;
     const route = entry && this.routes.get(entry.route, entry.namespace);
     if (!entry || !route) return answer(res, 404, `no Route answers for host ${JSON.stringify(host ?? '')}\n`);
+    const brokerUrl = prefersAsync(req.headers.prefer) ? this.opts.asyncBroker?.() : undefined;
+    if (brokerUrl) return queueAsync(req, res, { brokerUrl, namespace: entry.namespace, name: entry.route, headers: passed(req.headers), agent: this.agent });
     const revision = pickRevision(route, entry.tag, Math.random());
     const ns = entry.namespace;
     if (!revision) return answer(res, 503, `no ready endpoint for Route ${JSON.stringify(entry.route)}\n`);

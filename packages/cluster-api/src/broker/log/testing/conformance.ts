@@ -9,7 +9,8 @@
  * `shared` engines also run the cases for several processes opening one consumer.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Consumer, EventLog, LogMessage } from '../interface.js';
+import { type Consumer, type EventLog, JOURNAL_LIMIT, type LogMessage } from '../interface.js';
+import { until } from '../../../../testing/src/poll.js';
 
 export interface LogFactory {
   open(): Promise<EventLog>;
@@ -196,6 +197,38 @@ export function eventLogConformance(name: string, factory: LogFactory): void {
       await log.consumer(s, 't', OPTS);
       await log.deleteStream(s);
       await expect(log.append(s, [bytes('x')])).rejects.toThrow();
+    });
+
+    it('keeps a journal per stream: in order, read after a position, removed with the stream', async () => {
+      const log = await openLog();
+      const [s, other] = [fresh('journal'), fresh('journal-other')];
+      await log.ensureStream(s);
+      await log.ensureStream(other);
+      expect(await log.readJournal(s, 0, 10)).toEqual([]);
+      await log.journal(s, [bytes('a'), bytes('b')]);
+      await log.journal(s, [bytes('c')]);
+      await log.journal(other, [bytes('x')]);
+      const all = await log.readJournal(s, 0, 10);
+      expect(all.map((e) => Buffer.from(e.data).toString())).toEqual(['a', 'b', 'c']);
+      expect(all[0]!.seq).toBeLessThan(all[1]!.seq);
+      expect((await log.readJournal(s, all[0]!.seq, 10)).map((e) => Buffer.from(e.data).toString())).toEqual(['b', 'c']);
+      expect((await log.readJournal(s, 0, 1)).map((e) => Buffer.from(e.data).toString())).toEqual(['a']);
+      expect(await log.readJournal(s, all[2]!.seq, 10)).toEqual([]);
+      await log.deleteStream(s);
+      expect(await log.readJournal(s, 0, 10)).toEqual([]);
+      expect((await log.readJournal(other, 0, 10)).map((e) => Buffer.from(e.data).toString())).toEqual(['x']);
+    });
+
+    it(`bounds the journal to the newest ${JOURNAL_LIMIT} entries of a stream`, async () => {
+      const log = await openLog();
+      const s = fresh('journal-bound');
+      await log.ensureStream(s);
+      const entries = Array.from({ length: JOURNAL_LIMIT + 10 }, (_, i) => bytes(`e${i}`));
+      for (let i = 0; i < entries.length; i += 500) await log.journal(s, entries.slice(i, i + 500));
+      await until('the journal trimmed', async () => (await log.readJournal(s, 0, JOURNAL_LIMIT + 100)).length === JOURNAL_LIMIT, { timeoutMs: 10_000 });
+      const kept = await log.readJournal(s, 0, JOURNAL_LIMIT + 100);
+      expect(Buffer.from(kept[0]!.data).toString()).toBe('e10');
+      expect(Buffer.from(kept.at(-1)!.data).toString()).toBe(`e${JOURNAL_LIMIT + 9}`);
     });
 
     if (factory.shared) sharedCases(openLog);
