@@ -34,16 +34,22 @@ export function repositoryOfRefName(ref: string): string {
   return colon > ref.lastIndexOf('/') ? ref.slice(0, colon) : ref;
 }
 
-async function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
-  if (Number(req.headers['content-length'] ?? 0) > max) throw new DistributionError('SIZE_INVALID', 'manifest larger than this registry accepts', 413);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > max) throw new DistributionError('SIZE_INVALID', 'manifest larger than this registry accepts', 413);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+/** The body, up to `max` bytes; past that a SIZE_INVALID, the rest left for the server to drain (the stream is never destroyed here). */
+function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
+  const tooLarge = () => new DistributionError('SIZE_INVALID', 'manifest larger than this registry accepts', 413);
+  if (Number(req.headers['content-length'] ?? 0) > max) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= max) return void chunks.push(chunk);
+      req.off('data', onData).off('end', onEnd);
+      reject(tooLarge());
+    };
+    const onEnd = () => resolve(Buffer.concat(chunks));
+    req.on('data', onData).once('end', onEnd).once('error', reject);
+  });
 }
 
 interface Parsed {

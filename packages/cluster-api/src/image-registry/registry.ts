@@ -85,10 +85,19 @@ export class ImageRegistry {
     } catch (err) {
       if (!(err instanceof DistributionError)) this.opts.log?.({ level: 'error', msg: 'registry request failed', method: req.method, path, error: (err as Error)?.message });
       sendError(res, err instanceof DistributionError ? err : new DistributionError('UNKNOWN', 'internal error'));
-      // A body the request still carries is not read: the connection ends with the answer.
-      if (!req.complete) res.once('finish', () => req.destroy());
+      if (!req.complete) drain(req);
     }
   }
+}
+
+/** What is left of a refused request's body is read and dropped (so the client reads the answer), up to 64 MiB; then the connection is cut. */
+function drain(req: IncomingMessage): void {
+  let left = 64 * 1024 ** 2;
+  req.on('data', (chunk: Buffer) => {
+    left -= chunk.length;
+    if (left < 0) req.destroy();
+  });
+  req.resume();
 }
 
 /** A started registry; a failed start releases what it opened. `portFlag` names the flag that sets the port. */

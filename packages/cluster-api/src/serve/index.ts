@@ -117,7 +117,7 @@ export async function serve(asked: ServeConfig, log?: Log, options: ServeOptions
     // its address is published in kube-public/local-registry-hosting (KEP-1755).
     registryPart(async () => {
       imageRegistry = await startImageRegistry({ kube: embeddedClient(endpoint(), ids.registryToken, 'registry'), layout: join(config.dataDir, 'images'), uploads: uploadsDir(config.dataDir), host: config.bindAddress, port: config.registryPort, log });
-      await publishRegistryHost(api!.registry, imageRegistry.host).catch((err: Error) => log?.({ level: 'warn', msg: 'registry address not published', error: err.message }));
+      await publishRegistryHost(api!.registry, imageRegistry.host, config.containerRuntime !== 'oci').catch((err: Error) => log?.({ level: 'warn', msg: 'registry address not published', error: err.message }));
       return imageRegistry;
     }),
     // The broker acts with the admin's credentials (it grants itself its own identity): none without a kubeconfig.
