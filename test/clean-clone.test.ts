@@ -1,6 +1,8 @@
 /**
  * Every command block of the root README, in order, exactly as written, on a fresh copy of the
- * repository (the files git tracks, as the working tree has them: no node_modules, nothing built).
+ * repository (the files git tracks, as the working tree has them: no node_modules, nothing built);
+ * then every block of each template's README in the project made from it (the http one in
+ * ../my-function, the cloudevents one in ../greeter), with the local cluster still up.
  * A block the test leaves out carries `<!-- clean-clone: not run: <why> -->` right above it; any
  * other block must match one of the steps below, so a new README block cannot go untested.
  *
