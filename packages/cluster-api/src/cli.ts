@@ -23,7 +23,8 @@ import { runNode } from './node/run.js';
 import { NodeCredentialsError, nodeKubeconfig } from './auth/node-credentials.js';
 import { brokerPart, gatewayPart, nodePart, schedulerPart } from './serve/embedded.js';
 import { httpClient } from './client/http.js';
-import { GatewayStartError, startGateway, type Gateway } from './serving/gateway/gateway.js';
+import { startGateway, type Gateway } from './serving/gateway/gateway.js';
+import { ListenerStartError } from './serve/listener.js';
 import { messageOf, part, type Part } from './serve/part.js';
 import { PartError, Supervisor } from './serve/supervisor.js';
 import { BootstrapError } from './certificates/bootstrap-client.js';
@@ -47,7 +48,7 @@ function fail(err: unknown): never {
 }
 
 function isKnown(e: unknown): boolean {
-  return e instanceof ConfigError || e instanceof GatewayStartError || e instanceof TokenFileError || e instanceof TlsFileError || e instanceof NodeCredentialsError || e instanceof KubeconfigError ||
+  return e instanceof ConfigError || e instanceof ListenerStartError || e instanceof TokenFileError || e instanceof TlsFileError || e instanceof NodeCredentialsError || e instanceof KubeconfigError ||
     e instanceof KubeConnectionError || e instanceof ApiError ||
     e instanceof BrokerStartError || e instanceof BootstrapError || e instanceof TokenCreateError || (e as NodeJS.ErrnoException)?.code !== undefined;
 }
@@ -155,11 +156,11 @@ async function serveCommand(argv: Record<string, unknown>): Promise<void> {
   if (chosen?.warning) log({ level: 'warn', msg: chosen.warning });
   const config = { ...resolved, containerRuntime: chosen?.runtime };
   keepServing();
-  const { server, kubeconfig, broker, gateway, supervisor: parts, containerRuntime } = await serve(config, log, { fatal });
+  const { server, kubeconfig, broker, gateway, registry, supervisor: parts, containerRuntime } = await serve(config, log, { fatal });
   supervisor = parts;
   untilSignal(() => server.close());
   // Logged last: whoever waits for this line may signal the process at once.
-  log({ level: 'info', msg: 'listening', url: server.url, storage: config.storage.split(':', 1)[0], kubeconfig, ...(containerRuntime ? { containerRuntime } : {}), ...(broker ? { broker: broker.broker.url } : {}), ...(gateway ? { gateway: gateway.url } : {}) });
+  log({ level: 'info', msg: 'listening', url: server.url, storage: config.storage.split(':', 1)[0], kubeconfig, ...(containerRuntime ? { containerRuntime } : {}), ...(broker ? { broker: broker.broker.url } : {}), ...(gateway ? { gateway: gateway.url } : {}), ...(registry ? { registry: registry.host } : {}) });
 }
 
 async function brokerCommand(argv: Record<string, unknown>): Promise<void> {

@@ -9,7 +9,7 @@ describe('resolveConfig', () => {
       kubeconfigOut: '/srv/data/kubeconfig.yaml', insecureHttp: false, enableBootstrapTokenAuth: true, authorizationMode: ['Node', 'RBAC'], controllers: ['*'],
       disable: [], disableControllerManager: false, disableAgent: false, disableScheduler: false, nodeName: hostname().toLowerCase(), simulate: true, maxPods: 110, kubeReserved: { cpu: 100, memory: 256 * 1024 * 1024 }, containerLogMaxSize: 10 * 1024 * 1024, containerLogMaxFiles: 5, kubeletPort: 0,
       clusterCidr: '127.64.0.0/10', serviceClusterIpRange: '127.128.0.0/12', nodeCidrMaskSize: 20, nodeMonitorGracePeriod: 40, nodeLeaseDurationSeconds: 40,
-      broker: true, brokerStore: 'sqlite:/srv/data/broker.db', brokerPort: 8090, brokerBindAddress: '127.0.0.1', gatewayPort: 8092,
+      broker: true, brokerStore: 'sqlite:/srv/data/broker.db', brokerPort: 8090, brokerBindAddress: '127.0.0.1', gatewayPort: 8092, registryPort: 8093,
     });
   });
 
@@ -24,7 +24,7 @@ describe('resolveConfig', () => {
     expect(resolveConfig({ disable: 'node' }, {}, '/')).toMatchObject({ disableAgent: true, disableScheduler: false, broker: true });
     expect(resolveConfig({ disable: 'node', 'authorization-mode': 'RBAC' }, {}, '/').authorizationMode).toEqual(['RBAC']);
     for (const bad of ['api-server', 'kubelet', 'node,,nodes'])
-      expect(() => resolveConfig({ disable: bad }, {}, '/')).toThrow(/^--disable: "(api-server|kubelet|nodes)" is not a part that can be disabled; parts: controller-manager, scheduler, node, broker, gateway$/);
+      expect(() => resolveConfig({ disable: bad }, {}, '/')).toThrow(/^--disable: "(api-server|kubelet|nodes)" is not a part that can be disabled; parts: controller-manager, scheduler, node, registry, broker, gateway$/);
   });
 
   it('takes --authorization-mode as kube-apiserver does: a comma-separated list, in order', () => {
@@ -48,6 +48,15 @@ describe('resolveConfig', () => {
     expect(resolveConfig({}, { CLUSTER_API_GATEWAY_PORT: '0' }, '/').gatewayPort).toBe(0);
     for (const bad of ['70000', '-1', 'http'])
       expect(() => resolveConfig({ 'gateway-port': bad }, {}, '/')).toThrow(/gateway-port/);
+  });
+
+  it('listens for the registry on 8093 (no root needed), a free port when the API\'s is, or the one asked for; refuses a port that is none', () => {
+    expect(resolveConfig({}, {}, '/').registryPort).toBe(8093);
+    expect(resolveConfig({ port: 0 }, {}, '/').registryPort).toBe(0);
+    expect(resolveConfig({ 'registry-port': 9002 }, {}, '/').registryPort).toBe(9002);
+    expect(resolveConfig({}, { CLUSTER_API_REGISTRY_PORT: '0' }, '/').registryPort).toBe(0);
+    for (const bad of ['70000', '-1', 'http'])
+      expect(() => resolveConfig({ 'registry-port': bad }, {}, '/')).toThrow(/registry-port/);
   });
 
   it('configures a broker process of its own: kubeconfig, store, port, addresses', () => {

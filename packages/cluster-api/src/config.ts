@@ -43,7 +43,7 @@ export interface ServeConfig {
   authorizationMode: AuthorizationMode[];
   /** kube-controller-manager's --controllers: `*` (every controller on by default), `name`, `-name`. */
   controllers: string[];
-  /** Parts of serve not run in this process (k3s' --disable): controller-manager, scheduler, node, broker, gateway. */
+  /** Parts of serve not run in this process (k3s' --disable): controller-manager, scheduler, node, registry, broker, gateway. */
   disable: string[];
   /** No embedded node agent (k3s' --disable-agent; `--disable node`): an API server for other machines' agents only. */
   disableAgent: boolean;
@@ -83,6 +83,8 @@ export interface ServeConfig {
   brokerBindAddress: string;
   /** The ingress gateway's port (Knative Routes by Host); 0 a free one. */
   gatewayPort: number;
+  /** The OCI distribution registry's port (over the node's image store); 0 a free one. */
+  registryPort: number;
   /** `host` or `host:port` in Brokers' `status.address.url`; default the broker's bind address. */
   brokerAdvertiseAddress?: string;
   /** Run no controller manager in this process (`cluster-api controller-manager` runs it elsewhere). */
@@ -163,6 +165,7 @@ const row = <K extends keyof ServeConfig>(r: OptionRow<ServeConfig, K>): OptionR
 const brokerRow = <K extends keyof BrokerRoleConfig>(r: OptionRow<BrokerRoleConfig, K>): OptionRow<BrokerRoleConfig, K> => r;
 const BROKER_PORT = 8090;
 const GATEWAY_PORT = 8092;
+const REGISTRY_PORT = 8093;
 
 export const serveOptions: readonly AnyRow<ServeConfig>[] = [
   row({ key: 'port', flag: 'port', env: 'CLUSTER_API_PORT', type: 'number', default: 6443, parse: port, describe: 'port to listen on (default 6443; 0 picks a free one)' }),
@@ -211,6 +214,7 @@ export const serveOptions: readonly AnyRow<ServeConfig>[] = [
   row({ key: 'brokerStore', flag: 'broker-store', env: 'CLUSTER_API_BROKER_STORE', type: 'string', default: (at) => `sqlite:${inDataDir('broker.db')(at)}`, parse: brokerStoreUrl, describe: 'the broker\'s event log: sqlite:<file> (default <data-dir>/broker.db) or nats://host:port[,host:port…][?replicas=N]' }),
   row({ key: 'brokerPort', flag: 'broker-port', env: 'CLUSTER_API_BROKER_PORT', type: 'number', default: ({ config }) => (config.port === 0 ? 0 : BROKER_PORT), parse: portOf('broker-port'), describe: `port of the broker's ingress (default ${BROKER_PORT}; a free one when --port is 0)` }),
   row({ key: 'gatewayPort', flag: 'gateway-port', env: 'CLUSTER_API_GATEWAY_PORT', type: 'number', default: ({ config }) => (config.port === 0 ? 0 : GATEWAY_PORT), parse: portOf('gateway-port'), describe: `port of the ingress gateway that routes Knative Routes' hosts to their revisions (default ${GATEWAY_PORT}; a free one when --port is 0)` }),
+  row({ key: 'registryPort', flag: 'registry-port', env: 'CLUSTER_API_REGISTRY_PORT', type: 'number', default: ({ config }) => (config.port === 0 ? 0 : REGISTRY_PORT), parse: portOf('registry-port'), describe: `port of the OCI distribution registry over the node's image store, advertised in kube-public/local-registry-hosting (default ${REGISTRY_PORT}; a free one when --port is 0)` }),
   row({ key: 'brokerBindAddress', flag: 'broker-bind-address', env: 'CLUSTER_API_BROKER_BIND_ADDRESS', type: 'string', default: ({ config }) => config.bindAddress!, parse: text, describe: 'address of the broker\'s ingress (default: --bind-address)' }),
   row({ key: 'brokerAdvertiseAddress', flag: 'broker-advertise-address', env: 'CLUSTER_API_BROKER_ADVERTISE_ADDRESS', type: 'string', default: undefined, parse: advertisedAt('broker-advertise-address'), describe: 'host or host:port Brokers\' status.address.url names (default: the broker\'s bind address and port)' }),
 ];

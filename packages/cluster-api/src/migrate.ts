@@ -49,7 +49,7 @@ const ManagedByServer = '"app.kubernetes.io/managed-by":"cluster-api"';
 /**
  * What a server writes for itself at start: the APIServices it registers for the group versions it
  * serves (kube-aggregator's autoregister label), and what it labels as managed by cluster-api (the
- * gateway's address in knative-serving/config-gateway). Each server keeps its own, so the target's
+ * gateway's address in knative-serving/config-gateway, the registry's in kube-public/local-registry-hosting). Each server keeps its own, so the target's
  * stands when it differs.
  */
 const serverRegistered = (kv: KeyValue): boolean => {

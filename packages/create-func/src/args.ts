@@ -9,6 +9,8 @@ export interface CliArgs {
   yes: boolean;
   install: boolean;
   force: boolean;
+  /** `--deps checkout|registry`. */
+  deps?: 'checkout' | 'registry';
   help: boolean;
   version: boolean;
 }
@@ -24,6 +26,9 @@ Options:
   -y, --yes                          never ask: use the defaults for anything not given
       --no-install                   do not run npm install
   -f, --force                        write into a non-empty directory (template files replace same-named files)
+      --deps <checkout|registry>     where @func/runtime comes from: the checkout this create-func runs
+                                     from, packed into vendor/ (the default there), or the npm registry
+                                     (the default for an installed create-func)
   -h, --help                         show this help
   -v, --version                      show the version
 `;
@@ -43,6 +48,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
         yes: { type: 'boolean', short: 'y', default: false },
         install: { type: 'boolean', default: true },
         force: { type: 'boolean', short: 'f', default: false },
+        deps: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -54,7 +60,11 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (positionals.length > 1) {
     throw new CreateError(`expected at most one directory, got ${positionals.map((p) => `"${p}"`).join(', ')}\n\n${usage}`, 2);
   }
+  if (values.deps !== undefined && values.deps !== 'checkout' && values.deps !== 'registry') {
+    throw new CreateError(`--deps must be checkout or registry, got "${values.deps}"\n\n${usage}`, 2);
+  }
   return {
+    ...(values.deps !== undefined && { deps: values.deps as 'checkout' | 'registry' }),
     dir: positionals[0],
     name: values.name,
     template: values.template,

@@ -1,5 +1,6 @@
 import { relative } from 'node:path';
 import { templateDir } from '@func/templates';
+import { vendorCheckout } from './checkout.js';
 import { npmInstall } from './install.js';
 import type { Plan } from './plan.js';
 import { renderTemplate } from './scaffold.js';
@@ -31,6 +32,11 @@ export async function createProject(plan: Plan, options: CreateOptions = {}): Pr
     log(`Creating ${plan.template} function "${plan.name}" in ${display(plan.targetDir)}`);
     const created = (options.now ?? new Date()).toISOString();
     await renderTemplate(templateDir(plan.template), staging, { name: plan.name, created });
+    signal.throwIfAborted();
+    if (plan.deps === 'checkout') {
+      log(`Packing @func/runtime from the checkout at ${display(plan.checkout!)} into vendor/…`);
+      await vendorCheckout(plan.checkout!, staging, signal, options.env);
+    }
     signal.throwIfAborted();
     if (plan.install) {
       log('Installing dependencies with npm install…');

@@ -17,11 +17,21 @@ function npmCommand(args: string[]): { command: string; args: string[]; shell: b
  * settles only after it has exited, so no npm process is still writing into `cwd` when the
  * caller removes it.
  */
-export function npmInstall(cwd: string, signal: AbortSignal, env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const { command, args, shell } = npmCommand(['install', '--no-audit', '--no-fund']);
+export async function npmInstall(cwd: string, signal: AbortSignal, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  await runNpm(['install', '--no-audit', '--no-fund'], cwd, signal, env, 'inherit');
+}
+
+/** npm with its standard output kept (and returned), its errors on the terminal; the same abort rules. */
+export const npmOutput = (args: string[], cwd: string, signal: AbortSignal, env: NodeJS.ProcessEnv = process.env): Promise<string> => runNpm(args, cwd, signal, env, 'pipe');
+
+function runNpm(npmArgs: string[], cwd: string, signal: AbortSignal, env: NodeJS.ProcessEnv, stdout: 'inherit' | 'pipe'): Promise<string> {
+  const { command, args, shell } = npmCommand(npmArgs);
+  const what = `npm ${npmArgs[0]}`;
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
-    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'inherit', 'inherit'], shell });
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', stdout, 'inherit'], shell });
+    let out = '';
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
     const onAbort = () => child.kill('SIGTERM');
     signal.addEventListener('abort', onAbort, { once: true });
     child.once('error', (err) => {
@@ -31,10 +41,10 @@ export function npmInstall(cwd: string, signal: AbortSignal, env: NodeJS.Process
     child.once('close', (code, killedBy) => {
       signal.removeEventListener('abort', onAbort);
       if (signal.aborted) reject(signal.reason);
-      else if (code === 0) resolve();
+      else if (code === 0) resolve(out);
       // Ctrl-C in a terminal reaches npm too (same process group) and npm may exit first.
       else if (killedBy === 'SIGINT' || code === 130) reject(new InterruptedError('SIGINT'));
-      else reject(new CreateError(`npm install failed (${killedBy ?? `exit code ${code}`}); nothing was created`));
+      else reject(new CreateError(`${what} failed (${killedBy ?? `exit code ${code}`}); nothing was created`));
     });
   });
 }

@@ -1,6 +1,7 @@
 import { basename, resolve } from 'node:path';
 import { isTemplateName, templateDescriptions, templateNames, type TemplateName } from '@func/templates';
 import type { CliArgs } from './args.js';
+import { checkoutRoot, type DependencySource } from './checkout.js';
 import { CreateError } from './errors.js';
 import { nameProblem, suggestName } from './name.js';
 import type { Prompter } from './prompt.js';
@@ -13,6 +14,10 @@ export interface Plan {
   targetDir: string;
   install: boolean;
   force: boolean;
+  /** Where @func/runtime comes from: the checkout create-func runs from (packed into vendor/), or the registry. */
+  deps: DependencySource;
+  /** The checkout's root, with deps 'checkout'. */
+  checkout?: string;
 }
 
 /**
@@ -22,7 +27,12 @@ export interface Plan {
 export async function resolvePlan(args: CliArgs, cwd: string, prompter?: Prompter): Promise<Plan> {
   const name = await resolveName(args, cwd, prompter);
   const template = await resolveTemplate(args.template, prompter);
+  const checkout = checkoutRoot();
+  const deps = args.deps ?? (checkout ? 'checkout' : 'registry');
+  if (deps === 'checkout' && !checkout) throw new CreateError('--deps checkout: this create-func is not running from a checkout of the func repository (run it as node <checkout>/packages/create-func/dist/cli.js)', 2);
   return {
+    deps,
+    ...(deps === 'checkout' && { checkout }),
     name,
     template,
     targetDir: resolve(cwd, args.dir ?? name),

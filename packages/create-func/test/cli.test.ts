@@ -50,6 +50,26 @@ describe('create-func (the command)', () => {
     expect(await entries(cwd)).toEqual(['shop-api']);
   });
 
+  it('run from the checkout, packs the checkout\'s runtime into vendor/ and depends on the tarballs; --deps registry on the published package', async () => {
+    const cwd = await tempDir();
+    const result = await run(['from-checkout', '--no-install'], cwd);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toContain('Packing @func/runtime from the checkout at');
+    const pkg = JSON.parse(await readFile(join(cwd, 'from-checkout', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(pkg.dependencies).toMatchObject({
+      '@func/runtime': 'file:vendor/func-runtime-0.1.0.tgz', '@func/oci': 'file:vendor/func-oci-0.1.0.tgz', '@func/kube-client': 'file:vendor/func-kube-client-0.1.0.tgz',
+    });
+    expect(await entries(join(cwd, 'from-checkout', 'vendor'))).toEqual(['func-kube-client-0.1.0.tgz', 'func-oci-0.1.0.tgz', 'func-runtime-0.1.0.tgz']);
+    const published = await run(['published', '--no-install', '--deps', 'registry'], cwd);
+    expect(published.code).toBe(0);
+    expect(JSON.parse(await readFile(join(cwd, 'published', 'package.json'), 'utf8')).dependencies).toEqual({ '@func/runtime': '^0.1.0' });
+    expect(await entries(join(cwd, 'published'))).not.toContain('vendor');
+    const bad = await run(['x', '--deps', 'github'], cwd);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--deps must be checkout or registry, got "github"');
+    expect(await entries(cwd)).toEqual(['from-checkout', 'published']);
+  });
+
   it('prints the usage with --help and the version with --version', async () => {
     const help = await run(['--help'], await tempDir());
     expect(help.code).toBe(0);

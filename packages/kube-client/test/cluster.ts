@@ -17,20 +17,23 @@ export interface Cluster {
   url: string;
   dir: string;
   kubeconfig: string;
+  /** The admin token serve generated ('' when started with --token-auth-file). */
   token: string;
+  /** The registry's host:port, from the listening line. */
+  registry: string;
   stop(): Promise<void>;
 }
 
-export async function startCluster(opts: { node?: boolean; broker?: boolean } = {}): Promise<Cluster> {
+export async function startCluster(opts: { node?: boolean; broker?: boolean; args?: string[] } = {}): Promise<Cluster> {
   if (!existsSync(CLUSTER_CLI)) throw new Error(`${CLUSTER_CLI} is missing: build first (npm run build)`);
   const dir = mkdtempSync(join(tmpdir(), 'kube-client-'));
-  const child: ChildProcess = spawn(process.execPath, [CLUSTER_CLI, 'serve', '--port', '0', '--data-dir', join(dir, 'data'), ...(opts.broker ? [] : ['--no-broker']), ...(opts.node ? [] : ['--disable-agent', '--disable-scheduler'])], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [CLUSTER_CLI, 'serve', '--port', '0', '--data-dir', join(dir, 'data'), ...(opts.broker ? [] : ['--no-broker']), ...(opts.node ? [] : ['--disable-agent', '--disable-scheduler']), ...(opts.args ?? [])], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
-  const url = await new Promise<string>((resolve, reject) => {
+  const [url, registry] = await new Promise<[string, string]>((resolve, reject) => {
     child.stderr!.on('data', (d: Buffer) => {
       err += d.toString();
-      const m = /"msg":"listening","url":"([^"]+)"/.exec(err);
-      if (m) resolve(m[1]!);
+      const m = /"msg":"listening","url":"([^"]+)".*?(?:"registry":"([^"]+)")?/.exec(err);
+      if (m) resolve([m[1]!, /"registry":"([^"]+)"/.exec(err)?.[1] ?? '']);
     });
     child.once('exit', (code) => reject(new Error(`cluster-api exited ${code}: ${err.slice(-2000)}`)));
   });
@@ -38,7 +41,8 @@ export async function startCluster(opts: { node?: boolean; broker?: boolean } = 
     url,
     dir,
     kubeconfig: join(dir, 'data', 'kubeconfig.yaml'),
-    token: readFileSync(join(dir, 'data', 'admin.token'), 'utf8').trim(),
+    token: existsSync(join(dir, 'data', 'admin.token')) ? readFileSync(join(dir, 'data', 'admin.token'), 'utf8').trim() : '',
+    registry,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         await new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); });

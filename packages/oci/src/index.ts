@@ -1,5 +1,5 @@
 export type { ContainerConfig, Descriptor, Digest, HistoryEntry, ImageConfig, ImageIndex, ImageManifest, Platform } from './types.js';
-export { MediaType, REF_NAME } from './media-types.js';
+export { MediaType, REF_NAME, isIndexType, isManifestType } from './media-types.js';
 export { DigestMismatchError, isDigest, parseDigest, sha256 } from './digest.js';
 export { ImageLayout, checkRefName } from './layout.js';
 export { writeTar, type TarEntry, type TarOptions } from './tar.js';

@@ -93,7 +93,7 @@ describe('func-runtime deploy (applied, not waited for)', () => {
     dir = project();
     const res = await cli(['deploy', '--deployer', 'raw', '--no-wait'], dir);
     expect(res.code, res.output).toBe(0);
-    expect(res.output).toMatch(/applied Deployment and Service default\/deployable \(image localhost\/deployable@sha256:[0-9a-f]{64}\)/);
+    expect(res.output).toMatch(new RegExp(`applied Deployment and Service default/deployable \\(image ${cluster.registry.replace(/\./g, '\\.')}/deployable@sha256:[0-9a-f]{64}\\)`));
     first = await getJson('deployment', 'deployable', '--show-managed-fields');
   }, 60_000);
 
@@ -105,14 +105,14 @@ describe('func-runtime deploy (applied, not waited for)', () => {
     expect(first.spec.template.spec.containers[0].readinessProbe.httpGet).toEqual({ path: '/health/readiness', port: 8080 });
   });
 
-  it('builds into the cluster\'s image store and records image, imageDigest and deploy.namespace in func.yaml', async () => {
+  it('pushes to the registry the cluster advertises (its image store) and records image, imageDigest and deploy.namespace in func.yaml', async () => {
     const yaml = readFileSync(join(dir, 'func.yaml'), 'utf8');
     const digest = /imageDigest: (sha256:[0-9a-f]{64})/.exec(yaml)?.[1];
-    expect(yaml).toContain('image: localhost/deployable:latest\n');
+    expect(yaml).toContain(`image: ${cluster.registry}/deployable:latest\n`);
     expect(yaml).toMatch(/deploy:\n[\s\S]*  namespace: default\n/);
-    expect(first.spec.template.spec.containers[0].image).toBe(`localhost/deployable@${digest}`);
+    expect(first.spec.template.spec.containers[0].image).toBe(`${cluster.registry}/deployable@${digest}`);
     const tags = await (await ImageLayout.open(join(cluster.dir, 'data', 'images'))).tags();
-    expect(tags).toEqual(expect.arrayContaining(['localhost/deployable:latest', `localhost/deployable@${digest}`]));
+    expect(tags).toEqual(expect.arrayContaining(['deployable:latest', `deployable@${digest}`]));
   });
 
   it('a redeploy after an edit changes the image to the new digest; one without an edit changes nothing', async () => {
@@ -168,7 +168,7 @@ describe('func-runtime deploy (applied, not waited for)', () => {
     const text = await cli(['describe'], dir);
     expect(text.code, text.output).toBe(0);
     expect(text.output).toMatch(/^Name: +deployable$/m);
-    expect(text.output).toMatch(/^Image: +localhost\/deployable@sha256:[0-9a-f]{64}$/m);
+    expect(text.output).toMatch(new RegExp(`^Image: +${cluster.registry.replace(/\./g, '\\.')}/deployable@sha256:[0-9a-f]{64}$`, 'm'));
     expect(text.output).toMatch(/^Replicas: +1 desired/m);
     expect(text.output).toMatch(/port-forward: kubectl port-forward -n default svc\/deployable 8080:80/);
     const json = await cli(['describe', '-o', 'json'], dir);
@@ -256,7 +256,7 @@ describe('a cluster that serves Knative Services', () => {
       expect(res.code, res.output).toBe(0);
       expect(res.output).toContain('applied Knative Service default/on-knative');
       const ksvc = await getJson('services.serving.knative.dev', 'on-knative');
-      expect(ksvc.spec.template.spec.containers[0].image).toMatch(/^localhost\/on-knative@sha256:/);
+      expect(ksvc.spec.template.spec.containers[0].image.startsWith(`${cluster.registry}/on-knative@sha256:`)).toBe(true);
       expect(ksvc.metadata.annotations['function.knative.dev/deployer']).toBe('knative');
       // The local cluster runs the revision as on-knative-00001-deployment; no Deployment of the function's own name.
       expect((await kubectl('get', 'deployments', '-o', 'name')).split('\n')).not.toContain('deployment.apps/on-knative');

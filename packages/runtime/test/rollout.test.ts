@@ -55,8 +55,10 @@ describe('func-runtime deploy onto the embedded node', () => {
   it('waits until the new version serves, with progress, then says where it answers', async () => {
     const res = await cli(['deploy', '--deployer', 'raw']);
     expect(res.code, res.output).toBe(0);
-    expect(res.output).toMatch(/rolling out localhost\/deployable@sha256:[0-9a-f]{12}…: 1\/1 ready — deployable-[a-z0-9]+-[a-z0-9]+ Running \(ready\)/);
-    expect(res.output).toMatch(/deployed deployable to namespace default in [\d.]+ s \(localhost\/deployable@sha256:[0-9a-f]{64}\)/);
+    // The image went to the registry the cluster advertises (kube-public/local-registry-hosting).
+    const image = cluster.registry.replace(/\./g, '\\.') + '/deployable@sha256:';
+    expect(res.output).toMatch(new RegExp(`rolling out ${image}[0-9a-f]{12}…: 1/1 ready — deployable-[a-z0-9]+-[a-z0-9]+ Running \\(ready\\)`));
+    expect(res.output).toMatch(new RegExp(`deployed deployable to namespace default in [\\d.]+ s \\(${image}[0-9a-f]{64}\\)`));
     expect(res.output).toMatch(/port-forward +kubectl port-forward -n default svc\/deployable 8080:80/);
     printedUrl = /^\s+URL\s+(\S+)$/m.exec(res.output)?.[1];
     expect(printedUrl, `deploy printed no URL:\n${res.output}`).toBeTruthy();

@@ -1,29 +1,27 @@
 /**
- * Delegated authentication and authorization, as a kubelet or an extension API server does it with
- * webhook modes: a bearer token is asked about with a TokenReview, and whether its user may do
- * something with a SubjectAccessReview, both against the cluster API with the component's own
- * credentials (`create tokenreviews`, `create subjectaccessreviews`). Answers are cached as the
- * kubelet caches them: tokens 2 minutes, allowed 5 minutes, denied 30 seconds.
+ * Authentication and authorization delegated to the API server, as a kubelet or an aggregated API
+ * server does it with webhook authn/authz: a bearer token is asked about with a TokenReview, an
+ * action with a SubjectAccessReview (resource or non-resource attributes). The asker needs
+ * `system:auth-delegator`. Answers are cached as the kubelet caches them: tokens 2 minutes, allowed
+ * 5 minutes, denied 30 seconds. Tokens never reach a log or an error.
  */
-import { type KubeClient } from '@func/kube-client';
+import type { KubeClient } from '@func/kube-client';
 
-export interface ReviewedUser {
+export interface DelegatedUser {
   name: string;
   uid: string;
   groups: string[];
 }
 
 /** A SubjectAccessReview's `resourceAttributes`. */
-export interface ResourceAttributes {
-  verb: string;
-  group?: string;
-  resource: string;
-  subresource?: string;
-  namespace?: string;
-  name?: string;
-}
+export interface ResourceAttributes { verb: string; resource: string; group?: string; subresource?: string; name?: string; namespace?: string }
 
-class TtlCache<V> {
+/** What a SubjectAccessReview asks about: a resource (verb, resource, subresource, name, namespace) or a non-resource path. */
+export type AccessAttributes =
+  | { resourceAttributes: ResourceAttributes }
+  | { nonResourceAttributes: { verb: string; path: string } };
+
+export class TtlCache<V> {
   private readonly entries = new Map<string, { value: V; until: number }>();
   get(key: string): V | undefined {
     const e = this.entries.get(key);
@@ -37,18 +35,19 @@ class TtlCache<V> {
 }
 
 export class DelegatedAuth {
-  private readonly tokens = new TtlCache<ReviewedUser | null>();
+  private readonly tokens = new TtlCache<DelegatedUser | null>();
   private readonly decisions = new TtlCache<boolean>();
 
   constructor(private readonly kube: KubeClient) {}
 
   /** The user of a bearer token (an `Authorization` header's value), or null when the API does not know it. */
-  async authenticateBearer(header: string | undefined): Promise<ReviewedUser | null> {
+  async authenticateBearer(header: string | undefined): Promise<DelegatedUser | null> {
     if (!header || !/^bearer /i.test(header)) return null;
     return this.reviewToken(header.slice(7).trim());
   }
 
-  async reviewToken(token: string): Promise<ReviewedUser | null> {
+  /** The token's user, or null when the API server does not accept it. */
+  async reviewToken(token: string): Promise<DelegatedUser | null> {
     if (!token) return null;
     const cached = this.tokens.get(token);
     if (cached !== undefined) return cached;
@@ -59,11 +58,12 @@ export class DelegatedAuth {
     return user;
   }
 
-  async allowed(user: ReviewedUser, attrs: ResourceAttributes): Promise<boolean> {
+  /** Whether the API server's authorizer allows `user` the action. */
+  async allowed(user: DelegatedUser, attrs: AccessAttributes): Promise<boolean> {
     const key = JSON.stringify([user.name, user.groups, attrs]);
     const cached = this.decisions.get(key);
     if (cached !== undefined) return cached;
-    const body = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: user.name, uid: user.uid, groups: user.groups, resourceAttributes: attrs } };
+    const body = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: user.name, uid: user.uid, groups: user.groups, ...attrs } };
     const res = await this.kube.raw({ method: 'POST', path: '/apis/authorization.k8s.io/v1/subjectaccessreviews', body, what: 'create subjectaccessreviews' });
     const allowed = (JSON.parse(res.body) as { status?: { allowed?: boolean } }).status?.allowed === true;
     this.decisions.set(key, allowed, allowed ? 300_000 : 30_000);

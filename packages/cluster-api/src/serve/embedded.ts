@@ -23,6 +23,7 @@ import type { KubeletClientTls } from '../node/kubelet-client.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { BrokerStartError } from '../broker/cluster/embedded.js';
 import { GatewayUser } from '../serving/gateway/role.js';
+import { RegistryUser } from '../image-registry/role.js';
 import { part, type Part, type Running } from './part.js';
 import { clusterDnsIP } from '../registry/kinds/kubernetes-service.js';
 
@@ -75,24 +76,31 @@ export const SchedulerUser: UserInfo = { name: 'system:kube-scheduler', uid: '',
 /** The gateway part: `start` starts the ingress gateway; its port in use is for the operator to mend (a permanent failure). */
 export const gatewayPart = (start: () => Promise<Running>): Part => part('gateway', start, { source: new URL('../serving/gateway/', import.meta.url) });
 
-/** The identities of the embedded node and gateway, for the API server's authenticator, and the kubelet client certificate. */
+/** The registry part: `start` starts the OCI distribution registry; its port in use is for the operator to mend. */
+export const registryPart = (start: () => Promise<Running>): Part => part('registry', start, { source: new URL('../image-registry/', import.meta.url) });
+
+/** The identities of the embedded node, gateway and registry, for the API server's authenticator, and the kubelet client certificate. */
 export interface EmbeddedIdentities {
   users: Map<string, UserInfo>;
   kubeletClient: KubeletClientTls;
   nodeToken: string;
   /** The gateway's (system:serving-gateway, serving/gateway/role.ts). */
   gatewayToken: string;
+  /** The registry's (system:image-registry, image-registry/role.ts). */
+  registryToken: string;
 }
 
 export function embeddedIdentities(config: ServeConfig, ca: CertificateAuthority, enabled: (name: string) => boolean): EmbeddedIdentities {
   const tlsDir = join(config.dataDir, 'tls');
   const nodeToken = randomBytes(32).toString('base64url');
   const gatewayToken = randomBytes(32).toString('base64url');
+  const registryToken = randomBytes(32).toString('base64url');
   const users = new Map<string, UserInfo>();
   if (enabled('node')) users.set(nodeToken, { name: `system:node:${config.nodeName}`, uid: '', groups: ['system:nodes'] });
   if (enabled('gateway')) users.set(gatewayToken, { name: GatewayUser, uid: '', groups: [] });
+  if (enabled('registry')) users.set(registryToken, { name: RegistryUser, uid: '', groups: [] });
   const apiClient = ensureIssued(tlsDir, 'kubelet-client', ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'], usages: ['client'] });
-  return { users, kubeletClient: { ...apiClient, ca: ca.cert }, nodeToken, gatewayToken };
+  return { users, kubeletClient: { ...apiClient, ca: ca.cert }, nodeToken, gatewayToken, registryToken };
 }
 
 /** The node agent `serve` embeds, over the data directory. */

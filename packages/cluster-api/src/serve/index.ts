@@ -1,8 +1,8 @@
 /**
  * `cluster-api serve` as one ordered list of parts (ARCHITECTURE.md's local stack): api-server,
- * controller-manager, scheduler, node, broker, gateway; `--disable <part>` leaves one out. Assembled here and
+ * controller-manager, scheduler, node, registry, broker, gateway; `--disable <part>` leaves one out. Assembled here and
  * only here, run by the Supervisor (started in order, stopped in reverse, a failing part restarted or
- * the process ended with its name). A later part (registry, activator, autoscaler) is one more
+ * the process ended with its name). A later part (activator, autoscaler) is one more
  * entry in `parts`. The API server installs the CRDs of the kinds its parts act on (serving/crds.ts).
  */
 import { readFileSync } from 'node:fs';
@@ -28,7 +28,10 @@ import { GatewayPolicy } from '../serving/gateway/role.js';
 import { startGateway, type Gateway } from '../serving/gateway/gateway.js';
 import { publishGatewayUrl } from '../serving/gateway/published.js';
 import { BrokerIngressService, GatewayService, publishHostService } from './host-services.js';
-import { brokerPart, gatewayPart, embeddedClient, embeddedIdentities, nodePart, SchedulerUser, schedulerPart, startEmbeddedNode, type ApiEndpoint } from './embedded.js';
+import { RegistryPolicy } from '../image-registry/role.js';
+import { startImageRegistry, uploadsDir, type ImageRegistry } from '../image-registry/registry.js';
+import { publishRegistryHost } from '../image-registry/published.js';
+import { brokerPart, gatewayPart, registryPart, embeddedClient, embeddedIdentities, nodePart, SchedulerUser, schedulerPart, startEmbeddedNode, type ApiEndpoint } from './embedded.js';
 import { inProcessClient } from '../client/in-process.js';
 import { part, type Part } from './part.js';
 import { Supervisor } from './supervisor.js';
@@ -44,6 +47,8 @@ export interface Served {
   broker?: ClusterBroker;
   /** The ingress gateway, once started. */
   gateway?: Gateway;
+  /** The OCI distribution registry, once started. */
+  registry?: ImageRegistry;
   supervisor: Supervisor;
 }
 
@@ -76,6 +81,7 @@ export async function serve(asked: ServeConfig, log?: Log, options: ServeOptions
   let api: Awaited<ReturnType<typeof startServer>> | undefined;
   let broker: ClusterBroker | undefined;
   let gateway: Gateway | undefined;
+  let imageRegistry: ImageRegistry | undefined;
   const endpoint = (): ApiEndpoint => ({ url: api!.url, ca: tls?.ca });
   const parts: Part[] = [
     part('api-server', async () => {
@@ -96,6 +102,7 @@ export async function serve(asked: ServeConfig, log?: Log, options: ServeOptions
       await installBuiltinCrds(api.registry, { eventing: enabled('broker') && token !== undefined });
       await ensureCreated(api.registry, 'rbac.authorization.k8s.io', 'clusterroles', GatewayPolicy.clusterRoles);
       await ensureCreated(api.registry, 'rbac.authorization.k8s.io', 'clusterrolebindings', GatewayPolicy.clusterRoleBindings);
+      await ensureCreated(api.registry, 'rbac.authorization.k8s.io', 'clusterrolebindings', RegistryPolicy.clusterRoleBindings);
       if (token) writeKubeconfig(config.kubeconfigOut, { server: api.url, token, ca: tls?.ca });
       const started = api;
       return { stop: () => started.close() };
@@ -107,6 +114,13 @@ export async function serve(asked: ServeConfig, log?: Log, options: ServeOptions
     }), { source: new URL('../controllers/', import.meta.url) }),
     schedulerPart(() => inProcessClient(api!.registry, api!.authorizer, SchedulerUser), { elect: config.storage.startsWith('etcd'), log }),
     nodePart(() => startEmbeddedNode(config, ca, endpoint(), ids.nodeToken, log)),
+    // The registry serves the node's image store (a push is the store) and asks the API about tokens as system:image-registry;
+    // its address is published in kube-public/local-registry-hosting (KEP-1755).
+    registryPart(async () => {
+      imageRegistry = await startImageRegistry({ kube: embeddedClient(endpoint(), ids.registryToken, 'registry'), layout: join(config.dataDir, 'images'), uploads: uploadsDir(config.dataDir), host: config.bindAddress, port: config.registryPort, log });
+      await publishRegistryHost(api!.registry, imageRegistry.host, config.containerRuntime !== 'oci').catch((err: Error) => log?.({ level: 'warn', msg: 'registry address not published', error: err.message }));
+      return imageRegistry;
+    }),
     // The broker acts with the admin's credentials (it grants itself its own identity): none without a kubeconfig.
     ...(token ? [brokerPart(async () => {
       broker = await startEmbeddedBroker({
@@ -143,6 +157,7 @@ export async function serve(asked: ServeConfig, log?: Log, options: ServeOptions
     ...(token && { kubeconfig: config.kubeconfigOut }),
     ...(broker && { broker }),
     ...(gateway && { gateway }),
+    ...(imageRegistry && { registry: imageRegistry }),
     supervisor,
     containerRuntime: config.disableAgent ? undefined : config.containerRuntime,
   };

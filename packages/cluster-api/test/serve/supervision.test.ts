@@ -41,7 +41,7 @@ describe('serve supervises its parts (in process)', () => {
 
   const start = async (parts: Part[], fatal: (m: string) => void = () => {}) => {
     const logs: Entry[] = [];
-    const config = resolveConfig({ port: 0, dataDir: join(tempDir(), 'data'), storage: 'memory:', disable: 'node,scheduler,broker,gateway' });
+    const config = resolveConfig({ port: 0, dataDir: join(tempDir(), 'data'), storage: 'memory:', disable: 'node,scheduler,registry,broker,gateway' });
     served = await serve(config, (e) => logs.push(e), { parts, fatal, backoffMs: 20 });
     return { logs, api: clientOf(served) };
   };
@@ -158,7 +158,7 @@ describe.runIf(haveKubectl)('cluster-api serve (process) keeps serving past erro
   it('refuses --disable of an unknown part, or of the API server, with one line and exit 1', async () => {
     for (const [value, shown] of [['kubelet', 'kubelet'], ['api-server', 'api-server']]) {
       const err = await startServe(['--storage', 'memory:', '--disable', value!]).then(() => undefined, (e: Error) => e.message);
-      expect(err).toContain(`cluster-api: --disable: "${shown}" is not a part that can be disabled; parts: controller-manager, scheduler, node, broker, gateway`);
+      expect(err).toContain(`cluster-api: --disable: "${shown}" is not a part that can be disabled; parts: controller-manager, scheduler, node, registry, broker, gateway`);
       expect(err).not.toMatch(/\n\s+at /);
     }
   });

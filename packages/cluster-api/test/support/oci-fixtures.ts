@@ -19,8 +19,8 @@ export const ociMissing = 'missing' in support ? support.missing.join('; ') : un
 
 const Applets = ['sh', 'id', 'cat', 'echo', 'sleep', 'wget', 'ls', 'grep', 'wc', 'touch', 'hostname', 'nslookup'];
 
-/** busybox-static as an image (root user, Cmd sh) pushed to a fresh registry: the registry and the reference. */
-export async function busyboxInRegistry(layoutDir: string): Promise<{ registry: RunningRegistry; ref: string }> {
+/** busybox-static as an image (root user, Cmd sh) in an OCI layout, tagged `busybox:test`. */
+export async function busyboxLayout(layoutDir: string): Promise<ImageLayout> {
   const entries: TarEntry[] = [
     { path: 'bin/', type: 'dir' },
     { path: 'bin/busybox', type: 'file', mode: 0o755, data: readFileSync('/bin/busybox') },
@@ -33,6 +33,12 @@ export async function busyboxInRegistry(layoutDir: string): Promise<{ registry: 
   ];
   const layout = await ImageLayout.open(layoutDir);
   await buildImage(layout, { layers: [{ entries, createdBy: 'busybox-static' }], config: { Cmd: ['sh'], Env: ['PATH=/bin'] }, tag: 'busybox:test' });
+  return layout;
+}
+
+/** busybox-static as an image (root user, Cmd sh) pushed to a fresh registry: the registry and the reference. */
+export async function busyboxInRegistry(layoutDir: string): Promise<{ registry: RunningRegistry; ref: string }> {
+  const layout = await busyboxLayout(layoutDir);
   const registry = await startRegistry();
   const ref = `${registry.host}/test/busybox:1`;
   await pushImage(layout, 'busybox:test', ref);

@@ -36,15 +36,15 @@ async function bundle(argv: BuildArgs): Promise<void> {
   process.stdout.write(`func-runtime: serve it with: func-runtime ${shown(resolve(result.file, '..'))}\n`);
 }
 
-const STORE_NOTE = { flag: '', env: ' (FUNC_IMAGES)', cluster: ' (the local cluster\'s image store)', project: '' } as const;
+const STORE_NOTE = { flag: '', env: ' (FUNC_IMAGES)', project: '' } as const;
 
 async function image(argv: BuildArgs): Promise<void> {
   const started = performance.now();
-  const [{ loadProject }, { resolveImageRequest }, { buildFunctionImageFromSource }, { kubeconfigFiles }, { steps }] = await Promise.all([
-    import('../project.js'), import('../image/image-options.js'), import('../image/build-image.js'), import('@func/kube-client'), import('../deploy/progress.js'), import('@func/oci'), import('esbuild'),
+  const [{ loadProject }, { resolveImageRequest }, { buildFunctionImageFromSource }, { steps }] = await Promise.all([
+    import('../project.js'), import('../image/image-options.js'), import('../image/build-image.js'), import('../deploy/progress.js'), import('@func/kube-client'), import('@func/oci'), import('esbuild'),
   ]);
   const project = await loadProject(argv.path);
-  const request = await resolveImageRequest(project, argv, { kubeconfigFiles: kubeconfigFiles({ kubeconfig: argv.kubeconfig }), pushByDefault: false });
+  const request = await resolveImageRequest(project, argv, { pushByDefault: false });
   const built = await buildFunctionImageFromSource(request, steps(process.stderr));
   if (built.typecheck?.status === 'skipped') process.stdout.write(`func-runtime: not type-checked: ${built.typecheck.reason}\n`);
   const ms = Math.round(performance.now() - started);

@@ -19,6 +19,7 @@ import { resolveImageRequest } from '../image/image-options.js';
 import { loadProject, type FunctionProject } from '../project.js';
 import { apply, applyRaw, checkReferences, ownerOf, previousDeployment, rollBack, syncTriggers } from './apply.js';
 import { clusterFailure, connect, namespaceFor, serves, type Cluster, type ClusterOptions } from './cluster.js';
+import { LocalRegistryHosting, localRegistry } from './local-registry.js';
 import { recordDeployment } from './func-yaml-update.js';
 import { knativeServiceManifest } from './knative-service.js';
 import type { Deployment, Manifest, Service } from './kube-types.js';
@@ -104,14 +105,15 @@ export async function plan(opts: DeployOptions): Promise<{ planned: Planned; clu
   // What every deploy loads, loaded while func.yaml is read and checked.
   const [project] = await Promise.all([loadProject(opts.path), import('@func/oci'), import('@func/kube-client'), import('esbuild')]);
   const cluster = await clusterForPlan(opts, project);
-  const request = await resolveImageRequest(project, opts, { kubeconfigFiles: cluster?.files, pushByDefault: !opts.dryRun, env: opts.env });
+  const local = cluster && !opts.dryRun ? await localRegistry(cluster.kube) : undefined;
+  const request = await resolveImageRequest(project, opts, { pushByDefault: !opts.dryRun, env: opts.env, localRegistry: local });
   // The build starts at once, but discovery is awaited first: an unreachable cluster is reported
   // as such even when the source does not build either.
   const building = buildFunctionImageFromSource(request, steps(opts.log));
   building.catch(() => undefined);
   const caps: Capabilities = cluster ? await capabilities(cluster.kube, opts.deployer) : { knative: opts.deployer === 'knative', triggers: (project.doc.deploy?.subscriptions?.length ?? 0) > 0, uidAssigned: false };
   if (cluster && !request.push && request.storeSource === 'project' && !opts.dryRun) {
-    throw new CommandError(`The cluster at ${cluster.server} has no image store this machine knows, and ${request.ref} is not pushed to a registry. Pass --registry <host>/<user> (the cluster pulls from it), or --images <dir> with the node's image layout.`);
+    throw new CommandError(`The cluster at ${cluster.server} advertises no image registry (no ConfigMap ${LocalRegistryHosting.namespace}/${LocalRegistryHosting.name}, which the local cluster publishes), and ${request.ref} is not pushed to a registry. Pass --registry <host>/<user> (a registry the cluster pulls from), or --images <dir> with the node's image layout.`);
   }
   const image = await building;
   if (image.typecheck?.status === 'skipped') opts.log.write(`func-runtime: not type-checked: ${image.typecheck.reason}\n`);

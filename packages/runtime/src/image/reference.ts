@@ -11,7 +11,7 @@ export interface ImageChoice {
   registry?: string;
 }
 
-const LOCAL_HOST = 'localhost';
+export const LOCAL_HOST = 'localhost';
 
 /** `registry/name:latest`, with a registry of `[host]/[user]` and no trailing slash needed. */
 const inRegistry = (registry: string, name: string) => `${registry.replace(/\/+$/, '')}/${name}:latest`;

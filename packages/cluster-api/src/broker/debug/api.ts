@@ -16,7 +16,7 @@
  * not allowed: 403. Errors are Kubernetes Status objects.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ResourceAttributes, ReviewedUser } from '../../auth/delegated.js';
+import type { AccessAttributes, DelegatedUser } from '../../auth/delegated.js';
 import { decodeRecord, DEFAULT_TTL, encodeRecord } from '../event/event.js';
 import { compileFilter, type Predicate } from '../filter/filters.js';
 import type { EventLog } from '../log/interface.js';
@@ -29,8 +29,8 @@ export const DEBUG_PATH = '/debug/v1/';
 
 /** Who asks, and whether they may: the cluster broker's DelegatedAuth. */
 export interface DebugAuth {
-  authenticateBearer(header: string | undefined): Promise<ReviewedUser | null>;
-  allowed(user: ReviewedUser, attrs: ResourceAttributes): Promise<boolean>;
+  authenticateBearer(header: string | undefined): Promise<DelegatedUser | null>;
+  allowed(user: DelegatedUser, attrs: AccessAttributes): Promise<boolean>;
 }
 
 export interface DebugDeps {
@@ -109,7 +109,7 @@ export function debugHandler(deps: DebugDeps): (req: IncomingMessage, res: Serve
     const route = `${req.method} ${rest.join('/')}`;
     const verb = req.method === 'POST' ? 'create' : 'get';
     const attrs = { verb, group: 'eventing.knative.dev', resource: 'brokers', subresource: 'events', namespace: ns, name: broker ?? name };
-    if (!(await deps.auth.allowed(user, attrs)))
+    if (!(await deps.auth.allowed(user, { resourceAttributes: attrs })))
       return status(res, 403, 'Forbidden', `brokers.eventing.knative.dev "${attrs.name}" is forbidden: User "${user.name}" cannot ${verb} resource "brokers/events" in API group "eventing.knative.dev" in the namespace "${ns}"`);
     if (kind === 'triggers' && !trigger) return status(res, 404, 'NotFound', `triggers.eventing.knative.dev "${name}" not found`);
     const key = `${ns}/${broker}`;

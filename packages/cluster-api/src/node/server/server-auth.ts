@@ -3,15 +3,15 @@
  * authorization: a client certificate signed by the cluster CA names the user (CN) and groups (O);
  * a bearer token is asked about with a TokenReview; then a SubjectAccessReview asks whether that user
  * may `<verb>` the `nodes/<subresource>` of this node (the kubelet's request attributes: `/logs` →
- * log, `/stats` → stats, `/metrics` → metrics, anything else → proxy). Answers are cached as the
- * kubelet caches them: tokens 2 minutes, allowed 5 minutes, denied 30 seconds.
+ * log, `/stats` → stats, `/metrics` → metrics, anything else → proxy); both asked through
+ * auth/delegated.ts (cached as the kubelet caches them).
  */
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { type KubeClient } from '@func/kube-client';
-import { DelegatedAuth, type ReviewedUser } from '../../auth/delegated.js';
+import { DelegatedAuth, type DelegatedUser } from '../../auth/delegated.js';
 
-export type KubeletUser = ReviewedUser;
+export type KubeletUser = DelegatedUser;
 
 const verbs: Record<string, string> = { GET: 'get', HEAD: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
 
@@ -43,7 +43,7 @@ export class KubeletAuth {
 
   /** SubjectAccessReview for nodes/<subresource> of this node. */
   authorize(user: KubeletUser, method: string, path: string): Promise<boolean> {
-    return this.delegated.allowed(user, { verb: verbs[method] ?? method.toLowerCase(), resource: 'nodes', subresource: subresourceOf(path), name: this.nodeName });
+    return this.delegated.allowed(user, { resourceAttributes: { verb: verbs[method] ?? method.toLowerCase(), resource: 'nodes', subresource: subresourceOf(path), name: this.nodeName } });
   }
 
   /** The kubelet's 403 text. */

@@ -14,6 +14,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { Informer, Resources, resourceType, type KubeClient, type KubeObject } from '@func/kube-client';
 import { DefaultTimeoutSeconds, Label } from '../kinds.js';
 import { prefersAsync, queueAsync } from './async.js';
+import { startListener } from '../../serve/listener.js';
 import { hostsOf, mappedHost, pickRevision, requestHost, type DomainMapping, type HostEntry, type Route } from './hosts.js';
 
 export interface GatewayOptions {
@@ -204,29 +205,9 @@ export class Gateway {
   }
 }
 
-/** A gateway that could not start, in the operator's words (its port taken: which flag picks another). */
-export class GatewayStartError extends Error {
-  override readonly name = 'GatewayStartError';
-  /** The socket's code (EADDRINUSE …): a part failing with one is not restarted. */
-  constructor(message: string, readonly code?: string) {
-    super(message);
-  }
-}
-
 /**
  * A started gateway (what `serve`'s gateway part and `cluster-api gateway` run); a failed start
  * releases what it opened. `portFlag` names the flag that sets the port, for the error.
  */
-export async function startGateway(opts: GatewayOptions, portFlag = '--gateway-port'): Promise<Gateway> {
-  const g = new Gateway(opts);
-  try {
-    await g.start();
-  } catch (err) {
-    await g.stop().catch(() => undefined);
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new GatewayStartError(`the gateway's port ${opts.port} on ${opts.host} is in use: pick another with ${portFlag}`, code);
-    if (code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new GatewayStartError(`the gateway cannot listen on ${opts.host}:${opts.port} (${code})`, code);
-    throw err;
-  }
-  return g;
-}
+export const startGateway = (opts: GatewayOptions, portFlag = '--gateway-port'): Promise<Gateway> =>
+  startListener(new Gateway(opts), { what: 'the gateway', host: opts.host, port: opts.port, portFlag });
