@@ -35,6 +35,7 @@ import { startRevisionController } from './serving-revision/revision.js';
 import { startRouteController } from './serving-route/route.js';
 import { startDomainMappingController } from './serving-domainmapping/domain-mapping.js';
 import { startRevisionGc } from './serving-gc/gc.js';
+import { startAutoscaler } from './serving-autoscaler/autoscaler.js';
 import { whenServed } from '../serving/kinds.js';
 import { startCsrApproving } from '../certificates/approver.js';
 import { startCsrCleaner } from '../certificates/cleaner.js';
@@ -100,5 +101,6 @@ export const Controllers: readonly ControllerDescriptor[] = [
   { name: 'serving-route-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['routes', 'configurations', 'revisions'], startRouteController) },
   { name: 'serving-domainmapping-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['domainMappings', 'routes'], startDomainMappingController) },
   { name: 'serving-gc-controller', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['configurations', 'revisions'], startRevisionGc) },
+  { name: 'serving-autoscaler', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['revisions'], startAutoscaler) },
   { name: 'certificatesigningrequest-cleaner-controller', aliases: ['csrcleaner'], byDefault: true, serviceAccount: 'certificate-controller', start: (ctx, s) => startCsrCleaner(ctx, common(s)) },
 ];

@@ -56,11 +56,15 @@ function checkPort(project: FunctionProject): void {
   }
 }
 
-function replicas(project: FunctionProject): number {
+/** func.yaml's `scale`, refused when `min` is above `max` (both deployers). */
+export function checkedScale(project: FunctionProject): NonNullable<NonNullable<FunctionProject['doc']['deploy']>['options']>['scale'] {
   const scale = project.doc.deploy?.options?.scale;
-  const n = Math.max(scale?.min ?? 1, 1);
-  if (scale?.max && n > scale.max) throw new CommandError(`func.yaml deploy.options.scale: min (${scale.min}) is above max (${scale.max}); set min ≤ max.`);
-  return n;
+  if (scale?.max && (scale.min ?? 1) > scale.max) throw new CommandError(`func.yaml deploy.options.scale: min (${scale.min}) is above max (${scale.max}); set min ≤ max.`);
+  return scale;
+}
+
+function replicas(project: FunctionProject): number {
+  return Math.max(checkedScale(project)?.min ?? 1, 1);
 }
 
 function resources(project: FunctionProject): Container['resources'] | undefined {
