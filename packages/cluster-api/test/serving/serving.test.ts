@@ -123,7 +123,7 @@ ${extra}`;
     expect(table).toMatch(/^hello\s+http:\/\/hello\.default\.localhost\s+hello-00001\s+hello-00001\s+True\s*$/m);
     // What the Revision runs as: its Deployment and Service, with Knative's labels.
     const rev = await json('rev', 'hello-00001');
-    expect(rev.status.conditions.map((c: any) => `${c.type}=${c.status}`)).toEqual(['ContainerHealthy=True', 'Ready=True', 'ResourcesAvailable=True']);
+    expect(rev.status.conditions.map((c: any) => `${c.type}=${c.status}`)).toEqual(['Active=True', 'ContainerHealthy=True', 'Ready=True', 'ResourcesAvailable=True']);
     const labels = { 'serving.knative.dev/service': 'hello', 'serving.knative.dev/configuration': 'hello', 'serving.knative.dev/revision': 'hello-00001', 'serving.knative.dev/revisionUID': rev.metadata.uid };
     expect((await json('deployment', 'hello-00001-deployment')).metadata.labels).toMatchObject(labels);
     expect((await json('service', 'hello-00001')).metadata.labels).toMatchObject(labels);

@@ -101,6 +101,16 @@ describe('Decider (KPA)', () => {
     expect(d.decide(14_000, 0, 0).desired).toBe(2);
   });
 
+  it('a new revision with no traffic keeps its pod until a whole stable window was observed', () => {
+    const d = new Decider(spec({ window: '6s' }, undefined, { 'scale-to-zero-grace-period': '6s' }));
+    const current = { n: 1 };
+    expect(run(d, 0, 5000, 0, () => 1, current).reason).toBe('idle: a stable window not yet observed');
+    expect(current.n).toBe(1);
+    run(d, 5000, 12_000, 0, () => 1, current);
+    expect(current.n).toBe(1);
+    expect(run(d, 12_000, 13_000, 0, () => 1, current).desired).toBe(0);
+  });
+
   it('enable-scale-to-zero false keeps one pod', () => {
     const d = new Decider(spec({ window: '6s' }, undefined, { 'enable-scale-to-zero': 'false' }));
     const current = { n: 1 };
