@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { cli, haveKubectl, startServe, type ServeProcess } from '../serve/process.js';
 import { functionImage, probeFunction } from '../support/node-fixtures.js';
+import { ownPodCidr } from '../../../runtime/test/helpers/pod-cidr.js';
 import { until } from '../../testing/src/poll.js';
 
 const run = promisify(execFile);
@@ -82,7 +83,10 @@ ${extra}`;
     }, { timeoutMs: 120_000, everyMs: 200 });
 
   beforeAll(async () => {
-    s = await startServe(['--storage', 'memory:', '--node-name', 'vm']);
+    // Pod addresses of this run's own: another serve on this machine hands out the default block too.
+    const env: NodeJS.ProcessEnv = {};
+    ownPodCidr(env);
+    s = await startServe(['--storage', 'memory:', '--node-name', 'vm'], env);
     const m = /"msg":"listening".*"gateway":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(s.log());
     expect(m, s.log()).not.toBeNull();
     gateway = new URL(m![1]!);

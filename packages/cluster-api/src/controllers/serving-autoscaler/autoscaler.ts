@@ -47,6 +47,7 @@ export function startAutoscaler(env: ServingEnv): Controller {
     const rev = revisions.get(namespace, name) as Obj | undefined;
     if (!rev || rev.metadata.deletionTimestamp) {
       deciders.delete(key);
+      gateway.forget(key);
       return;
     }
     const config = autoscalerConfig(configData());

@@ -39,6 +39,8 @@ export interface GatewayLoad { concurrency: number; held: number; rps: number; w
 /** The gateway's reports, added up per revision until a decision takes them. */
 export class GatewayLoads {
   private readonly sums = new Map<string, { concurrency: number; held: number; requests: number; ms: number; waiting: number }>();
+  /** The last averages taken: what a decision sooner than the next report goes on. */
+  private readonly last = new Map<string, GatewayLoad>();
 
   add(report: LoadReport): void {
     const ms = Math.max(report.periodMs, 1);
@@ -54,12 +56,23 @@ export class GatewayLoads {
     }
   }
 
-  /** The averages since the previous take for `key`; zero when the gateway saw nothing of it. */
+  /**
+   * The averages since the previous take for `key`; when no report came since, the previous
+   * take's (a decision a poke asked for comes between reports); zero when the gateway saw nothing of it.
+   */
   take(key: string): GatewayLoad {
     const s = this.sums.get(key);
     this.sums.delete(key);
-    if (!s || s.ms <= 0) return { concurrency: 0, held: 0, rps: 0, waiting: s?.waiting ?? 0 };
-    return { concurrency: s.concurrency / s.ms, held: s.held / s.ms, rps: (s.requests * 1000) / s.ms, waiting: s.waiting };
+    if (!s || s.ms <= 0) return this.last.get(key) ?? { concurrency: 0, held: 0, rps: 0, waiting: 0 };
+    const load = { concurrency: s.concurrency / s.ms, held: s.held / s.ms, rps: (s.requests * 1000) / s.ms, waiting: s.waiting };
+    this.last.set(key, load);
+    return load;
+  }
+
+  /** Forgets a revision that is gone. */
+  forget(key: string): void {
+    this.sums.delete(key);
+    this.last.delete(key);
   }
 }
 

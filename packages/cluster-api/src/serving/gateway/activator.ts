@@ -3,8 +3,8 @@
  * revision's ready pods (its Endpoints) each take up to `containerConcurrency` requests at once
  * (no limit when 0); a request goes straight to the pod with the fewest in flight that has room.
  * When none has (no ready pod: the revision is at zero or starting; or every one is full), the
- * request is held — at most `maxHeld` per revision, each until its own deadline — and the
- * autoscaler is poked at once (a stats reader waiting for news is answered now, not on its next
+ * request is held — at most `maxHeld` per revision, each until its own deadline — and, when it is
+ * the first waiting, the autoscaler is poked at once (a stats reader waiting for news is answered now, not on its next
  * read); held requests go out, oldest first, as pods become ready or slots free.
  *
  * It counts what passes (held and forwarded, time-averaged; arrivals), which the autoscaler reads
@@ -141,7 +141,8 @@ export class Activator {
       const unlisten = cancelled(() => leave('gone'));
       s.waiters.push(waiter);
     });
-    this.poke(key);
+    // The first to wait pokes; the next ones find the autoscaler told.
+    if (s.waiters.length === 1) this.poke(key);
     return held;
   }
 
