@@ -34,7 +34,7 @@ const KService = resourceType('serving.knative.dev/v1', 'Service', 'services');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const ms = (n) => `${Math.round(n)} ms`;
 
-await functionImage(join(repo, 'bench/autoscale/fn'), join(dir, 'data', 'images'), 'scale:bench', dir);
+await functionImage(join(repo, 'bench/autoscale/fn'), join(dir, 'data', 'images'), 'scale:bench', dir, { runtime: 'bundle' });
 const env = { ...process.env, CLUSTER_API_CLUSTER_CIDR: process.env.CLUSTER_API_CLUSTER_CIDR ?? `127.${64 + Math.floor(Math.random() * 64)}.0.0/16` };
 const { child: server, log } = await spawnUntil(process.execPath, [cli, 'serve', '--port', '0', '--data-dir', join(dir, 'data'), '--storage', 'memory:', '--node-name', 'bench'], { ready: listeningLine, env });
 const gateway = new URL(/"gateway":"(http:\/\/[^"]+)"/.exec(log)[1]);
