@@ -25,12 +25,14 @@ describe.runIf(haveKubectl)('Knative autoscaling on serve', () => {
   let core: CoreV1Api;
   let custom: CustomObjectsApi;
 
-  const send = (host: string, path = '/', method = 'GET') => new Promise<Answer>((resolve, reject) => {
-    const req = request({ host: gateway.hostname, port: gateway.port, path, method, headers: { host }, agent: false }, (res) => {
+  /** A request to the gateway with `host` as its Host; with `body`, a POST of it (text/plain). */
+  const send = (host: string, path = '/', body?: string) => new Promise<Answer>((resolve, reject) => {
+    const headers = { host, ...(body !== undefined && { 'content-type': 'text/plain', 'content-length': String(Buffer.byteLength(body)) }) };
+    const req = request({ host: gateway.hostname, port: gateway.port, path, method: body === undefined ? 'GET' : 'POST', headers, agent: false }, (res) => {
       let text = '';
       res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => resolve({ status: res.statusCode!, body: text }));
     });
-    req.on('error', reject).end();
+    req.on('error', reject).end(body);
   });
   const ok = async (...args: string[]) => {
     const r = await s.kubectl(...args);
@@ -100,8 +102,8 @@ data:
     await ok('wait', '--for=condition=Ready', 'ksvc/zero', '--timeout=180s');
     const host = 'zero.default.localhost';
     const answers: Answer[] = [];
-    const call = async (path = '/') => {
-      const a = await send(host, path);
+    const call = async (path = '/', body?: string) => {
+      const a = await send(host, path, body);
       answers.push(a);
       return a;
     };
@@ -130,14 +132,16 @@ data:
     expect(back.status.conditions.find((c: any) => c.type === 'Active')).toMatchObject({ status: 'True' });
 
     // A loop across the next transitions: requests while warm, then, the moment the autoscaler
-    // asks for zero (the pod draining), three at once; then again from zero.
+    // asks for zero (the pod draining), four at once, one with a body (which cannot be sent twice);
+    // then again from zero.
     for (let i = 0; i < 5; i++) await call('/slow?ms=50');
     await until('asked for zero again', async () => (await replicas('zero-00001')) === 0, { timeoutMs: 120_000, everyMs: 50 });
-    await Promise.all([call(), call('/slow?ms=100'), call()]);
+    const [, , , echoed] = await Promise.all([call(), call('/slow?ms=100'), call(), call('/echo', 'kept')]);
+    expect(echoed!.body).toBe('kept');
     await until('zero pods again', async () => (await replicas('zero-00001')) === 0 && (await livePods('zero-00001')).length === 0, { timeoutMs: 120_000, everyMs: 250 });
     await Promise.all(Array.from({ length: 5 }, () => call()));
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
-    expect(answers.length).toBe(15);
+    expect(answers.length).toBe(16);
 
     // Decisions recorded as Events on the Revision; the setting that did not parse as a Warning.
     const events = await eventsOf('zero-00001');
@@ -157,8 +161,12 @@ data:
     await ok('wait', '--for=condition=Ready', 'ksvc/burst', '--timeout=180s');
     const rev = await revision('burst-00001');
     expect(rev.spec.containerConcurrency).toBe(1);
-    // The limit reaches the pod (the runtime enforces it).
+    // The limit reaches the pod (the runtime enforces it), and the pod drains as queue-proxy would:
+    // its listener open a moment after SIGTERM, in-flight requests given the revision's timeout.
     expect((await send('burst.default.localhost', '/env?name=CONTAINER_CONCURRENCY')).body).toBe('1');
+    const template = (await apps.readNamespacedDeployment({ name: 'burst-00001-deployment', namespace: 'default' })).spec!.template.spec!;
+    expect(template.terminationGracePeriodSeconds).toBe(300);
+    expect(template.containers[0]!.env).toEqual(expect.arrayContaining([{ name: 'FUNC_DRAIN_DELAY', value: '1000' }, { name: 'FUNC_SHUTDOWN_TIMEOUT', value: '300000' }]));
     let most = 0;
     let mostPods = 0;
     let watching = true;

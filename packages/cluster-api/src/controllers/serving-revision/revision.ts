@@ -15,7 +15,7 @@ import type { Controller } from '../shared.js';
 import { ensureChild } from '../../serving/children.js';
 import { conditionOf, conditionSet, type Marked } from '../../serving/conditions.js';
 import { AutoscalerConfigMap, autoscalerConfig, scalingSpec } from '../../serving/autoscaling/config.js';
-import { Annotation, controlledBy, Kinds, Label, type Obj, type ServingEnv } from '../../serving/kinds.js';
+import { Annotation, controlledBy, DefaultTimeoutSeconds, Kinds, Label, type Obj, type ServingEnv } from '../../serving/kinds.js';
 
 /** Knative's user-port default (the runtime contract's $PORT). */
 export const DefaultPort = 8080;
@@ -25,6 +25,10 @@ const RevisionOnly = ['containerConcurrency', 'timeoutSeconds', 'responseStartTi
 const Unhealthy = new Set(['ImagePullBackOff', 'ErrImagePull', 'CrashLoopBackOff', 'CreateContainerConfigError', 'CreateContainerError', 'InvalidImageName']);
 
 export const deploymentName = (rev: string): string => `${rev}-deployment`;
+
+/** How long a stopping function pod keeps its listener open after SIGTERM (FUNC_DRAIN_DELAY). */
+const DrainDelayMs = 1000;
+const timeoutSeconds = (rev: Obj): number => rev.spec?.timeoutSeconds ?? DefaultTimeoutSeconds;
 
 /** What the route controller marks on a Revision as traffic moves: not the pods' (a change would roll them). */
 const Routing = new Set<string>([Label.routingState, Annotation.routes, Annotation.routingStateModified]);
@@ -55,17 +59,26 @@ function podSpec(rev: Obj, labels: Record<string, string>): Record<string, unkno
       if (handler && handler.port === undefined) handler.port = port;
       return p;
     };
+    // The function runtime is its own queue-proxy: it drains as queue-proxy does, keeping its
+    // listener a moment after SIGTERM (the activator learns of the pod's end through the Endpoints)
+    // and letting in-flight requests run up to the revision's timeout. Defaults: the user's win.
+    const own = new Set((c.env ?? []).map((e: { name: string }) => e.name));
+    const drain = [
+      { name: 'FUNC_DRAIN_DELAY', value: String(DrainDelayMs) },
+      { name: 'FUNC_SHUTDOWN_TIMEOUT', value: String(timeoutSeconds(rev) * 1000) },
+    ].filter((e) => !own.has(e.name));
     return {
       ...c,
       ...(c.livenessProbe && { livenessProbe: withPort(c.livenessProbe) }),
       ...(c.startupProbe && { startupProbe: withPort(c.startupProbe) }),
       name: c.name || 'user-container',
       ports: [{ name: 'user-port', containerPort: port, protocol: 'TCP' }],
-      env: [...(c.env ?? []).filter((e: Obj & { name: string }) => !reserved.has(e.name)), ...env],
+      env: [...(c.env ?? []).filter((e: Obj & { name: string }) => !reserved.has(e.name)), ...drain, ...env],
       readinessProbe: withPort(probe),
     };
   });
-  return { ...spec, containers, enableServiceLinks: spec.enableServiceLinks ?? false };
+  // As Knative: a pod being stopped may finish requests for as long as the revision lets one run.
+  return { ...spec, containers, enableServiceLinks: spec.enableServiceLinks ?? false, terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds ?? timeoutSeconds(rev) };
 }
 
 /** ContainerHealthy from the revision's pods: False (their reason) when one cannot run or keeps exiting. */
