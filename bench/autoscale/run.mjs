@@ -8,8 +8,9 @@
  * 1. Scale from zero → first answer: `--services` Knative Services with min-scale 0 and a 6 s
  *    window (config-autoscaler's grace 6 s), idle until the autoscaler took each to 0 pods; then one
  *    request each, in turn, timed at the client from send to the end of the answer (the revision
- *    at zero: the activator holds it, pokes the autoscaler, forwards once the new pod is ready);
- *    then 20 requests to the same, now warm, revision (gateway + pod: the floor). `--cycles` times.
+ *    at zero: the activator holds it, pokes the autoscaler, forwards once the new pod is ready),
+ *    with when each step of the way shows in the API (watched); then 20 requests to the same, now
+ *    warm, revision (gateway + pod: the floor). `--cycles` times.
  * 2. A load step on a revision with containerConcurrency 5 (min-scale 1, max-scale 10): 1 client
  *    looping for 5 s, then 50 for `--step-seconds`, each request holding 100 ms: time from the step to
  *    the Deployment asking for its peak and to that many ready pods, failed requests, latency
@@ -63,6 +64,43 @@ async function until(what, check, timeoutMs = 180_000) {
     await sleep(100);
   }
 }
+const Phases = ['Deployment asks 1', 'pod created', 'pod bound', 'pod running', 'pod ready', 'in Endpoints'];
+
+/** When each step of a revision's way up from zero shows in the API, in ms from `stop()`'s request start (the watches open first). */
+function watchColdStart(service) {
+  const abort = new AbortController();
+  const marks = {};
+  let t0 = performance.now();
+  const mark = (k) => { marks[k] ??= performance.now(); };
+  const follow = async (type, on) => {
+    const listed = await kube.list(type, { namespace: 'default' });
+    const events = kube.watch(type, { namespace: 'default', resourceVersion: listed.metadata.resourceVersion, signal: abort.signal });
+    return { events, on };
+  };
+  const ours = (o) => o.metadata?.labels?.['serving.knative.dev/service'] === service;
+  const started = Promise.all([
+    follow(Resources.deployments, (o) => ours(o) && o.spec?.replicas > 0 && mark('Deployment asks 1')),
+    follow(Resources.pods, (o) => {
+      if (!ours(o)) return;
+      mark('pod created');
+      if (o.spec?.nodeName) mark('pod bound');
+      if (o.status?.phase === 'Running') mark('pod running');
+      if (o.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) mark('pod ready');
+    }),
+    follow(Resources.endpoints, (o) => ours(o) && o.subsets?.some((x) => x.addresses?.length) && mark('in Endpoints')),
+  ]).then((watches) => {
+    for (const { events, on } of watches) (async () => { for await (const e of events) on(e.object); })().catch(() => undefined);
+    t0 = performance.now();
+  });
+  return {
+    started,
+    stop() {
+      abort.abort();
+      return Object.fromEntries(Object.entries(marks).map(([k, at]) => [k, at - t0]));
+    },
+  };
+}
+
 const readyKsvc = (name) => until(`${name} Ready`, async () => (await kube.get(KService, name, { namespace: 'default' }).catch(() => undefined))?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
 const podsOf = async (name) => (await kube.list(Resources.pods, { namespace: 'default', labelSelector: `serving.knative.dev/service=${name}` })).items.filter((p) => !p.metadata.deletionTimestamp).length;
 
@@ -77,11 +115,15 @@ try {
   for (const n of names) await readyKsvc(n);
   const cold = [];
   const warm = [];
+  const phases = [];
   let failed = 0;
   for (let c = 0; c < Number(args.cycles); c++) {
     for (const n of names) await until(`${n} at zero`, async () => (await deployment(n))?.spec?.replicas === 0 && (await podsOf(n)) === 0);
     for (const n of names) {
+      const timeline = watchColdStart(n);
+      await timeline.started;
       const [status, t] = await send(`${n}.default.localhost`);
+      phases.push(timeline.stop());
       if (status === 200) cold.push(t); else failed++;
       for (let i = 0; i < 20; i++) {
         const [s, w] = await send(`${n}.default.localhost`);
@@ -95,6 +137,10 @@ try {
   console.log(`| at zero (activator holds, autoscaler poked, pod started, first answer) | ${ms(median(cold))} | ${ms(percentile(cold, 99))} | ${ms(Math.min(...cold))} | ${ms(Math.max(...cold))} |`);
   console.log(`| warm (gateway + pod) | ${ms(median(warm))} | ${ms(percentile(warm, 99))} | ${ms(Math.min(...warm))} | ${ms(Math.max(...warm))} |`);
   console.log(`\nfailed requests: ${failed}`);
+  console.log('\nWhere a cold start goes (medians, ms from the request sent; watched from the API):\n');
+  console.log(`| ${Phases.join(' | ')} |`);
+  console.log(`|${Phases.map(() => '--:').join('|')}|`);
+  console.log(`| ${Phases.map((k) => { const xs = phases.map((p) => p[k]).filter((x) => x !== undefined); return xs.length ? Math.round(median(xs)) : '-'; }).join(' | ')} |`);
   const metrics = await (await fetch(new URL('/metrics', gateway))).text();
   const counted = [...metrics.matchAll(/^activator_cold_start_seconds_count\{[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
   console.log(`the gateway counted ${counted} cold starts (activator_cold_start_seconds)`);
