@@ -177,7 +177,7 @@ data:
         await new Promise((r) => setTimeout(r, 50));
       }
     })();
-    const answers = await Promise.all(Array.from({ length: 20 }, () => send('burst.default.localhost', '/slow?ms=1000')));
+    const answers = await Promise.all(Array.from({ length: 20 }, () => send('burst.default.localhost', '/slow?ms=300')));
     watching = false;
     await watch;
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
