@@ -3,7 +3,7 @@
  * Knative-style autoscaling on the local cluster (`cluster-api serve`, its node running function
  * pods as processes), through the gateway. Prints tables, never asserts.
  *
- *   npm run build && node bench/autoscale/run.mjs [--services 4] [--cycles 4] [--step-seconds 15]
+ *   npm run build && node bench/autoscale/run.mjs [--services 4] [--cycles 4] [--step-seconds 15] [--container-runtime process|oci]
  *
  * 1. Scale from zero → first answer: `--services` Knative Services with min-scale 0 and a 6 s
  *    window (config-autoscaler's grace 6 s), idle until the autoscaler took each to 0 pods; then one
@@ -24,10 +24,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { KubeClient, Resources, resourceType } from '../../packages/kube-client/dist/index.js';
 import { functionImage } from '../lib/function-image.mjs';
-import { listeningLine, spawnUntil } from '../lib/process.mjs';
+import { descendantsRssMiB, listeningLine, spawnUntil } from '../lib/process.mjs';
 import { median, percentile } from '../lib/stats.mjs';
 
-const { values: args } = parseArgs({ options: { services: { type: 'string', default: '4' }, cycles: { type: 'string', default: '4' }, 'step-seconds': { type: 'string', default: '15' } } });
+const { values: args } = parseArgs({ options: { services: { type: 'string', default: '4' }, cycles: { type: 'string', default: '4' }, 'step-seconds': { type: 'string', default: '15' }, 'container-runtime': { type: 'string', default: 'process' } } });
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const cli = join(repo, 'packages/cluster-api/dist/cli.js');
 const dir = mkdtempSync(join(tmpdir(), 'bench-autoscale-'));
@@ -37,7 +37,7 @@ const ms = (n) => `${Math.round(n)} ms`;
 
 await functionImage(join(repo, 'bench/autoscale/fn'), join(dir, 'data', 'images'), 'scale:bench', dir, { runtime: 'bundle' });
 const env = { ...process.env, CLUSTER_API_CLUSTER_CIDR: process.env.CLUSTER_API_CLUSTER_CIDR ?? `127.${64 + Math.floor(Math.random() * 64)}.0.0/16` };
-const { child: server, log } = await spawnUntil(process.execPath, [cli, 'serve', '--port', '0', '--data-dir', join(dir, 'data'), '--storage', 'memory:', '--node-name', 'bench'], { ready: listeningLine, env });
+const { child: server, log } = await spawnUntil(process.execPath, [cli, 'serve', '--port', '0', '--data-dir', join(dir, 'data'), '--storage', 'memory:', '--node-name', 'bench', '--container-runtime', args['container-runtime']], { ready: listeningLine, env });
 const gateway = new URL(/"gateway":"(http:\/\/[^"]+)"/.exec(log)[1]);
 const kube = KubeClient.fromKubeconfig({ kubeconfig: join(dir, 'data', 'kubeconfig.yaml') });
 
@@ -131,7 +131,7 @@ try {
       }
     }
   }
-  console.log(`\n### 1. Scale from zero → first answer through the gateway (${cold.length} cold starts, ${warm.length} warm requests, Node ${process.version})\n`);
+  console.log(`\n### 1. Scale from zero → first answer through the gateway (${cold.length} cold starts, ${warm.length} warm requests, ${args['container-runtime']} runtime, Node ${process.version})\n`);
   console.log('| revision | p50 | p99 | min | max |');
   console.log('|---|--:|--:|--:|--:|');
   console.log(`| at zero (activator holds, autoscaler poked, pod started, first answer) | ${ms(median(cold))} | ${ms(percentile(cold, 99))} | ${ms(Math.min(...cold))} | ${ms(Math.max(...cold))} |`);
@@ -141,6 +141,11 @@ try {
   console.log(`| ${Phases.join(' | ')} |`);
   console.log(`|${Phases.map(() => '--:').join('|')}|`);
   console.log(`| ${Phases.map((k) => { const xs = phases.map((p) => p[k]).filter((x) => x !== undefined); return xs.length ? Math.round(median(xs)) : '-'; }).join(' | ')} |`);
+  // Every revision warm now (one pod each, idle): what keeping them so costs, against 0 at zero.
+  await sleep(2000);
+  // Process mode: the pods are node processes under serve running the bundled runtime.
+  const rss = args['container-runtime'] === 'process' ? descendantsRssMiB(server.pid, 'func-runtime.mjs') : [];
+  console.log(`\nidle function pods: ${rss.length}, RSS each ${rss.map((m) => m.toFixed(1)).join(', ')} MiB (median ${median(rss).toFixed(1)} MiB): ${names.length} revisions kept warm cost ${rss.reduce((a, b) => a + b, 0).toFixed(0)} MiB, at zero 0`);
   const metrics = await (await fetch(new URL('/metrics', gateway))).text();
   const counted = [...metrics.matchAll(/^activator_cold_start_seconds_count\{[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
   console.log(`the gateway counted ${counted} cold starts (activator_cold_start_seconds)`);
