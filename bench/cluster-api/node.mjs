@@ -16,37 +16,27 @@
  * Prints a table; asserts nothing. Targets (issue 21): function pod ≤ 500 ms median, 100 pods ≤ 30 s,
  * 1,000 simulated ≤ 10 s.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { KubeClient, Resources, resourceType } from '../../packages/kube-client/dist/index.js';
-import { buildFunctionImage, ImageLayout, nodePackageEntries } from '../../packages/oci/dist/index.js';
 import { nodeKey } from '../../packages/cluster-api/dist/node/runtime/oci/runtime.js';
+import { functionImage } from '../lib/function-image.mjs';
 import { listeningLine, spawnUntil } from '../lib/process.mjs';
 import { median } from '../lib/stats.mjs';
 
 const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '15' }, burst: { type: 'string', default: '100' }, simulated: { type: 'string', default: '1000' }, 'container-runtime': { type: 'string', default: 'process' } } });
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const cli = join(repo, 'packages/cluster-api/dist/cli.js');
-const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'bench-node-'));
 const oci = args['container-runtime'] === 'oci';
 /** The oci node's cgroups are /func-<key>/… (its data dir is serve's <data-dir>/agent). */
 const ociKey = nodeKey(join(dir, 'data', 'agent'));
 const ms = (n) => `${Math.round(n)} ms`;
 
-async function image() {
-  const bundle = join(dir, 'bundle');
-  await run(process.execPath, [join(repo, 'packages/runtime/dist/cli.js'), 'build', join(repo, 'examples/hello'), '--outdir', bundle]);
-  const exclude = (rel, pkg) => (pkg === '@func/runtime' && /^(src|test|scripts)(\/|$)/.test(rel)) || (pkg === 'esbuild' && rel === '') || pkg.startsWith('@esbuild/');
-  const entries = await nodePackageEntries('@func/runtime', repo, { exclude });
-  const layout = await ImageLayout.open(join(dir, 'data', 'images'));
-  await buildFunctionImage(layout, { bundleDir: bundle, runtime: { entries, cli: 'node_modules/@func/runtime/dist/cli.js' }, name: 'hello', tag: 'hello:bench' });
-}
+const image = () => functionImage(join(repo, 'examples/hello'), join(dir, 'data', 'images'), 'hello:bench', dir);
 
 async function serve() {
   const argv = [cli, 'serve', '--port', '0', '--data-dir', join(dir, 'data'), '--node-name', 'bench', '--max-pods', '2000', '--container-runtime', args['container-runtime']];

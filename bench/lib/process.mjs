@@ -1,7 +1,7 @@
 // Processes a bench drives: starting one and waiting for the line that says it is up, and what it
 // costs (CPU time and resident memory from Linux's /proc).
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /**
  * Spawns `cmd args` and resolves once its stderr (and stdout, when piped) shows a line matching
@@ -54,4 +54,24 @@ export function rssMiB(pid) {
   } catch {
     return Number.NaN;
   }
+}
+
+/** Resident memory (MiB) of each live descendant of `pid` whose command line contains `marker` (from /proc). */
+export function descendantsRssMiB(pid, marker) {
+  const procs = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const status = readFileSync(`/proc/${entry}/status`, 'utf8');
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      procs.set(Number(entry), { ppid: Number(/PPid:\s+(\d+)/.exec(status)?.[1]), kb: Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]), cmd });
+    } catch {
+      /* gone */
+    }
+  }
+  const under = (p) => {
+    for (let at = procs.get(p)?.ppid; at; at = procs.get(at)?.ppid) if (at === pid) return true;
+    return false;
+  };
+  return [...procs].filter(([p, info]) => info.kb && info.cmd.includes(marker) && under(p)).map(([, info]) => info.kb / 1024);
 }

@@ -90,6 +90,7 @@ export const OPTION_TABLE = [
   row({ key: 'metricsPath', flag: 'metrics-path', env: ['METRICS_URL'], default: '/metrics', parse: urlPath, describe: 'Prometheus metrics path' }),
   row({ key: 'corsExposeHeaders', flag: 'cors-expose-headers', env: ['FUNC_CORS_EXPOSE_HEADERS'], default: '', parse: headerList, describe: 'response headers browsers may read (Access-Control-Expose-Headers), comma-separated' }),
   row({ key: 'maxEventLoopDelay', flag: 'max-event-loop-delay', env: ['FUNC_MAX_EVENT_LOOP_DELAY'], default: 1000, parse: integer(0), describe: 'event-loop delay in ms above which readiness answers 503 (0 = never)' }),
+  row({ key: 'containerConcurrency', flag: 'container-concurrency', env: ['CONTAINER_CONCURRENCY'], default: 0, parse: integer(0), describe: 'invocations running at once (0 = no limit); the next ones wait in a queue of 10 per slot, then get 503 (Knative sets CONTAINER_CONCURRENCY from the revision)' }),
   row({ key: 'compat', flag: 'compat', env: ['FUNC_COMPAT'], default: 'none', parse: compat, describe: `compatibility mode: ${COMPAT_MODES.join(', ')} (faas-js-runtime when installed under that name)` }),
 ] as const;
 

@@ -70,7 +70,7 @@ class Invocation implements Timed {
 }
 
 export function createInvokeHandler(rt: Runtime): NodeHandler {
-  const { fn, options, cors, metrics, inflight } = rt;
+  const { fn, options, cors, metrics, inflight, breaker } = rt;
   const handle = fn.handle;
   const protocol = rt.compat ? FAAS_JS_RUNTIME : SPEC;
   const timeout = options.timeout;
@@ -89,6 +89,7 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
     if (inv.finished) return;
     inv.finished = true;
     deadlines?.remove(inv);
+    breaker?.leave();
     inflight.leave();
     metrics.record((performance.now() - inv.at) / 1000, failed);
   }
@@ -240,12 +241,38 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
       cors.preflight(req, res);
       return;
     }
-    inflight.enter();
     const arrived = performance.now();
+    inflight.enter(arrived);
+    if (breaker === undefined) return start(req, res, arrived, arrived);
+    // containerConcurrency: run now, or wait for a slot (the wait counts as queue latency), or 503.
+    let waiting = false;
+    const cancel = breaker.enter(() => {
+      if (!waiting) return start(req, res, arrived, arrived);
+      res.off('close', gone);
+      start(req, res, arrived);
+    });
+    if (cancel === true) return;
+    if (cancel === false) {
+      inflight.leave();
+      closeIfDraining(res);
+      sendProblem(res, 'function_unavailable', `The function is running its limit of ${breaker.capacity} concurrent requests and ${breaker.queueDepth} more are waiting.`);
+      return;
+    }
+    waiting = true;
+    // A client that goes away while its request waits takes it out of the queue.
+    function gone() {
+      (cancel as () => void)();
+      inflight.leave();
+    }
+    res.once('close', gone);
+  };
+
+  /** `clock`: `arrived` when the request did not wait for a slot (its reading is still current). */
+  function start(req: IncomingMessage, res: ServerResponse, arrived: number, clock?: number): void {
     const inv = new Invocation(req, res, arrived);
     // No body to read: none declared, or one an Express body parser upstream has consumed.
     if (!hasBody(req) || req.readableEnded || (req as { body?: unknown }).body !== undefined) {
-      runWhenReady(inv, EMPTY, arrived);
+      runWhenReady(inv, EMPTY, clock);
       return;
     }
     readBody(req, options.bodyLimit, (err, raw) => {
@@ -253,5 +280,5 @@ export function createInvokeHandler(rt: Runtime): NodeHandler {
       fail(inv, err);
       finish(inv, false);
     });
-  };
+  }
 }

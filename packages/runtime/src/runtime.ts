@@ -6,6 +6,7 @@ import { basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { placeDefaults, resolveOptions } from './config.js';
 import { corsPolicy, createCors, type Cors } from './cors.js';
+import { Breaker } from './breaker.js';
 import { InFlight } from './inflight.js';
 import { LoadError, toFunctionModule } from './loader.js';
 import { createLogger, createRequestLogger, type RequestLogger, type RuntimeLogger } from './logger.js';
@@ -27,6 +28,8 @@ export interface Runtime {
   readonly metrics: Metrics;
   readonly state: RuntimeState;
   readonly inflight: InFlight;
+  /** The containerConcurrency limit, when there is one. */
+  readonly breaker: Breaker | undefined;
   readonly includeRaw: boolean;
   /** faas-js-runtime 4's behaviour where the spec differs from it (FUNC_COMPAT=faas-js-runtime). */
   readonly compat: boolean;
@@ -82,6 +85,7 @@ export function createRuntime(input: Handler | FunctionModule, init: RuntimeInit
     metrics: new Metrics(),
     state: { shuttingDown: false, loopDelay: 0 },
     inflight: new InFlight(),
+    breaker: options.containerConcurrency > 0 ? new Breaker(options.containerConcurrency) : undefined,
     includeRaw: options.includeRaw,
     compat: options.compat === 'faas-js-runtime',
     ready: undefined,

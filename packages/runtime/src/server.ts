@@ -14,6 +14,23 @@ import type { Runtime } from './runtime.js';
 
 type Route = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
+/**
+ * Where the autoscaler reads this replica's load (GET, Prometheus text): the gauges Knative's
+ * queue-proxy reports under the same names, `queue_average_concurrent_requests` (requests in
+ * progress or waiting for a containerConcurrency slot, time-averaged) and
+ * `queue_requests_per_second`, both over the period since the previous read.
+ */
+export const AutoscalingStatsPath = '/metrics/autoscaling';
+
+function statsHandler(rt: Runtime): Route {
+  return async (_req, res) => {
+    const r = rt.inflight.report();
+    const text = `# TYPE queue_average_concurrent_requests gauge\nqueue_average_concurrent_requests ${r.averageConcurrency}\n`
+      + `# TYPE queue_requests_per_second gauge\nqueue_requests_per_second ${r.requestsPerSecond}\n`;
+    res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text);
+  };
+}
+
 function metricsHandler(rt: Runtime): Route {
   return async (_req, res) => {
     try {
@@ -37,14 +54,15 @@ export function createDispatcher(rt: Runtime): NodeHandler {
   const liveness = livenessHandler(rt);
   const readiness = readinessHandler(rt);
   const metrics = metricsHandler(rt);
+  const stats = statsHandler(rt);
   const metricsPath = rt.options.metricsPath;
-  // Three comparisons cost less than hashing every request's path for a map lookup; where two
+  // Four comparisons cost less than hashing every request's path for a map lookup; where two
   // paths are configured alike, metrics wins, then readiness.
   const routeOf = (path: string): Route | undefined =>
-    path === metricsPath ? metrics : path === paths.readiness ? readiness : path === paths.liveness ? liveness : undefined;
+    path === metricsPath ? metrics : path === paths.readiness ? readiness : path === paths.liveness ? liveness : path === AutoscalingStatsPath ? stats : undefined;
   // A target shorter than every one of those paths names none of them (node:http's targets are never
   // empty; the absolute form is longer still), so most requests skip the path's extraction.
-  const shortest = Math.min(metricsPath.length, paths.readiness.length, paths.liveness.length);
+  const shortest = Math.min(metricsPath.length, paths.readiness.length, paths.liveness.length, AutoscalingStatsPath.length);
   return function dispatch(req: IncomingMessage, res: ServerResponse) {
     // Draining: every answer closes its connection, so a kept-alive client (or a service proxy that
     // pinned its connection here) comes back on a new one, which reaches a ready replica.

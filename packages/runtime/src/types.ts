@@ -160,6 +160,8 @@ export interface Options {
   metricsPath: string;
   /** Event-loop delay in ms above which readiness answers 503 (0 = never). */
   maxEventLoopDelay: number;
+  /** Invocations running at once (Knative's containerConcurrency; 0 = no limit): the next ones queue, 10 per slot, then 503. */
+  containerConcurrency: number;
   /** Access-Control-Expose-Headers, comma-separated; overrides the cors() member's exposeHeaders. */
   corsExposeHeaders: string;
   /** `faas-js-runtime`: behave as faas-js-runtime 4 where the spec differs from it. */

@@ -211,3 +211,33 @@ describe('npm run deploy of the http template', () => {
     expect(listed.find((f) => f.name === 'hello')).toEqual({ name: 'hello', kind: 'KnativeService', url: 'http://hello.default.localhost', ready: true, latestRevision: 'hello-00001' });
   }, 180_000);
 });
+
+describe('func.yaml scale on the Knative path', () => {
+  it('scale {min: 0, max: 5} and limits.concurrency deploy as exactly that: min-scale 0 (no raise), max-scale 5, containerConcurrency; min above max is refused', async () => {
+    await kubectl('create', 'namespace', 'scaled');
+    const yaml = join(dir, 'func.yaml');
+    const before = readFileSync(yaml, 'utf8');
+    writeFileSync(yaml, before.replace(/^deploy:\n/m, 'deploy:\n  options:\n    scale:\n      min: 0\n      max: 5\n      metric: concurrency\n      target: 4\n      utilization: 50\n    resources:\n      limits:\n        concurrency: 2\n'));
+    try {
+      const res = await cli(['deploy', '-n', 'scaled']);
+      expect(res.code, res.output).toBe(0);
+      const svc = JSON.parse(await kubectl('get', 'ksvc', 'deployable', '-n', 'scaled', '-o', 'json'));
+      expect(svc.spec.template.metadata.annotations).toMatchObject({
+        'autoscaling.knative.dev/min-scale': '0', 'autoscaling.knative.dev/max-scale': '5', 'autoscaling.knative.dev/metric': 'concurrency',
+        'autoscaling.knative.dev/target': '4', 'autoscaling.knative.dev/target-utilization-percentage': '50',
+      });
+      expect(svc.spec.template.spec.containerConcurrency).toBe(2);
+      // The revision runs with them: its pod gets the limit, and the autoscaler owns its replicas (initial scale 1).
+      const deployment = JSON.parse(await kubectl('get', 'deployment', 'deployable-00001-deployment', '-n', 'scaled', '-o', 'json'));
+      expect(deployment.spec.template.spec.containers[0].env).toEqual(expect.arrayContaining([{ name: 'CONTAINER_CONCURRENCY', value: '2' }]));
+      expect(deployment.spec.template.metadata.annotations['autoscaling.knative.dev/min-scale']).toBe('0');
+
+      writeFileSync(yaml, readFileSync(yaml, 'utf8').replace('min: 0', 'min: 7'));
+      const refused = await cli(['deploy', '-n', 'scaled', '--dry-run', '-o', 'yaml']);
+      expect(refused.code).toBe(1);
+      expect(refused.output).toContain('func.yaml deploy.options.scale: min (7) is above max (5); set min ≤ max.');
+    } finally {
+      writeFileSync(yaml, before);
+    }
+  }, 180_000);
+});

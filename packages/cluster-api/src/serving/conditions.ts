@@ -31,17 +31,18 @@ export const conditionOf = (o: { status?: { conditions?: Condition[] } }, type: 
 
 /**
  * The conditions `marked` plus `Ready` aggregated over them (or as marked, for a kind whose only
- * condition is Ready), keeping each unchanged condition's
+ * condition is Ready), and the `informational` ones Ready does not depend on (a Revision's
+ * Active), keeping each unchanged condition's
  * lastTransitionTime from `previous`, sorted by type as Knative writes them.
  */
-export function conditionSet(previous: readonly Condition[] | undefined, marked: readonly Marked[]): Condition[] {
+export function conditionSet(previous: readonly Condition[] | undefined, marked: readonly Marked[], informational: readonly Marked[] = []): Condition[] {
   const own = marked.find((m) => m.type === 'Ready');
   const deps = marked.filter((m) => m.type !== 'Ready');
   const failed = deps.find((m) => m.status === 'False');
   const unknown = deps.find((m) => m.status === 'Unknown');
   const readyOf: Marked = own ?? (failed ? { ...failed, type: 'Ready' } : unknown ? { ...unknown, type: 'Ready' } : { type: 'Ready', status: 'True' });
   const now = timestamp();
-  return [...deps, readyOf]
+  return [...deps, readyOf, ...informational]
     .map((m) => {
       const before = (previous ?? []).find((c) => c.type === m.type);
       const c: Condition = { type: m.type, status: m.status, ...(m.reason && { reason: m.reason }), ...(m.message && { message: m.message }) };

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { cli, haveKubectl, startServe, type ServeProcess } from '../serve/process.js';
 import { functionImage, probeFunction } from '../support/node-fixtures.js';
+import { ownPodCidr } from '../../../runtime/test/helpers/pod-cidr.js';
 import { until } from '../../testing/src/poll.js';
 
 const run = promisify(execFile);
@@ -82,7 +83,10 @@ ${extra}`;
     }, { timeoutMs: 120_000, everyMs: 200 });
 
   beforeAll(async () => {
-    s = await startServe(['--storage', 'memory:', '--node-name', 'vm']);
+    // Pod addresses of this run's own: another serve on this machine hands out the default block too.
+    const env: NodeJS.ProcessEnv = {};
+    ownPodCidr(env);
+    s = await startServe(['--storage', 'memory:', '--node-name', 'vm'], env);
     const m = /"msg":"listening".*"gateway":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(s.log());
     expect(m, s.log()).not.toBeNull();
     gateway = new URL(m![1]!);
@@ -128,7 +132,7 @@ ${extra}`;
     expect(table).toMatch(/^hello\s+http:\/\/hello\.default\.localhost\s+hello-00001\s+hello-00001\s+True\s*$/m);
     // What the Revision runs as: its Deployment and Service, with Knative's labels.
     const rev = await json('rev', 'hello-00001');
-    expect(rev.status.conditions.map((c: any) => `${c.type}=${c.status}`)).toEqual(['ContainerHealthy=True', 'Ready=True', 'ResourcesAvailable=True']);
+    expect(rev.status.conditions.map((c: any) => `${c.type}=${c.status}`)).toEqual(['Active=True', 'ContainerHealthy=True', 'Ready=True', 'ResourcesAvailable=True']);
     const labels = { 'serving.knative.dev/service': 'hello', 'serving.knative.dev/configuration': 'hello', 'serving.knative.dev/revision': 'hello-00001', 'serving.knative.dev/revisionUID': rev.metadata.uid };
     expect((await json('deployment', 'hello-00001-deployment')).metadata.labels).toMatchObject(labels);
     expect((await json('service', 'hello-00001')).metadata.labels).toMatchObject(labels);

@@ -17,6 +17,10 @@ const ago = (time: string | undefined, now: number) => {
   return s < 120 ? `${s}s` : s < 7200 ? `${Math.round(s / 60)}m` : `${Math.round(s / 3600)}h`;
 };
 
+const ms = (seconds: number) => `${Math.round(seconds * 1000)} ms`;
+/** A quantile read off the histogram: its bucket's upper bound (beyond the last bucket: above it). */
+const bound = (seconds: number) => (Number.isFinite(seconds) ? `≤${ms(seconds)}` : '>10 s');
+
 /** Rows as columns padded to their widest cell. */
 export function table(rows: string[][]): string[] {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => r[i]!.length))) ?? [];
@@ -33,6 +37,7 @@ export function formatDescription(d: Description, now = Date.now()): string {
     'Pods:',
     ...(d.pods.length ? table([['NAME', 'STATUS', 'READY', 'RESTARTS', 'IP', 'NODE'], ...d.pods.map((p) => [p.name, p.status, p.ready ? 'yes' : 'no', String(p.restarts), p.podIP ?? '-', p.nodeName ?? '-'])]).map((l) => `  ${l}`) : ['  none']),
     ...(d.revisions ? ['Revisions:', ...(d.revisions.length ? table([['NAME', 'TRAFFIC', 'TAGS', 'READY', 'AGE', 'IMAGE'], ...d.revisions.map((r) => [r.name, `${r.percent}%`, r.tags.join(',') || '-', r.ready ? 'yes' : 'no', ago(r.created, now), r.image ?? '?'])]).map((l) => `  ${l}`) : ['  none'])] : []),
+    ...(d.coldStarts?.length ? ['Cold starts (a request at zero pods to its answer, at the gateway):', ...table([['REVISION', 'COUNT', 'LAST', 'MEAN', 'P50', 'P99'], ...d.coldStarts.map((c) => [c.revision, String(c.count), ms(c.last), ms(c.mean), bound(c.p50), bound(c.p99)])]).map((l) => `  ${l}`)] : []),
     'Where:',
     ...(d.where.lines.length ? d.where.lines.map(([label, value]) => `  ${label}: ${value}`) : ['  not reachable yet']),
     ...(d.triggers.length ? ['Triggers:', ...d.triggers.map((t) => `  ${t}`)] : []),

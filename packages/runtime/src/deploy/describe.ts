@@ -5,6 +5,7 @@
  */
 import type { KubeClient } from '@func/kube-client';
 import { clusterFailure } from './cluster.js';
+import { coldStarts, type ColdStartLine } from './cold-starts.js';
 import type { KubeEvent, Manifest, Pod } from './kube-types.js';
 import { CONTAINER_NAME, NAME_LABEL } from './manifests.js';
 import { revisionsOf, type RevisionLine } from './revisions.js';
@@ -32,6 +33,8 @@ export interface Description {
   triggers: string[];
   /** A Knative Service's revisions, newest first, with their share of the traffic. */
   revisions?: RevisionLine[];
+  /** A Knative Service's cold starts per revision, as the local cluster's gateway counts them. */
+  coldStarts?: ColdStartLine[];
   where: Where;
   events: EventLine[];
 }
@@ -74,6 +77,7 @@ async function gather(kube: KubeClient, name: string, namespace: string, found: 
   const container = template?.template?.spec?.containers?.find((c) => c.name === CONTAINER_NAME) ?? template?.template?.spec?.containers?.[0];
   const s = found.deployment?.status ?? {};
   const summaries = pods.items.map(podSummary).sort((a, b) => a.name.localeCompare(b.name));
+  const revisions = found.knative ? await revisionsOf(kube, found.knative) : undefined;
   const readiness = (container as { readinessProbe?: { httpGet?: { path?: string } } } | undefined)?.readinessProbe?.httpGet?.path ?? '/health/readiness';
   return {
     name, namespace, kind, image: container?.image,
@@ -81,7 +85,7 @@ async function gather(kube: KubeClient, name: string, namespace: string, found: 
       ? { desired: found.deployment.spec.replicas ?? 1, updated: s.updatedReplicas ?? 0, ready: s.readyReplicas ?? 0, available: s.availableReplicas ?? 0 }
       : { desired: summaries.length, updated: summaries.length, ready: summaries.filter((p) => p.ready).length, available: summaries.filter((p) => p.ready).length },
     pods: summaries,
-    ...(found.knative ? { revisions: await revisionsOf(kube, found.knative) } : {}),
+    ...(revisions ? { revisions, coldStarts: await coldStarts(kube, namespace, revisions.map((r) => r.name)) } : {}),
     triggers: staleTriggers(triggers.items, name, []),
     where: await whereItAnswers(kube, { kind, name, namespace, readinessPath: readiness }),
     events: recentEvents(events.items, name),

@@ -8,10 +8,11 @@
 import type { FunctionProject } from '../project.js';
 import { noReferences, type References } from './envs.js';
 import type { Manifest } from './kube-types.js';
-import { functionContainer, identity, type ManifestInput } from './manifests.js';
+import { checkedScale, functionContainer, identity, type ManifestInput } from './manifests.js';
 
+/** func.yaml `scale` as the revision's autoscaling annotations, as given: `min: 0` is scale to zero. */
 function autoscaling(project: FunctionProject): Record<string, string> {
-  const scale = project.doc.deploy?.options?.scale ?? {};
+  const scale = checkedScale(project) ?? {};
   const out: Record<string, string> = {};
   if (scale.min !== undefined) out['autoscaling.knative.dev/min-scale'] = String(scale.min);
   if (scale.max !== undefined) out['autoscaling.knative.dev/max-scale'] = String(scale.max);

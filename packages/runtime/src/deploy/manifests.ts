@@ -73,12 +73,18 @@ interface RawScale {
   warnings: string[];
 }
 
-function rawScale(project: FunctionProject): RawScale {
+/** func.yaml's `scale`, refused when `min` is above `max` (both deployers). */
+export function checkedScale(project: FunctionProject): NonNullable<NonNullable<FunctionProject['doc']['deploy']>['options']>['scale'] {
   const scale = project.doc.deploy?.options?.scale;
+  if (scale?.max && (scale.min ?? 1) > scale.max) throw new CommandError(`func.yaml deploy.options.scale: min (${scale.min}) is above max (${scale.max}); set min ≤ max.`);
+  return scale;
+}
+
+function rawScale(project: FunctionProject): RawScale {
+  const scale = checkedScale(project);
   const warnings: string[] = [];
   if (scale?.min === 0) warnings.push('func.yaml deploy.options.scale.min is 0, but scaling to zero needs Knative Serving, which this deploy does not use: the Deployment keeps at least 1 replica. Deploy with --deployer knative (the local cluster serves Knative) to scale to zero.');
   const min = Math.max(scale?.min ?? 1, 1);
-  if (scale?.max && min > scale.max) throw new CommandError(`func.yaml deploy.options.scale: min (${scale.min}) is above max (${scale.max}); set min ≤ max.`);
   const knativeOnly = (['metric', 'target', 'utilization'] as const).filter((k) => scale?.[k] !== undefined);
   if (knativeOnly.length) warnings.push(`func.yaml deploy.options.scale.${knativeOnly.join(', ')}: Knative's request-based autoscaling (concurrency or requests per second), which a Deployment's HorizontalPodAutoscaler cannot measure: ignored here${scale?.max && scale.max > min ? `; the autoscaler scales on CPU (${AUTOSCALER_CPU_UTILIZATION} % of the request)` : ''}. Deploy with --deployer knative to use ${knativeOnly.length === 1 ? 'it' : 'them'}.`);
   if (!scale?.max || scale.max <= min) return { replicas: min, warnings };

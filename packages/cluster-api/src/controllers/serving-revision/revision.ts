@@ -1,6 +1,7 @@
 /**
- * Knative's Revision reconciler, without its autoscaler: a Revision runs as a Deployment
- * `<revision>-deployment` of one pod and is reached through a Service `<revision>` (port 80 to the
+ * Knative's Revision reconciler: a Revision runs as a Deployment `<revision>-deployment`, made at
+ * the revision's initial scale (its `initial-scale` and `min-scale`, config-autoscaler's) whose
+ * replicas the autoscaler (serving-autoscaler) sets from then on, and is reached through a Service `<revision>` (port 80 to the
  * container's port, as Knative's private service), both controlled by it and labelled
  * `serving.knative.dev/{service,configuration,revision,revisionUID}`. The user container gets the
  * environment of Knative's runtime contract (`PORT`, `K_SERVICE`, `K_CONFIGURATION`, `K_REVISION`)
@@ -12,8 +13,9 @@ import { objectKey, splitKey, writeStatus } from '../context.js';
 import { startReconciler } from '../reconciler.js';
 import type { Controller } from '../shared.js';
 import { ensureChild } from '../../serving/children.js';
-import { conditionSet, type Marked } from '../../serving/conditions.js';
-import { Annotation, controlledBy, Kinds, Label, type Obj, type ServingEnv } from '../../serving/kinds.js';
+import { conditionOf, conditionSet, type Marked } from '../../serving/conditions.js';
+import { AutoscalerConfigMap, autoscalerConfig, scalingSpec } from '../../serving/autoscaling/config.js';
+import { Annotation, controlledBy, DefaultTimeoutSeconds, Kinds, Label, type Obj, type ServingEnv } from '../../serving/kinds.js';
 
 /** Knative's user-port default (the runtime contract's $PORT). */
 export const DefaultPort = 8080;
@@ -23,6 +25,10 @@ const RevisionOnly = ['containerConcurrency', 'timeoutSeconds', 'responseStartTi
 const Unhealthy = new Set(['ImagePullBackOff', 'ErrImagePull', 'CrashLoopBackOff', 'CreateContainerConfigError', 'CreateContainerError', 'InvalidImageName']);
 
 export const deploymentName = (rev: string): string => `${rev}-deployment`;
+
+/** How long a stopping function pod keeps its listener open after SIGTERM (FUNC_DRAIN_DELAY). */
+const DrainDelayMs = 1000;
+const timeoutSeconds = (rev: Obj): number => rev.spec?.timeoutSeconds ?? DefaultTimeoutSeconds;
 
 /** What the route controller marks on a Revision as traffic moves: not the pods' (a change would roll them). */
 const Routing = new Set<string>([Label.routingState, Annotation.routes, Annotation.routingStateModified]);
@@ -39,6 +45,8 @@ function podSpec(rev: Obj, labels: Record<string, string>): Record<string, unkno
     { name: 'K_REVISION', value: rev.metadata.name! },
     { name: 'K_CONFIGURATION', value: labels[Label.configuration] ?? '' },
     { name: 'K_SERVICE', value: labels[Label.service] ?? '' },
+    // The runtime is its own queue-proxy: it enforces the limit Knative gives queue-proxy.
+    { name: 'CONTAINER_CONCURRENCY', value: String(rev.spec?.containerConcurrency ?? 0) },
   ];
   const containers = (spec.containers as Obj[] | undefined ?? []).map((c: any, i: number) => {
     if (i > 0) return c;
@@ -51,17 +59,26 @@ function podSpec(rev: Obj, labels: Record<string, string>): Record<string, unkno
       if (handler && handler.port === undefined) handler.port = port;
       return p;
     };
+    // The function runtime is its own queue-proxy: it drains as queue-proxy does, keeping its
+    // listener a moment after SIGTERM (the activator learns of the pod's end through the Endpoints)
+    // and letting in-flight requests run up to the revision's timeout. Defaults: the user's win.
+    const own = new Set((c.env ?? []).map((e: { name: string }) => e.name));
+    const drain = [
+      { name: 'FUNC_DRAIN_DELAY', value: String(DrainDelayMs) },
+      { name: 'FUNC_SHUTDOWN_TIMEOUT', value: String(timeoutSeconds(rev) * 1000) },
+    ].filter((e) => !own.has(e.name));
     return {
       ...c,
       ...(c.livenessProbe && { livenessProbe: withPort(c.livenessProbe) }),
       ...(c.startupProbe && { startupProbe: withPort(c.startupProbe) }),
       name: c.name || 'user-container',
       ports: [{ name: 'user-port', containerPort: port, protocol: 'TCP' }],
-      env: [...(c.env ?? []).filter((e: Obj & { name: string }) => !reserved.has(e.name)), ...env],
+      env: [...(c.env ?? []).filter((e: Obj & { name: string }) => !reserved.has(e.name)), ...drain, ...env],
       readinessProbe: withPort(probe),
     };
   });
-  return { ...spec, containers, enableServiceLinks: spec.enableServiceLinks ?? false };
+  // As Knative: a pod being stopped may finish requests for as long as the revision lets one run.
+  return { ...spec, containers, enableServiceLinks: spec.enableServiceLinks ?? false, terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds ?? timeoutSeconds(rev) };
 }
 
 /** ContainerHealthy from the revision's pods: False (their reason) when one cannot run or keeps exiting. */
@@ -77,12 +94,24 @@ function containerHealth(pods: Obj[], ready: boolean): Marked {
   return ready ? { type: 'ContainerHealthy', status: 'True' } : { type: 'ContainerHealthy', status: 'Unknown', reason: 'Deploying' };
 }
 
-function resources(deployment: Obj | undefined, endpoints: Obj | undefined): Marked {
+/**
+ * ResourcesAvailable: True once a pod was ready and routable (the initial scale reached), and so
+ * it stays while the autoscaler scales the revision down to zero and back, as Knative's does.
+ */
+function resources(deployment: Obj | undefined, endpoints: Obj | undefined, initialized: boolean): Marked {
   const routable = ((endpoints as { subsets?: { addresses?: unknown[] }[] } | undefined)?.subsets ?? []).some((s) => (s.addresses ?? []).length > 0);
-  if ((deployment?.status?.readyReplicas ?? 0) > 0 && routable) return { type: 'ResourcesAvailable', status: 'True' };
+  if (((deployment?.status?.readyReplicas ?? 0) > 0 && routable) || initialized) return { type: 'ResourcesAvailable', status: 'True' };
   const stuck = (deployment?.status?.conditions ?? []).find((c: Obj & { type: string; reason?: string }) => c.type === 'Progressing' && c.reason === 'ProgressDeadlineExceeded');
   if (stuck) return { type: 'ResourcesAvailable', status: 'False', reason: 'ProgressDeadlineExceeded', message: `Initial scale was never achieved` };
   return { type: 'ResourcesAvailable', status: 'Unknown', reason: 'Deploying' };
+}
+
+/** Active (Knative's PodAutoscaler condition, informational on the Revision): pods ready, coming up, or none wanted. */
+function active(deployment: Obj | undefined): Marked {
+  const want = deployment?.spec?.replicas ?? 0;
+  if ((deployment?.status?.readyReplicas ?? 0) > 0) return { type: 'Active', status: 'True' };
+  if (want === 0) return { type: 'Active', status: 'False', reason: 'NoTraffic', message: 'The target is not receiving traffic.' };
+  return { type: 'Active', status: 'Unknown', reason: 'Activating', message: 'Pods are starting.' };
 }
 
 export function startRevisionController(env: ServingEnv): Controller {
@@ -90,6 +119,7 @@ export function startRevisionController(env: ServingEnv): Controller {
   const deployments = env.cache('deployments');
   const pods = env.cache('pods');
   const endpoints = env.cache('endpoints');
+  const configMaps = env.cache('configMaps');
   env.cache('k8sServices');
 
   const reconcile = async (key: string): Promise<void> => {
@@ -106,11 +136,16 @@ export function startRevisionController(env: ServingEnv): Controller {
     };
     const owner = [controlledBy(rev, Kinds.revisions)];
     const port = userPort(rev);
+    // The autoscaler owns the replicas once the Deployment exists; it starts at the initial scale.
+    const existing = deployments.get(namespace, deploymentName(name)) as Obj | undefined;
+    const config = autoscalerConfig((configMaps.get(AutoscalerConfigMap.namespace, AutoscalerConfigMap.name) as Obj & { data?: Record<string, string> } | undefined)?.data).value;
+    const scaling = scalingSpec(rev.metadata.annotations, rev.spec?.containerConcurrency, config).value;
+    const initialScale = Math.max(scaling.initialScale, scaling.minScale);
     const deployment = await ensureChild(env, 'deployments', rev, {
       apiVersion: 'apps/v1', kind: 'Deployment',
       metadata: { name: deploymentName(name), namespace, labels, annotations, ownerReferences: owner },
       spec: {
-        replicas: 1,
+        replicas: existing?.spec?.replicas ?? (scaling.maxScale > 0 ? Math.min(initialScale, scaling.maxScale) : initialScale),
         selector: { matchLabels: { [Label.revisionUID]: uid } },
         progressDeadlineSeconds: 600,
         strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '100%' } },
@@ -123,16 +158,18 @@ export function startRevisionController(env: ServingEnv): Controller {
       spec: { selector: { [Label.revisionUID]: uid }, ports: [{ name: 'http', port: 80, targetPort: port, protocol: 'TCP' }] },
     }, []);
     const d = deployment.ok ? deployment.object : undefined;
-    const ready = (d?.status?.readyReplicas ?? 0) > 0;
+    // Once ready, a revision stays so while scaled to zero (Knative's ScaleTargetInitialized).
+    const initialized = conditionOf(rev, 'ResourcesAvailable')?.status === 'True' && conditionOf(rev, 'ContainerHealthy')?.status === 'True';
+    const ready = (d?.status?.readyReplicas ?? 0) > 0 || initialized;
     const marked: Marked[] = [
       containerHealth(pods.list(namespace).filter((p) => p.metadata.labels?.[Label.revisionUID] === uid) as Obj[], ready),
       !deployment.ok ? { type: 'ResourcesAvailable', status: 'False', reason: 'NotOwned', message: deployment.message }
         : !service.ok ? { type: 'ResourcesAvailable', status: 'False', reason: 'NotOwned', message: service.message }
-          : resources(d, endpoints.get(namespace, name) as Obj | undefined),
+          : resources(d, endpoints.get(namespace, name) as Obj | undefined, initialized),
     ];
     await writeStatus({ store: env.store('revisions'), cache: revisions }, rev, {
       observedGeneration: rev.metadata.generation,
-      conditions: conditionSet(rev.status?.conditions, marked),
+      conditions: conditionSet(rev.status?.conditions, marked, [active(d)]),
       actualReplicas: d?.status?.readyReplicas ?? 0,
       desiredReplicas: d?.spec?.replicas ?? 1,
       containerStatuses: (rev.spec?.containers ?? []).map((c: Obj & { name?: string }, i: number) => ({ name: c.name || (i === 0 ? 'user-container' : `container-${i}`) })),

@@ -1,18 +1,25 @@
 /**
  * The ingress gateway (Knative's Kourier/Envoy and activator path, in one HTTP listener): a request
  * is routed by its Host to a Route (hosts.ts), to one of the Route's revisions — chosen per request
- * by the traffic percents, or the tag's revision on a tag host — and proxied to the revision's
- * Service (its loopback clusterIP, port 80, which the node's service proxy forwards to a ready
- * pod), streaming both bodies, with `X-Forwarded-For`/`-Host`/`-Proto` and the revision's
- * `timeoutSeconds`. An unknown host is 404 (as Knative's gateway answers); a request for a revision
- * with no ready endpoint is held until it has one (as Knative's activator holds it), at most 10 s or
- * the revision's timeout, then answered 503; a pod that cannot be reached 502, a timeout 504. Routes, revisions, their Services
- * and Endpoints, and DomainMappings (their domain a host of the Route they map), come from informers (the gateway is a client of the API like any other part).
+ * by the traffic percents, or the tag's revision on a tag host — and proxied straight to one of the
+ * revision's ready pods (its Service's Endpoints) by the activator (activator.ts): the pod with the
+ * fewest in flight that has room under the revision's containerConcurrency; when none has (the
+ * revision at zero or every pod full) the request is held, at most 10 s or the revision's timeout,
+ * the autoscaler poked at once, then answered 503. Both bodies stream, with `X-Forwarded-For`/
+ * `-Host`/`-Proto` and the revision's `timeoutSeconds`. An unknown host is 404 (as Knative's gateway
+ * answers); a pod that cannot be reached 502 (a request without a body is first sent again, to
+ * another pod), a timeout 504. For a Host no Route answers on, `GET /metrics` is the gateway's
+ * Prometheus text (cold starts, cold-starts.ts) and `GET /activator/stats?wait=ms` the load the
+ * autoscaler reads. Routes, revisions, Endpoints and DomainMappings (their domain a host of the
+ * Route they map) come from informers (the gateway is a client of the API like any other part).
  */
 import { Agent, createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Informer, Resources, resourceType, type KubeClient, type KubeObject } from '@func/kube-client';
-import { DefaultTimeoutSeconds, Label } from '../kinds.js';
+import { performance } from 'node:perf_hooks';
+import { DefaultTimeoutSeconds } from '../kinds.js';
+import { Activator, type PodSlot } from './activator.js';
+import { ColdStarts } from './cold-starts.js';
 import { prefersAsync, queueAsync } from './async.js';
 import { startListener } from '../../serve/listener.js';
 import { hostsOf, mappedHost, pickRevision, requestHost, type DomainMapping, type HostEntry, type Route } from './hosts.js';
@@ -27,9 +34,8 @@ export interface GatewayOptions {
   asyncBroker?: () => string | undefined;
 }
 
-type Revision = KubeObject & { spec?: { timeoutSeconds?: number } };
-type Service = KubeObject & { spec?: { clusterIP?: string; ports?: { port: number }[] } };
-type Endpoints = KubeObject & { subsets?: { addresses?: { ip?: string }[] }[] };
+type Revision = KubeObject & { spec?: { timeoutSeconds?: number; containerConcurrency?: number } };
+type Endpoints = KubeObject & { subsets?: { addresses?: { ip?: string }[]; ports?: { port?: number }[] }[] };
 
 /** The longest a request waits for its revision to have a ready endpoint (less when the revision's timeout is shorter). */
 const MaxHoldMs = 10_000;
@@ -54,15 +60,21 @@ const answer = (res: ServerResponse, code: number, text: string): void => {
   res.writeHead(code, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text);
 };
 
+/** Requests held per revision at most (beyond: 503). */
+const MaxHeldPerRevision = 1000;
+/** The longest a stats reader's long poll waits for news. */
+const MaxStatsWaitMs = 5_000;
+/** Paths the gateway answers itself, for a Host no Route answers on. */
+export const GatewayPaths = { metrics: '/metrics', stats: '/activator/stats' } as const;
+
 export class Gateway {
   private readonly routes: Informer<Route>;
   private readonly mappings: Informer<DomainMapping>;
   private readonly revisions: Informer<Revision>;
-  private readonly services: Informer<Service>;
   private readonly endpoints: Informer<Endpoints>;
   private hosts = new Map<string, HostEntry>();
-  /** Requests held for a revision with no ready endpoint, woken by every change of Endpoints. */
-  private readonly held = new Set<() => void>();
+  readonly activator = new Activator({ maxHeld: MaxHeldPerRevision });
+  readonly coldStarts = new ColdStarts();
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
   private readonly agent = new Agent({ keepAlive: true });
@@ -73,12 +85,11 @@ export class Gateway {
     this.routes = new Informer<Route>(opts.kube, RouteType, { onError });
     this.mappings = new Informer<DomainMapping>(opts.kube, DomainMappingType, { onError });
     this.revisions = new Informer<Revision>(opts.kube, RevisionType, { onError });
-    this.services = new Informer<Service>(opts.kube, Resources.services, { labelSelector: Label.revision, onError });
     this.endpoints = new Informer<Endpoints>(opts.kube, Resources.endpoints, { onError });
     const rebuild = () => this.rebuild();
-    const wake = () => [...this.held].forEach((w) => w());
-    this.endpoints.on('add', wake).on('update', wake);
-    this.services.on('add', wake).on('update', wake);
+    const pods = (o: KubeObject) => this.refreshPods(o.metadata?.namespace ?? '', o.metadata?.name ?? '');
+    this.endpoints.on('add', pods).on('update', pods).on('delete', (o: KubeObject) => this.activator.forget(`${o.metadata?.namespace}/${o.metadata?.name}`));
+    this.revisions.on('add', pods).on('update', pods);
     for (const i of [this.routes, this.mappings]) (i as Informer).on('add', rebuild).on('update', rebuild).on('delete', rebuild);
     this.server = createServer((req, res) => this.handle(req, res));
     this.server.on('connection', (s) => (this.sockets.add(s), s.once('close', () => this.sockets.delete(s))));
@@ -105,7 +116,7 @@ export class Gateway {
   }
 
   private informers(): Informer<any>[] {
-    return [this.routes, this.mappings, this.revisions, this.services, this.endpoints];
+    return [this.routes, this.mappings, this.revisions, this.endpoints];
   }
 
   private rebuild(): void {
@@ -119,53 +130,87 @@ export class Gateway {
     this.hosts = hosts;
   }
 
+  /** A revision's ready pods, from the Endpoints of its Service (same name), to the activator. */
+  private refreshPods(ns: string, name: string): void {
+    const rev = this.revisions.get(name, ns);
+    if (!rev) return;
+    const ep = this.endpoints.get(name, ns);
+    const addresses = (ep?.subsets ?? []).flatMap((s) => {
+      const port = s.ports?.[0]?.port;
+      return port === undefined ? [] : (s.addresses ?? []).flatMap((a) => (a.ip ? [{ ip: a.ip, port }] : []));
+    });
+    this.activator.setPods(`${ns}/${name}`, addresses, rev.spec?.containerConcurrency ?? 0);
+  }
+
   private handle(req: IncomingMessage, res: ServerResponse): void {
+    const arrived = performance.now();
     const host = requestHost(req.headers.host);
     const entry = host ? this.hosts.get(host) : undefined;
     const route = entry && this.routes.get(entry.route, entry.namespace);
-    if (!entry || !route) return answer(res, 404, `no Route answers for host ${JSON.stringify(host ?? '')}\n`);
+    if (!entry || !route) {
+      if (req.method === 'GET' && this.own(req, res)) return;
+      return answer(res, 404, `no Route answers for host ${JSON.stringify(host ?? '')}\n`);
+    }
     const brokerUrl = prefersAsync(req.headers.prefer) ? this.opts.asyncBroker?.() : undefined;
     if (brokerUrl) return queueAsync(req, res, { brokerUrl, namespace: entry.namespace, name: entry.route, headers: passed(req.headers), agent: this.agent });
     const revision = pickRevision(route, entry.tag, Math.random());
     const ns = entry.namespace;
     if (!revision) return answer(res, 503, `no ready endpoint for Route ${JSON.stringify(entry.route)}\n`);
     const timeoutMs = (this.revisions.get(revision, ns)?.spec?.timeoutSeconds ?? DefaultTimeoutSeconds) * 1000;
-    void this.whenReady(revision, ns, Math.min(timeoutMs, MaxHoldMs), res).then((svc) => {
-      if (res.destroyed) return;
-      if (!svc) return answer(res, 503, `no ready endpoint for revision ${JSON.stringify(revision)}\n`);
-      this.forward(req, res, { host: svc.spec!.clusterIP!, port: svc.spec!.ports?.[0]?.port ?? 80, timeoutMs, originalHost: req.headers.host! });
-    });
-  }
-
-  /** The revision's Service once it has a ready endpoint, waiting up to `holdMs` (as Knative's activator holds a request); undefined if none by then. */
-  private whenReady(revision: string, ns: string, holdMs: number, res: ServerResponse): Promise<Service | undefined> {
-    const now = (): Service | undefined => {
-      const svc = this.services.get(revision, ns);
-      const ready = (this.endpoints.get(revision, ns)?.subsets ?? []).some((s) => (s.addresses ?? []).length > 0);
-      return svc?.spec?.clusterIP && svc.spec.clusterIP !== 'None' && ready ? svc : undefined;
+    const key = `${ns}/${revision}`;
+    const holdMs = Math.min(timeoutMs, MaxHoldMs);
+    const cancelled = (stop: () => void) => {
+      res.once('close', stop);
+      return () => res.off('close', stop);
     };
-    const found = now();
-    if (found || holdMs <= 0) return Promise.resolve(found);
-    return new Promise((resolve) => {
-      const done = (svc: Service | undefined) => {
-        clearTimeout(timer);
-        this.held.delete(check);
-        res.off('close', gone);
-        resolve(svc);
-      };
-      const check = () => {
-        const svc = now();
-        if (svc) done(svc);
-      };
-      const gone = () => done(undefined);
-      const timer = setTimeout(() => done(undefined), holdMs);
-      timer.unref();
-      this.held.add(check);
-      res.once('close', gone);
+    void this.activator.acquire(key, holdMs, cancelled).then((got) => {
+      if (got === 'gone') return;
+      if (got === 'full') return answer(res, 503, `too many requests waiting for revision ${JSON.stringify(revision)}\n`);
+      if (got === 'timeout') return answer(res, 503, `no ready endpoint for revision ${JSON.stringify(revision)}\n`);
+      res.once('close', () => {
+        this.coldStarts.answered(ns, revision);
+        if (got.cold && res.writableFinished) this.coldStarts.observe(ns, revision, (performance.now() - arrived) / 1000);
+      });
+      this.forward(req, res, { key, pod: got.pod, timeoutMs, holdMs, originalHost: req.headers.host!, cancelled });
     });
   }
 
-  private forward(req: IncomingMessage, res: ServerResponse, to: { host: string; port: number; timeoutMs: number; originalHost: string }, attempt = 1): void {
+  /** The gateway's own answers: its metrics, and the load the autoscaler reads (a long poll: `?wait=ms` answers at the first poke, or then). */
+  private own(req: IncomingMessage, res: ServerResponse): boolean {
+    const url = new URL(req.url ?? '/', 'http://gateway');
+    if (url.pathname === GatewayPaths.metrics) {
+      const text = this.coldStarts.text();
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text);
+      return true;
+    }
+    if (url.pathname !== GatewayPaths.stats) return false;
+    const wait = url.searchParams.get('wait');
+    const waitMs = wait === null ? 0 : Number(wait);
+    if (!Number.isInteger(waitMs) || waitMs < 0) {
+      answer(res, 400, `wait must be a whole number of milliseconds\n`);
+      return true;
+    }
+    const send = () => {
+      const body = JSON.stringify(this.activator.report());
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+    };
+    if (this.activator.hasNews || waitMs === 0) {
+      send();
+      return true;
+    }
+    const done = () => {
+      clearTimeout(timer);
+      unsubscribe();
+      res.off('close', done);
+      if (!res.destroyed && !res.writableEnded) send();
+    };
+    const timer = setTimeout(done, Math.min(waitMs, MaxStatsWaitMs));
+    const unsubscribe = this.activator.onPoke(done);
+    res.once('close', done);
+    return true;
+  }
+
+  private forward(req: IncomingMessage, res: ServerResponse, to: Target, attempt = 1): void {
     const remote = req.socket.remoteAddress ?? '';
     const prior = req.headers['x-forwarded-for'];
     const headers: IncomingHttpHeaders = {
@@ -174,7 +219,12 @@ export class Gateway {
       'x-forwarded-host': String(req.headers['x-forwarded-host'] ?? to.originalHost),
       'x-forwarded-proto': String(req.headers['x-forwarded-proto'] ?? 'http'),
     };
-    const upstream = request({ host: to.host, port: to.port, method: req.method, path: req.url, headers, agent: this.agent });
+    let released = false;
+    const release = () => {
+      if (!released) this.activator.release(to.key, to.pod);
+      released = true;
+    };
+    const upstream = request({ host: to.pod.ip, port: to.pod.port, method: req.method, path: req.url, headers, agent: this.agent });
     const timer = setTimeout(() => {
       upstream.destroy();
       answer(res, 504, 'request timeout\n');
@@ -183,27 +233,38 @@ export class Gateway {
     upstream.on('response', (up) => {
       res.writeHead(up.statusCode ?? 502, up.statusMessage, passed(up.headers));
       up.pipe(res);
-      up.on('end', () => clearTimeout(timer));
+      up.on('end', () => (clearTimeout(timer), release()));
       up.on('error', () => res.destroy());
     });
-    // A request with no body can be sent again: the node's service proxy may not know a new endpoint yet.
+    // A request with no body can be sent again, to another pod: this one may be going away (scaled down, its listener closed).
     const bodiless = !req.headers['transfer-encoding'] && (req.headers['content-length'] ?? '0') === '0';
     upstream.on('error', () => {
       clearTimeout(timer);
+      release();
       if (res.writableEnded) return;
       if (res.headersSent || res.destroyed) return void res.destroy();
-      if (bodiless && attempt < RetryAttempts) return void setTimeout(() => this.forward(req, res, to, attempt + 1), RetryDelayMs * attempt).unref();
+      if (bodiless && attempt < RetryAttempts) {
+        return void setTimeout(() => {
+          void this.activator.acquire(to.key, to.holdMs, to.cancelled).then((got) => {
+            if (typeof got !== 'string') return this.forward(req, res, { ...to, pod: got.pod }, attempt + 1);
+            if (got !== 'gone') answer(res, 502, 'the revision could not be reached\n');
+          });
+        }, RetryDelayMs * attempt).unref();
+      }
       answer(res, 502, 'the revision could not be reached\n');
     });
     // The client went away: so does the upstream request.
     res.on('close', () => {
       clearTimeout(timer);
+      release();
       if (!res.writableFinished) upstream.destroy();
     });
     if (bodiless) upstream.end();
     else req.pipe(upstream);
   }
 }
+
+interface Target { key: string; pod: PodSlot; timeoutMs: number; holdMs: number; originalHost: string; cancelled: (stop: () => void) => () => void }
 
 /**
  * A started gateway (what `serve`'s gateway part and `cluster-api gateway` run); a failed start

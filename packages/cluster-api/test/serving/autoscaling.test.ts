@@ -1,0 +1,198 @@
+/**
+ * Knative's autoscaling on `cluster-api serve` (the built CLI, its node running the probe
+ * function's image), driven as a Knative user drives it (kubectl apply, requests with the Route's
+ * Host to the gateway) and watched through client-node: a revision with min-scale 0 and a short
+ * window goes to zero pods when idle and the next request wakes it, with no failed request across
+ * the transitions; containerConcurrency 1 under 20 concurrent requests scales out, never past
+ * max-scale. Timings are not asserted (bench/autoscale measures them).
+ */
+import { request } from 'node:http';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { haveKubectl, startServe, type ServeProcess } from '../serve/process.js';
+import { functionImage, probeFunction } from '../support/node-fixtures.js';
+import { ownPodCidr } from '../../../runtime/test/helpers/pod-cidr.js';
+import { until } from '../../testing/src/poll.js';
+
+interface Answer { status: number; body: string }
+
+describe.runIf(haveKubectl)('Knative autoscaling on serve', () => {
+  let s: ServeProcess;
+  let gateway: URL;
+  let apps: AppsV1Api;
+  let core: CoreV1Api;
+  let custom: CustomObjectsApi;
+
+  /** A request to the gateway with `host` as its Host; with `body`, a POST of it (text/plain). */
+  const send = (host: string, path = '/', body?: string) => new Promise<Answer>((resolve, reject) => {
+    const headers = { host, ...(body !== undefined && { 'content-type': 'text/plain', 'content-length': String(Buffer.byteLength(body)) }) };
+    const req = request({ host: gateway.hostname, port: gateway.port, path, method: body === undefined ? 'GET' : 'POST', headers, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => resolve({ status: res.statusCode!, body: text }));
+    });
+    req.on('error', reject).end(body);
+  });
+  const ok = async (...args: string[]) => {
+    const r = await s.kubectl(...args);
+    const why = r.code === 0 ? '' : (await s.kubectl('get', 'ksvc,rev,deploy,pods', '-o', 'yaml')).stdout;
+    expect(r.code, `kubectl ${args.join(' ')}: ${r.stdout}${r.stderr}\n${why}`).toBe(0);
+    return r.stdout;
+  };
+  const apply = async (name: string, yaml: string) => {
+    const file = join(s.dir, `${name}.yaml`);
+    writeFileSync(file, yaml);
+    await ok('apply', '-f', file);
+  };
+  const ksvc = (name: string, annotations: Record<string, string>, extra = '') => `apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: ${name}
+spec:
+  template:
+    metadata:
+      annotations:
+${Object.entries(annotations).map(([k, v]) => `        autoscaling.knative.dev/${k}: "${v}"`).join('\n')}
+    spec:
+${extra}      containers:
+        - image: probe:v1
+`;
+  const replicas = async (rev: string) => (await apps.readNamespacedDeployment({ name: `${rev}-deployment`, namespace: 'default' })).spec?.replicas;
+  /** The revision's pods not being deleted. */
+  const livePods = async (rev: string) => (await core.listNamespacedPod({ namespace: 'default', labelSelector: `serving.knative.dev/revision=${rev}` })).items.filter((p) => !p.metadata?.deletionTimestamp);
+  const revision = async (name: string) => (await custom.getNamespacedCustomObject({ group: 'serving.knative.dev', version: 'v1', namespace: 'default', plural: 'revisions', name })) as any;
+  const eventsOf = async (rev: string) => (await core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${rev}` })).items;
+
+  beforeAll(async () => {
+    // Pod addresses of this run's own (serve's service range is 127.128.0.0/12: below it).
+    const env: NodeJS.ProcessEnv = {};
+    ownPodCidr(env);
+    s = await startServe(['--storage', 'memory:', '--node-name', 'vm'], env);
+    const m = /"msg":"listening".*"gateway":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(s.log());
+    expect(m, s.log()).not.toBeNull();
+    gateway = new URL(m![1]!);
+    await functionImage(join(s.dir, 'data', 'images'), probeFunction, 'probe:v1');
+    const kc = new KubeConfig();
+    kc.loadFromString(readFileSync(join(s.dir, 'data', 'kubeconfig.yaml'), 'utf8'));
+    apps = kc.makeApiClient(AppsV1Api);
+    core = kc.makeApiClient(CoreV1Api);
+    custom = kc.makeApiClient(CustomObjectsApi);
+    await until('the serving kinds served', async () => (await s.kubectl('get', 'ksvc')).code === 0, { timeoutMs: 30_000, everyMs: 200 });
+    // Knative's shortest grace period, and a value that does not parse (kept at its default, said in an Event).
+    await apply('config', `apiVersion: v1
+kind: Namespace
+metadata:
+  name: knative-serving
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: config-autoscaler
+  namespace: knative-serving
+data:
+  scale-to-zero-grace-period: "6s"
+  max-scale-up-rate: "lots"
+`);
+  }, 240_000);
+  afterAll(() => s?.close());
+
+  it('min-scale 0 and a 6 s window: idle → 0 pods, a request wakes it (200, back at 1), no request lost across the transitions', async () => {
+    await apply('zero', ksvc('zero', { 'min-scale': '0', window: '6s' }));
+    await ok('wait', '--for=condition=Ready', 'ksvc/zero', '--timeout=180s');
+    const host = 'zero.default.localhost';
+    const answers: Answer[] = [];
+    const call = async (path = '/', body?: string) => {
+      const a = await send(host, path, body);
+      answers.push(a);
+      return a;
+    };
+    expect((await call()).status).toBe(200);
+
+    // Idle: down to zero pods, the revision's status saying so.
+    await until('zero-00001 at 0 pods', async () => (await replicas('zero-00001')) === 0 && (await livePods('zero-00001')).length === 0, { timeoutMs: 120_000, everyMs: 250 });
+    const idle = await until('status at zero', async () => {
+      const r = await revision('zero-00001');
+      return r.status?.actualReplicas === 0 && r;
+    }, { timeoutMs: 30_000, everyMs: 250 });
+    expect(idle.status.desiredReplicas).toBe(0);
+    expect(idle.status.conditions.find((c: any) => c.type === 'Active')).toMatchObject({ status: 'False', reason: 'NoTraffic' });
+    // At zero the revision (and so the Service) stays Ready.
+    expect(idle.status.conditions.find((c: any) => c.type === 'Ready')).toMatchObject({ status: 'True' });
+
+    // The next request wakes it: 200, and the revision is back at one pod.
+    const woken = await call();
+    expect(woken.status).toBe(200);
+    expect(woken.body).toMatch(/^hello from zero-00001-deployment-/);
+    expect(await replicas('zero-00001')).toBe(1);
+    const back = await until('status back at 1', async () => {
+      const r = await revision('zero-00001');
+      return r.status?.actualReplicas === 1 && r;
+    }, { timeoutMs: 30_000, everyMs: 250 });
+    expect(back.status.conditions.find((c: any) => c.type === 'Active')).toMatchObject({ status: 'True' });
+
+    // A loop across the next transitions: requests while warm, then, the moment the autoscaler
+    // asks for zero (the pod draining), four at once, one with a body (which cannot be sent twice);
+    // then again from zero.
+    for (let i = 0; i < 5; i++) await call('/slow?ms=50');
+    await until('asked for zero again', async () => (await replicas('zero-00001')) === 0, { timeoutMs: 120_000, everyMs: 50 });
+    const [, , , echoed] = await Promise.all([call(), call('/slow?ms=100'), call(), call('/echo', 'kept')]);
+    expect(echoed!.body).toBe('kept');
+    await until('zero pods again', async () => (await replicas('zero-00001')) === 0 && (await livePods('zero-00001')).length === 0, { timeoutMs: 120_000, everyMs: 250 });
+    await Promise.all(Array.from({ length: 5 }, () => call()));
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    expect(answers.length).toBe(16);
+
+    // Decisions recorded as Events on the Revision; the setting that did not parse as a Warning.
+    const events = await eventsOf('zero-00001');
+    const reasons = new Set(events.map((e) => e.reason));
+    expect(reasons).toContain('ScaledDown');
+    expect(reasons).toContain('ScaledUp');
+    expect(events.find((e) => e.reason === 'ScaledDown')?.message).toMatch(/^Scaled from 1 to 0 \(idle/);
+    expect(events.find((e) => e.reason === 'InvalidAutoscaling')).toMatchObject({ type: 'Warning', message: expect.stringContaining('max-scale-up-rate: "lots"') });
+    // Cold starts counted on the gateway's /metrics.
+    const metrics = await send(`${gateway.host}`, '/metrics');
+    const cold = /^activator_cold_start_seconds_count\{namespace="default",revision="zero-00001"\} (\d+)$/m.exec(metrics.body);
+    expect(Number(cold?.[1])).toBeGreaterThanOrEqual(2);
+  }, 480_000);
+
+  it('containerConcurrency 1 and 20 concurrent requests: scales past 1, all 20 succeed, max-scale 3 never exceeded', async () => {
+    await apply('burst', ksvc('burst', { 'max-scale': '3', 'scale-down-delay': '-5s' }, '      containerConcurrency: 1\n'));
+    await ok('wait', '--for=condition=Ready', 'ksvc/burst', '--timeout=180s');
+    const rev = await revision('burst-00001');
+    expect(rev.spec.containerConcurrency).toBe(1);
+    // The limit reaches the pod (the runtime enforces it), and the pod drains as queue-proxy would:
+    // its listener open a moment after SIGTERM, in-flight requests given the revision's timeout.
+    expect((await send('burst.default.localhost', '/env?name=CONTAINER_CONCURRENCY')).body).toBe('1');
+    const template = (await apps.readNamespacedDeployment({ name: 'burst-00001-deployment', namespace: 'default' })).spec!.template.spec!;
+    expect(template.terminationGracePeriodSeconds).toBe(300);
+    expect(template.containers[0]!.env).toEqual(expect.arrayContaining([{ name: 'FUNC_DRAIN_DELAY', value: '1000' }, { name: 'FUNC_SHUTDOWN_TIMEOUT', value: '300000' }]));
+    let most = 0;
+    let mostPods = 0;
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        most = Math.max(most, (await replicas('burst-00001')) ?? 0);
+        mostPods = Math.max(mostPods, (await livePods('burst-00001')).length);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => send('burst.default.localhost', '/slow?ms=300')));
+    watching = false;
+    await watch;
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    expect(answers.every((a) => a.body === 'slow done')).toBe(true);
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(3);
+    expect(mostPods).toBeLessThanOrEqual(3);
+    const warning = (await eventsOf('burst-00001')).find((e) => e.reason === 'InvalidAutoscaling');
+    expect(warning?.message).toContain('autoscaling.knative.dev/scale-down-delay: "-5s"');
+  }, 300_000);
+
+  it('the gateway\'s load endpoint refuses a malformed wait', async () => {
+    const r = await send(gateway.host, '/activator/stats?wait=soon');
+    expect(r).toEqual({ status: 400, body: 'wait must be a whole number of milliseconds\n' });
+    const now = await send(gateway.host, '/activator/stats');
+    expect(JSON.parse(now.body)).toMatchObject({ periodMs: expect.any(Number), revisions: expect.any(Array) });
+  });
+});
