@@ -17,6 +17,7 @@ import { BrokerMetrics, jsonLogger, type Logger } from './metrics.js';
 import { Reconciler } from './reconcile.js';
 import { noResolver, type SubscriberResolver } from './resolver.js';
 import type { TriggerSource } from './source.js';
+import type { Router } from './dispatch/cluster-hosts.js';
 
 export interface BrokerOptions {
   /** `sqlite:<file>` or `nats://host:port[,…][?replicas=N]`. */
@@ -62,6 +63,8 @@ export interface BrokerOptions {
   readonly journal?: boolean;
   /** Records a Trigger's failed delivery for its users (the cluster broker: a Warning Event on the Trigger). */
   readonly recordFailure?: FailureRecorder;
+  /** Where subscriber URLs the broker cannot reach itself are sent (the cluster broker in serve: cluster-local names through the gateway). */
+  readonly router?: Router;
 }
 
 export interface RunningBroker {
@@ -145,6 +148,7 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
     maxEventBytes,
     ...(journal ? { journal } : {}),
     ...(opts.recordFailure ? { recordFailure: opts.recordFailure } : {}),
+    ...(opts.router ? { router: opts.router } : {}),
   });
   reconciler = running;
   logger('info', 'broker listening', { url, store: log.engine });

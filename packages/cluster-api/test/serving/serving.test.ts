@@ -156,6 +156,32 @@ ${extra}`;
     expect(echoed.body === big).toBe(true);
   }, 240_000);
 
+  it('delivers a Trigger\'s events to a Knative Service by reference, through the gateway by its cluster-local name', async () => {
+    const broker = /"msg":"listening".*"broker":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(s.log())?.[1];
+    expect(broker, s.log()).toBeDefined();
+    expect((await apply('eventing', `apiVersion: eventing.knative.dev/v1
+kind: Broker
+metadata:
+  name: default
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata:
+  name: to-hello
+spec:
+  broker: default
+  subscriber:
+    ref: {apiVersion: serving.knative.dev/v1, kind: Service, name: hello}
+    uri: /log?msg=delivered-through-the-gateway
+`)).code).toBe(0);
+    await ok('wait', '--for=condition=Ready', 'trigger/to-hello', '--timeout=60s');
+    expect((await json('trigger', 'to-hello')).status.subscriberUri).toBe('http://hello.default.svc.cluster.local/log?msg=delivered-through-the-gateway');
+    const post = () => fetch(`${broker}/default/default`, { method: 'POST', headers: { 'ce-specversion': '1.0', 'ce-id': `e-${Date.now()}`, 'ce-source': '/test', 'ce-type': 'test.event', 'content-type': 'text/plain' }, body: 'hi' });
+    expect((await post()).status).toBe(202);
+    await until('the function logging the delivery', async () => (await s.kubectl('logs', '-l', 'serving.knative.dev/service=hello', '--tail=-1')).stdout.includes('delivered-through-the-gateway'), { timeoutMs: 60_000, everyMs: 500 });
+    await ok('delete', 'trigger', 'to-hello');
+  }, 120_000);
+
   it('answers 404 for a host no Route has', async () => {
     const r = await get('nothing.default.localhost');
     expect(r.status).toBe(404);

@@ -12,6 +12,7 @@ import { asyncDeliveryPolicy } from './invocation-policy.js';
 import { DelegatedAuth } from '../../auth/delegated.js';
 import { ClusterResolver } from './resolver.js';
 import { ApiTriggerSource } from './trigger-source.js';
+import { gatewayRouter } from '../dispatch/cluster-hosts.js';
 
 /** The `source.component` of the Events the broker records, and the reason of a failed delivery's. */
 export const DELIVERY_EVENT_SOURCE = 'broker';
@@ -56,7 +57,8 @@ export async function startClusterBroker(opts: ClusterBrokerOptions): Promise<Cl
     broker = await startBroker({
       ...rest, logger, triggerSource: source, resolver, recordFailure, ingressBaseUrl: ingressBase(advertise, opts.host ?? '127.0.0.1'),
       debugAuth: new DelegatedAuth(client),
-      ...(gatewayUrl ? { invocations: { gatewayUrl, policyOf: asyncDeliveryPolicy(client) } } : {}),
+      // Cluster-local subscribers (a Knative Service's address) through the gateway, and asynchronous invocations.
+      ...(gatewayUrl ? { router: gatewayRouter(gatewayUrl), invocations: { gatewayUrl, policyOf: asyncDeliveryPolicy(client) } } : {}),
     });
   } catch (err) {
     await events.close();

@@ -17,6 +17,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, t
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { type CloudEvent } from '../event/event.js';
 import { decodeMessage, encodeBinary } from '../event/http-codec.js';
+import type { Router } from './cluster-hosts.js';
 
 export type Outcome =
   | { readonly kind: 'done' }
@@ -30,6 +31,8 @@ export interface SendOptions {
   readonly traceparent?: string;
   readonly tracestate?: string;
   readonly maxReplyBytes: number;
+  /** Where a URL the broker cannot reach itself is really sent (cluster-hosts.ts: cluster-local names through the gateway). */
+  readonly router?: Router;
 }
 
 export const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 256 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 256 }) };
@@ -72,8 +75,9 @@ function replyOutcome(headers: IncomingHttpHeaders, body: Buffer): Outcome {
 
 /** POSTs `event` to `url` and classifies the answer; never throws. */
 export function send(url: string, event: CloudEvent, opts: SendOptions): Promise<Outcome> {
-  const target = new URL(url);
-  const headers: Record<string, string> = {};
+  const routed = opts.router?.(new URL(url));
+  const target = routed?.connect ?? new URL(url);
+  const headers: Record<string, string> = routed ? { host: routed.host } : {};
   const body = encodeBinary(event, headers);
   if (opts.preferReply) headers.prefer = 'reply';
   if (opts.traceparent) headers.traceparent = opts.traceparent;

@@ -21,6 +21,7 @@ import type { BrokerMetrics, Labels, Logger } from '../metrics.js';
 import { deadLetterEvent } from './dead-letter.js';
 import { type Outcome, send } from './sender.js';
 import { Spread } from './spread.js';
+import type { Router } from './cluster-hosts.js';
 import { eventStep, type Journal, type Step } from '../debug/journal.js';
 
 /** A failed attempt and the URL that failed (the subscriber's endpoint, a Subscription's `reply`, a dead-letter sink). */
@@ -69,6 +70,8 @@ export interface WorkerDeps {
   readonly maxInFlight: number;
   readonly ackWaitMs: number;
   readonly maxEventBytes: number;
+  /** Where URLs the broker cannot reach itself go (cluster-hosts.ts). */
+  readonly router?: Router;
 }
 
 /**
@@ -233,7 +236,7 @@ export class TriggerWorker {
 
   /** A POST the answer of which is only done or failed (a reply URL, a dead-letter sink). */
   private async forward(url: string, event: CloudEvent, record: LogRecord, timeoutMs: number): Promise<{ kind: 'done' } | Failed> {
-    const r = await send(url, event, { timeoutMs, preferReply: false, traceparent: record.traceparent, maxReplyBytes: this.deps.maxEventBytes });
+    const r = await send(url, event, { timeoutMs, preferReply: false, traceparent: record.traceparent, maxReplyBytes: this.deps.maxEventBytes, router: this.deps.router });
     return r.kind === 'done' || r.kind === 'reply' ? { kind: 'done' } : { ...r, url };
   }
 
@@ -250,6 +253,7 @@ export class TriggerWorker {
       traceparent: record.traceparent,
       tracestate: record.tracestate,
       maxReplyBytes: this.deps.maxEventBytes,
+      router: this.deps.router,
     }).finally(() => target.release());
     if (outcome.kind !== 'reply') return { ...outcome, url: target.url };
     this.deps.metrics.inc('replies', this.labels);
