@@ -29,6 +29,8 @@ export interface ControllerContext {
   clientAs?(namespace: string, serviceAccount: string): ApiClient;
   /** The API server's URL, as a client in the cluster reaches it (an ApiServerSource's event source). */
   apiServerUrl?: string;
+  /** The serving gateway's URL while it runs in this process (`serve`): sources send to cluster-local sinks through it. */
+  gatewayUrl?: () => string | undefined;
 }
 
 export interface Served {

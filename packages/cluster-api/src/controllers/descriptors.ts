@@ -59,6 +59,8 @@ export interface ControllerSettings extends ControllerOptions {
   signing?: CertificateAuthorityKeys;
   /** The API server's URL as clients in the cluster reach it (ControllerContext.apiServerUrl). */
   apiServerUrl?: string;
+  /** The serving gateway's URL (ControllerContext.gatewayUrl). */
+  gatewayUrl?: () => string | undefined;
   /** The horizontal pod autoscaler's --horizontal-pod-autoscaler-* settings (sync period, stabilization, tolerance). */
   horizontalPodAutoscaler?: HpaSettings;
 }
@@ -76,7 +78,7 @@ export interface ControllerDescriptor {
   start(ctx: ControllerContext, settings: ControllerSettings): Controller;
 }
 
-const common = ({ nodes: _n, eventTtlMs: _e, signing: _s, apiServerUrl: _a, horizontalPodAutoscaler: _h, ...rest }: ControllerSettings): ControllerOptions => rest;
+const common = ({ nodes: _n, eventTtlMs: _e, signing: _s, apiServerUrl: _a, gatewayUrl: _g, horizontalPodAutoscaler: _h, ...rest }: ControllerSettings): ControllerOptions => rest;
 
 const Idle: Controller = { stop: async () => undefined };
 

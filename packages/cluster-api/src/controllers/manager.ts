@@ -48,7 +48,7 @@ export function runControllers(descriptors: readonly ControllerDescriptor[], opt
   const broadcaster = new EventBroadcaster(apiEventSink(own), settings.log);
   const started = descriptors.map((d) => {
     const client = clientFor(d.serviceAccount);
-    const ctx: ControllerContext = { client, informers: own, caches, events: { recorder: (component) => broadcaster.recorder({ component }, apiEventSink(client)) }, log: settings.log, ...(registry && { registry }), ...(clientAs && { clientAs }), ...(settings.apiServerUrl && { apiServerUrl: settings.apiServerUrl }) };
+    const ctx: ControllerContext = { client, informers: own, caches, events: { recorder: (component) => broadcaster.recorder({ component }, apiEventSink(client)) }, log: settings.log, ...(registry && { registry }), ...(clientAs && { clientAs }), ...(settings.apiServerUrl && { apiServerUrl: settings.apiServerUrl }), ...(settings.gatewayUrl && { gatewayUrl: settings.gatewayUrl }) };
     return d.start(ctx, settings);
   });
   return {

@@ -108,7 +108,7 @@ export async function serve(asked: ServeConfig, log?: Log, options: ServeOptions
       return { stop: () => started.close() };
     }, { restartable: false }),
     part('controller-manager', async () => startInProcessControllerManager(api!.registry, api!.authorizer, {
-      log, controllers: config.controllers, signing: ca, apiServerUrl: api!.url,
+      log, controllers: config.controllers, signing: ca, apiServerUrl: api!.url, gatewayUrl: () => gateway?.url,
       nodes: { clusterCidr: config.clusterCidr, nodeCidrMaskSize: config.nodeCidrMaskSize, gracePeriodMs: config.nodeMonitorGracePeriod * 1000 },
       ...(config.storage.startsWith('etcd') && { leaderElection: { leaseDurationSeconds: config.leaderElectLeaseDuration } }),
     }), { source: new URL('../controllers/', import.meta.url) }),

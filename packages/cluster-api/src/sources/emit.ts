@@ -4,11 +4,13 @@
  * source's `ceOverrides.extensions` set over its attributes, then one POST in binary mode (the
  * broker's sender, broker/dispatch/sender.ts) retried with exponential back-off
  * (`ContextWithRetriesExponentialBackoff(50ms, 5)`: up to 5 retries, 50 ms doubling) while the
- * answer is one the data plane retries (timeouts, 404, 409, 429, 5xx).
+ * answer is one the data plane retries (timeouts, 404, 409, 429, 5xx). A cluster-local sink (a
+ * Knative Service's address) goes through the serving gateway where `serve` runs one (`router`).
  */
 import { randomUUID } from 'node:crypto';
 import type { AttributeValue, CloudEvent } from '../broker/event/event.js';
 import { send, type Outcome } from '../broker/dispatch/sender.js';
+import type { Router } from '../broker/dispatch/cluster-hosts.js';
 
 export const Retries = 5;
 export const BackoffMs = 50;
@@ -29,11 +31,12 @@ export const withContext = (attributes: Record<string, AttributeValue>, data: Ui
 });
 
 /** Sends `event` to `url`, retrying as above; the last outcome (`done` once the sink took it). */
-export async function emit(url: string, event: CloudEvent, sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref())): Promise<Outcome> {
-  let outcome: Outcome = await send(url, event, { timeoutMs: TimeoutMs, preferReply: false, maxReplyBytes: MaxReplyBytes });
+export async function emit(url: string, event: CloudEvent, sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref()), router?: Router): Promise<Outcome> {
+  const options = { timeoutMs: TimeoutMs, preferReply: false, maxReplyBytes: MaxReplyBytes, router };
+  let outcome: Outcome = await send(url, event, options);
   for (let n = 0; n < Retries && outcome.kind === 'retry'; n++) {
     await sleep(BackoffMs * 2 ** n);
-    outcome = await send(url, event, { timeoutMs: TimeoutMs, preferReply: false, maxReplyBytes: MaxReplyBytes });
+    outcome = await send(url, event, options);
   }
   return outcome;
 }

@@ -1,4 +1,8 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { emit } from '../../sources/emit.js';
+import { send } from './sender.js';
 import { gatewayRouter, isClusterLocal } from './cluster-hosts.js';
 
 describe('cluster-local addresses through the gateway', () => {
@@ -13,5 +17,20 @@ describe('cluster-local addresses through the gateway', () => {
     expect({ connect: routed.connect.href, host: routed.host }).toEqual({ connect: 'http://127.0.0.1:8092/log?msg=x', host: 'hello.default.svc.cluster.local' });
     expect(route(new URL('http://127.0.0.1:9000/'))).toBeUndefined();
     expect(gatewayRouter(() => undefined)(new URL('http://hello.default.svc.cluster.local/'))).toBeUndefined();
+  });
+
+  it('a send and a source\'s emit reach the gateway with the cluster-local Host (a real server on 127.0.0.1)', async () => {
+    const seen: string[] = [];
+    const gateway = createServer((req, res) => (seen.push(`${req.headers.host} ${req.url} ${req.headers['ce-type']}`), res.writeHead(202).end()));
+    await new Promise<void>((r) => gateway.listen(0, '127.0.0.1', r));
+    try {
+      const router = gatewayRouter(() => `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`);
+      const event = { attributes: { specversion: '1.0', id: '1', source: '/t', type: 'test.routed' } };
+      expect(await send('http://audit.default.svc.cluster.local/in?x=1', event, { timeoutMs: 5000, preferReply: false, maxReplyBytes: 1024, router })).toEqual({ kind: 'done' });
+      expect((await emit('http://audit.default.svc.cluster.local/', event, undefined, router)).kind).toBe('done');
+      expect(seen).toEqual(['audit.default.svc.cluster.local /in?x=1 test.routed', 'audit.default.svc.cluster.local / test.routed']);
+    } finally {
+      gateway.close();
+    }
   });
 });

@@ -20,6 +20,7 @@ import { findResource, splitApiVersion } from '../../sources/resources.js';
 import { EventTypes, type Mode } from '../../sources/apiserver/event.js';
 import { SinkResolver } from '../../sources/sink.js';
 import { OidcDisabled, sinkProvided, sourceStatus } from '../../sources/status.js';
+import { gatewayRouter } from '../../broker/dispatch/cluster-hosts.js';
 
 const Verbs = ['get', 'list', 'watch'] as const;
 
@@ -78,7 +79,7 @@ export function startApiServerSourceController(env: ServingEnv): Controller {
       const want: AdapterSpec = { namespace, name, mode, resources: spec.resources ?? [], owner: spec.owner, ceOverrides: spec.ceOverrides, sinkUri: sink.uri, source };
       if (!isDeepStrictEqual(adapters.get(key)?.spec, want)) {
         stopAdapter(key);
-        adapters.set(key, new ApiServerAdapter(ctx.clientAs(namespace, serviceAccount), want, (e) => ctx.log?.(e)).start());
+        adapters.set(key, new ApiServerAdapter(ctx.clientAs(namespace, serviceAccount), want, (e) => ctx.log?.(e), ctx.gatewayUrl && gatewayRouter(ctx.gatewayUrl)).start());
       }
     } else {
       stopAdapter(key);

@@ -11,6 +11,7 @@ import { startReconciler } from '../reconciler.js';
 import type { Controller } from '../shared.js';
 import type { Obj, ServingEnv } from '../../serving/kinds.js';
 import { PingAdapter } from '../../sources/ping/adapter.js';
+import { gatewayRouter } from '../../broker/dispatch/cluster-hosts.js';
 import { PingEventType, pingSource } from '../../sources/ping/event.js';
 import { SinkResolver } from '../../sources/sink.js';
 import { OidcDisabled, sinkProvided, sourceStatus } from '../../sources/status.js';
@@ -23,7 +24,7 @@ export function startPingSourceController(env: ServingEnv): Controller {
     env.ctx.log?.({ level: 'warn', msg: 'ping event not delivered', namespace: source.namespace, name: source.name, id, sink: source.sinkUri, error });
     const o = sources.get(source.namespace, source.name);
     if (o) recorder.event(o, 'Warning', 'PingSourceSendFailed', `failed to send event ${id} to ${source.sinkUri}: ${error}`);
-  });
+  }, env.ctx.gatewayUrl && gatewayRouter(env.ctx.gatewayUrl));
   const sinks = new SinkResolver(env.ctx, (key) => reconciler.enqueue(key));
 
   const reconcile = async (key: string): Promise<void> => {

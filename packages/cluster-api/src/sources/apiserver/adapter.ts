@@ -13,6 +13,7 @@ import { selectorString } from '../../registry/kinds/label-selector.js';
 import { emit, failure, withContext } from '../emit.js';
 import { findResource } from '../resources.js';
 import { apiServerEvent, type Change, type Mode } from './event.js';
+import type { Router } from '../../broker/dispatch/cluster-hosts.js';
 
 export interface ResourceSpec {
   apiVersion?: string;
@@ -49,6 +50,7 @@ export class ApiServerAdapter {
     private readonly client: ApiClient,
     readonly spec: AdapterSpec,
     private readonly log: (entry: Record<string, unknown>) => void = () => undefined,
+    private readonly router?: Router,
   ) {}
 
   start(): this {
@@ -92,7 +94,7 @@ export class ApiServerAdapter {
   private send(change: Change, o: KubeObject): void {
     const { attributes, data } = apiServerEvent(this.spec.source, this.spec.mode, change, o);
     const event = withContext(attributes, data, this.spec.ceOverrides);
-    this.sending = this.sending.then(() => emit(this.spec.sinkUri, event)).then((outcome) => {
+    this.sending = this.sending.then(() => emit(this.spec.sinkUri, event, undefined, this.router)).then((outcome) => {
       const why = failure(outcome);
       if (why) this.log({ level: 'warn', msg: 'apiserversource event not delivered', namespace: this.spec.namespace, name: this.spec.name, id: event.attributes.id, sink: this.spec.sinkUri, error: why });
     });

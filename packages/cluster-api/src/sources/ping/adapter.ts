@@ -11,6 +11,7 @@ import { parseSchedule } from '../../registry/kinds/cron.js';
 import { nextFire } from '../../controllers/cronjob/schedule.js';
 import { emit, failure, withContext } from '../emit.js';
 import { pingEvent, type PingSpec } from './event.js';
+import type { Router } from '../../broker/dispatch/cluster-hosts.js';
 
 export interface Scheduled {
   namespace: string;
@@ -34,7 +35,7 @@ export class PingAdapter {
   private readonly inFlight = new Set<Promise<unknown>>();
   private stopped = false;
 
-  constructor(private readonly onResult: (r: PingResult) => void = () => undefined) {}
+  constructor(private readonly onResult: (r: PingResult) => void = () => undefined, private readonly router?: Router) {}
 
   /** Schedules (or reschedules, when its spec or sink changed) the source under `key`. */
   upsert(key: string, scheduled: Scheduled): void {
@@ -72,7 +73,7 @@ export class PingAdapter {
     const event = withContext(attributes, data, s.spec.ceOverrides);
     const id = String(event.attributes.id);
     const sending = new Promise((r) => setTimeout(r, Math.floor(Math.random() * Jitter)).unref())
-      .then(() => emit(s.sinkUri, event))
+      .then(() => emit(s.sinkUri, event, undefined, this.router))
       .then((outcome) => this.onResult({ source: s, id, ...(failure(outcome) && { error: failure(outcome) }) }))
       .finally(() => this.inFlight.delete(sending));
     this.inFlight.add(sending);
