@@ -72,7 +72,8 @@ export async function buildFunctionImage(layout: ImageLayout, options: FunctionI
   await checkBundle(options.bundleDir);
   const cli = posix.normalize(options.runtime.cli);
   if (cli.startsWith('..') || cli.startsWith('/')) throw new Error(`runtime.cli must be a path inside the runtime layer, got ${JSON.stringify(options.runtime.cli)}`);
-  const runtimeEntries = options.runtime.entries.map((e) => ({ ...e, path: posix.join(RUNTIME_DIR.slice(1), e.path) }));
+  // A /tmp every user may write (sticky, as in any base image): what tools in a container expect (`kubectl cp` extracts there).
+  const runtimeEntries = [{ path: 'tmp', type: 'dir' as const, mode: 0o1777 }, ...options.runtime.entries.map((e) => ({ ...e, path: posix.join(RUNTIME_DIR.slice(1), e.path) }))];
   const bundleEntries = await entriesFromDirectory(options.bundleDir, { prefix: BUNDLE_DIR.slice(1) });
   return buildImage(layout, {
     base: options.base,

@@ -4,7 +4,7 @@
  * each layer checked against its digest and diff_id. Anything that could reach outside the
  * directory, and device files, fail the unpack; the half-written directory is removed.
  */
-import { link, lstat, mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, link, lstat, mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
@@ -93,7 +93,10 @@ async function writeEntry(root: string, entry: ReadEntry, parts: string[], targe
   const mode = entry.mode & 0o1777;
   switch (entry.type) {
     case 'dir':
-      if (!existing?.isDirectory()) await mkdir(target, { mode: mode | 0o700 });
+      if (existing?.isDirectory()) return;
+      await mkdir(target, { mode: mode | 0o700 });
+      // The umask does not decide an image's modes (a 1777 /tmp stays writable by every user).
+      if ((mode | 0o700) & 0o7022) await chmod(target, mode | 0o700);
       return;
     case 'file':
       return writeFile(target, entry.data, { mode });
