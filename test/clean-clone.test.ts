@@ -11,7 +11,7 @@
  * clusters on the machine, tests of other packages, use the default ones); the blocks after the deploy one run with the KUBECONFIG
  * that block exports (the reader's second terminal). The order is the README's: install → serve
  * hello → create (install, test, start) → dev → invoke → the local cluster → deploy (and a redeploy
- * after an edit) → list, logs, describe → undeploy → the two-function chain through the broker →
+ * after an edit) → invoke by name → list, logs, describe → delete → the two-function chain through the broker →
  * the second function's log.
  */
 import { execFileSync } from 'node:child_process';
@@ -186,10 +186,18 @@ const steps: Step[] = [
     },
   },
   {
-    matches: /func-runtime undeploy/,
+    matches: /func-runtime invoke --name my-function/,
     async run(block, ctx) {
       const r = await runBlock(block, ctx);
-      expect(r.stdout + r.stderr).toMatch(/undeployed .*ksvc\/my-function/);
+      // The deploy step above redeployed an edit ("Hello again").
+      expect(r.stdout).toMatch(/Hello( again)?, you!/);
+    },
+  },
+  {
+    matches: /func-runtime delete/,
+    async run(block, ctx) {
+      const r = await runBlock(block, ctx);
+      expect(r.stdout + r.stderr).toMatch(/deleted .*ksvc\/my-function/);
       await until('the gateway to forget my-function', async () => ((await viaGateway(ctx.gateway!.url, ctx.gateway!.host, '/')).status === 404 ? true : undefined), 30_000);
     },
   },
