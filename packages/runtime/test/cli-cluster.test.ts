@@ -104,7 +104,8 @@ describe('list, describe --output, delete', () => {
 
     const described = JSON.parse((await cli(['describe', '-o', 'json'], dir)).stdout) as { name: string; namespace: string; kind: string; image: string };
     expect(described).toMatchObject({ name: 'listed', namespace: 'default', kind: 'Deployment' });
-    expect(described.image).toMatch(/^localhost\/listed@sha256:[0-9a-f]{64}$/);
+    // Pushed to the cluster's registry (kube-public/local-registry-hosting), pinned by digest.
+    expect(described.image).toMatch(/^127\.0\.0\.1:\d+\/listed@sha256:[0-9a-f]{64}$/);
     expect(parse((await cli(['describe', '--name', 'listed', '-o', 'yaml'])).stdout)).toMatchObject({ name: 'listed', kind: 'Deployment' });
 
     const gone = await cli(['delete'], dir);
