@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningRegistry } from '../../../oci/test/registry-server.js';
 import { functionImage, probeFunction } from '../support/node-fixtures.js';
 import { busyboxInRegistry, ociMissing } from '../support/oci-fixtures.js';
-import { haveKubectl, kubectlBin, startServe, type ServeProcess } from '../serve/process.js';
+import { haveKubectl, kubectlBin, startServe, stopServe, type ServeProcess } from '../serve/process.js';
 import { until } from '../../testing/src/poll.js';
 
 describe.skipIf(ociMissing || !haveKubectl)(`kubectl on a function pod in an OCI sandbox${ociMissing ? ` (skipped: ${ociMissing})` : ''}`, () => {
@@ -52,13 +52,7 @@ describe.skipIf(ociMissing || !haveKubectl)(`kubectl on a function pod in an OCI
   }, 180_000);
   afterAll(async () => {
     await registry?.stop();
-    // SIGTERM first: the node's stop unmounts the containers' root filesystems before the data directory goes.
-    if (s?.alive()) {
-      const exited = new Promise((resolve) => s.child.once('exit', resolve));
-      s.child.kill('SIGTERM');
-      await exited;
-    }
-    await s?.close();
+    await stopServe(s);
   }, 60_000);
 
   it('exec runs as the function\'s non-root uid; exec -i takes input', async () => {

@@ -14,20 +14,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { nodeKey } from '../../src/node/runtime/oci/runtime.js';
 import { functionImage, probeFunction } from '../support/node-fixtures.js';
 import { ociMissing } from '../support/oci-fixtures.js';
-import { haveKubectl, startServe, type ServeProcess } from '../serve/process.js';
+import { haveKubectl, startServe, stopServe, type ServeProcess } from '../serve/process.js';
 import { until } from '../../testing/src/poll.js';
 
 const started: ServeProcess[] = [];
 
-/** SIGTERM and the process's exit (the agent's stop cleans up what it made), then the data directory. */
-async function stop(s: ServeProcess): Promise<void> {
-  if (s.alive()) {
-    const exited = new Promise((resolve) => s.child.once('exit', resolve));
-    s.child.kill('SIGTERM');
-    await exited;
-  }
-  await s.close();
-}
+const stop = stopServe;
 
 afterAll(async () => {
   await Promise.all(started.map(stop));

@@ -53,3 +53,16 @@ export function startServe(args: readonly string[], env: NodeJS.ProcessEnv = {})
     child.once('exit', (code, signal) => reject(new Error(`serve exited (${code ?? signal}) before listening: ${log}`)));
   });
 }
+
+/**
+ * SIGTERM and the process's exit (its node's stop unmounts containers' root filesystems and takes
+ * what it made on the host with it), then the data directory.
+ */
+export async function stopServe(s: ServeProcess | undefined): Promise<void> {
+  if (s?.alive()) {
+    const exited = new Promise((resolve) => s.child.once('exit', resolve));
+    s.child.kill('SIGTERM');
+    await exited;
+  }
+  await s?.close();
+}

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { skopeo } from '../../../oci/test/registry-server.js';
 import { busyboxLayout, ociMissing } from '../support/oci-fixtures.js';
-import { haveKubectl, startServe, type ServeProcess } from './process.js';
+import { haveKubectl, startServe, type ServeProcess, stopServe } from './process.js';
 import { until } from '../../testing/src/poll.js';
 
 const Admin = 'registry-admin-token-0123456789';
@@ -33,14 +33,7 @@ beforeAll(async () => {
   host = /"registry":"([^"]+)"/.exec(s.log())![1]!;
 }, 60_000);
 
-afterAll(async () => {
-  if (s?.alive()) {
-    const exited = new Promise((resolve) => s.child.once('exit', resolve));
-    s.child.kill('SIGTERM');
-    await exited;
-  }
-  await s?.close();
-}, 60_000);
+afterAll(() => stopServe(s), 60_000);
 
 const v2 = (path: string, init: RequestInit & { token?: string } = {}) =>
   fetch(`http://${host}/v2/${path}`, { ...init, headers: { ...(init.token ? { authorization: `Bearer ${init.token}` } : {}), ...(init.headers as Record<string, string>) } });
