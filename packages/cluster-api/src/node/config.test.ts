@@ -35,6 +35,7 @@ describe('resolveNodeConfig', () => {
     [{ 'kube-reserved': 'cpu=lots' }, /--kube-reserved: "cpu=lots" is not cpu=<quantity> or memory=<quantity>/],
     [{ 'kube-reserved': 'disk=1Gi' }, /--kube-reserved: "disk=1Gi" is not/],
     [{ 'container-log-max-files': '1' }, /--container-log-max-files must be an integer 2-1000/],
+    [{ 'cluster-dns': 'kube-dns' }, /--cluster-dns must be an IP address, got kube-dns/],
     [{ 'container-runtime': 'docker' }, /--container-runtime must be oci, process or simulated, got docker/],
     [{ 'tls-cert-file': 'a.pem' }, /--tls-cert-file and --tls-private-key-file must be given together/],
   ])('refuses %j', (cli, message) => expect(() => resolveNodeConfig(cli, {}, '/')).toThrow(ConfigError) && expect(() => resolveNodeConfig(cli, {}, '/')).toThrow(message));

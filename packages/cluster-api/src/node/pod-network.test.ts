@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { parseCidr, PodNetwork } from './pod-network.js';
 
@@ -21,15 +21,16 @@ describe('PodNetwork', () => {
     net.setCidr(block);
     const first = block.replace(/\.0\/29$/, '.1');
     const squatter = createServer();
-    await new Promise<void>((resolve) => squatter.listen(18080, first, resolve));
+    await new Promise<void>((resolve) => squatter.listen(0, first, resolve));
+    const port = (squatter.address() as AddressInfo).port;
     try {
-      const ip = await net.allocateFree('a', [18080]);
+      const ip = await net.allocateFree('a', [port]);
       expect(ip).toBe(block.replace(/\.0\/29$/, '.2'));
       // Held: the next pod does not get it either, though the round-robin cursor comes back to it.
       net.release('a');
-      const next = [await net.allocateFree('b', [18080]), await net.allocateFree('c', [18080]), await net.allocateFree('d', [18080]), await net.allocateFree('e', [18080])];
+      const next = [await net.allocateFree('b', [port]), await net.allocateFree('c', [port]), await net.allocateFree('d', [port]), await net.allocateFree('e', [port])];
       expect(next).not.toContain(first);
-      expect(await net.allocateFree('b', [18080])).toBe(next[0]);
+      expect(await net.allocateFree('b', [port])).toBe(next[0]);
     } finally {
       squatter.close();
     }

@@ -75,8 +75,9 @@ function replyOutcome(headers: IncomingHttpHeaders, body: Buffer): Outcome {
 
 /** POSTs `event` to `url` and classifies the answer; never throws. */
 export function send(url: string, event: CloudEvent, opts: SendOptions): Promise<Outcome> {
-  const routed = opts.router?.(new URL(url));
-  const target = routed?.connect ?? new URL(url);
+  const given = new URL(url);
+  const routed = opts.router?.(given);
+  const target = routed?.connect ?? given;
   const headers: Record<string, string> = routed ? { host: routed.host } : {};
   const body = encodeBinary(event, headers);
   if (opts.preferReply) headers.prefer = 'reply';
