@@ -12,7 +12,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../../api/meta.js';
 import { selectorMatches } from '../../registry/kinds/label-selector.js';
 import { bound } from '../../sources/binding.js';
-import { namespaceObjects } from '../lookup.js';
+import { listedNamespaceObjects } from '../lookup.js';
 import type { AdmissionPlugin, AdmissionRequest } from '../plugin.js';
 
 type Binding = KubeObject & { spec?: { subject?: { apiVersion?: string; kind?: string; name?: string; selector?: unknown }; ceOverrides?: unknown }; status?: { sinkUri?: string } };
@@ -32,7 +32,7 @@ export const SinkBindingInjection: AdmissionPlugin = {
   name: 'knative.dev/sinkbinding',
   handles: (req) => (req.operation === 'CREATE' || req.operation === 'UPDATE') && req.subresource === undefined && req.group !== 'sources.knative.dev' && hasPodTemplate(req.object),
   async mutate(req) {
-    const bindings = (await namespaceObjects(req, 'sources.knative.dev', 'v1', 'sinkbindings')) as Binding[];
+    const bindings = (await listedNamespaceObjects(req, 'sources.knative.dev', 'v1', 'sinkbindings')) as Binding[];
     let object = req.object;
     for (const b of bindings) {
       if (b.metadata.deletionTimestamp || !b.status?.sinkUri || !names(b, req)) continue;
