@@ -93,6 +93,12 @@ describe('special types', () => {
     expect(({} as Record<string, unknown>).x).toBeUndefined();
   });
 
+  it("ObjectMeta's empty strings, which Go clients write (kubectl's generateName and selfLink), decode as absent", () => {
+    const deploy = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', generateName: '', selfLink: '', namespace: 'default' }, spec: { selector: {} } };
+    const decoded = decodeProtobuf(encodeProtobuf(deploy)) as { metadata: Record<string, unknown> };
+    expect(decoded.metadata).toStrictEqual({ name: 'web', namespace: 'default' });
+  });
+
   it('null and unknown JSON fields are left out, as Go drops them', () => {
     const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n', creationTimestamp: null, bogus: 1 }, spec: null, extra: true };
     expect(decodeProtobuf(encodeProtobuf(ns))).toStrictEqual({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' } });

@@ -118,12 +118,21 @@ function valueToWire(slot: Slot, value: unknown): unknown {
 
 const has = (message: object, name: string): boolean => Object.prototype.hasOwnProperty.call(message, name);
 
+/**
+ * Messages whose string fields are all Go non-pointer strings with `omitempty`: Go clients write them
+ * on the wire even when empty (kubectl sends `generateName: ""` and `selfLink: ""`), and Go's JSON
+ * leaves them out, so an empty one decodes as absent.
+ */
+const emptyStringIsAbsent = new Set(['.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', '.k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta']);
+
 export function fromWire(type: Type, message: object): Json {
   const out: Json = {};
   const fields = message as Json;
+  const dropEmpty = emptyStringIsAbsent.has(type.fullName);
   for (const slot of planOf(type)) {
     if (!has(message, slot.name) || fields[slot.name] === null) continue;
     const value = fields[slot.name];
+    if (dropEmpty && value === '' && slot.scalar === 'string') continue;
     if (slot.inline) {
       Object.assign(out, fromWire(slot.nested!, value as object));
       continue;

@@ -77,7 +77,7 @@ const persistentVolumes = pvSources.map((source, i): Json => ({
 export const fixtures: Record<string, Json[]> = {
   Namespace: [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } },
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop', generateName: '', generation: 0 }, spec: {}, status: { phase: '' } },
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop', generation: 0 }, spec: {}, status: { phase: '' } },
     {
       apiVersion: 'v1', kind: 'Namespace', metadata: richMeta('shop'), spec: { finalizers: ['kubernetes'] },
       status: { phase: 'Terminating', conditions: [{ type: 'NamespaceDeletionContentFailure', status: 'False', lastTransitionTime: '2026-11-20T23:01:00Z', reason: 'ContentDeleted', message: 'All content successfully deleted' }] },
