@@ -18,6 +18,8 @@ export interface Credentials {
   clientKey?: Buffer;
   username?: string;
   password?: string;
+  /** Act as another user (kubeconfig's `as` and `as-groups`, `kubectl --as`): Impersonate-* headers, authorized by the server. */
+  impersonate?: { user: string; groups?: string[] };
 }
 
 export interface Connection {
@@ -152,7 +154,14 @@ function userFields(loc: Located<Record<string, unknown>>, str: Str): Credential
   const clientKey = keyData ? pemData(loc, 'client-key-data', keyData, 'KEY') : keyFile ? readField(loc, 'client-key', keyFile) : undefined;
   if (!!clientCert !== !!clientKey) throw new KubeconfigError(`kubeconfig ${loc.file}: ${loc.field} has a client certificate without a key, or a key without a certificate`);
   const tokenFile = str(loc, 'tokenFile');
+  const as = str(loc, 'as');
+  const asGroups = loc.value['as-groups'];
+  if (asGroups !== undefined && asGroups !== null && (!Array.isArray(asGroups) || asGroups.some((g) => typeof g !== 'string'))) {
+    throw new KubeconfigError(`kubeconfig ${loc.file}: ${loc.field}.as-groups must be a list of strings`);
+  }
+  if (!as && Array.isArray(asGroups) && asGroups.length > 0) throw new KubeconfigError(`kubeconfig ${loc.file}: ${loc.field}.as-groups needs as (the user to impersonate)`);
   return {
+    ...(as && { impersonate: { user: as, ...(Array.isArray(asGroups) && asGroups.length > 0 && { groups: asGroups as string[] }) } }),
     token: str(loc, 'token'),
     tokenFile: tokenFile ? relativeTo(loc, tokenFile) : undefined,
     clientCert,

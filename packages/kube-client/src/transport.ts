@@ -94,9 +94,14 @@ export class Transport {
   private send(opts: RequestOptions): Promise<IncomingMessage> {
     const url = this.url(opts.path, opts.query);
     const body = encode(opts.body);
-    const headers: Record<string, string> = { accept: opts.accept ?? 'application/json', 'user-agent': 'func-kube-client/0.1' };
+    const headers: Record<string, string | string[]> = { accept: opts.accept ?? 'application/json', 'user-agent': 'func-kube-client/0.1' };
     const auth = this.authorization();
     if (auth) headers.authorization = auth;
+    const as = this.connection.credentials.impersonate;
+    if (as) {
+      headers['impersonate-user'] = as.user;
+      if (as.groups?.length) headers['impersonate-group'] = as.groups;
+    }
     if (body !== undefined) {
       headers['content-type'] = opts.contentType ?? 'application/json';
       headers['content-length'] = String(body.length);

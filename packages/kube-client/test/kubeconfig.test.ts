@@ -105,6 +105,25 @@ describe('kubeconfig variants against the cluster API', () => {
     expect(err.message).not.toContain('wrong-token');
   });
 
+  it("impersonates the kubeconfig user's `as` and `as-groups` (kubectl --as), authorized by the server", async () => {
+    const base = { server: cluster.url, 'certificate-authority-data': ca };
+    const asNobody = KubeClient.fromKubeconfig({ kubeconfig: file(config(base, { token: cluster.token, as: 'nobody@example.com' })) });
+    const asGroup = KubeClient.fromKubeconfig({ kubeconfig: file(config(base, { token: cluster.token, as: 'admin-by-group', 'as-groups': ['system:masters'] })) });
+    try {
+      // The impersonated user holds no grant: the server answers as it, a 403 naming it.
+      const denied = await failure(asNobody.list(Resources.namespaces));
+      expect(denied).toMatchObject({ code: 403, reason: 'Forbidden' });
+      expect(denied.message).toContain('nobody@example.com');
+      // As a member of system:masters it may do anything.
+      expect((await asGroup.list(Resources.namespaces)).items.map((i) => i.metadata!.name)).toContain('default');
+    } finally {
+      asNobody.close();
+      asGroup.close();
+    }
+    expect(() => loadConnection({ kubeconfig: file(config(base, { token: cluster.token, 'as-groups': ['x'] })) })).toThrow(/as-groups needs as/);
+    expect(() => loadConnection({ kubeconfig: file(config(base, { token: cluster.token, as: 'x', 'as-groups': 'system:masters' })) })).toThrow(/as-groups must be a list of strings/);
+  });
+
   it('uses the in-cluster service account files under an overridable root', async () => {
     const root = join(work, 'sa');
     mkdirSync(root);

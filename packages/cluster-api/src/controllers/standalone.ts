@@ -49,11 +49,11 @@ export async function runControllerManager(kube: KubeClient, config: ControllerM
   const accounts = [...new Set(Controllers.filter((d) => !d.apiServer && isEnabled(d.name, words)).map((d) => d.serviceAccount!))];
   const dir = mkdtempSync(join(tmpdir(), 'controller-manager-'));
   chmodSync(dir, 0o700);
-  const made = new Map<string, { client: ApiClient; stop(): void }>();
+  const made = new Map<string, { kube: KubeClient; client: ApiClient; stop(): void }>();
   try {
     for (const sa of config.useServiceAccountCredentials ? accounts : []) {
       const { kube: own, stop } = await serviceAccountClient(kube, sa, dir, log);
-      made.set(sa, { client: api.as(own), stop });
+      made.set(sa, { kube: own, client: api.as(own), stop });
     }
   } catch (err) {
     for (const m of made.values()) m.stop();
@@ -62,8 +62,22 @@ export async function runControllerManager(kube: KubeClient, config: ControllerM
   }
   const discovery = setInterval(() => void api.refresh().catch((err: unknown) => log?.({ level: 'warn', msg: 'discovery failed', error: (err as Error).message })), DiscoveryEveryMs);
   discovery.unref();
+  // Acting as a user's ServiceAccount (an ApiServerSource's): impersonation by the eventing
+  // controller's own credentials, so the server authorizes both the impersonation and each request.
+  const impersonators = new Map<string, KubeClient>();
+  const clientAs = (namespace: string, serviceAccount: string): ApiClient => {
+    const key = `${namespace}/${serviceAccount}`;
+    let client = impersonators.get(key);
+    if (!client) {
+      const base = made.get('eventing-controller')?.kube ?? kube;
+      client = new KubeClient({ ...base.connection, credentials: { ...base.connection.credentials, impersonate: { user: `system:serviceaccount:${namespace}:${serviceAccount}` } } });
+      impersonators.set(key, client);
+    }
+    return api.as(client);
+  };
   const manager = startControllerManager({
     clientFor: (sa) => (sa && made.get(sa)?.client) || api,
+    clientAs,
     controllers: words,
     log,
     apiServerUrl: kube.connection.server,
@@ -75,6 +89,7 @@ export async function runControllerManager(kube: KubeClient, config: ControllerM
       clearInterval(discovery);
       await manager.stop();
       for (const m of made.values()) m.stop();
+      for (const c of impersonators.values()) c.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -142,6 +142,9 @@ const roles: Record<string, ReturnType<typeof rule>[]> = {
     rule('get list watch create update patch delete', 'apps', 'deployments statefulsets daemonsets replicasets'),
     rule('update patch', 'batch', 'jobs cronjobs'),
     rule('create', 'authorization.k8s.io', 'subjectaccessreviews'),
+    // An ApiServerSource's adapter acts as the ServiceAccount the source names (a Deployment of that
+    // account in Knative); apart from the API server, the controller impersonates it.
+    rule('impersonate', '', 'serviceaccounts'),
     events,
   ],
   // Knative Eventing's flows: Sequences and Parallels, the channels and Subscriptions they are made of.
