@@ -91,11 +91,12 @@ export interface ClusterOptions {
 }
 
 /**
- * A pod CIDR block of a cluster's own (a random /20 of 127.128.0.0/10, a /24 per node), so its pod
- * addresses are not those of clusters other processes on this machine run with the default range.
+ * A pod CIDR block of a cluster's own (a random /20 of 127.144.0.0–127.191.255.255, a /24 per node), so its
+ * pod addresses are not those of clusters other processes on this machine run with the default range,
+ * nor in the default Service range (127.128.0.0/12) a node's service proxy listens on.
  */
 export const privatePodAddresses = (): Pick<ClusterOptions, 'nodeControllers'> => ({
-  nodeControllers: { clusterCidr: `127.${128 + Math.floor(Math.random() * 64)}.${Math.floor(Math.random() * 16) * 16}.0/20`, nodeCidrMaskSize: 24 },
+  nodeControllers: { clusterCidr: `127.${144 + Math.floor(Math.random() * 48)}.${Math.floor(Math.random() * 16) * 16}.0/20`, nodeCidrMaskSize: 24 },
 });
 
 /**
