@@ -12,7 +12,7 @@ afterAll(removeTempDirs);
 const now = new Date('2026-03-04T05:06:07.000Z');
 
 function plan(parent: string, overrides: Partial<Plan> = {}): Plan {
-  return { name: 'my-fn', template: 'http', targetDir: join(parent, 'my-fn'), install: false, force: false, ...overrides };
+  return { name: 'my-fn', template: 'http', targetDir: join(parent, 'my-fn'), install: false, force: false, deps: 'registry', ...overrides };
 }
 
 const cleanups: (() => Promise<void>)[] = [];

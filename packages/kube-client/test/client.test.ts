@@ -70,7 +70,7 @@ describe('KubeClient CRUD', () => {
 
   it('server-side applies: a second manager conflicts (409 with causes) until it forces', async () => {
     const cm = (value: string) => ({ metadata: { name: 'applied', labels: { owner: value } }, spec: { ports: [{ port: 80 }] } });
-    const first = await client.apply(Resources.services, cm('deploy'), { fieldManager: 'func' });
+    const first = await client.apply<KubeObject>(Resources.services, cm('deploy'), { fieldManager: 'func' });
     expect(first.metadata?.managedFields).toEqual([expect.objectContaining({ manager: 'func', operation: 'Apply' })]);
     const conflict = await failure(client.apply(Resources.services, cm('other'), { fieldManager: 'other' }));
     expect(conflict).toMatchObject({ code: 409, reason: 'Conflict' });

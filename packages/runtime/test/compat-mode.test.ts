@@ -10,7 +10,7 @@ import { closeServers, get, observe, observeRow, post, serveWith } from './helpe
 
 afterEach(closeServers);
 
-const compat = { compat: 'faas-js-runtime' };
+const compat = { compat: 'faas-js-runtime' } as const;
 
 describe('in compatibility mode, a function written for faas-js-runtime 4 gets what it got there', () => {
   it.each(differences.filter((r) => r.compat === 'same').map((r) => [r.name, r] as const))('%s', async (_name, row) => {

@@ -42,7 +42,7 @@ async function startDev(extraArgs: string[] = [], env: Record<string, string> = 
     url,
     proc,
     write: (rel, content) => writeFileSync(join(fx.dir, rel), content),
-    serves: (body, path = '/') => until(`GET ${path} to answer ${body}`, async () => ((await text(url + path)) === body ? true : undefined)),
+    serves: async (body, path = '/') => { await until(`GET ${path} to answer ${body}`, async () => ((await text(url + path)) === body ? true : undefined)); },
   };
 }
 

@@ -16,7 +16,7 @@ async function post(fn: Parameters<typeof start>[0], options: Parameters<typeof 
   }
 }
 
-const echo = { handle: (context: { rawBody?: Buffer }) => ({ raw: context.rawBody?.toString('utf8') ?? null }) };
+const echo = { handle: (context: { rawBody?: Buffer | string }) => ({ raw: context.rawBody?.toString() ?? null }) };
 
 describe('includeRaw member', () => {
   it('keeps the exact request bytes when the function sets it', async () => {

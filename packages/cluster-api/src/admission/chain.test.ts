@@ -39,10 +39,10 @@ describe('admission chain', () => {
     await namespaces.create({}, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } });
     seen.length = 0;
     const { object } = await store.create({ namespace: 'default' }, configMap('a'));
-    expect((object as { data: Record<string, string> }).data.colour).toBe('blue');
+    expect((object.data as Record<string, string>).colour).toBe('blue');
     expect(seen).toEqual(['mutate CREATE a', 'validate CREATE a']);
     const stored = await store.get({ namespace: 'default' }, 'a');
-    expect((stored as { data: Record<string, string> }).data.colour).toBe('blue');
+    expect((stored.data as Record<string, string>).colour).toBe('blue');
     seen.length = 0;
     await store.patch({ namespace: 'default' }, 'a', 'merge', { data: { colour: 'green' } });
     expect(seen).toEqual(['mutate UPDATE a', 'validate UPDATE a']);

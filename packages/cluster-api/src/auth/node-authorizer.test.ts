@@ -4,6 +4,7 @@ import { NodeGraph, podReferences } from './node-graph.js';
 
 const graph = new NodeGraph();
 graph.observe('ADDED', {
+  apiVersion: 'v1', kind: 'Pod',
   metadata: { name: 'web', namespace: 'shop' },
   spec: {
     nodeName: 'a', serviceAccountName: 'shopper', imagePullSecrets: [{ name: 'pull' }],
@@ -11,7 +12,7 @@ graph.observe('ADDED', {
     containers: [{ name: 'c', env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 'creds', key: 'k' } } }], envFrom: [{ configMapRef: { name: 'env' } }] }],
   },
 });
-graph.observe('ADDED', { metadata: { name: 'other', namespace: 'shop' }, spec: { nodeName: 'b', containers: [{ name: 'c', envFrom: [{ secretRef: { name: 'b-only' } }] }] } });
+graph.observe('ADDED', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'other', namespace: 'shop' }, spec: { nodeName: 'b', containers: [{ name: 'c', envFrom: [{ secretRef: { name: 'b-only' } }] }] } });
 const authorizer = new NodeAuthorizer(graph);
 
 const node = (n: string) => ({ name: `system:node:${n}`, groups: ['system:nodes', 'system:authenticated'] });
@@ -102,7 +103,7 @@ describe('NodeAuthorizer', () => {
 
   it('keeps an edge while any pod of the node makes it, and drops what a changed pod no longer references', () => {
     const g = new NodeGraph();
-    const pod = (name: string, secret: string, nodeName = 'a') => ({ metadata: { name, namespace: 'ns' }, spec: { nodeName, containers: [{ name: 'c', envFrom: [{ secretRef: { name: secret } }] }] } });
+    const pod = (name: string, secret: string, nodeName = 'a') => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'ns' }, spec: { nodeName, containers: [{ name: 'c', envFrom: [{ secretRef: { name: secret } }] }] } });
     g.observe('ADDED', pod('p1', 'shared'));
     g.observe('ADDED', pod('p2', 'shared'));
     expect(g.relates('a', 'secret', 'ns', 'shared')).toBe(true);
@@ -115,13 +116,13 @@ describe('NodeAuthorizer', () => {
     expect(g.relates('a', 'secret', 'ns', 'replaced')).toBe(true);
     g.observe('MODIFIED', pod('p2', 'replaced', 'b'));
     expect([g.relates('a', 'secret', 'ns', 'replaced'), g.relates('b', 'secret', 'ns', 'replaced')]).toEqual([false, true]);
-    g.observe('MODIFIED', { metadata: { name: 'p2', namespace: 'ns' }, spec: { containers: [] } });
+    g.observe('MODIFIED', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p2', namespace: 'ns' }, spec: { containers: [] } });
     expect(g.relates('b', 'secret', 'ns', 'replaced')).toBe(false);
     expect(g.podNode('ns', 'p2')).toBeUndefined();
   });
 
   it('forgets pods that leave the node', () => {
-    graph.observe('DELETED', { metadata: { name: 'web', namespace: 'shop' }, spec: {} });
+    graph.observe('DELETED', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'shop' }, spec: {} });
     expect(decide(req('get', 'secrets', { name: 'creds' }))).toBe('NoOpinion');
   });
 });

@@ -38,5 +38,8 @@ describe('resolveNodeConfig', () => {
     [{ 'cluster-dns': 'kube-dns' }, /--cluster-dns must be an IP address, got kube-dns/],
     [{ 'container-runtime': 'docker' }, /--container-runtime must be oci, process or simulated, got docker/],
     [{ 'tls-cert-file': 'a.pem' }, /--tls-cert-file and --tls-private-key-file must be given together/],
-  ])('refuses %j', (cli, message) => expect(() => resolveNodeConfig(cli, {}, '/')).toThrow(ConfigError) && expect(() => resolveNodeConfig(cli, {}, '/')).toThrow(message));
+  ])('refuses %j', (cli, message) => {
+    expect(() => resolveNodeConfig(cli, {}, '/')).toThrow(ConfigError);
+    expect(() => resolveNodeConfig(cli, {}, '/')).toThrow(message);
+  });
 });

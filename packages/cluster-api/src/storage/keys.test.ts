@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isStorageError } from './errors.js';
-import { checkKey, checkPrefix, namespacePrefix, objectKey, parseKey, prefixEnd, resourcePrefix } from './keys.js';
+import { checkKey, checkPrefix, namespacePrefix, objectKey, parseKey, prefixEnd, resourcePrefix, type ParsedKey } from './keys.js';
 
 const invalid = (fn: () => unknown): boolean => {
   try {
@@ -21,7 +21,7 @@ describe('keys', () => {
     expect(objectKey('pods', 'default', 'web-1').startsWith(namespacePrefix('pods', 'default'))).toBe(true);
   });
 
-  it.each([
+  it.each<[string, ParsedKey]>([
     ['/registry/pods/default/web-1', { resource: 'pods', namespace: 'default', name: 'web-1' }],
     ['/registry/namespaces/kube-system', { resource: 'namespaces', name: 'kube-system' }],
     ['/registry/roles/ns/system:controller:x', { resource: 'roles', namespace: 'ns', name: 'system:controller:x' }],

@@ -88,7 +88,7 @@ describe("client-go's metadata client, in protobuf", () => {
     expect((await call('PATCH', `${PODS}/a`, { body: { metadata: { labels: { seen: 'yes' } } }, headers: { 'content-type': 'application/merge-patch+json' } })).status).toBe(200);
     expect((await call('DELETE', `${PODS}/b`)).status).toBe(200);
     const reader = res.body!.getReader();
-    let buffered = Buffer.alloc(0);
+    let buffered: Buffer = Buffer.alloc(0);
     const events: any[] = [];
     while (events.length < 2) {
       const { value, done } = await reader.read();

@@ -4,6 +4,7 @@
  * that stay JSON are named here, each with its reason, so a new kind without messages fails this test.
  */
 import { generateKeyPairSync } from 'node:crypto';
+import type { KubeObject } from '../../src/api/meta.js';
 import { createCsr } from '../../src/certificates/x509.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeProtobuf, encodeProtobuf, ProtobufMediaType } from '../../src/protobuf/codec.js';
@@ -131,13 +132,13 @@ describe('protobuf for every served built-in kind', () => {
       const body = Buffer.from(await res.arrayBuffer());
       expect(res.headers.get('content-type'), `${key}: ${body.toString('latin1').slice(0, 300)}`).toBe(ProtobufMediaType);
       expect([200, 201], `${key}: ${JSON.stringify(decodeProtobuf(body)).slice(0, 400)}`).toContain(res.status);
-      const created = decodeProtobuf(body);
+      const created = decodeProtobuf(body) as KubeObject;
       expect(created.kind).toBe(r.kind);
       checked++;
       if (!r.verbs.includes('get')) continue;
       const got = await protobufGet(s, `${r.path}/${obj.metadata.name}`);
       expect(got.status, `${key}: ${JSON.stringify(created).slice(0, 400)}`).toBe(200);
-      const read = decodeProtobuf(Buffer.from(await got.arrayBuffer()));
+      const read = decodeProtobuf(Buffer.from(await got.arrayBuffer())) as KubeObject;
       expect(read.metadata.name).toBe(obj.metadata.name);
       expect(read.metadata.uid).toBe(created.metadata.uid);
     }

@@ -8,21 +8,22 @@ import { tokenAuthenticator } from '../../src/auth/authenticator.js';
 import { AdminUser } from '../../src/auth/credentials.js';
 import { startServer, type ClusterApiServer } from '../../src/server.js';
 import { StorageError } from '../../src/storage/errors.js';
-import type { KeyValue } from '../../src/storage/interface.js';
+import type { KeyValue, Storage } from '../../src/storage/interface.js';
 import { MemoryStorage } from '../../src/storage/memory/memory.js';
 import { openWatch, request, TestToken } from '../support/helpers.js';
 
 /** What a failing backend says: addresses, paths and driver text a client must never see. */
 const Secrets = ['10.1.2.3:2379', '/var/lib/cluster/state.db', 'SQLITE_CORRUPT'];
 
-/** A memory store whose reads of one name fail as told. */
-class FailingStorage extends MemoryStorage {
+/** A memory store whose reads of one name fail as told (a Storage: its getNow may answer undefined, sending the read to get). */
+const MemoryBase: new () => Storage = MemoryStorage;
+class FailingStorage extends MemoryBase {
   failure: Error | undefined;
   override get(key: string): Promise<KeyValue | undefined> {
     return key.endsWith('/broken') && this.failure ? Promise.reject(this.failure) : super.get(key);
   }
   override getNow(key: string): KeyValue | null | undefined {
-    return key.endsWith('/broken') && this.failure ? undefined : super.getNow(key);
+    return key.endsWith('/broken') && this.failure ? undefined : super.getNow?.(key);
   }
 }
 

@@ -42,7 +42,7 @@ const retire: SubresourceDef = {
   behaviour: {
     type: 'action',
     check: (body) => (isObject(body) && body.kind === 'Retirement' ? body : (() => { throw badRequest('the body must be a Retirement'); })()),
-    act: async (_checked, parent) => ((await parent.delete({})).deleted ? { kind: 'Status', status: 'Success' } : {}) as KubeObject,
+    act: async (_checked, parent) => ((await parent.delete({})).deleted ? { kind: 'Status', status: 'Success' } : {}) as unknown as KubeObject,
   },
 };
 

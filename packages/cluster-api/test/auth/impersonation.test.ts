@@ -52,7 +52,7 @@ describe('impersonation', () => {
   });
 
   it('refuses groups, a uid or extras without a user to impersonate (400)', async () => {
-    for (const headers of [{ 'impersonate-group': 'devs' }, { 'impersonate-uid': 'u' }, { 'impersonate-extra-a': 'b' }]) {
+    for (const headers of [{ 'impersonate-group': 'devs' }, { 'impersonate-uid': 'u' }, { 'impersonate-extra-a': 'b' }] as Record<string, string>[]) {
       const r = await s.request('GET', '/api', { headers });
       expect([r.status, r.json.reason, r.json.message]).toEqual([400, 'BadRequest', 'requested Impersonate-Group, Impersonate-Uid or Impersonate-Extra-* without impersonating a user (Impersonate-User)']);
     }

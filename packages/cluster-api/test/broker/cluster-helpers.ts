@@ -74,7 +74,7 @@ export interface Recorded {
 export function recordRequests(client: KubeClient, into: Recorded[]): KubeClient {
   const transport = client.transport;
   const note = (opts: RequestOptions) => {
-    const query = new URLSearchParams(Object.entries(opts.query ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
+    const query = new URLSearchParams(Object.entries(opts.query ?? {}).filter(([, v]) => v !== undefined).map(([k, v]): [string, string] => [k, String(v)]));
     const info = parseRequestInfo(opts.method, opts.path, query);
     if (info.type !== 'resource') return into.push({ verb: `nonresource ${opts.method}`, group: '', resource: opts.path });
     into.push({ verb: info.verb ?? opts.method, group: info.group, resource: info.subresource ? `${info.plural}/${info.subresource}` : info.plural });

@@ -4,7 +4,7 @@
  * over Leases keep their caches in step with creates, updates and deletes; AppsV1Api reads a
  * Deployment another version created; CoordinationV1Api's typed Lease round trip, conflict included.
  */
-import { AppsV1Api, CoordinationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, makeInformer, type V1ConfigMap, type V1Lease } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, makeInformer, type KubernetesObject, type V1ConfigMap, type V1Lease } from '@kubernetes/client-node';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config.js';
@@ -25,7 +25,7 @@ describe.each(['sqlite', 'etcd'] as const)('client-node with the new kinds on %s
     if (backend === 'etcd') etcd = await startEtcd({ members: 1, dataRoot: '/dev/shm' });
     served = await serve(resolveConfig({ port: 0, dataDir: join(dir, 'data'), storage: etcd ? etcd.url : `sqlite:${join(dir, 'data', 'state.db')}` }), () => {});
     kc = new KubeConfig();
-    kc.loadFromFile(served.kubeconfig);
+    kc.loadFromFile(served.kubeconfig!);
     await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
   }, 60_000);
   afterAll(async () => {
@@ -81,7 +81,7 @@ describe.each(['sqlite', 'etcd'] as const)('client-node with the new kinds on %s
 
   it('reads through AppsV1Api a Deployment created through extensions/v1beta1', async () => {
     const body = { apiVersion: 'extensions/v1beta1', kind: 'Deployment', metadata: { name: 'old', namespace }, spec: { template: { metadata: { labels: { app: 'old' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } } };
-    const made = await KubernetesObjectApi.makeApiClient(kc).create(body);
+    const made = await KubernetesObjectApi.makeApiClient(kc).create<KubernetesObject>(body);
     expect([made.apiVersion, made.metadata?.uid !== undefined]).toEqual(['extensions/v1beta1', true]);
     const read = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace, name: 'old' });
     expect([read.apiVersion, read.spec?.selector.matchLabels, read.spec?.revisionHistoryLimit]).toEqual(['apps/v1', { app: 'old' }, 2147483647]);

@@ -5,7 +5,7 @@
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ApiException, CoreV1Api, KubeConfig, KubernetesObjectApi, PatchStrategy, Watch } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, KubeConfig, KubernetesObjectApi, PatchStrategy, Watch, type KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config.js';
 import { serve, type Served } from '../../src/server.js';
@@ -107,7 +107,7 @@ describe('@kubernetes/client-node against cluster-api serve (TLS, sqlite)', () =
     const config = (selector: string, labels: Record<string, string>) => ({
       apiVersion: 'v1', kind: 'Service', metadata: { name: 'applied', namespace: ns, labels }, spec: { selector: { app: selector }, ports: [{ port: 80 }] },
     });
-    const created = await objects.patch(config('a', { x: '1', y: '2' }), undefined, undefined, 'deployer', false, PatchStrategy.ServerSideApply);
+    const created = await objects.patch<KubernetesObject>(config('a', { x: '1', y: '2' }), undefined, undefined, 'deployer', false, PatchStrategy.ServerSideApply);
     expect(created.metadata?.managedFields?.map((e) => [e.manager, e.operation])).toEqual([['deployer', 'Apply']]);
     const merged = await objects.patch(config('a', { x: '1' }), undefined, undefined, 'deployer', false, PatchStrategy.ServerSideApply);
     expect(merged.metadata?.labels).toEqual({ x: '1' });

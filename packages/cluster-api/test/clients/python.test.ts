@@ -54,7 +54,7 @@ describe.each(['sqlite', 'etcd'] as const)('the Python client against cluster-ap
   });
 
   it.each(files)('%s passes', async (file) => {
-    const run = await pytest(file, served.kubeconfig, home);
+    const run = await pytest(file, served.kubeconfig!, home);
     expect(run.code, run.output).toBe(0);
   }, 200_000);
 });

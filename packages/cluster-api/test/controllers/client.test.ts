@@ -83,7 +83,7 @@ describe('the in-process client', () => {
 describe('the HTTP client (kube-client behind the same interface)', () => {
   it('does every verb a controller uses, with ApiErrors for refusals and a watch that delivers changes', async () => {
     const { url } = await startApi();
-    const kube = new KubeClient({ server: url, credentials: { token: TestToken }, namespace: 'default', context: 't', files: [] });
+    const kube = new KubeClient({ server: url, insecureSkipTlsVerify: false, credentials: { token: TestToken }, namespace: 'default', context: 't', files: [] });
     cleanups.push(() => kube.close());
     const api = await httpClient(kube);
     const namespaces = api.find('', 'v1', 'namespaces')!;
@@ -118,7 +118,7 @@ describe('the HTTP client (kube-client behind the same interface)', () => {
     expect(events).toEqual(['ADDED a', 'MODIFIED a', 'MODIFIED a', 'DELETED a']);
 
     // Someone without credentials gets 401 as an ApiError, not a library error.
-    const stranger = new KubeClient({ server: url, credentials: { token: 'wrong' }, namespace: 'default', context: 't', files: [] });
+    const stranger = new KubeClient({ server: url, insecureSkipTlsVerify: false, credentials: { token: 'wrong' }, namespace: 'default', context: 't', files: [] });
     cleanups.push(() => stranger.close());
     const refused = await httpClient(stranger).then(() => undefined, (e: unknown) => e);
     expect(refused).toBeInstanceOf(ApiError);

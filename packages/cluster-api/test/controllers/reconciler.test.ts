@@ -51,7 +51,7 @@ describe('a controller added in a few lines', () => {
     const server = await startServer({ storage: SqliteStorage.open(join(dir, 'state.db')), authenticator: tokenAuthenticator(new Map([[TestToken, AdminUser]])), log: () => {}, controllerManager: false });
     cleanups.push(async () => (await server.close(), rmSync(dir, { recursive: true, force: true })));
     const call: Call = (method, path, init = {}) => request(server.url, method, path, { ...init, token: TestToken });
-    const kube = new KubeClient({ server: server.url, credentials: { token: TestToken }, namespace: 'default', context: 't', files: [] });
+    const kube = new KubeClient({ server: server.url, insecureSkipTlsVerify: false, credentials: { token: TestToken }, namespace: 'default', context: 't', files: [] });
     cleanups.push(() => kube.close());
     const api = await httpClient(kube);
     const logs: Record<string, unknown>[] = [];

@@ -49,8 +49,8 @@ describe('pods/ephemeralcontainers', () => {
   it('answers the Pod on GET and refuses what kube-apiserver refuses', async () => {
     const got = await api('GET');
     expect([got.status, got.json.kind, got.json.metadata.name]).toEqual([200, 'Pod', 'shell']);
-    const add = (c: Obj) => api('PATCH', { spec: { ephemeralContainers: [{ name: 'bad', image: 'busybox:1.36', ...c }] } });
-    const causes = async (c: Obj) => {
+    const add = (c: Record<string, unknown>) => api('PATCH', { spec: { ephemeralContainers: [{ name: 'bad', image: 'busybox:1.36', ...c }] } });
+    const causes = async (c: Record<string, unknown>) => {
       const r = await add(c);
       expect([r.status, r.json.reason]).toEqual([422, 'Invalid']);
       return r.json.details.causes.map((x: Obj) => `${x.field}: ${x.message}`);

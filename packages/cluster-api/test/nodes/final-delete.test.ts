@@ -18,7 +18,7 @@ class RefusingClient extends KubeClient {
   held: (() => void)[] = [];
   override delete<T>(type: ResourceType, name: string, opts: Parameters<KubeClient['delete']>[2] = {}): Promise<T> {
     if (!this.refusing || type !== Resources.pods || opts.gracePeriodSeconds !== 0) return super.delete<T>(type, name, opts);
-    const status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 403, reason: 'Forbidden', message: `pods "${name}" is forbidden: node "node-a" can only delete pods with spec.nodeName set to itself` };
+    const status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 403, reason: 'Forbidden', message: `pods "${name}" is forbidden: node "node-a" can only delete pods with spec.nodeName set to itself` } as const;
     return new Promise<T>((_, reject) => this.held.push(() => reject(new KubeApiError(status, 403, `delete pods ${name}`))));
   }
 

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeClient, Resources } from '@func/kube-client';
 import { ImageLayout, pushImage } from '@func/oci';
 import { haveRegistry, startRegistry, type RunningRegistry } from '../../../oci/test/registry-server.js';
-import { eventsOf, functionImage, isReady, podUntil, probeFunction, type Obj } from '../support/node-fixtures.js';
+import { eventsOf, functionImage, isReady, podUntil, probeFunction, type EventObj, type Obj } from '../support/node-fixtures.js';
 import { until } from '../../testing/src/poll.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
@@ -79,16 +79,16 @@ describe.runIf(haveRegistry)('the first function pod on a fresh serve under load
       const all = await eventsOf(kube, 'first');
       return steps.every((r) => all.some((e) => e.reason === r)) && all;
     }, { timeoutMs: 60_000 });
-    const at = (e: Obj) => Date.parse(e.firstTimestamp ?? e.eventTime);
-    events.sort((a: Obj, b: Obj) => at(a) - at(b));
+    const at = (e: EventObj) => Date.parse(e.firstTimestamp ?? e.eventTime);
+    events.sort((a, b) => at(a) - at(b));
     for (const e of events) console.log(`${e.firstTimestamp ?? e.eventTime} ${e.source?.component ?? e.reportingComponent}/${e.reason}: ${e.message}`);
     console.log(`serve listening after ${listening - started} ms; pod Ready ${ready - created} ms after its create (${pod.status.containerStatuses[0].state.running.startedAt})`);
     // In order (the timestamps have seconds: each step no earlier than the one before), each once.
     const step = steps.map((r) => events.filter((e: Obj) => e.reason === r));
     expect(step.map((list) => list.length)).toEqual([1, 1, 1, 1, 1]);
     for (let i = 1; i < steps.length; i++) expect(at(step[i]![0]!), `${steps[i]} after ${steps[i - 1]}`).toBeGreaterThanOrEqual(at(step[i - 1]![0]!));
-    expect(events.find((e: Obj) => e.reason === 'Pulling').message).toBe(`Pulling image "${image}"`);
-    expect(events.find((e: Obj) => e.reason === 'Pulled').message).toMatch(new RegExp(`^Successfully pulled image "${image.replace(/[.]/g, '\\.')}" in \\d+(\\.\\d+)?m?s \\(\\d+(\\.\\d+)?m?s including waiting\\)\\. Image size: \\d+ bytes\\.$`));
+    expect(events.find((e: Obj) => e.reason === 'Pulling')?.message).toBe(`Pulling image "${image}"`);
+    expect(events.find((e: Obj) => e.reason === 'Pulled')?.message).toMatch(new RegExp(`^Successfully pulled image "${image.replace(/[.]/g, '\\.')}" in \\d+(\\.\\d+)?m?s \\(\\d+(\\.\\d+)?m?s including waiting\\)\\. Image size: \\d+ bytes\\.$`));
     expect(events.filter((e: Obj) => e.type === 'Warning')).toEqual([]);
   }, 240_000);
 });

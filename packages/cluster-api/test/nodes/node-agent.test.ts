@@ -142,7 +142,7 @@ describe('function pods', () => {
     expect(claims.sub).toBe('system:serviceaccount:default:default');
     expect(claims['kubernetes.io'].pod).toEqual({ name: 'mounted', uid: pod.metadata.uid });
     const root = await get(pod.status.podIP, '/env?name=FUNC_MOUNT_ROOT');
-    expect(root).toBe(join(current.cluster.dir, 'node-a', 'pods', pod.metadata.uid, 'root', 'fn'));
+    expect(root).toBe(join(current.cluster.dir, 'node-a', 'pods', pod.metadata.uid!, 'root', 'fn'));
   });
 });
 
@@ -150,7 +150,7 @@ describe('mirror pods', () => {
   it('never runs a mirror pod from the API: with no static pod behind it, the agent deletes it as the kubelet deletes an orphan', async () => {
     const node = await current.kube.get<Obj>(Resources.nodes, 'node-a');
     const created = await current.kube.create<Obj>(Resources.pods, {
-      metadata: { name: 'mirror', annotations: { 'kubernetes.io/config.mirror': 'abc' }, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: node.metadata.uid, controller: true }] },
+      metadata: { name: 'mirror', annotations: { 'kubernetes.io/config.mirror': 'abc' }, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: node.metadata.uid!, controller: true }] },
       spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'nginx:1.27' }] },
     });
     await until('the orphaned mirror pod deleted', () => current.kube.get(Resources.pods, 'mirror').then(() => false, (err: { code?: number }) => err.code === 404));

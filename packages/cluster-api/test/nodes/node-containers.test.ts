@@ -8,8 +8,8 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Resources } from '@func/kube-client';
-import { condition, eventsOf, getText, isReady, type Obj, podUntil, useNodeCluster } from '../support/node-fixtures.js';
+import { Resources, type ContainerStatus } from '@func/kube-client';
+import { condition, eventsOf, getText, isReady, type EventObj, type Obj, podUntil, useNodeCluster } from '../support/node-fixtures.js';
 import { until } from '../../testing/src/poll.js';
 
 const current = useNodeCluster();
@@ -18,7 +18,7 @@ const fn = (extra: object = {}) => ({ name: 'fn', image: 'probe:v1', ...extra })
 const readinessProbe = { httpGet: { path: '/health/readiness', port: 8080 }, periodSeconds: 1, failureThreshold: 1 };
 const podOf = (name: string) => current.kube.get<Obj>(Resources.pods, name);
 const status = (p: Obj) => p.status?.containerStatuses?.[0] ?? {};
-const waitEvent = (name: string, test: (e: Obj) => boolean) => until(`an event for ${name}`, async () => (await eventsOf(current.kube, name)).find(test));
+const waitEvent = (name: string, test: (e: EventObj) => boolean) => until(`an event for ${name}`, async () => (await eventsOf(current.kube, name)).find(test));
 
 describe('probes', () => {
   it('a failing readiness probe takes the pod out of Ready with an Unhealthy event, and back in when it passes', async () => {
@@ -85,7 +85,7 @@ describe('crashes', () => {
     const init = (n: number) => ({ name: `init-${n}`, image: 'probe:v1', command: ['node', '-e', `console.log("init ${n}")`] });
     await current.kube.create(Resources.pods, { metadata: { name: 'inited' }, spec: { initContainers: [init(1), init(2)], containers: [fn()] } });
     const pod = await podUntil(current.kube, 'inited', 'Ready', isReady);
-    expect(pod.status.initContainerStatuses.map((s: Obj) => [s.name, s.state.terminated?.reason, s.state.terminated?.exitCode])).toEqual([['init-1', 'Completed', 0], ['init-2', 'Completed', 0]]);
+    expect(pod.status.initContainerStatuses.map((s: ContainerStatus) => [s.name, s.state.terminated?.reason, s.state.terminated?.exitCode])).toEqual([['init-1', 'Completed', 0], ['init-2', 'Completed', 0]]);
     expect(condition(pod, 'Initialized').status).toBe('True');
   });
 });

@@ -7,8 +7,8 @@
  * on the node is disturbed: a healthy pod beside them keeps serving.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Resources, type KubeClient } from '@func/kube-client';
-import { eventsOf, isReady, type Obj, podUntil, useNodeCluster } from '../support/node-fixtures.js';
+import { Resources, type ContainerStatus, type KubeClient } from '@func/kube-client';
+import { eventsOf, isReady, type EventObj, type Obj, podUntil, useNodeCluster } from '../support/node-fixtures.js';
 import { until } from '../../testing/src/poll.js';
 
 const current = useNodeCluster({ nodes: [{ name: 'strict', options: { simulate: false } }] });
@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 
 const waiting = (p: Obj, i = 0) => p.status?.containerStatuses?.[i]?.state?.waiting;
-const waitEvent = (name: string, test: (e: Obj) => boolean) => until(`an event for ${name}`, async () => (await eventsOf(kube, name)).find(test));
+const waitEvent = (name: string, test: (e: EventObj) => boolean) => until(`an event for ${name}`, async () => (await eventsOf(kube, name)).find(test));
 const pod = (name: string, containers: object[], extra: object = {}) => kube.create(Resources.pods, { metadata: { name }, spec: { containers, ...extra } });
 
 describe('refused', () => {
@@ -75,7 +75,7 @@ describe('configuration', () => {
 describe('ports', () => {
   it('two containers on one port: the one that cannot listen crash-loops, the other keeps serving', async () => {
     await pod('clash', [{ name: 'first', image: 'probe:v1' }, { name: 'second', image: 'probe:v1' }]);
-    const looping = (x: Obj) => (x.status?.containerStatuses ?? []).find((c: Obj) => c.state?.waiting?.reason === 'CrashLoopBackOff');
+    const looping = (x: Obj) => (x.status?.containerStatuses ?? []).find((c: ContainerStatus) => c.state?.waiting?.reason === 'CrashLoopBackOff');
     const p = await podUntil(kube, 'clash', 'one container in CrashLoopBackOff', looping, 60_000);
     const loser = looping(p);
     const winner = p.status.containerStatuses.find((c: Obj) => c !== loser);

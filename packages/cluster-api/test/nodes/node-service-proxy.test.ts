@@ -35,12 +35,12 @@ const accepts = (host: string, port: number) => new Promise<boolean>((resolve) =
   s.once('connect', () => (s.destroy(), resolve(true))).once('error', () => resolve(false));
 });
 const endpointsReady = (name: string, n: number) => until(`${n} ready endpoints of ${name}`, async () => {
-  const ep = await current.kube.get<Obj>(Resources.endpoints, name, { namespace: 'default' }).catch(() => undefined);
-  const ready = (ep?.subsets ?? []).flatMap((s: Obj) => s.addresses ?? []);
+  const ep = await current.kube.get<Obj & { subsets?: { addresses?: object[] }[] }>(Resources.endpoints, name, { namespace: 'default' }).catch(() => undefined);
+  const ready = (ep?.subsets ?? []).flatMap((s) => s.addresses ?? []);
   return ready.length === n && ep;
 }, { timeoutMs: 60_000, everyMs: 100 });
 const listening = () => current.cluster.agents.get('node-a')!.proxy!.addresses();
-const created = async (body: Record<string, unknown>) => (await current.kube.create<Obj>(Resources.services, body)).spec as { clusterIP: string; ports: { nodePort?: number }[] };
+const created = async (body: Obj) => (await current.kube.create<Obj>(Resources.services, body)).spec as { clusterIP: string; ports: { nodePort?: number }[] };
 
 describe('the node service proxy', () => {
   it('answers at the Service\'s clusterIP:port from a ready function pod', async () => {

@@ -11,7 +11,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { KubeApiError, Resources, type KubeClient } from '@func/kube-client';
+import { KubeApiError, Resources, type KubeClient, type Status } from '@func/kube-client';
 import { isReady, useNodeCluster, type Obj } from '../support/node-fixtures.js';
 import { until } from '../../testing/src/poll.js';
 
@@ -38,8 +38,8 @@ const readyPods = (app: string, n: number) => until(`${n} ready ${app} pods`, as
   return pods.length === n && pods.every(isReady) && pods;
 }, { timeoutMs: 90_000, everyMs: 200 });
 const pdbStatus = async (name: string): Promise<Obj> => JSON.parse(String((await kube.raw({ method: 'GET', path: `${pdbPath}/${name}` })).body));
-const evict = (pod: string) => kube.raw({ method: 'POST', path: `/api/v1/namespaces/default/pods/${pod}/eviction`, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod } } })
-  .then(() => ({ code: 201 }), (e: KubeApiError) => ({ code: e.code, status: e.status as Obj | undefined }));
+const evict = (pod: string): Promise<{ code: number; status?: Status }> => kube.raw({ method: 'POST', path: `/api/v1/namespaces/default/pods/${pod}/eviction`, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod } } })
+  .then(() => ({ code: 201 }), (e: KubeApiError) => ({ code: e.code, status: e.status }));
 
 beforeAll(() => {
   kube = current.kube;
@@ -73,7 +73,7 @@ describe.runIf(existsSync(kubectlBin))('PodDisruptionBudgets with the disruption
     const refused = await evict(second!.metadata.name!);
     expect(refused.code).toBe(429);
     expect(refused.status).toMatchObject({ reason: 'TooManyRequests', message: "Cannot evict pod as it would violate the pod's disruption budget." });
-    expect(refused.status!.details.causes).toEqual([{ reason: 'DisruptionBudget', message: expect.stringMatching(/^The disruption budget web needs 2 healthy pods and has 2 currently$|is still being processed/) }]);
+    expect(refused.status!.details!.causes).toEqual([{ reason: 'DisruptionBudget', message: expect.stringMatching(/^The disruption budget web needs 2 healthy pods and has 2 currently$|is still being processed/) }]);
     // The replacement becomes Ready: the budget allows one again, and the second eviction goes.
     await readyPods('web', 3);
     await until('a disruption allowed again', async () => (await pdbStatus('web')).status.disruptionsAllowed === 1, { timeoutMs: 30_000 });

@@ -180,7 +180,7 @@ export async function openWatch(s: { url: string }, path: string, accept = 'appl
 }
 
 /** A subject of a RoleBinding or ClusterRoleBinding. */
-export type Subject = { kind: 'User' | 'Group'; name: string } | { kind: 'ServiceAccount'; name: string; namespace: string };
+export type Subject = { kind: 'User'; name: string } | { kind: 'Group'; name: string } | { kind: 'ServiceAccount'; name: string; namespace: string };
 
 /**
  * Binds ClusterRole `role` to `subjects` (in `namespace`, or cluster-wide without one) as the admin,

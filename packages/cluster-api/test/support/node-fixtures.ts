@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll } from 'vitest';
-import { KubeClient, Resources, type KubeObject } from '@func/kube-client';
+import { KubeClient, Resources, type CoreEvent, type KubeObject, type ObjectMeta } from '@func/kube-client';
 import { buildFunctionImage, ImageLayout, nodePackageEntries, type RuntimeLayer } from '@func/oci';
 import { ensureCa, issueCertificate } from '../../src/auth/tls.js';
 import { nodeCertificateRequest } from '../../src/auth/node-credentials.js';
@@ -59,7 +59,10 @@ export async function functionImage(layoutDir: string, source: string, tag: stri
 export const plainClient = (url: string): KubeClient =>
   new KubeClient({ server: url, insecureSkipTlsVerify: false, credentials: {}, namespace: 'default', context: 'test', files: [] });
 
-export type Obj = KubeObject & { spec?: any; status?: any };
+/** An object read from the API (which always sets its metadata). */
+export type Obj = KubeObject & { metadata: ObjectMeta; spec?: any; status?: any };
+/** A core/v1 Event read from the API: as the recorders write it, with eventTime where an events.k8s.io client wrote it. */
+export type EventObj = Obj & Omit<CoreEvent, 'metadata'> & { eventTime?: string };
 
 export const probeFunction = join(repo, 'packages/cluster-api/test/support/fixtures/probe-fn');
 /** A function that keeps a fifth of a CPU busy while the file named by its BURN_FILE exists. */
@@ -147,8 +150,8 @@ export const podUntil = (kube: KubeClient, name: string, what: string, test: (p:
 export const isReady = (p: Obj) => p.status?.phase === 'Running' && condition(p, 'Ready')?.status === 'True';
 
 /** Events about an object (involvedObject.name), oldest first. */
-export async function eventsOf(kube: KubeClient, name: string, namespace = 'default'): Promise<Obj[]> {
-  const list = await kube.list<Obj>(Resources.events, { namespace, fieldSelector: `involvedObject.name=${name}` });
+export async function eventsOf(kube: KubeClient, name: string, namespace = 'default'): Promise<EventObj[]> {
+  const list = await kube.list<EventObj>(Resources.events, { namespace, fieldSelector: `involvedObject.name=${name}` });
   return list.items;
 }
 

@@ -83,7 +83,7 @@ function dialLocal(port: number): Promise<Duplex> {
   });
 }
 
-function api(base: string, ca: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+function api(base: string, ca: string | undefined, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
     const req = httpsRequest(base + path, { method, ca, headers: { authorization: `Bearer ${TestToken}`, 'content-type': 'application/json', ...headers } }, (res) => {

@@ -155,7 +155,7 @@ describe('unschedulable pods wait for a cluster event', () => {
       return pods.find((p) => p.spec.nodeName === 'tiny');
     });
     const next = names.filter((n) => n !== bound.metadata.name);
-    await kube.patch(Resources.pods, bound.metadata.name, { status: { phase: 'Succeeded' } }, { type: 'merge', subresource: 'status' });
+    await kube.patch(Resources.pods, bound.metadata.name!, { status: { phase: 'Succeeded' } }, { type: 'merge', subresource: 'status' });
     await until('a second waiting pod bound', async () => {
       const pods = await Promise.all(next.map((n) => kube.get<Obj>(Resources.pods, n)));
       return pods.some((p) => p.spec.nodeName === 'tiny');

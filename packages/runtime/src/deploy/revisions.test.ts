@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Pod, Service } from './kube-types.js';
+import type { Condition, Pod, Service } from './kube-types.js';
 import { parseSplit, rollbackTarget, type RevisionLine } from './revisions.js';
 import { knativeProgress } from './rollout.js';
 
@@ -10,7 +10,7 @@ const ksvc = (status: Service['status'], generation = 2): Service =>
 const pod = (revision: string, image: string, ready: boolean): Pod => ({
   apiVersion: 'v1', kind: 'Pod', metadata: { name: `${revision}-deployment-abc-x`, labels: { 'serving.knative.dev/revision': revision } },
   spec: { containers: [{ name: 'user-container', image }] },
-  status: { phase: 'Running', containerStatuses: [{ name: 'user-container', ready, restartCount: 0, image, state: { running: {} } }] },
+  status: { phase: 'Running', containerStatuses: [{ name: 'user-container', ready, restartCount: 0, image, imageID: '', state: { running: {} }, lastState: {} }] },
 });
 
 describe('rollbackTarget', () => {
@@ -33,7 +33,7 @@ describe('rollbackTarget', () => {
 });
 
 describe('knativeProgress (Knative Ready for this image)', () => {
-  const ready = [{ type: 'Ready', status: 'True' }];
+  const ready: Condition[] = [{ type: 'Ready', status: 'True' }];
   it('is done once the latest ready revision is the latest created, runs the image and has the traffic', () => {
     const s = ksvc({ observedGeneration: 2, conditions: ready, latestCreatedRevisionName: 'hello-00002', latestReadyRevisionName: 'hello-00002', traffic: [{ revisionName: 'hello-00002', percent: 100 }] });
     expect(knativeProgress(s, [pod('hello-00002', IMAGE, true)], IMAGE).done).toBe(true);

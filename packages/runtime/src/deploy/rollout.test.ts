@@ -13,7 +13,7 @@ const dep = (generation: number, status: Deployment['status'], replicas = 1): De
 const pod = (name: string, image: string, c: Partial<ContainerStatus> | undefined, extra: Partial<Pod['metadata']> = {}): Pod => ({
   apiVersion: 'v1', kind: 'Pod', metadata: { name, ...extra },
   spec: { containers: [{ name: 'user-container', image }] },
-  status: { phase: 'Running', containerStatuses: c ? [{ name: 'user-container', ready: false, restartCount: 0, image, ...c }] : undefined },
+  status: { phase: 'Running', containerStatuses: c ? [{ name: 'user-container', ready: false, restartCount: 0, image, imageID: '', state: {}, lastState: {}, ...c }] : undefined },
 });
 
 describe('deploymentProgress (kubectl rollout status)', () => {

@@ -36,7 +36,7 @@ describe('Knative Serving validation', () => {
   it('defaults a lone target\'s percent to 100', () => {
     const r = req('Service', { traffic: [{ latestRevision: true }] });
     expect(plugin.mutate!(r)).toBe(true);
-    expect((r.object as { spec: { traffic: unknown[] } }).spec.traffic).toEqual([{ latestRevision: true, percent: 100 }]);
+    expect((r.object.spec as { traffic: unknown[] }).traffic).toEqual([{ latestRevision: true, percent: 100 }]);
     expect(refusal(r)).toBeUndefined();
     expect(plugin.mutate!(req('Service', { traffic: [{ latestRevision: true }, { revisionName: 'a' }] }))).toBe(false);
   });

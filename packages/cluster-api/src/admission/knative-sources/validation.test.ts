@@ -38,7 +38,7 @@ describe('Knative sources validation', () => {
   it('defaults an ApiServerSource\'s mode and ServiceAccount', () => {
     const r = req('ApiServerSource', { resources: [{ apiVersion: 'v1', kind: 'Event' }], sink });
     expect(plugin.mutate!(r)).toBe(true);
-    expect((r.object as { spec: object }).spec).toMatchObject({ mode: 'Reference', serviceAccountName: 'default' });
+    expect(r.object.spec).toMatchObject({ mode: 'Reference', serviceAccountName: 'default' });
     expect(plugin.mutate!(r)).toBe(false);
     expect(plugin.mutate!(req('PingSource', { schedule: '* * * * *', sink }))).toBe(false);
   });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { celErrors, ruleErrors } from './cel.js';
-import type { JSONSchemaProps } from './schema.js';
+import type { JSONSchemaProps, ValidationRule } from './schema.js';
 
-const schema = (rule: string, extra: Partial<JSONSchemaProps> = {}): JSONSchemaProps => ({
+const schema = (rule: string, extra: Partial<ValidationRule> = {}): JSONSchemaProps => ({
   type: 'object',
   properties: {
     spec: {

@@ -237,7 +237,7 @@ describe('review kinds', () => {
     const reviews = registry.find('authorization.k8s.io', 'v1', 'subjectaccessreviews')!;
     const spec = { user: 'u', resourceAttributes: { verb: 'get', resource: 'pods' } };
     const out = (await reviews.create({}, { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec })).object;
-    expect([out.spec, out.status?.allowed]).toEqual([spec, true]);
+    expect([out.spec, (out.status as { allowed: boolean } | undefined)?.allowed]).toEqual([spec, true]);
     expect((await apiError(reviews.list({}, {}))).code).toBe(405);
   });
 });
