@@ -76,6 +76,18 @@ describe.skipIf(overlayMissing)(`the node's layer store${overlayMissing ? ` (ski
     expect(statSync(join(b.layers[0]!, 'bin', 'tool')).ino).toBe(shared);
   });
 
+  it('two stores (two agents, or an agent and its restart) unpacking the same layers at once: one directory each, whole, no temporary left', async () => {
+    const { dir, layout } = await fresh();
+    await buildImage(layout, { layers: [{ entries: base }, { entries: [file('app/a', 'image a')] }], config: {}, tag: 'a:1' });
+    const stores = [0, 1, 2].map(() => new ImageStore({ layout: layout.dir, rootfs: join(dir, 'rootfs'), layers: join(dir, 'layers') }));
+    const got = await Promise.all(stores.map((s) => s.rootfsImage('a:1')));
+    expect(got[1]!.layers).toEqual(got[0]!.layers);
+    expect(got[2]!.layers).toEqual(got[0]!.layers);
+    expect(readdirSync(join(dir, 'layers')).sort()).toEqual(got[0]!.layers.map((l) => l.split('/').pop()).sort());
+    expect(readTree(got[0]!.layers[0]!)).toEqual({ bin: 'dir', 'bin/tool': 'the base tool', etc: 'dir', 'etc/group': 'root:x:0:\n', 'etc/passwd': 'root:x:0:0::/root:/bin/sh\n', tmp: 'dir' });
+    expect(readTree(got[0]!.layers[1]!)).toEqual({ app: 'dir', 'app/a': 'image a' });
+  });
+
   const whiteouts: RawEntry[][] = [
     [{ name: 'a/', type: '5', mode: 0o755 }, { name: 'a/x', data: 'x1' }, { name: 'a/y', data: 'y1' }, { name: 'b/', type: '5' }, { name: 'b/z', data: 'z1' }, { name: 'c/', type: '5' }, { name: 'c/deep', data: 'd' }, { name: 'keep', data: 'k' }],
     [{ name: 'a/.wh.x' }, { name: 'b/.wh..wh..opq' }, { name: 'b/new', data: 'new' }, { name: '.wh.c' }, { name: 'a/y', data: 'y2' }],
