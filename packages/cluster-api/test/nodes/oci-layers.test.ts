@@ -10,7 +10,8 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildImage, ImageLayout, type TarEntry } from '@func/oci';
+// The layouts the crafted images go into: @func/oci's sources, as ../../../oci/test/crafted.ts uses them.
+import { buildImage, ImageLayout, type TarEntry } from '../../../oci/src/index.js';
 import { Resources } from '@func/kube-client';
 import { ImageStore } from '../../src/node/runtime/image-store.js';
 import { mountRootfs, unmountRootfs } from '../../src/node/runtime/oci/rootfs.js';
