@@ -5,7 +5,8 @@
 # python3-kubernetes and python3-pytest (the Python client, another real client of the cluster API),
 # nats-server (the broker's distributed event log, NATS JetStream); for the node agent's oci runtime:
 # runc (the OCI runtime), conmon (each container's supervisor), containernetworking-plugins (the pod
-# network: bridge, host-local, loopback, portmap) and busybox-static (a small image the tests build);
+# network: bridge, host-local, loopback, portmap), attr (setfattr marks opaque directories of image
+# layers for overlayfs) and busybox-static (a small image the tests build);
 # zsh and fish, whose completion func-runtime prints (the tests run it in each shell).
 # Idempotent; needs root or sudo.
 #
@@ -26,6 +27,7 @@ command -v nats-server >/dev/null 2>&1 || need+=(nats-server)
 command -v runc >/dev/null 2>&1 || need+=(runc)
 command -v conmon >/dev/null 2>&1 || need+=(conmon)
 [ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
+command -v setfattr >/dev/null 2>&1 || need+=(attr)
 dpkg -s busybox-static >/dev/null 2>&1 || need+=(busybox-static)
 command -v zsh >/dev/null 2>&1 || need+=(zsh)
 command -v fish >/dev/null 2>&1 || need+=(fish)

@@ -6,7 +6,8 @@
  *    Ready as the kubelet counts it (no probe: running), one with a readiness probe on the runtime's
  *    /health/readiness (period 1 s: Ready = serving), and a simulated nginx pod (kwok's floor);
  *    plus created → first HTTP answer from the function;
- * 2. --burst function pods created at once → all Ready (with the readiness probe), then the resident
+ * 2. --burst function pods created at once → all Ready (with the readiness probe), then the disk the
+ *    node's unpacked image and the containers' roots take, the resident
  *    memory of each idle function process (VmRSS, from /proc), and the latency of listing their
  *    PodMetrics (metrics.k8s.io, once the built-in metrics API has two scrapes of them: up to 30 s);
  * 3. --simulated nginx pods created at once → all Running and Ready.
@@ -16,7 +17,8 @@
  * Prints a table; asserts nothing. Targets (issue 21): function pod ≤ 500 ms median, 100 pods ≤ 30 s,
  * 1,000 simulated ≤ 10 s.
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -128,6 +130,10 @@ try {
   const burstMs = await allReady(kube, burstNames, () => Promise.all(burstNames.map((n) => kube.create(Resources.pods, fnPod(n, true)))));
   await new Promise((r) => setTimeout(r, 3000));
   const rss = functionRss(server.pid);
+  // Disk of the node's unpacked images and containers' roots (-x: not into mounted overlays).
+  const agentDir = join(dir, 'data', 'agent');
+  const diskDirs = ['layers', 'rootfs', 'oci/containers'].map((d) => join(agentDir, d)).filter((d) => existsSync(d));
+  const diskMiB = diskDirs.length ? Number(/(\d+)\s+total/.exec(execFileSync('du', ['-skx', '--total', ...diskDirs], { encoding: 'utf8' }))?.[1]) / 1024 : 0;
   const podMetrics = resourceType('metrics.k8s.io/v1beta1', 'PodMetrics', 'pods');
   for (let listed = 0; listed < burst; await new Promise((r) => setTimeout(r, 1000))) listed = (await kube.list(podMetrics, { namespace: 'default' })).items.length;
   const metricsList = [];
@@ -157,6 +163,7 @@ try {
   console.log(`| ${burst} function pods created at once → all Ready (probe) | ${ms(burstMs)} | | | ≤ 30 s |`);
   row(`PodMetrics list of ${burst} pods (metrics.k8s.io, built in)`, metricsList);
   console.log(`| RSS per idle function process (${rss.length} measured) | ${median(rss) / 1024 | 0} MiB median | ${Math.min(...rss) / 1024 | 0} MiB | ${Math.max(...rss) / 1024 | 0} MiB | |`);
+  console.log(`| disk: the image unpacked + ${burst} containers' roots (layers/, rootfs/, oci/containers/) | ${diskMiB.toFixed(1)} MiB | | | |`);
   console.log(`| ${simulated} simulated pods created → all Running + Ready | ${ms(simMs)} | | | ≤ 10 s |`);
 } finally {
   server.kill('SIGTERM');

@@ -9,7 +9,7 @@ export { buildImage, mergeEnv, type BuildOptions, type BuiltImage } from './buil
 export { sourceDateEpoch, type LayerSpec } from './layer.js';
 export { resolveImage, type ResolvedImage } from './image-source.js';
 export { hostPlatform, parsePlatform, formatPlatform } from './platform.js';
-export { unpackImage, type UnpackOptions } from './unpack.js';
+export { unpackImage, unpackLayer, type UnpackOptions } from './unpack.js';
 export { UnsafeArchiveError } from './safe-path.js';
 export { RegistryClient, type RegistryOptions, type ManifestResponse } from './registry/client.js';
 export { pushImage, pullImage, type PushOptions, type PullOptions, type PushResult } from './registry/images.js';

@@ -3,11 +3,12 @@
  * outside the target directory (or create a device) refused, with nothing written outside and the
  * half-unpacked directory removed.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DigestMismatchError, ImageLayout, unpackImage, UnsafeArchiveError } from '../src/index.js';
+import { execFileSync } from 'node:child_process';
+import { DigestMismatchError, ImageLayout, resolveImage, unpackImage, unpackLayer, UnsafeArchiveError } from '../src/index.js';
 import { imageFromTars, type RawEntry, rawTar } from './crafted.js';
 import { readTree } from './tree.js';
 
@@ -58,6 +59,10 @@ describe('unpackImage', () => {
     ['a character device', [[{ name: 'null', type: '3' }]], /a char device/],
     ['a block device', [[{ name: 'sda', type: '4' }]], /a block device/],
     ['a fifo', [[{ name: 'pipe', type: '6' }]], /a fifo device/],
+    ['a whiteout of ..', [[{ name: 'a/', type: '5' }, { name: 'a/f', data: 'x' }], [{ name: 'a/.wh...' }]], /whiteout "a\/\.wh\.\.\." in a layer: it names no single entry/],
+    ['a whiteout of .', [[{ name: 'a/', type: '5' }], [{ name: 'a/.wh..' }]], /names no single entry/],
+    ['a whiteout of nothing', [[{ name: 'f', data: 'x' }], [{ name: '.wh.' }]], /names no single entry/],
+    ['a whiteout of a whiteout', [[{ name: 'f', data: 'x' }], [{ name: '.wh..wh.f' }]], /names no single entry/],
   ])('refuses %s and leaves nothing behind', async (_what, layers, message) => {
     const tag = `bad${++n}`;
     await imageFromTars(layout, tag, layers.map(rawTar));
@@ -91,5 +96,47 @@ describe('unpackImage', () => {
     mkdirSync(full);
     writeFileSync(join(full, 'x'), '');
     await expect(unpackImage(layout, 't1', full)).rejects.toThrow(/not empty/);
+  });
+});
+
+const which = (cmd: string) => ['/usr/bin', '/bin', '/usr/sbin', '/sbin'].some((d) => existsSync(join(d, cmd)));
+const overlayMarksMissing = process.getuid?.() !== 0 ? 'not root' : !which('setfattr') ? 'no setfattr (Debian attr)' : !which('getfattr') ? 'no getfattr' : undefined;
+
+describe.skipIf(overlayMarksMissing)(`unpackLayer (one layer as an overlayfs lower layer)${overlayMarksMissing ? ` (skipped: ${overlayMarksMissing})` : ''}`, () => {
+  const layerOf = async (entries: RawEntry[]) => {
+    const tag = `layer${++n}`;
+    await imageFromTars(layout, tag, [rawTar(entries)]);
+    const { manifest, config } = await resolveImage(layout, tag);
+    return { layer: manifest.layers[0]!, diffId: config.rootfs.diff_ids[0], dest: join(work, 'layers', tag) };
+  };
+
+  it('turns .wh.<name> into a 0/0 character device and .wh..wh..opq into trusted.overlay.opaque=y; a whiteout of an entry of the same layer is dropped', async () => {
+    const { layer, diffId, dest } = await layerOf([
+      { name: 'a/.wh.x' }, { name: 'b/.wh..wh..opq' }, { name: 'b/new', data: 'new' }, { name: '.wh.c' }, { name: 'd/', type: '5', mode: 0o1777 }, { name: 'd/.wh.kept' }, { name: 'd/kept', data: 'mine' },
+    ]);
+    await unpackLayer(layout, layer, diffId, dest);
+    for (const hidden of ['a/x', 'c']) {
+      const st = lstatSync(join(dest, hidden));
+      expect([st.isCharacterDevice(), st.rdev]).toEqual([true, 0]);
+    }
+    expect(execFileSync('getfattr', ['--absolute-names', '--only-values', '-n', 'trusted.overlay.opaque', join(dest, 'b')], { encoding: 'utf8' })).toBe('y');
+    expect(() => execFileSync('getfattr', ['--absolute-names', '-n', 'trusted.overlay.opaque', join(dest, 'a')], { stdio: 'pipe' })).toThrow();
+    expect(readFileSync(join(dest, 'b', 'new'), 'utf8')).toBe('new');
+    expect(readFileSync(join(dest, 'd', 'kept'), 'utf8')).toBe('mine');
+    expect(statSync(join(dest, 'd')).mode & 0o7777).toBe(0o1777);
+    expect(readdirSync(join(dest, 'b'))).toEqual(['new']);
+  });
+
+  it.each<[string, RawEntry[], RegExp]>([
+    ['a traversal entry', [{ name: '../outside/evil', data: 'x' }], /contains \.\./],
+    ['a whiteout of ..', [{ name: 'a/.wh...' }], /names no single entry/],
+    ['a symlink out of the root', [{ name: 'up', type: '2', linkname: '../..' }], /points outside the image root/],
+  ])('refuses %s and leaves nothing behind', async (_what, entries, message) => {
+    const { layer, diffId, dest } = await layerOf(entries);
+    const err = await unpackLayer(layout, layer, diffId, dest).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnsafeArchiveError);
+    expect((err as Error).message).toMatch(message);
+    expect(existsSync(dest)).toBe(false);
+    expect(readdirSync(outside)).toEqual(['secret']);
   });
 });

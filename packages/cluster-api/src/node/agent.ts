@@ -113,7 +113,7 @@ export class NodeAgent {
     this.name = opts.name;
     this.log = opts.log ?? quiet;
     this.network = new PodNetwork(opts.networkMode ?? defaultNetworkMode(), opts.hostIP ?? '127.0.0.1');
-    this.images = new ImageStore({ layout: opts.images ?? join(opts.dataDir, 'images'), rootfs: join(opts.dataDir, 'rootfs') });
+    this.images = new ImageStore({ layout: opts.images ?? join(opts.dataDir, 'images'), rootfs: join(opts.dataDir, 'rootfs'), layers: join(opts.dataDir, 'layers') });
     const own = opts.containerRuntime === 'oci'
       ? (this.oci = new OciRuntime({ images: this.images, network: this.network, host: ociHost(), dataDir: opts.dataDir, hostIP: opts.hostIP ?? '127.0.0.1', logLimits: opts.logLimits,
         ...(opts.clusterDns && { dns: { server: opts.clusterDns, zone: opts.clusterDomain ?? 'cluster.local' } }) }))

@@ -11,15 +11,22 @@
  *    the agent's: pods/image-pull.ts);
  * 3. otherwise it is unknown here (a bare Docker Hub name such as `nginx`).
  *
- * An image a runtime runs is unpacked once per manifest digest under `<data-dir>/rootfs/<digest>`
- * and shared read-only by every container that runs it.
+ * Where overlayfs stacks layers on this node (./overlay.ts), each layer is unpacked once, keyed by
+ * its diff_id (the digest of the uncompressed tar, so one content gzip'd two ways is one layer),
+ * under `<data-dir>/layers/<diff_id hex>` as an overlayfs lower layer, shared read-only by every
+ * image that lists it and every container of those images (rootfsImage). Otherwise, and for the
+ * process runtime (which runs from a plain directory), an image is unpacked whole once per manifest
+ * digest under `<data-dir>/rootfs/<digest>` (unpackedImage). Either is unpacked into a temporary
+ * name and renamed into place, so no half-unpacked directory is ever seen, and concurrent asks for
+ * one layer or image share one unpack. collectGarbage removes what no image references any more.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Image, ImageService, ImageSpec } from './cri.js';
-import { ImageLayout, parseReference, pullImage, resolveImage, type ContainerConfig, type Descriptor } from '@func/oci';
-import { unpackInWorker } from './unpack.js';
+import { collectGarbage, ImageLayout, parseReference, pullImage, resolveImage, type ContainerConfig, type Descriptor, type Digest } from '@func/oci';
+import { overlaySupported } from './overlay.js';
+import { unpackInWorker, unpackLayerInWorker } from './unpack.js';
 
 export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
 
@@ -37,11 +44,22 @@ export interface UnpackedImage {
   root: string;
 }
 
+/** An image as an overlay mounts it: its config and its layers, lowest first (one directory, the whole image, where `overlay` is false). */
+export interface RootfsImage {
+  config: ContainerConfig;
+  layers: string[];
+  overlay: boolean;
+}
+
 export interface ImageStoreOptions {
   /** The OCI image layout directory. */
   layout: string;
-  /** Where function images are unpacked. */
+  /** Where whole images are unpacked. */
   rootfs: string;
+  /** Where layers are unpacked, one directory per diff_id. */
+  layers: string;
+  /** Whether layers are stacked with overlayfs (default: found by trying it under `layers`). */
+  overlay?: boolean;
   /** A pull that takes longer fails (ErrImagePull). */
   pullTimeoutMs?: number;
 }
@@ -66,6 +84,8 @@ export class ImageStore implements ImageService {
   private layoutOpened?: Promise<ImageLayout>;
   private cachedIndex?: { mtimeMs: number; size: number; index: Awaited<ReturnType<ImageLayout['readIndex']>> };
   private readonly unpacking = new Map<string, Promise<string>>();
+  /** Directories being unpacked now (collectGarbage leaves them). */
+  private readonly inFlight = new Set<string>();
 
   constructor(private readonly options: ImageStoreOptions) {}
 
@@ -142,9 +162,67 @@ export class ImageStore implements ImageService {
     return Promise.all(index.manifests.map((m) => this.describe(m, m.annotations?.['org.opencontainers.image.ref.name'] ?? m.digest)));
   }
 
-  /** Untags the reference (its blobs stay until the layout's garbage collection). */
+  /** Untags the reference, then removes the blobs, layers and unpacked images no image references any more. */
   async removeImage(image: ImageSpec): Promise<void> {
     await (await this.layout()).untag(image.image);
+    await collectGarbage(await this.layout());
+    await this.collectGarbage();
+  }
+
+  /** Whether this node's containers stack layers with overlayfs. */
+  overlay(): Promise<boolean> {
+    return this.options.overlay !== undefined ? Promise.resolve(this.options.overlay) : overlaySupported(this.options.layers);
+  }
+
+  /** The image's config and its layers as an overlay stacks them (each unpacked once per diff_id), or the image unpacked whole where overlayfs does not. */
+  async rootfsImage(ref: string): Promise<RootfsImage> {
+    if (!(await this.overlay())) {
+      const { config, root } = await this.unpackedImage(ref);
+      return { config, layers: [root], overlay: false };
+    }
+    const descriptor = await this.local(ref);
+    if (!descriptor) throw new ImageError('ErrImagePull', `image "${ref}" is not in this node's image store`);
+    const { manifest, config } = await resolveImage(await this.layout(), descriptor);
+    const diffIds = config.rootfs.diff_ids;
+    if (diffIds.length !== manifest.layers.length) throw new Error(`image "${ref}" lists ${manifest.layers.length} layers and ${diffIds.length} diff_ids`);
+    // Every unpack settles before an answer, a failure included: nothing is left being written.
+    const unpacked = await Promise.allSettled(manifest.layers.map((layer, i) => this.unpackedLayer(layer, diffIds[i]!)));
+    const failed = unpacked.find((u) => u.status === 'rejected');
+    if (failed) throw failed.reason;
+    return { config: config.config ?? {}, layers: unpacked.map((u) => (u as PromiseFulfilledResult<string>).value), overlay: true };
+  }
+
+  /** The layer unpacked under layers/, once per diff_id. */
+  private unpackedLayer(layer: Descriptor, diffId: Digest): Promise<string> {
+    return this.once(this.options.layers, diffId, (tmp) => unpackLayerInWorker(this.options.layout, layer, diffId, tmp));
+  }
+
+  /**
+   * Removes the unpacked layers and images that no image of the layout references, that no mounted
+   * overlay uses (a container of an image removed since) and that are not being unpacked now; and
+   * temporary directories an interrupted unpack left. Returns the directories removed.
+   */
+  async collectGarbage(): Promise<string[]> {
+    const layout = await this.layout();
+    const keep = new Set<string>();
+    for (const m of (await layout.readIndex()).manifests) {
+      keep.add(m.digest.replace(/^sha256:/, ''));
+      const image = await resolveImage(layout, m).catch(() => undefined);
+      for (const d of image?.config.rootfs.diff_ids ?? []) keep.add(d.replace(/^sha256:/, ''));
+    }
+    const mounts = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
+    const removed: string[] = [];
+    for (const dir of [this.options.layers, this.options.rootfs]) {
+      for (const name of await readdir(dir).catch(() => [])) {
+        const path = join(dir, name);
+        const hex = name.slice(0, 64);
+        if (!/^[0-9a-f]{64}/.test(name) || keep.has(name) || this.inFlight.has(path) || (name === hex && mounts.includes(hex))) continue;
+        this.unpacking.delete(path);
+        await rm(path, { recursive: true, force: true });
+        removed.push(path);
+      }
+    }
+    return removed;
   }
 
   /** The image's config and unpacked root (once per digest), by the reference the pod names. */
@@ -155,26 +233,38 @@ export class ImageStore implements ImageService {
     return { config: config.config ?? {}, root: await this.unpacked(descriptor) };
   }
 
-  /** The image unpacked under rootfs/, once per digest (a finished directory is never written again). */
+  /** The image unpacked under rootfs/, once per digest. */
   private unpacked(descriptor: Descriptor): Promise<string> {
-    const hex = descriptor.digest.replace(/^sha256:/, '');
-    const dest = join(this.options.rootfs, hex);
-    let p = this.unpacking.get(hex);
+    return this.once(this.options.rootfs, descriptor.digest, (tmp) => unpackInWorker(this.options.layout, descriptor, tmp));
+  }
+
+  /**
+   * `<dir>/<digest hex>`, made by `unpack` into a temporary name then renamed into place, once: a
+   * finished directory is never written again; asks while it is being made share that one unpack,
+   * and should another process have renamed its own into place first, that one is kept.
+   */
+  private once(dir: string, digest: Digest, unpack: (tmp: string) => Promise<void>): Promise<string> {
+    const dest = join(dir, digest.replace(/^sha256:/, ''));
+    let p = this.unpacking.get(dest);
     if (!p) {
       p = (async () => {
         if (await stat(dest).then(() => true, () => false)) return dest;
-        await mkdir(this.options.rootfs, { recursive: true });
+        await mkdir(dir, { recursive: true });
         const tmp = `${dest}.${randomBytes(4).toString('hex')}.tmp`;
+        this.inFlight.add(tmp);
         try {
-          await unpackInWorker(this.options.layout, descriptor, tmp);
-          await rename(tmp, dest);
+          await unpack(tmp);
+          await rename(tmp, dest).catch(async (err: NodeJS.ErrnoException) => {
+            if (!(await stat(dest).then(() => true, () => false))) throw err;
+          });
         } finally {
           await rm(tmp, { recursive: true, force: true });
+          this.inFlight.delete(tmp);
         }
         return dest;
       })();
-      this.unpacking.set(hex, p);
-      p.catch(() => this.unpacking.delete(hex));
+      this.unpacking.set(dest, p);
+      p.catch(() => this.unpacking.delete(dest));
     }
     return p;
   }

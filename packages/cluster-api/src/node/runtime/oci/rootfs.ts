@@ -1,27 +1,36 @@
 /**
- * A container's root filesystem: an overlay whose lower layer is the image as the node unpacked it
- * (once per digest, shared read-only by every container of that image) and whose upper layer is
- * the container's own; where overlayfs does not mount (some filesystems, some kernels) a copy of
- * the image instead. Volumes for an fsGroup are given to that group as the kubelet does
- * (group-owned, group read/write, setgid directories).
+ * A container's root filesystem: an overlay whose lower layers are the image's layers as the node
+ * unpacked them (once per diff_id, shared read-only by every image and container that has them) and
+ * whose upper layer is the container's own (`<bundle>/upper`, removed with the bundle); where the
+ * node found overlayfs not to work (the image store's overlay()) a copy of the image unpacked whole.
+ * Volumes for an fsGroup are given to that group as the kubelet does (group-owned, group
+ * read/write, setgid directories).
  */
 import { execFile } from 'node:child_process';
 import { chownSync, chmodSync, cpSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Mount } from '../cri.js';
+import type { RootfsImage } from '../image-store.js';
 
 const run = promisify(execFile);
 
-/** `<bundle>/rootfs`: the overlay (or the copy) of the image at `image`. */
-export async function mountRootfs(image: string, bundle: string): Promise<void> {
+/**
+ * `<bundle>/rootfs`: the overlay of the image's layers (topmost first in lowerdir, as overlayfs
+ * lists them; named relative to their directory, so the mount's options, at most a page, hold
+ * dozens of layers), or the copy.
+ */
+export async function mountRootfs(image: RootfsImage, bundle: string): Promise<void> {
   const rootfs = join(bundle, 'rootfs');
-  for (const d of ['rootfs', 'upper', 'work']) mkdirSync(join(bundle, d), { recursive: true });
-  try {
-    await run('mount', ['-t', 'overlay', 'overlay', '-o', `lowerdir=${image},upperdir=${join(bundle, 'upper')},workdir=${join(bundle, 'work')}`, rootfs]);
-  } catch {
-    cpSync(image, rootfs, { recursive: true, verbatimSymlinks: true });
+  if (!image.overlay) {
+    mkdirSync(rootfs, { recursive: true });
+    cpSync(image.layers[0]!, rootfs, { recursive: true, verbatimSymlinks: true });
+    return;
   }
+  for (const d of ['rootfs', 'upper', 'work']) mkdirSync(join(bundle, d), { recursive: true });
+  const dir = dirname(image.layers[0]!);
+  const lower = image.layers.map((l) => basename(l)).reverse().join(':');
+  await run('mount', ['-t', 'overlay', 'overlay', '-o', `lowerdir=${lower},upperdir=${join(bundle, 'upper')},workdir=${join(bundle, 'work')}`, rootfs], { cwd: dir });
 }
 
 export async function unmountRootfs(bundle: string): Promise<void> {

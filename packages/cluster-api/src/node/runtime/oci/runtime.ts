@@ -123,7 +123,7 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
   }
 
   async prepareImage(image: ImageSpec): Promise<void> {
-    await this.opts.images.unpackedImage(image.image);
+    await this.opts.images.rootfsImage(image.image);
   }
 
   async runPodSandbox(config: PodSandboxConfig): Promise<string> {
@@ -170,17 +170,17 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
   async createContainer(sandboxId: string, config: ContainerConfig): Promise<string> {
     const sandbox = this.sandbox(sandboxId);
     const pod = sandbox.config.pod;
-    const image = await this.opts.images.unpackedImage(config.image.image);
+    const image = await this.opts.images.rootfsImage(config.image.image);
     const isFunction = image.config.Labels?.[FUNCTION_IMAGE_LABEL] === FUNCTION_IMAGE_KIND;
-    const user = identity(pod, config.container, image.config.User, image.root, isFunction ? FunctionUser : undefined);
-    const sec = security(pod, config.container, user);
     const env: Record<string, string> = { PATH: DefaultPath, ...imageEnv(image.config), HOSTNAME: sandbox.config.hostname, ...config.envs };
     const args = containerArgv(config, image.config, env);
     const id = newId();
     const bundle = join(this.dir, 'containers', id);
     mkdirSync(bundle, { recursive: true });
     try {
-      await mountRootfs(image.root, bundle);
+      await mountRootfs(image, bundle);
+      const user = identity(pod, config.container, image.config.User, join(bundle, 'rootfs'), isFunction ? FunctionUser : undefined);
+      const sec = security(pod, config.container, user);
       const psc = pod.spec.securityContext ?? {};
       if (psc.fsGroup !== undefined) chownForFsGroup(config.mounts, sandbox.config.podDir, psc.fsGroup);
       const mounts: BundleMount[] = [
