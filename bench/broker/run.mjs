@@ -32,8 +32,8 @@ const { values: opts } = parseArgs({
     seconds: { type: 'string', default: '5' },
     engines: { type: 'string', default: 'sqlite,nats' },
     connections: { type: 'string', default: '64' },
-    /** Comma-separated: broker (ingress, end to end, function, latency), sequence. */
-    measure: { type: 'string', default: 'broker,sequence' },
+    /** Comma-separated: broker (ingress, end to end, function, latency), sequence, async. */
+    measure: { type: 'string', default: 'broker,sequence,async' },
     // --journal false: the broker without the debugger's journal (debug/journal.ts), to see its cost.
     journal: { type: 'string', default: 'true' },
   },
@@ -70,8 +70,9 @@ async function startBroker(store, subscriberUrl, invocationsGateway) {
   const meta = (kind, name) => ({ apiVersion: 'eventing.knative.dev/v1', kind, metadata: { namespace: ns, name } });
   const triggers = subscriberUrl ? [{ ...meta('Trigger', 'sink'), spec: { broker: 'default', filter: { attributes: { type: 'bench' } }, subscriber: { uri: subscriberUrl } } }] : [];
   writeFileSync(config, JSON.stringify({ brokers: [{ ...meta('Broker', 'default'), spec: {} }], triggers, options: { maxInFlightPerTrigger: 128, journal: opts.journal !== 'false' }, ...(invocationsGateway ? { invocationsGateway } : {}) }));
-  const b = await child([standaloneBroker, store, config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
-  return { ...b, ingress: `/${ns}/default`, url: b.value };
+  const b = await child([standaloneBroker, store, config], (out) => /^\{"url".*\}$/m.exec(out)?.[0]);
+  const { url, fronts } = JSON.parse(b.value);
+  return { ...b, ingress: `/${ns}/default`, url, fronts };
 }
 
 /** A broker process serving a Sequence of `steps` steps at `stepUrl` whose reply goes to `replyUrl`: the children its controller makes. */
@@ -181,10 +182,62 @@ async function sequenceRound(store) {
   return out;
 }
 
-async function round(engine, store, natsUrl) {
+/**
+ * Asynchronous invocations, as the gateway hands them to the broker (the subscriber stands for the
+ * gateway the invoker runs them through): 202s per second, and the broker's CPU per accepted one.
+ */
+async function asyncRound(engine, s, r) {
+  // The accept path alone on SQLite only: a fresh file per broker, whereas on NATS what one broker
+  // leaves unrun stays in the shared server's stream for the next.
+  return { ...(await asyncWays(s, r, true)), ...(engine === 'sqlite' ? await asyncWays(s, r, false) : {}) };
+}
+
+/**
+ * The three ways in, in an order that turns with the round: the broker's endpoint, and the
+ * gateway's async path (async.ts) over HTTP to it or calling its queue in-process. `run`: the
+ * invoker runs what is accepted (against the subscriber); else the accept path alone (SQLite): the invoker's
+ * gateway never answers, so it stops at its first 128 in flight and runs nothing more.
+ */
+async function asyncWays(s, r, run) {
+  const sub = await subscriber();
+  const held = run ? undefined : createServer(() => undefined);
+  if (held) await new Promise((resolve) => held.listen(0, '127.0.0.1', resolve));
+  const b = await startBroker(s(), undefined, held ? `http://127.0.0.1:${held.address().port}/` : sub.url);
+  const invocation = () => ({ 'x-func-method': 'POST', 'x-func-path': '/', 'x-func-host': 'fn.bench.localhost' });
+  // The invocations stream and its consumer are made just after start: 503 until then.
+  while ((await fetch(`${b.url}/invocations/bench/fn`, { method: 'POST', headers: invocation(), body: BODY })).status === 503) await new Promise((r) => setTimeout(r, 20));
+  const ways = [
+    ['async', b.url, '/invocations/bench/fn', invocation],
+    ['asyncHttp', b.fronts.overHttp, '/', () => ({})],
+    ['asyncInProcess', b.fronts.inProcess, '/', () => ({})],
+  ];
+  // Unmeasured: a second on each way first (the first seconds of a process run slower, JIT and caches).
+  for (const [, url, path, headers] of ways) await flood(url, path, 1, headers);
+  const out = {};
+  for (let i = 0; i < ways.length; i++) {
+    const [way, url, path, headers] = ways[(i + r) % ways.length];
+    const key = run ? way : `${way}Accept`;
+    // Each way starts with nothing left to run, and its CPU is counted until all it queued has run.
+    await sub.reset();
+    const c0 = cpuMs(b.proc.pid);
+    const { ok, rate } = await flood(url, path, SECONDS, headers);
+    out[key] = rate;
+    const t0 = performance.now();
+    while (run && (await sub.stats()).count < ok && performance.now() - t0 < 120_000) await new Promise((r) => setTimeout(r, 50));
+    out[`${key}Cpu`] = (cpuMs(b.proc.pid) - c0) / ok;
+  }
+  b.stop();
+  sub.close();
+  held?.close();
+  say(`  async: ${JSON.stringify(out)}`);
+  return out;
+}
+
+async function round(engine, store, natsUrl, r = 0) {
   const s = () => (engine === 'sqlite' ? `sqlite:${join(dir, `r${performance.now()}.db`)}` : natsUrl);
   const measures = opts.measure.split(',');
   const out = measures.includes('sequence') ? await sequenceRound(s) : {};
+  if (measures.includes('async')) Object.assign(out, await asyncRound(engine, s, r));
   if (!measures.includes('broker')) return out;
   let b = await startBroker(s());
   out.ingress = (await flood(b.url, b.ingress, SECONDS)).rate;
@@ -199,13 +252,6 @@ async function round(engine, store, natsUrl) {
   out.e2e = st.count / ((st.last - t0) / 1000);
   out.e2eCpu = (cpuMs(b.proc.pid) - c0) / st.count;
   Object.assign(out, await latency(b.url, b.ingress, sub, 1000, SECONDS));
-  b.stop();
-  // Asynchronous invocations, as the gateway hands them to the broker (the subscriber stands for the gateway).
-  b = await startBroker(s(), undefined, sub.url);
-  const invocation = () => ({ 'x-func-method': 'POST', 'x-func-path': '/', 'x-func-host': 'fn.bench.localhost' });
-  // The invocations stream and its consumer are made just after start: 503 until then.
-  while ((await fetch(`${b.url}/invocations/bench/fn`, { method: 'POST', headers: invocation(), body: BODY })).status === 503) await new Promise((r) => setTimeout(r, 20));
-  out.async = (await flood(b.url, '/invocations/bench/fn', SECONDS, invocation)).rate;
   b.stop();
   sub.close();
   const runtime = join(root, 'packages/runtime/dist/cli.js');
@@ -253,7 +299,7 @@ const results = Object.fromEntries(engines.map((e) => [e, []]));
 for (let r = 0; r < ROUNDS; r++) {
   for (const e of engines) {
     say(`round ${r + 1}/${ROUNDS}: ${e}`);
-    results[e].push(await round(e, undefined, nats?.url));
+    results[e].push(await round(e, undefined, nats?.url, r));
   }
 }
 await nats?.stop();
@@ -276,4 +322,15 @@ console.log(row('Sequence of 3 steps, broker CPU per event, ms (flood and drain)
 console.log(row('Sequence of 3 steps, p50 at 1,000 events/s, ms', 'seqP50', 1, ''));
 console.log(row('Sequence of 3 steps, p99 at 1,000 events/s, ms', 'seqP99', 1, '≤ 50'));
 console.log(row('async invocations/s accepted (202, stored) at POST /invocations', 'async', 0, '≥ 2,000'));
+console.log(row('async invocations, broker CPU per invocation accepted and run, ms', 'asyncCpu', 3, ''));
+console.log(row('async through the gateway path, HTTP hop to the broker: accepted/s', 'asyncHttp', 0, '≥ 2,000'));
+console.log(row('async through the gateway path, HTTP hop: CPU per invocation accepted and run, ms (gateway and broker)', 'asyncHttpCpu', 3, ''));
+console.log(row('async through the gateway path, queue in-process (serve): accepted/s', 'asyncInProcess', 0, '≥ 2,000'));
+console.log(row('async through the gateway path, in-process: CPU per invocation accepted and run, ms', 'asyncInProcessCpu', 3, ''));
+console.log(row('async accept path alone (nothing run): POST /invocations, accepted/s', 'asyncAccept', 0, ''));
+console.log(row('async accept path alone: POST /invocations, CPU per accepted, ms', 'asyncAcceptCpu', 3, ''));
+console.log(row('async accept path alone: gateway path, HTTP hop, accepted/s', 'asyncHttpAccept', 0, ''));
+console.log(row('async accept path alone: gateway path, HTTP hop, CPU per accepted, ms', 'asyncHttpAcceptCpu', 3, ''));
+console.log(row('async accept path alone: gateway path, in-process, accepted/s', 'asyncInProcessAccept', 0, '≥ 2,000'));
+console.log(row('async accept path alone: gateway path, in-process, CPU per accepted, ms', 'asyncInProcessAcceptCpu', 3, ''));
 process.exit(0);

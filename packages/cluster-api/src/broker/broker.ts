@@ -10,6 +10,7 @@ import { DEBUG_PATH, type DebugAuth, debugHandler } from './debug/api.js';
 import { Journal } from './debug/journal.js';
 import { ingressHandler } from './ingress.js';
 import { INVOCATIONS_PATH, invocationIngress } from './invocation/ingress.js';
+import { type InvocationQueue, invocationQueue } from './invocation/queue.js';
 import { Invoker, type InvokerDeps } from './invocation/invoker.js';
 import { openEventLog } from './log/factory.js';
 import type { EventLog } from './log/interface.js';
@@ -73,6 +74,8 @@ export interface RunningBroker {
   readonly port: number;
   readonly metrics: BrokerMetrics;
   readonly log: EventLog;
+  /** Stores asynchronous invocations (`serve`'s gateway calls it in-process); undefined without `invocations`. */
+  readonly invocations?: InvocationQueue;
   /** Resolves once the current Brokers and Triggers are programmed and their status written. */
   settled(): Promise<void>;
   stop(): Promise<void>;
@@ -105,7 +108,8 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
   const maxInFlight = opts.maxInFlightPerTrigger ?? 64;
   const ackWaitMs = opts.ackWaitMs ?? 60_000;
   const invoker = opts.invocations && new Invoker({ log, metrics, logger, resolver: opts.resolver ?? noResolver, maxInFlight, ackWaitMs, maxEventBytes, ...opts.invocations });
-  const invocations = invoker && invocationIngress({ log, metrics, logger, maxEventBytes, maxPending: opts.maxPendingEvents ?? 20_000, ready: () => invoker.ready });
+  const queue = invoker && invocationQueue({ log, metrics, logger, maxEventBytes, maxPending: opts.maxPendingEvents ?? 20_000, ready: () => invoker.ready });
+  const invocations = queue && invocationIngress(queue);
   const debug = opts.debugAuth && journal && debugHandler({
     log, journal, logger, auth: opts.debugAuth,
     brokerReady: (key) => reconciler?.stream(key)?.ready,
@@ -157,6 +161,7 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
     port: address.port,
     metrics,
     log,
+    ...(queue ? { invocations: queue } : {}),
     settled: () => running.settled(),
     stop: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -44,15 +44,20 @@ export function problem(res: ServerResponse, status: number, detail: string, hea
   res.end(body);
 }
 
-/** A body over the limit: answer at once, then keep reading (discarding) so the client gets the answer, not a reset. */
-export function tooLarge(req: IncomingMessage, res: ServerResponse, limit: number): void {
-  problem(res, 413, `the request body exceeds the limit of ${limit} bytes`, { connection: 'close' });
+/** Reads the rest of a request and drops it (up to `cap` bytes, then the connection goes), so its client gets the answer sent, not a reset. */
+export function discard(req: IncomingMessage, cap = 64 * 1024 * 1024): void {
   let drained = 0;
   req.on('data', (c: Buffer) => {
     drained += c.length;
-    if (drained > 64 * limit) req.destroy();
+    if (drained > cap) req.destroy();
   });
   req.resume();
+}
+
+/** A body over the limit: answer at once, then keep reading (discarding) so the client gets the answer, not a reset. */
+export function tooLarge(req: IncomingMessage, res: ServerResponse, limit: number): void {
+  problem(res, 413, `the request body exceeds the limit of ${limit} bytes`, { connection: 'close' });
+  discard(req, 64 * limit);
 }
 
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {

@@ -45,8 +45,10 @@ export class Reconciler {
   private config: BrokerConfig | undefined;
   private readonly streams = new Map<string, StreamState>();
   private readonly brokers = new Map<string, Broker>();
-  /** Channels by stream key, with the status last computed. */
+  /** InMemoryChannels by stream key, with the status last computed. */
   readonly channels = new Map<string, Channel>();
+  /** Channels (no stream of their own: their backing channel's, channel/backing.ts) by `channels/<ns>/<name>`, with the status last computed. */
+  readonly backedChannels = new Map<string, Channel>();
   private readonly workers = new Map<string, { stream: string; worker: TriggerWorker; status: string }>();
   private readonly written = new Map<string, string>();
   private running: Promise<void> | undefined;
@@ -158,6 +160,7 @@ export class Reconciler {
   async removeStream(key: string, kind: StatusKind, objectKeyOf = key): Promise<void> {
     this.brokers.delete(key);
     this.channels.delete(key);
+    this.backedChannels.delete(key);
     this.streams.delete(key);
     this.written.delete(`${kind}/${objectKeyOf}`);
     for (const [name, w] of [...this.workers]) if (w.stream === key) await this.removeWorker(name, key);

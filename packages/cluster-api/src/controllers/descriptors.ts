@@ -42,6 +42,7 @@ import { startSinkBindingController } from './source-sinkbinding/sink-binding.js
 import { startContainerSourceController } from './source-container/container-source.js';
 import { startSequenceController } from './flows-sequence/sequence.js';
 import { startParallelController } from './flows-parallel/parallel.js';
+import { startChannelController } from './messaging-channel/channel.js';
 import { startAutoscaler } from './serving-autoscaler/autoscaler.js';
 import { whenServed } from '../serving/kinds.js';
 import { startCsrApproving } from '../certificates/approver.js';
@@ -122,6 +123,7 @@ export const Controllers: readonly ControllerDescriptor[] = [
   { name: 'source-container-controller', aliases: [], byDefault: true, serviceAccount: 'eventing-controller', start: (ctx) => whenServed(ctx, ['containerSources', 'sinkBindings', 'deployments'], startContainerSourceController) },
   // Knative Eventing's flows, started once serve's CRDs for the kinds are served (with the broker).
   { name: 'flows-sequence-controller', aliases: [], byDefault: true, serviceAccount: 'flows-controller', start: (ctx) => whenServed(ctx, ['sequences', 'channels', 'inMemoryChannels', 'subscriptions'], startSequenceController) },
+  { name: 'messaging-channel-controller', aliases: [], byDefault: true, serviceAccount: 'flows-controller', start: (ctx) => whenServed(ctx, ['channels', 'inMemoryChannels'], startChannelController) },
   { name: 'flows-parallel-controller', aliases: [], byDefault: true, serviceAccount: 'flows-controller', start: (ctx) => whenServed(ctx, ['parallels', 'channels', 'inMemoryChannels', 'subscriptions'], startParallelController) },
   { name: 'serving-autoscaler', aliases: [], byDefault: true, serviceAccount: 'serving-controller', start: (ctx) => whenServed(ctx, ['revisions'], startAutoscaler) },
   { name: 'certificatesigningrequest-cleaner-controller', aliases: ['csrcleaner'], byDefault: true, serviceAccount: 'certificate-controller', start: (ctx, s) => startCsrCleaner(ctx, common(s)) },

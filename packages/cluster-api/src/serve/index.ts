@@ -136,7 +136,7 @@ export async function serve(asked: ServeConfig, log?: Log, options: ServeOptions
     // The gateway reads Routes, Revisions, DomainMappings, Services and Endpoints as system:serving-gateway.
     // Its address is published in knative-serving/config-gateway for clients that only have the kubeconfig.
     gatewayPart(async () => {
-      gateway = await startGateway({ kube: embeddedClient(endpoint(), ids.gatewayToken, 'gateway'), host: config.bindAddress, port: config.gatewayPort, log, asyncBroker: () => broker?.broker.url });
+      gateway = await startGateway({ kube: embeddedClient(endpoint(), ids.gatewayToken, 'gateway'), host: config.bindAddress, port: config.gatewayPort, log, asyncQueue: () => broker?.broker.invocations });
       await publishGatewayUrl(api!.registry, gateway.url).catch((err: Error) => log?.({ level: 'warn', msg: 'gateway address not published', error: err.message }));
       // Pods with network namespaces of their own reach it by name (a Route's cluster-local name points there).
       if (kubernetesService(config)) await publishHostService(api!.registry, { ...GatewayService, component: 'gateway', host: config.bindAddress, port: Number(new URL(gateway.url).port) })

@@ -4,6 +4,7 @@
  * Subscription; a reply goes to `spec.reply`; retries, backoff and dead-letter as the broker's.
  */
 import { describe, expect, it } from 'vitest';
+import { backingChannel } from '../../src/broker/channel/backing.js';
 import type { Channel, Subscription } from '../../src/broker/channel/types.js';
 import type { Condition } from '../../src/broker/types.js';
 import { until } from '../../testing/src/poll.js';
@@ -14,6 +15,12 @@ const FAST = { retry: 2, backoffPolicy: 'linear', backoffDelay: 'PT0.05S' };
 
 const channel = (name: string, namespace: string, spec: Channel['spec'] = {}, kind: Channel['kind'] = 'Channel'): Channel =>
   ({ apiVersion: 'messaging.knative.dev/v1', kind, metadata: { namespace, name, uid: `uid-${name}` }, spec });
+
+/** A Channel and the InMemoryChannel the messaging-channel controller makes for it (its backing channel). */
+const backed = (name: string, namespace: string, spec: Channel['spec'] = {}): Channel[] => {
+  const c = channel(name, namespace, spec);
+  return [c, backingChannel(c)];
+};
 
 const subscription = (name: string, namespace: string, spec: Partial<Subscription['spec']>, ch = 'events'): Subscription =>
   ({ apiVersion: 'messaging.knative.dev/v1', kind: 'Subscription', metadata: { namespace, name, uid: `uid-${name}` },
@@ -30,18 +37,22 @@ describe.each<Engine>(['sqlite', 'nats'])('channels on %s', (engine) => {
     const replier = await sub((r, _n, res) => void res.writeHead(200, { 'ce-specversion': '1.0', 'ce-id': `re-${r.headers['ce-id']}`, 'ce-source': '/a', 'ce-type': 'answered', 'content-type': 'text/plain' }).end('hi'));
     const [b, replies] = [await sub(), await sub()];
     const { source, broker } = await h.start([
-      channel('events', ns),
+      ...backed('events', ns),
       subscription('a', ns, { subscriber: { uri: replier.url }, reply: { uri: replies.url } }),
       subscription('b', ns, { subscriber: { uri: b.url } }),
     ]);
     const ch = source.get<Channel>('Channel', ns, 'events')!;
     expect(ready(ch)).toMatchObject({ status: 'True' });
     const address = ch.status!.address!.url!;
-    expect(address).toBe(`${broker.url}/channels/${ns}/events`);
-    expect(ch.status!.subscribers).toEqual(expect.arrayContaining([
-      { uid: 'uid-a', observedGeneration: 1, ready: 'True' }, { uid: 'uid-b', observedGeneration: 1, ready: 'True' },
-    ]));
+    // The Channel reports its backing InMemoryChannel: its address, its readiness, and the same subscribers.
+    expect(address).toBe(`${broker.url}/inmemorychannels/${ns}/events`);
+    expect(ch.status!.channel).toEqual({ apiVersion: 'messaging.knative.dev/v1', kind: 'InMemoryChannel', name: 'events', namespace: ns });
+    const listed = [{ uid: 'uid-a', observedGeneration: 1, ready: 'True' }, { uid: 'uid-b', observedGeneration: 1, ready: 'True' }];
+    expect(ch.status!.subscribers).toEqual(expect.arrayContaining(listed));
     expect(ch.status!.conditions!.map((c) => c.type)).toEqual(['Addressable', 'BackingChannelReady', 'DeadLetterSinkResolved', 'Ready']);
+    const imc = source.get<Channel>('InMemoryChannel', ns, 'events')!;
+    expect(imc.status!.address!.url).toBe(address);
+    expect(imc.status!.subscribers).toEqual(expect.arrayContaining(listed));
     const a = source.get<Subscription>('Subscription', ns, 'a')!;
     expect(ready(a)).toMatchObject({ status: 'True' });
     expect(a.status!.physicalSubscription).toEqual({ subscriberUri: replier.url, replyUri: replies.url });
@@ -77,7 +88,7 @@ describe.each<Engine>(['sqlite', 'nats'])('channels on %s', (engine) => {
     const badReply = await sub((_r, _n, res) => void res.writeHead(503).end());
     const dls = await sub();
     const { source, broker } = await h.start([
-      channel('events', ns, { delivery: { deadLetterSink: { uri: dls.url } } }),
+      ...backed('events', ns, { delivery: { deadLetterSink: { uri: dls.url } } }),
       subscription('fails', ns, { subscriber: { uri: failing.url }, delivery: FAST }),
       subscription('reply-fails', ns, { subscriber: { uri: answering.url }, reply: { uri: badReply.url }, delivery: { retry: 1, backoffDelay: 'PT0.05S' } }),
     ]);
@@ -98,7 +109,7 @@ describe.each<Engine>(['sqlite', 'nats'])('channels on %s', (engine) => {
   it('without delivery on either object makes one attempt and drops (logged) without a dead-letter sink', async () => {
     const ns = freshNamespace();
     const failing = await sub((_r, _n, res) => void res.writeHead(500).end());
-    const { source, broker, logs } = await h.start([channel('events', ns), subscription('once', ns, { subscriber: { uri: failing.url } })]);
+    const { source, broker, logs } = await h.start([...backed('events', ns), subscription('once', ns, { subscriber: { uri: failing.url } })]);
     const address = source.get<Channel>('Channel', ns, 'events')!.status!.address!.url!;
     expect((await post(address, binaryEvent({ id: 'o1' }).headers, '{}')).status).toBe(202);
     await until('dropped', () => broker.metrics.total('dropped') === 1, { timeoutMs: 15_000 });
@@ -110,7 +121,7 @@ describe.each<Engine>(['sqlite', 'nats'])('channels on %s', (engine) => {
     const ns = freshNamespace();
     const echo = await sub((r, _n, res) => void res.writeHead(200, { 'ce-specversion': '1.0', 'ce-id': `${r.headers['ce-id']}`, 'ce-source': '/echo', 'ce-type': 'again' }).end());
     const { source, broker, logs } = await h.start([
-      channel('loop', ns),
+      ...backed('loop', ns),
       subscription('echo', ns, { subscriber: { uri: echo.url }, reply: { ref: { apiVersion: 'messaging.knative.dev/v1', kind: 'Channel', name: 'loop' } } }, 'loop'),
     ]);
     const address = source.get<Channel>('Channel', ns, 'loop')!.status!.address!.url!;
@@ -122,11 +133,42 @@ describe.each<Engine>(['sqlite', 'nats'])('channels on %s', (engine) => {
     expect(logs.find((l) => l.msg === 'event dropped')?.fields?.reason).toContain('hop limit is exhausted');
   }, 90_000);
 
+  it('a Channel without its backing InMemoryChannel, or with one of its name that it does not control, is not Ready and has no address', async () => {
+    const ns = freshNamespace();
+    const target = await sub();
+    const foreign = { ...channel('taken', ns, {}, 'InMemoryChannel'), metadata: { namespace: ns, name: 'taken', uid: 'uid-imc' } };
+    const { source, broker } = await h.start([
+      channel('alone', ns),
+      channel('taken', ns),
+      foreign,
+      subscription('waits', ns, { subscriber: { uri: target.url } }, 'alone'),
+    ]);
+    for (const name of ['alone', 'taken']) {
+      const ch = source.get<Channel>('Channel', ns, name)!;
+      const cond = (type: string) => ch.status!.conditions!.find((c) => c.type === type);
+      expect(cond('BackingChannelReady')).toMatchObject({ status: 'Unknown', reason: 'BackingChannelNotConfigured', message: 'BackingChannel has not yet been reconciled.' });
+      expect(cond('Addressable')).toMatchObject({ status: 'False', reason: 'EmptyHostname', message: 'hostname is the empty string' });
+      expect(ready(ch)).toMatchObject({ status: 'False', reason: 'EmptyHostname' });
+      expect(ch.status!.address).toBeUndefined();
+      expect(ch.status!.channel).toBeUndefined();
+    }
+    expect(ready(source.get<Subscription>('Subscription', ns, 'waits'))).toMatchObject({ status: 'False', reason: 'ChannelNotReady' });
+    // The Channel has no stream of its own: its old path is no address.
+    expect((await post(`${broker.url}/channels/${ns}/alone`, binaryEvent().headers, '{}')).status).toBe(404);
+    // Its backing channel appears: Ready, and the Subscription waiting on it delivers.
+    const [alone] = backed('alone', ns).slice(1);
+    source.apply(alone!);
+    await until('the Channel Ready', () => ready(source.get<Channel>('Channel', ns, 'alone'))?.status === 'True', { timeoutMs: 15_000 });
+    const address = source.get<Channel>('Channel', ns, 'alone')!.status!.address!.url!;
+    expect((await post(address, binaryEvent({ id: 'late' }).headers, '{}')).status).toBe(202);
+    expect((await target.until(1))[0]!.headers['ce-id']).toBe('late');
+  });
+
   it('turns malformed Channels and Subscriptions into False conditions naming the field, and keeps their events until fixed', async () => {
     const ns = freshNamespace();
     const late = await sub();
     const { source, broker } = await h.start([
-      channel('events', ns),
+      ...backed('events', ns),
       channel('kafka', ns, { channelTemplate: { apiVersion: 'messaging.knative.dev/v1beta1', kind: 'KafkaChannel' } }),
       channel('bad-delivery', ns, { delivery: { retry: -1 } }),
       { ...subscription('no-channel', ns, {}), spec: { subscriber: { uri: late.url } } } as unknown as Subscription,

@@ -7,6 +7,7 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type NatsCluster, startNats } from '../../src/broker/log/testing/nats-server.js';
 import { runKubectl } from '../support/helpers.js';
@@ -191,6 +192,56 @@ describe.runIf(ready).each<Engine>(['sqlite', 'nats'])('channels and flows on se
     expect(dead[0]!.headers).toMatchObject({ 'ce-knativeerrordest': failing.url, 'ce-knativeerrorcode': '500' });
     expect(failing.received).toHaveLength(6);
   }, 90_000);
+
+  it('a Channel makes its backing InMemoryChannel and reports it; an InMemoryChannel made directly serves Subscriptions; Knative\'s InMemoryChannel CRD applied over ours keeps both working', async () => {
+    const [viaChannel, viaImc] = [await sub(), await sub()];
+    const ref = (kind: string, name: string) => ({ apiVersion: 'messaging.knative.dev/v1', kind, name });
+    expect((await apply('imc',
+      { apiVersion: 'messaging.knative.dev/v1', kind: 'Channel', metadata: { name: 'backed' } },
+      { apiVersion: 'messaging.knative.dev/v1', kind: 'Subscription', metadata: { name: 'via-channel' }, spec: { channel: ref('Channel', 'backed'), subscriber: { uri: viaChannel.url } } },
+      { apiVersion: 'messaging.knative.dev/v1', kind: 'InMemoryChannel', metadata: { name: 'direct' } },
+      { apiVersion: 'messaging.knative.dev/v1', kind: 'Subscription', metadata: { name: 'via-imc' }, spec: { channel: ref('InMemoryChannel', 'direct'), subscriber: { uri: viaImc.url } } },
+    )).stderr).toBe('');
+    const channelAddress = await readyAddress('channels.messaging.knative.dev', 'backed');
+    const imcAddress = await readyAddress('inmemorychannels', 'direct');
+    const get = async (resource: string, name: string) => JSON.parse((await kubectl('get', resource, name, '-o', 'json')).stdout);
+    const channel = await get('channels.messaging.knative.dev', 'backed');
+    const backing = await get('inmemorychannels', 'backed');
+    // Knative's backing object: an InMemoryChannel of the Channel's name, controlled by it; the Channel's address and readiness are its.
+    expect(backing.metadata.ownerReferences).toEqual([{ apiVersion: 'messaging.knative.dev/v1', kind: 'Channel', name: 'backed', uid: channel.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    expect(channel.status.channel).toEqual({ apiVersion: 'messaging.knative.dev/v1', kind: 'InMemoryChannel', name: 'backed', namespace: 'default' });
+    expect(channelAddress).toBe(backing.status.address.url);
+    expect(channel.status.conditions.find((c: { type: string }) => c.type === 'BackingChannelReady')).toMatchObject({ status: 'True' });
+    expect(backing.status.subscribers).toEqual([expect.objectContaining({ ready: 'True' })]);
+    expect(channel.status.subscribers).toEqual(backing.status.subscribers);
+    const table = (await kubectl('get', 'inmemorychannels')).stdout;
+    expect(table).toMatch(new RegExp(`^backed\\s+${channelAddress.replaceAll('.', '\\.')}\\s+\\S+\\s+True`, 'm'));
+    expect(table).toMatch(new RegExp(`^direct\\s+${imcAddress.replaceAll('.', '\\.')}\\s+\\S+\\s+True`, 'm'));
+    const send = async (address: string, id: string) => expect((await post(address, binaryEvent({ id }).headers, '{"n":1}')).status).toBe(202);
+    await send(channelAddress, 'ch-1');
+    await send(imcAddress, 'imc-1');
+    expect((await viaChannel.until(1, 30_000))[0]!.headers['ce-id']).toBe('ch-1');
+    expect((await viaImc.until(1, 30_000))[0]!.headers['ce-id']).toBe('imc-1');
+
+    // Knative's own CRD over ours: a structural schema that prunes what it does not name.
+    const crd = fileURLToPath(new URL('./fixtures/knative-inmemorychannel-crd.yaml', import.meta.url));
+    expect((await kubectl('apply', '-f', crd)).stderr).toBe('');
+    await kubectl('wait', '--for=condition=Established', '--timeout=20s', '-f', crd);
+    expect(JSON.parse((await kubectl('get', 'crd', 'inmemorychannels.messaging.knative.dev', '-o', 'json')).stdout).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.subscribers.type).toBe('array');
+    await send(channelAddress, 'ch-2');
+    await send(imcAddress, 'imc-2');
+    expect((await viaChannel.until(2, 30_000))[1]!.headers['ce-id']).toBe('ch-2');
+    expect((await viaImc.until(2, 30_000))[1]!.headers['ce-id']).toBe('imc-2');
+    // A Channel made after it is backed, Ready and addressable as before; its backing channel's status kept whole.
+    expect((await apply('imc-after', { apiVersion: 'messaging.knative.dev/v1', kind: 'Channel', metadata: { name: 'later' } })).stderr).toBe('');
+    const laterAddress = await readyAddress('channels.messaging.knative.dev', 'later');
+    const laterBacking = await get('inmemorychannels', 'later');
+    expect(laterBacking.status.address.url).toBe(laterAddress);
+    expect(laterBacking.status.conditions.map((c: { type: string }) => c.type)).toContain('DispatcherReady');
+    // Deleting the Channel deletes its backing channel (the garbage collector, by the owner reference).
+    await kubectl('delete', 'channels.messaging.knative.dev', 'later');
+    await until('the backing InMemoryChannel gone', async () => (await kubectl('get', 'inmemorychannels', '-o', 'name')).stdout.split('\n').every((l) => !l.endsWith('/later')), { timeoutMs: 30_000 });
+  }, 120_000);
 
   it('refuses malformed specs with the webhook\'s messages', async () => {
     const bad = async (name: string, o: object) => (await apply(name, o)).stderr;

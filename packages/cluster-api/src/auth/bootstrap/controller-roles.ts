@@ -147,7 +147,8 @@ const roles: Record<string, ReturnType<typeof rule>[]> = {
     rule('impersonate', '', 'serviceaccounts'),
     events,
   ],
-  // Knative Eventing's flows: Sequences and Parallels, the channels and Subscriptions they are made of.
+  // Knative Eventing's flows: Sequences and Parallels, the channels and Subscriptions they are made of;
+  // and Channels' backing InMemoryChannels (messaging-channel-controller).
   'flows-controller': [
     rule(Read, 'flows.knative.dev', 'sequences parallels'),
     rule('update', 'flows.knative.dev', 'sequences/status parallels/status sequences/finalizers parallels/finalizers'),

@@ -1,7 +1,10 @@
 /**
- * Channels and Subscriptions in the control loop: a channel is a stream of the event log, as a
- * Broker is; a Subscription is a durable consumer of it that matches every event, delivered by the
- * same workers as Triggers, with its reply POSTed to `spec.reply` instead of routed in the stream.
+ * Channels and Subscriptions in the control loop: an InMemoryChannel is a stream of the event log,
+ * as a Broker is; a Channel is backed by an InMemoryChannel of its name that it controls
+ * (backing.ts), whose stream, address and readiness it reports as its own; a Subscription is a
+ * durable consumer of the stream of the channel it names (a Channel's: its backing channel's) that
+ * matches every event, delivered by the same workers as Triggers, with its reply POSTed to
+ * `spec.reply` instead of routed in the stream.
  *
  * Each channel's status is computed first (a Subscription delivers only from a Ready channel), then
  * every Subscription's, then the channels' again with their `subscribers`: Knative's Subscription
@@ -19,7 +22,8 @@ import type { BrokerConfig } from '../source.js';
 import { readyCondition } from '../status/conditions.js';
 import type { Resolution } from '../status/status.js';
 import { type Destination, objectKey } from '../types.js';
-import { channelProblems, channelStatus, subscriberStatus, subscriptionProblems, subscriptionStatus } from './status.js';
+import { backingStream, backs } from './backing.js';
+import { type ChannelObservation, channelProblems, channelStatus, subscriberStatus, subscriptionProblems, subscriptionStatus } from './status.js';
 import { type Channel, type ChannelKind, ChannelKinds, channelStream, MESSAGING_V1, type SubscriberStatus, type Subscription } from './types.js';
 
 const matchAll = () => true;
@@ -29,11 +33,19 @@ export function subscriptionConsumer(s: Subscription): string {
   return `subscriptions/${objectKey(s.metadata)}${s.metadata.uid ? `@${s.metadata.uid}` : ''}`;
 }
 
-/** The stream a Subscription's `spec.channel` names, when it names a channel kind served here. */
-function channelOf(s: Subscription): string | undefined {
+/** The stream events sent to channel `kind` `namespace/name` go to: an InMemoryChannel's own, a Channel's backing channel's. */
+const dataStream = (kind: ChannelKind, namespace: string, name: string): string =>
+  kind === 'Channel' ? backingStream(namespace, name) : channelStream(kind, namespace, name);
+
+/** A channel with the status last computed, by kind, namespace and name. */
+const channelObject = (r: Reconciler, kind: ChannelKind, namespace: string, name: string): Channel | undefined =>
+  (kind === 'Channel' ? r.backedChannels : r.channels).get(channelStream(kind, namespace, name));
+
+/** The channel a Subscription's `spec.channel` names and the stream it reads, when it names a channel kind served here. */
+function channelOf(s: Subscription): { readonly kind: ChannelKind; readonly name: string; readonly stream: string } | undefined {
   const ref = s.spec?.channel;
   const kind = ref?.kind as ChannelKind | undefined;
-  return kind && kind in ChannelKinds && typeof ref?.name === 'string' && ref.name ? channelStream(kind, s.metadata.namespace, ref.name) : undefined;
+  return kind && kind in ChannelKinds && typeof ref?.name === 'string' && ref.name ? { kind, name: ref.name, stream: dataStream(kind, s.metadata.namespace, ref.name) } : undefined;
 }
 
 /**
@@ -46,7 +58,7 @@ function localResolver(r: Reconciler): SubscriberResolver {
     resolve: async (ref) => {
       const kind = ref.kind as ChannelKind | undefined;
       if (ref.apiVersion === MESSAGING_V1 && kind && kind in ChannelKinds) {
-        const url = r.channels.get(channelStream(kind, ref.namespace, ref.name))?.status?.address?.url;
+        const url = channelObject(r, kind, ref.namespace, ref.name)?.status?.address?.url;
         if (url) return url;
       }
       return r.deps.resolver.resolve(ref);
@@ -60,44 +72,52 @@ async function resolve(r: Reconciler, dest: Destination | undefined, namespace: 
 
 export async function reconcileChannels(r: Reconciler, config: BrokerConfig, now: string, wanted: Set<string>): Promise<void> {
   const seen = new Map<string, Channel>();
-  const observations = new Map<string, Omit<Parameters<typeof channelStatus>[0], 'subscribers'>>();
-  for (const c of config.channels ?? []) {
-    const key = channelStream(c.kind, c.metadata.namespace, c.metadata.name);
+  /** By the stream each reports (a Channel: its backing channel's), with the map its status goes to. */
+  const observations = new Map<string, { o: Omit<ChannelObservation, 'subscribers'>; stream: string; into: Map<string, Channel> }>();
+  const all = config.channels ?? [];
+  // InMemoryChannels first: a Channel reports its backing one as computed in this pass.
+  for (const c of [...all.filter((x) => x.kind !== 'Channel'), ...all.filter((x) => x.kind === 'Channel')]) {
+    const { namespace, name } = c.metadata;
+    const key = channelStream(c.kind, namespace, name);
     seen.set(key, c);
-    const stream = await r.ensureStream(key);
-    const dls = c.spec?.delivery?.deadLetterSink;
+    const backed = c.kind === 'Channel';
+    const backing = backed ? r.channels.get(backingStream(namespace, name)) : undefined;
     const o = {
       channel: { ...c, status: r.previous<Channel['status']>(c.kind, objectKey(c.metadata)) ?? c.status },
-      address: r.deps.address(key),
-      stream,
-      deadLetterSink: await resolve(r, dls, c.metadata.namespace),
+      ...(backed ? { backing: backing && backs(backing, c) ? backing : undefined } : {}),
+      address: backed ? undefined : r.deps.address(key),
+      stream: backed ? ({ ready: true } as const) : await r.ensureStream(key),
+      deadLetterSink: await resolve(r, c.spec?.delivery?.deadLetterSink, namespace),
       problems: channelProblems(c),
       now,
     };
-    observations.set(key, o);
-    r.channels.set(key, { ...c, status: channelStatus({ ...o, subscribers: [] }) });
+    const into = backed ? r.backedChannels : r.channels;
+    observations.set(key, { o, stream: dataStream(c.kind, namespace, name), into });
+    into.set(key, { ...c, status: channelStatus({ ...o, subscribers: [] }) });
   }
-  for (const [key, c] of [...r.channels]) if (!seen.has(key)) await r.removeStream(key, c.kind, objectKey(c.metadata));
+  for (const [key, c] of [...r.channels, ...r.backedChannels]) if (!seen.has(key)) await r.removeStream(key, c.kind, objectKey(c.metadata));
 
+  // A Channel and its backing channel list the same subscribers: those of the stream they share.
   const subscribers = new Map<string, SubscriberStatus[]>();
   for (const s of config.subscriptions ?? []) {
     wanted.add(subscriptionConsumer(s));
-    const stream = channelOf(s);
-    const status = await reconcileSubscription(r, s, stream, now);
-    if (stream) subscribers.set(stream, [...(subscribers.get(stream) ?? []), subscriberStatus(s, status)]);
+    const on = channelOf(s);
+    const status = await reconcileSubscription(r, s, on, now);
+    if (on) subscribers.set(on.stream, [...(subscribers.get(on.stream) ?? []), subscriberStatus(s, status)]);
   }
 
-  for (const [key, o] of observations) {
+  for (const [key, { o, stream, into }] of observations) {
     const c = o.channel;
-    const status = channelStatus({ ...o, subscribers: subscribers.get(key) ?? [] });
-    r.channels.set(key, { ...seen.get(key)!, status });
+    const status = channelStatus({ ...o, subscribers: subscribers.get(stream) ?? [] });
+    into.set(key, { ...seen.get(key)!, status });
     await r.write(c.kind, c.metadata.namespace, c.metadata.name, status);
   }
 }
 
-async function reconcileSubscription(r: Reconciler, s: Subscription, stream: string | undefined, now: string) {
+async function reconcileSubscription(r: Reconciler, s: Subscription, on: ReturnType<typeof channelOf>, now: string) {
   const ns = s.metadata.namespace;
-  const channel = stream ? r.channels.get(stream) : undefined;
+  const stream = on?.stream;
+  const channel = on ? channelObject(r, on.kind, ns, on.name) : undefined;
   const problems = subscriptionProblems(s);
   const subscriber = await resolve(r, s.spec?.subscriber, ns);
   const reply = await resolve(r, s.spec?.reply, ns);

@@ -10,6 +10,7 @@ import { deliveryProblems, type FieldProblem } from '../delivery/policy.js';
 import { livingConditions, mark, type Mark, readyCondition } from '../status/conditions.js';
 import type { Resolution } from '../status/status.js';
 import type { Destination } from '../types.js';
+import { backingReference } from './backing.js';
 import { type Channel, ChannelKinds, type ChannelStatus, MESSAGING_V1, type SubscriberStatus, type Subscription, type SubscriptionStatus } from './types.js';
 
 const describe = (problems: readonly FieldProblem[]): string => problems.map((p) => `${p.path}: ${p.message}`).join('; ');
@@ -50,6 +51,9 @@ export function subscriptionProblems(s: Subscription): FieldProblem[] {
 
 export interface ChannelObservation {
   readonly channel: Channel;
+  /** A Channel's backing InMemoryChannel with its status (backing.ts); undefined while there is none. Unused for an InMemoryChannel. */
+  readonly backing?: Channel | undefined;
+  /** An InMemoryChannel's address (a Channel's is its backing channel's). */
   readonly address: string | undefined;
   readonly stream: { readonly ready: true } | { readonly ready: false; readonly message: string };
   readonly deadLetterSink: Resolution | undefined;
@@ -58,25 +62,42 @@ export interface ChannelObservation {
   readonly now: string;
 }
 
+/** A Channel's BackingChannelReady: its backing channel's Ready, as Knative's `PropagateStatuses` copies it. */
+function backingMark(backing: Channel | undefined): Mark {
+  const ready = readyCondition(backing?.status?.conditions);
+  if (!ready) return mark.unknown('BackingChannelReady', 'BackingChannelNotConfigured', 'BackingChannel has not yet been reconciled.');
+  if (ready.status === 'True') return mark.true('BackingChannelReady');
+  const reason = ready.reason ?? 'BackingChannelNotReady';
+  return ready.status === 'False' ? mark.false('BackingChannelReady', reason, ready.message ?? '') : mark.unknown('BackingChannelReady', reason, ready.message ?? '');
+}
+
 export function channelStatus(o: ChannelObservation): ChannelStatus {
   const c = o.channel;
-  const dispatcher = o.problems.length > 0 ? mark.false('', 'InvalidSpec', describe(o.problems))
-    : o.stream.ready ? mark.true('') : mark.false('', 'StreamUnavailable', o.stream.message);
+  const invalid = o.problems.length > 0 ? mark.false('', 'InvalidSpec', describe(o.problems)) : undefined;
   const dls = !o.deadLetterSink ? mark.true('DeadLetterSinkResolved', 'DeadLetterSinkNotConfigured', 'No dead letter sink is configured.')
     : 'uri' in o.deadLetterSink ? mark.true('DeadLetterSinkResolved') : mark.false('DeadLetterSinkResolved', 'Unable to get the dead letter sink\'s URI', o.deadLetterSink.error);
-  const addressable = o.address ? mark.true('Addressable') : mark.false('Addressable', 'nil URL', 'URL is nil');
-  // A Channel reports its backing channel; an InMemoryChannel its dispatcher and Service (here, the log's stream and the ingress).
-  const marks: Mark[] = c.kind === 'Channel'
-    ? [addressable, { ...dispatcher, type: 'BackingChannelReady' }, dls]
-    : [addressable, mark.true('ChannelServiceReady'), dls, { ...dispatcher, type: 'DispatcherReady' }, mark.true('EndpointsReady'), mark.true('ServiceReady')];
+  const backing = c.kind === 'Channel' ? o.backing : undefined;
+  const address = c.kind === 'Channel' ? backing?.status?.address?.url : o.address;
+  let marks: Mark[];
+  if (c.kind === 'Channel') {
+    // A Channel reports its backing channel: its readiness and its address.
+    const addressable = address ? mark.true('Addressable') : mark.false('Addressable', 'EmptyHostname', 'hostname is the empty string');
+    marks = [invalid ? { ...invalid, type: 'BackingChannelReady' } : backingMark(backing), addressable, dls];
+  } else {
+    // An InMemoryChannel reports its dispatcher and Service: here, the log's stream and the ingress.
+    const dispatcher = invalid ?? (o.stream.ready ? mark.true('') : mark.false('', 'StreamUnavailable', o.stream.message));
+    const addressable = address ? mark.true('Addressable') : mark.false('Addressable', 'nil URL', 'URL is nil');
+    marks = [addressable, mark.true('ChannelServiceReady'), dls, { ...dispatcher, type: 'DispatcherReady' }, mark.true('EndpointsReady'), mark.true('ServiceReady')];
+  }
   const status: ChannelStatus = {
     ...(c.status?.annotations ? { annotations: c.status.annotations } : {}),
     conditions: livingConditions(marks, c.status?.conditions, o.now),
   };
   if (c.metadata.generation !== undefined) status.observedGeneration = c.metadata.generation;
-  if (o.address) {
-    status.address = { name: 'http', url: o.address };
-    status.addresses = [{ name: 'http', url: o.address }];
+  if (backing) status.channel = backingReference(c);
+  if (address) {
+    status.address = { name: 'http', url: address };
+    status.addresses = [{ name: 'http', url: address }];
   }
   if (o.subscribers.length > 0) status.subscribers = [...o.subscribers];
   if (o.deadLetterSink && 'uri' in o.deadLetterSink) status.deadLetterSinkUri = o.deadLetterSink.uri;

@@ -4,8 +4,13 @@
  * Service's annotation `function.knative.dev/async-delivery`, e.g.
  * `{"retry": 2, "backoffPolicy": "linear", "backoffDelay": "PT0.5S", "deadLetterSink": {"ref": {"apiVersion": "v1", "kind": "Service", "name": "dlq"}}}`.
  * No annotation (or no such Service): the default (Knative's broker default).
+ *
+ * `AsyncDeliveryPolicies` reads it at every attempt from a watch of the Knative Services (no request
+ * to the API per invocation); until the first list arrives (or where serving.knative.dev is not
+ * served) it asks the API for the one Service.
  */
-import { KubeApiError, type KubeClient, type KubeObject } from '@func/kube-client';
+import { Informer, KubeApiError, type KubeClient, type KubeObject } from '@func/kube-client';
+import type { Logger } from '../metrics.js';
 import type { DeliverySpec } from '../types.js';
 import { referencedResource } from './resources.js';
 
@@ -37,4 +42,40 @@ export function asyncDeliveryPolicy(client: KubeClient): (namespace: string, nam
     }
     return parseAsyncDelivery(ksvc.metadata?.annotations?.[ASYNC_DELIVERY_ANNOTATION]);
   };
+}
+
+export interface AsyncDeliveryPoliciesOptions {
+  readonly logger: Logger;
+  readonly minBackoffMs?: number;
+  readonly maxBackoffMs?: number;
+}
+
+export class AsyncDeliveryPolicies {
+  private readonly services: Informer<KubeObject>;
+  private readonly fetch: (namespace: string, name: string) => Promise<DeliverySpec | undefined>;
+  private synced = false;
+
+  constructor(client: KubeClient, options: AsyncDeliveryPoliciesOptions) {
+    this.fetch = asyncDeliveryPolicy(client);
+    this.services = new Informer<KubeObject>(client, knativeServices, {
+      namespace: '', minBackoffMs: options.minBackoffMs ?? 200, maxBackoffMs: options.maxBackoffMs ?? 5_000,
+      onError: (err) => options.logger('debug', 'broker watch failed, retrying', { what: 'watch services.serving.knative.dev', error: (err as Error).message }),
+    });
+  }
+
+  start(): this {
+    this.services.start();
+    void this.services.synced.then(() => (this.synced = true));
+    return this;
+  }
+
+  /** The function's DeliverySpec as its Knative Service says now; throws why it cannot be read. */
+  readonly policyOf = async (namespace: string, name: string): Promise<DeliverySpec | undefined> => {
+    if (!this.synced) return this.fetch(namespace, name);
+    return parseAsyncDelivery(this.services.get(name, namespace)?.metadata?.annotations?.[ASYNC_DELIVERY_ANNOTATION]);
+  };
+
+  stop(): Promise<void> {
+    return this.services.stop();
+  }
 }

@@ -8,7 +8,7 @@ import { type BrokerOptions, type RunningBroker, startBroker } from '../broker.j
 import type { FailureRecorder } from '../dispatch/worker.js';
 import { jsonLogger, type Logger } from '../metrics.js';
 import { type Advertised, ingressBase } from './advertise.js';
-import { asyncDeliveryPolicy } from './invocation-policy.js';
+import { AsyncDeliveryPolicies } from './invocation-policy.js';
 import { DelegatedAuth } from '../../auth/delegated.js';
 import { ClusterResolver } from './resolver.js';
 import { ApiTriggerSource } from './trigger-source.js';
@@ -48,6 +48,7 @@ export async function startClusterBroker(opts: ClusterBrokerOptions): Promise<Cl
   const backoff = { minBackoffMs, maxBackoffMs };
   const source = new ApiTriggerSource(client, { logger, ...backoff }).start();
   const resolver = new ClusterResolver(client, { logger, ...backoff }).start();
+  const policies = gatewayUrl ? new AsyncDeliveryPolicies(client, { logger, ...backoff }).start() : undefined;
   // A Trigger whose deliveries fail gets a Warning Event saying the last error (Knative keeps it Ready).
   const events = new EventBroadcaster(kubeEventSink(client), (entry) => logger('warn', 'event not recorded', entry));
   const recorder = events.recorder({ component: DELIVERY_EVENT_SOURCE });
@@ -58,11 +59,11 @@ export async function startClusterBroker(opts: ClusterBrokerOptions): Promise<Cl
       ...rest, logger, triggerSource: source, resolver, recordFailure, ingressBaseUrl: ingressBase(advertise, opts.host ?? '127.0.0.1'),
       debugAuth: new DelegatedAuth(client),
       // Cluster-local subscribers (a Knative Service's address) through the gateway, and asynchronous invocations.
-      ...(gatewayUrl ? { router: gatewayRouter(gatewayUrl), invocations: { gatewayUrl, policyOf: asyncDeliveryPolicy(client) } } : {}),
+      ...(gatewayUrl ? { router: gatewayRouter(gatewayUrl), invocations: { gatewayUrl, policyOf: policies!.policyOf } } : {}),
     });
   } catch (err) {
     await events.close();
-    await Promise.all([source.stop(), resolver.stop()]);
+    await Promise.all([source.stop(), resolver.stop(), policies?.stop()]);
     client.close();
     throw err;
   }
@@ -73,7 +74,7 @@ export async function startClusterBroker(opts: ClusterBrokerOptions): Promise<Cl
     stop: async () => {
       await broker.stop();
       await events.close();
-      await Promise.all([source.stop(), resolver.stop()]);
+      await Promise.all([source.stop(), resolver.stop(), policies?.stop()]);
       client.close();
     },
   };

@@ -2,7 +2,8 @@
  * The distributed event log: NATS JetStream (`nats://host:port[,host:port…][?replicas=3]`). One
  * stream per Broker with interest retention (a message lives until every Trigger's consumer acked
  * it), file storage, `replicas` copies; one durable pull consumer per Trigger, explicit acks.
- * Several broker processes open the same consumers and so share the deliveries.
+ * Several broker processes open the same consumers and so share the deliveries. Appends of one
+ * event-loop turn go to the server together, each answered once JetStream acknowledged it.
  *
  * JetStream names cannot hold `/` or `.`, so streams and consumers are named by a hash of the
  * broker's and trigger's keys, which their descriptions keep readable.
@@ -29,6 +30,16 @@ export interface NatsLogOptions {
 }
 
 const hash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 24);
+
+/** A publish waiting for its turn's flush. */
+interface Queued {
+  readonly subject: string;
+  readonly stream: string;
+  readonly data: Uint8Array;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
 const streamName = (stream: string) => `KB_${hash(stream)}`;
 const subject = (stream: string) => `kbroker.${hash(stream)}`;
 const consumerName = (name: string) => `KT_${hash(name)}`;
@@ -56,6 +67,10 @@ export function parseNatsUrl(url: string): { servers: string[]; replicas: number
 export class NatsLog implements EventLog {
   readonly engine = 'nats';
   private readonly open = new Set<NatsConsumer>();
+  /** The JetStream subject and stream name of each stream and journal (hashes, computed once). */
+  private readonly names = new Map<string, { subject: string; stream: string }>();
+  private queued: Queued[] = [];
+  private flushing = false;
 
   static async connect(url: string): Promise<NatsLog> {
     const { servers, replicas } = parseNatsUrl(url);
@@ -106,6 +121,8 @@ export class NatsLog implements EventLog {
       }
     }
     this.journals.delete(stream);
+    this.names.delete(stream);
+    this.names.delete(`journal ${stream}`);
   }
 
   private readonly journals = new Map<string, Promise<void>>();
@@ -130,11 +147,38 @@ export class NatsLog implements EventLog {
     return made;
   }
 
+  private named(key: string, make: () => { subject: string; stream: string }): { subject: string; stream: string } {
+    let n = this.names.get(key);
+    if (!n) this.names.set(key, (n = make()));
+    return n;
+  }
+
+  /**
+   * Publishes `records` to JetStream; resolves once the server acknowledged every one (stored).
+   * Publishes of one event-loop turn are sent together at its end: the client writes them to the
+   * server in one go (group commit on the wire) and each waits for its own acknowledgement.
+   */
+  private publish(to: { subject: string; stream: string }, records: readonly Uint8Array[]): Promise<unknown> {
+    return Promise.all(records.map((data) => new Promise<void>((resolve, reject) => {
+      this.queued.push({ ...to, data, resolve, reject });
+      if (!this.flushing) {
+        this.flushing = true;
+        setImmediate(() => this.flush());
+      }
+    })));
+  }
+
+  private flush(): void {
+    this.flushing = false;
+    const queued = this.queued;
+    this.queued = [];
+    for (const q of queued) this.js.publish(q.subject, q.data, { expect: { streamName: q.stream } }).then(() => q.resolve(), q.reject);
+  }
+
   async journal(stream: string, entries: readonly Uint8Array[]): Promise<void> {
     try {
       await this.ensureJournal(stream);
-      const subj = journalSubject(stream);
-      await Promise.all(entries.map((e) => this.js.publish(subj, e, { expect: { streamName: journalName(stream) } })));
+      await this.publish(this.named(`journal ${stream}`, () => ({ subject: journalSubject(stream), stream: journalName(stream) })), entries);
     } catch (err) {
       throw unavailable(err, `journal of ${stream} not stored`);
     }
@@ -166,10 +210,8 @@ export class NatsLog implements EventLog {
   }
 
   async append(stream: string, records: readonly Uint8Array[]): Promise<void> {
-    const subj = subject(stream);
-    const expect = { streamName: streamName(stream) };
     try {
-      await Promise.all(records.map((r) => this.js.publish(subj, r, { expect })));
+      await this.publish(this.named(stream, () => ({ subject: subject(stream), stream: streamName(stream) })), records);
     } catch (err) {
       throw unavailable(err, `events not stored in ${stream}`);
     }

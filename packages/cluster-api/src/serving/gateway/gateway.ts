@@ -21,6 +21,7 @@ import { DefaultTimeoutSeconds } from '../kinds.js';
 import { Activator, type PodSlot } from './activator.js';
 import { ColdStarts } from './cold-starts.js';
 import { prefersAsync, queueAsync } from './async.js';
+import type { InvocationQueue } from '../../broker/invocation/queue.js';
 import { startListener } from '../../serve/listener.js';
 import { hostsOf, mappedHost, pickRevision, requestHost, type DomainMapping, type HostEntry, type Route } from './hosts.js';
 
@@ -30,8 +31,8 @@ export interface GatewayOptions {
   /** 0 picks a free one. */
   port: number;
   log?: (entry: Record<string, unknown>) => void;
-  /** The broker's URL, for requests that prefer `respond-async` (async.ts); undefined: served synchronously. */
-  asyncBroker?: () => string | undefined;
+  /** The broker's invocation queue, for requests that prefer `respond-async` (async.ts); undefined: served synchronously. */
+  asyncQueue?: () => InvocationQueue | undefined;
 }
 
 type Revision = KubeObject & { spec?: { timeoutSeconds?: number; containerConcurrency?: number } };
@@ -151,8 +152,8 @@ export class Gateway {
       if (req.method === 'GET' && this.own(req, res)) return;
       return answer(res, 404, `no Route answers for host ${JSON.stringify(host ?? '')}\n`);
     }
-    const brokerUrl = prefersAsync(req.headers.prefer) ? this.opts.asyncBroker?.() : undefined;
-    if (brokerUrl) return queueAsync(req, res, { brokerUrl, namespace: entry.namespace, name: entry.route, headers: passed(req.headers), agent: this.agent });
+    const queue = prefersAsync(req.headers.prefer) ? this.opts.asyncQueue?.() : undefined;
+    if (queue) return queueAsync(req, res, queue, { namespace: entry.namespace, name: entry.route, headers: passed(req.headers) });
     const revision = pickRevision(route, entry.tag, Math.random());
     const ns = entry.namespace;
     if (!revision) return answer(res, 503, `no ready endpoint for Route ${JSON.stringify(entry.route)}\n`);
