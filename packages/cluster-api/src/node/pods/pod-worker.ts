@@ -50,6 +50,10 @@ export class PodWorker {
   private volumes?: Sandbox;
   /** The pod's sandbox on each runtime that runs one of its containers. */
   private readonly sandboxes = new Map<RuntimeService, Promise<string>>();
+  /** Sandbox ids known so far (a sandbox still starting has none yet). */
+  private readonly sandboxIds = new Map<RuntimeService, string>();
+  /** Some of the pod's containers were left running by an earlier run of the agent. */
+  private adopted = false;
   private startTime?: string;
   private timer?: NodeJS.Timeout;
   private timerAt = Infinity;
@@ -69,6 +73,29 @@ export class PodWorker {
     this.main = pod.spec.containers.map((c) => new ContainerRunner(c, false, this.ctx));
     this.startTime = pod.status?.startTime;
     this.addEphemeral();
+    this.adopt();
+  }
+
+  /**
+   * The pod's sandboxes and containers an earlier run of the agent left running (the runtime keeps
+   * them across restarts) become this worker's, as the kubelet's first sync finds a pod's containers
+   * in the runtime; a sandbox no longer ready goes, and the pod gets a new one.
+   */
+  private adopt(): void {
+    for (const runtime of new Set(this.ctx.handlers.map((h) => h.runtime))) {
+      for (const s of runtime.listPodSandbox().filter((s) => s.metadata.uid === this.uid)) {
+        if (s.state !== 'SANDBOX_READY' || this.sandboxIds.has(runtime)) {
+          void runtime.removePodSandbox(s.id).catch((err: Error) => this.deps.log({ level: 'warn', msg: 'sandbox not removed', uid: this.uid, error: err.message }));
+          continue;
+        }
+        this.sandboxIds.set(runtime, s.id);
+        this.sandboxes.set(runtime, Promise.resolve(s.id));
+        this.ctx.place.podIP ||= s.network.ip;
+        this.adopted = true;
+        const containers = runtime.listContainers({ podSandboxId: s.id });
+        for (const r of this.all) r.adopt(runtime, containers.filter((c) => c.metadata.name === r.spec.name));
+      }
+    }
   }
 
   /** Runners for ephemeral containers the spec added since (they are never removed). */
@@ -144,8 +171,6 @@ export class PodWorker {
     return { host: this.ctx.place.podIP, port };
   }
 
-  /** Sandbox ids known so far (a sandbox still starting has none yet). */
-  private readonly sandboxIds = new Map<RuntimeService, string>();
 
   private run(): void {
     if (this.running) return void (this.again = true);
@@ -164,8 +189,8 @@ export class PodWorker {
       init: this.init.map((r) => r.status()),
       main: this.main.map((r) => r.status()),
       ephemeral: this.ephemeral.map((r) => r.status()),
-      sandboxReady: this.volumes !== undefined,
-      podIP: this.volumes ? this.ctx.place.podIP : '',
+      sandboxReady: this.volumes !== undefined || this.adopted,
+      podIP: this.volumes || this.adopted ? this.ctx.place.podIP : '',
       hostIP: this.ctx.place.hostIP,
       startTime: (this.startTime ??= rfc3339()),
       terminal,
@@ -217,7 +242,8 @@ export class PodWorker {
       this.volumes = { volumes: new Map(), mounts: () => [], close: () => undefined };
       return true;
     }
-    this.changed();
+    // A pod whose containers run already is not reported as starting while its volumes are set up again.
+    if (!this.adopted) this.changed();
     const opened = await openSandbox(() => this.pod, this.ctx.podDir, this.ctx.sources, this.ctx.place);
     if (!opened.ok) {
       this.ctx.event('Warning', 'FailedMount', opened.message);
@@ -225,6 +251,7 @@ export class PodWorker {
       return false;
     }
     this.volumes = opened.sandbox;
+    this.adopted = false;
     return true;
   }
 

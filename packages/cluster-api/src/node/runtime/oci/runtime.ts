@@ -11,11 +11,11 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, watch, writeFileSync, writeSync, type FSWatcher } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { FUNCTION_IMAGE_KIND, FUNCTION_IMAGE_LABEL } from '@func/oci';
 import type { PodNetwork } from '../../pod-network.js';
-import type { ContainerConfig, ContainerStatus, ImageSpec, PodSandboxConfig, PodSandboxStatus, RuntimeService, StreamOptions } from '../cri.js';
+import type { ContainerConfig, ContainerStatus, ImageSpec, PodSandboxConfig, RuntimeService, StreamOptions } from '../cri.js';
 import type { ImageStore } from '../image-store.js';
 import { newId, RecordedRuntime } from '../records.js';
 import { readContainerLog } from '../../logs/log-reader.js';
@@ -31,6 +31,7 @@ import { bundleConfig, type BundleMount } from './spec.js';
 import { chownForFsGroup, mountRootfs, unmountRootfs } from './rootfs.js';
 import { ServiceAddresses } from './service-addresses.js';
 import { WatchedLog } from './watched-log.js';
+import { RuntimeState, type SandboxRecord } from './state.js';
 import { cgroupUsage, type Usage } from '../../stats/usage.js';
 
 
@@ -48,14 +49,7 @@ export interface OciRuntimeOptions {
   logLimits?: LogLimits;
 }
 
-interface Sandbox {
-  status: PodSandboxStatus;
-  config: PodSandboxConfig;
-  netns?: string;
-  cidr: string;
-  ports: PortMapping[];
-  etc: string;
-}
+type Sandbox = SandboxRecord;
 
 interface Instance {
   status: ContainerStatus;
@@ -92,6 +86,7 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
   private readonly dir: string;
   private readonly exits: string;
   private readonly cgroupParent: string;
+  private readonly state: RuntimeState;
   private watcher?: FSWatcher;
   private sweep?: NodeJS.Timeout;
   private cleared?: Promise<void>;
@@ -102,6 +97,7 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     this.dir = join(opts.dataDir, 'oci');
     this.exits = join(this.dir, 'exits');
     this.cgroupParent = `/func-${this.key}`;
+    this.state = new RuntimeState(this.dir, join(this.dir, 'containers'));
     this.runc = new Runc({ runc: opts.host.runc, conmon: opts.host.conmon, root: `/run/func-runc/${this.key}`, exits: this.exits, sockets: join(this.dir, 'sockets') });
     this.serviceAddresses = new ServiceAddresses(`lo:${this.key}`);
     this.networks = new PodNetworks({ cniPath: opts.host.cniPath, name: `func${this.key}`, bridge: `fbr${this.key}`, ipamDir: join(this.dir, 'ipam') });
@@ -112,11 +108,14 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     return { runtimeName: 'func', runtimeVersion: `0.1.0-oci.runc-${this.opts.host.version}` };
   }
 
-  /** Leftovers of an earlier run of this node (containers, namespaces, the bridge) go, once, before the first sandbox. */
-  private ready(): Promise<void> {
+  /**
+   * What an earlier run of this node left is adopted or removed (recover), once, before the first
+   * sandbox: the agent calls it as it starts, before it reads its pods.
+   */
+  ready(): Promise<void> {
     return (this.cleared ??= (async () => {
-      await this.clear();
       for (const d of [this.exits, join(this.dir, 'sockets'), join(this.dir, 'containers')]) mkdirSync(d, { recursive: true });
+      await this.recover();
       this.watcher = watch(this.exits, (_event, name) => name && this.exitedNow(String(name)));
       this.sweep = setInterval(() => this.sweepExits(), 2000).unref();
     })());
@@ -145,7 +144,9 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     writeFileSync(join(etc, 'hosts'), `127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n${ip}\t${config.hostname}\n`);
     writeFileSync(join(etc, 'hostname'), `${config.hostname}\n`);
     writeFileSync(join(etc, 'resolv.conf'), formatResolvConf(podResolvConf(config.pod, this.opts.dns?.server, this.opts.dns?.zone ?? 'cluster.local', hostResolvConf())));
-    this.sandboxes.set(id, { config, netns, cidr, ports: spec.hostNetwork ? [] : ports, etc, status: { id, metadata: config.metadata, state: 'SANDBOX_READY', createdAt: Date.now(), network: { ip } } });
+    const sandbox: Sandbox = { config, netns, cidr, ports: spec.hostNetwork ? [] : ports, etc, status: { id, metadata: config.metadata, state: 'SANDBOX_READY', createdAt: Date.now(), network: { ip } } };
+    this.sandboxes.set(id, sandbox);
+    this.state.saveSandbox(sandbox);
     return id;
   }
 
@@ -158,12 +159,14 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     await Promise.all(running.map((c) => c.exited));
     if (sandbox.status.state === 'SANDBOX_READY' && sandbox.netns) await this.networks.del(id, sandbox.cidr, sandbox.ports);
     sandbox.status.state = 'SANDBOX_NOTREADY';
+    this.state.saveSandbox(sandbox);
   }
 
   override async removePodSandbox(id: string): Promise<void> {
     await this.stopPodSandbox(id);
     await Promise.all(this.of(id).map((c) => this.removeContainer(c.status.id)));
     await super.removePodSandbox(id);
+    this.state.forgetSandbox(id);
   }
 
   /** The bundle: rootfs, config.json from the image, the container and the pod; CreateContainerConfigError / CreateContainerError when it cannot run. */
@@ -203,10 +206,17 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
       throw err;
     }
     const status: ContainerStatus = { id, metadata: config.metadata, state: 'CONTAINER_CREATED', createdAt: Date.now(), image: config.image.image, imageRef: config.image.imageRef ?? '', logPath: config.logPath };
+    this.saved(this.instance(status, sandboxId, bundle));
+    return id;
+  }
+
+  /** A container known to this runtime, not yet exited. */
+  private instance(status: ContainerStatus, sandboxId: string, bundle: string): Instance {
     let settle!: (s: ContainerStatus) => void;
     const exited = new Promise<ContainerStatus>((resolve) => (settle = resolve));
-    this.containers.set(id, { status, sandboxId, bundle, exited, settle });
-    return id;
+    const c: Instance = { status, sandboxId, bundle, exited, settle };
+    this.containers.set(status.id, c);
+    return c;
   }
 
   async startContainer(id: string): Promise<void> {
@@ -218,12 +228,23 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     } catch (err) {
       await this.runc.delete(id).catch(() => undefined);
       Object.assign(c.status, { state: 'CONTAINER_EXITED', exitCode: 128, finishedAt: Date.now(), reason: 'StartError', message: (err as Error).message });
+      this.saved(c);
       c.settle(c.status);
       return;
     }
     Object.assign(c.status, { state: 'CONTAINER_RUNNING', startedAt: Date.now() });
+    this.saved(c);
     c.log = new WatchedLog(c.status.logPath, c.exited);
     this.exitedNow(id);
+  }
+
+  /** The container's record rewritten (its bundle may be gone already: then there is none to keep). */
+  private saved(c: Instance): void {
+    try {
+      this.state.saveContainer(c.bundle, { status: c.status, sandboxId: c.sandboxId });
+    } catch {
+      /* removed meanwhile */
+    }
   }
 
   /** The container's exit, once conmon has written it: its code, OOMKilled when its cgroup's memory limit killed it; then runc forgets it. */
@@ -231,15 +252,20 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     const c = this.containers.get(id);
     if (!c || c.status.state !== 'CONTAINER_RUNNING') return;
     let text: string;
+    let finishedAt: number;
     try {
-      text = readFileSync(join(this.exits, id), 'utf8').trim();
+      const file = join(this.exits, id);
+      text = readFileSync(file, 'utf8').trim();
+      finishedAt = Math.floor(statSync(file).mtimeMs);
     } catch {
       return;
     }
     if (!text) return;
     const exitCode = Number(text);
     const oom = this.oomKilled(id);
-    Object.assign(c.status, { state: 'CONTAINER_EXITED', exitCode: Number.isFinite(exitCode) ? exitCode : 255, finishedAt: Date.now(), ...(oom ? { reason: 'OOMKilled' } : {}) });
+    // When conmon wrote it (the container may have ended while the agent was down).
+    Object.assign(c.status, { state: 'CONTAINER_EXITED', exitCode: Number.isFinite(exitCode) ? exitCode : 255, finishedAt, ...(oom ? { reason: 'OOMKilled' } : {}) });
+    this.saved(c);
     void this.runc.delete(id).catch(() => undefined).then(() => c.settle(c.status));
   }
 
@@ -309,11 +335,56 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     const c = this.containers.get(id);
     if (!c) return;
     await this.stopContainer(id, 0);
-    await this.runc.delete(id).catch(() => undefined);
-    await unmountRootfs(c.bundle);
-    rmSync(c.bundle, { recursive: true, force: true });
-    rmSync(join(this.exits, id), { force: true });
+    await this.dispose(id, c.bundle);
     this.containers.delete(id);
+  }
+
+  /** Whatever is left of a container: runc's state (killed first), its rootfs, bundle and exit file. */
+  private async dispose(id: string, bundle: string): Promise<void> {
+    await this.runc.kill(id, 'KILL').catch(() => undefined);
+    await this.runc.delete(id).catch(() => undefined);
+    await unmountRootfs(bundle);
+    rmSync(bundle, { recursive: true, force: true });
+    rmSync(join(this.exits, id), { force: true });
+  }
+
+  /**
+   * What an earlier run of this node left, taken back as CRI-O restores its state: sandboxes and
+   * containers from their records (state.ts). A container runc still runs is kept as it is (its
+   * conmon still writes its log and will write its exit code); one that ended while the agent was
+   * down is reported with the exit code conmon wrote, and when conmon wrote none, as exited 255 with
+   * reason `Unknown`; one never started is removed. What has no record (a runc container, a bundle,
+   * a network namespace of this node) is removed. Sandboxes of pods that no longer exist are the
+   * agent's to remove once it has read its pods (NodeAgent's garbage collection).
+   */
+  private async recover(): Promise<void> {
+    const listed = await this.runc.list();
+    for (const record of this.state.sandboxes()) {
+      if (record.netns && !existsSync(record.netns)) record.status.state = 'SANDBOX_NOTREADY';
+      this.sandboxes.set(record.status.id, record);
+    }
+    for (const { bundle, record } of this.state.bundles()) {
+      if (!record || !this.sandboxes.has(record.sandboxId) || record.status.state === 'CONTAINER_CREATED') {
+        await this.dispose(record?.status.id ?? basename(bundle), bundle);
+        continue;
+      }
+      const c = this.instance(record.status, record.sandboxId, bundle);
+      const { status } = c;
+      if (status.state !== 'CONTAINER_RUNNING') {
+        c.settle(status);
+        continue;
+      }
+      c.log = new WatchedLog(status.logPath, c.exited);
+      this.exitedNow(status.id);
+      if (status.state === 'CONTAINER_RUNNING' && listed.get(status.id) !== 'running') {
+        Object.assign(status, { state: 'CONTAINER_EXITED', exitCode: 255, finishedAt: Date.now(), reason: 'Unknown', message: 'the container ended while the node agent was down and no exit code was recorded' });
+        this.saved(c);
+        await this.runc.delete(status.id).catch(() => undefined);
+        c.settle(status);
+      }
+    }
+    for (const id of listed.keys()) if (!this.containers.has(id)) await this.dispose(id, join(this.dir, 'containers', id));
+    await this.networks.prune(new Set([...this.sandboxes.values()].flatMap((s) => (s.netns && s.status.state === 'SANDBOX_READY' ? [s.status.id] : []))));
   }
 
   waitContainer(id: string): Promise<ContainerStatus> {
@@ -374,7 +445,7 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
 
   /** Stops every container of this node and removes its namespaces, bridge, cgroups and runc state: the agent's stop, and the start of a new run. */
   async clear(): Promise<void> {
-    for (const id of await this.runc.list()) {
+    for (const id of (await this.runc.list()).keys()) {
       await this.runc.kill(id, 'KILL').catch(() => undefined);
       await this.runc.delete(id).catch(() => undefined);
     }
