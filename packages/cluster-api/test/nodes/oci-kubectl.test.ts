@@ -5,6 +5,8 @@
  * `debug` with a busybox image pulled from a real docker-registry.
  */
 import { spawn } from 'node:child_process';
+import { PassThrough } from 'node:stream';
+import { Exec, KubeConfig, type V1Status } from '@kubernetes/client-node';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,6 +89,47 @@ describe.skipIf(ociMissing || !haveKubectl)(`kubectl on a function pod in an OCI
       attach.stop();
     }
   }, 60_000);
+
+  it('exec -t runs the command on a terminal of the container\'s own: client-node\'s Exec with its sizes, kubectl on a terminal', async () => {
+    await ok('run', 'term', `--image=${busybox}`, '--', 'sleep', '3600');
+    await until('term Running', async () => (await s.kubectl('get', 'pod', 'term', '-o', 'jsonpath={.status.containerStatuses[0].ready}')).stdout === 'true', { timeoutMs: 60_000 });
+    const kc = new KubeConfig();
+    kc.loadFromFile(join(s.dir, 'data', 'kubeconfig.yaml'));
+    // Lines end in CRLF, as on a terminal (one written before runc has set up the container's terminal may end in CR CR LF, which a terminal shows the same).
+    // A terminal as client-node sees one: rows, columns and 'resize' events (its size goes on the resize channel).
+    const stdout = Object.assign(new PassThrough(), { rows: 33, columns: 101 });
+    let out = '';
+    stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const stdin = new PassThrough();
+    let status: V1Status | undefined;
+    const ws = await new Exec(kc).exec('default', 'term', 'term', ['sh'], stdout, null, stdin, true, (st) => (status = st));
+    try {
+      stdin.write('tty; stty size\n');
+      await until('the shell on a terminal of its own, of the client\'s size', () => /\/dev\/pts\/\d+\r+\n33 101\r+\n/.test(out)).catch((err: Error) => {
+        throw new Error(`${err.message}: ${JSON.stringify(out)}`);
+      });
+      stdout.rows = 40;
+      stdout.columns = 120;
+      stdout.emit('resize');
+      stdin.write('stty size\n');
+      await until('the new size', () => /40 120\r+\n/.test(out));
+      stdin.write('exit 7\n');
+      await until('the exit code in the Status', () => status);
+      expect(status).toMatchObject({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '7' }] } });
+    } finally {
+      ws.close();
+    }
+    // kubectl needs a terminal of its own (and -i) for -t: script gives it one.
+    const onTerminal = await new Promise<string>((resolve) => {
+      const child = spawn('script', ['-q', '-e', '-c', `${kubectlBin} exec -it term -- tty`, '/dev/null'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+      let text = '';
+      child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+      child.once('close', () => resolve(text));
+    });
+    expect(onTerminal).toMatch(/\/dev\/pts\/\d+\r+\n/);
+    // Without -t the same command has no terminal.
+    expect(await s.kubectl('exec', 'term', '--', 'tty')).toMatchObject({ code: 1, stdout: 'not a tty\n' });
+  }, 90_000);
 
   it('debug adds an ephemeral container from a registry\'s busybox image to the running pod', async () => {
     await ok('debug', 'fn', `--image=${busybox}`, '-c', 'dbg', '--', 'sh', '-c', 'echo debug ran in $(hostname); sleep 600');

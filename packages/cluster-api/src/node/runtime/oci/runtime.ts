@@ -31,6 +31,7 @@ import { bundleConfig, type BundleMount } from './spec.js';
 import { chownForFsGroup, mountRootfs, unmountRootfs } from './rootfs.js';
 import { ServiceAddresses } from './service-addresses.js';
 import { WatchedLog } from './watched-log.js';
+import { drain, firstSize, followSizes, onTerminal, script } from '../terminal.js';
 import { RuntimeState, type SandboxRecord } from './state.js';
 import { cgroupUsage, type Usage } from '../../stats/usage.js';
 
@@ -405,23 +406,38 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     return ip ? { host: ip, port } : undefined;
   }
 
-  /** `cmd` in the running container as its own process runs (user, env, cwd, capabilities, seccomp): its exit code. */
+  /**
+   * `cmd` in the running container as its own process runs (user, env, cwd, capabilities, seccomp):
+   * its exit code. With a tty (where the node has `script`), `runc exec -t` in the foreground: runc
+   * makes the container's pty and copies between it and its own terminal, which needs to be one
+   * (runc opens /dev/tty otherwise), so runc runs on script's pty (terminal.ts); the client's sizes
+   * are set on script's pty, and runc passes them on to the container's.
+   */
   async exec(containerId: string, cmd: string[], streams: StreamOptions): Promise<{ exitCode: number }> {
     const c = this.container(containerId);
     if (c.status.state !== 'CONTAINER_RUNNING') throw new Error(`container ${containerId} is not running`);
     if (cmd.length === 0) throw new Error('no command given');
+    const tty = streams.tty && !!script;
     const spec = JSON.parse(readFileSync(join(c.bundle, 'config.json'), 'utf8')) as { process: Record<string, unknown> };
-    const processFile = join(c.bundle, `exec-${newId().slice(0, 12)}.json`);
-    writeFileSync(processFile, JSON.stringify({ ...spec.process, args: cmd, terminal: false }));
+    const name = join(c.bundle, `exec-${newId().slice(0, 12)}`);
+    const processFile = `${name}.json`;
+    const ttyFile = `${name}.tty`;
+    writeFileSync(processFile, JSON.stringify({ ...spec.process, args: cmd, terminal: tty }));
+    const runcArgs = ['--root', this.runc.opts.root, 'exec', ...(tty ? ['-t'] : []), '--process', processFile, containerId];
+    // The client's first size (sent as it starts) is the terminal's from the start; later ones follow it.
+    const sizes = tty && streams.resize ? await firstSize(streams.resize, 500) : undefined;
+    const [file, args] = tty ? onTerminal([this.opts.host.runc, ...runcArgs], ttyFile, sizes?.first) : [this.opts.host.runc, runcArgs];
     try {
       return await new Promise((resolve, reject) => {
-        const child = spawn(this.opts.host.runc, ['--root', this.runc.opts.root, 'exec', '--process', processFile, containerId], { stdio: [streams.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+        const child = spawn(file, args, { stdio: [streams.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
         if (streams.stdin) {
           // The command may end before its input does: what is left goes nowhere, and no EPIPE ends the agent.
           child.stdin!.on('error', () => undefined);
           streams.stdin.pipe(child.stdin!);
           child.once('close', () => streams.stdin!.unpipe(child.stdin!));
         }
+        if (sizes) void followSizes(sizes.rest, ttyFile);
+        else if (streams.resize) void drain(streams.resize);
         child.stdout!.on('data', (b: Buffer) => streams.stdout?.write(b));
         child.stderr!.on('data', (b: Buffer) => (streams.tty ? streams.stdout : streams.stderr)?.write(b));
         child.once('error', reject);
@@ -429,17 +445,23 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
       });
     } finally {
       rmSync(processFile, { force: true });
+      rmSync(ttyFile, { force: true });
     }
   }
 
   /**
-   * The container's output from now on, as it is logged, until it exits: stdout and stderr in the
-   * order written, on stdout (containers here run without a stdin to attach to).
+   * The container's output from now on, as it is logged, until it exits: stdout and stderr each on
+   * its own stream (read from the log by stream), or with a tty, or without a stderr stream, both on
+   * stdout in the order written. No stdin: see the README (conmon's attach socket).
    */
   async attach(containerId: string, streams: StreamOptions): Promise<void> {
     const c = this.container(containerId);
     if (c.status.state !== 'CONTAINER_RUNNING' || !c.log) throw new Error(`container ${containerId} is not running`);
-    if (streams.stdout) await readContainerLog(c.status.logPath, { follow: true, tailLines: 0 }, streams.stdout as Writable, c.log);
+    if (streams.resize) void drain(streams.resize);
+    const follow = (out: NodeJS.WritableStream, stream?: 'stdout' | 'stderr') => readContainerLog(c.status.logPath, { follow: true, tailLines: 0, stream }, out as Writable, c.log);
+    const split = !streams.tty && !!streams.stderr;
+    if (split) await Promise.all([streams.stdout && follow(streams.stdout, 'stdout'), follow(streams.stderr!, 'stderr')]);
+    else if (streams.stdout) await follow(streams.stdout);
     else await c.exited;
   }
 

@@ -11,9 +11,9 @@
  * container has one (`stdin: true`), closing it after the first client when `stdinOnce` is set.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { StreamOptions } from '../cri.js';
+import { drain, onTerminal, script } from '../terminal.js';
 import type { ContainerProcess, LaunchSpec } from './process.js';
 
 /** A command that could not start, worded as runc words it (the client sees it on the error stream). */
@@ -27,17 +27,12 @@ const clientGone = (streams: StreamOptions): Promise<void> =>
     for (const out of [streams.stdout, streams.stderr]) out?.once('close', () => resolve());
   });
 
-/** util-linux's `script`, where the node has it. */
-const script = ['/usr/bin/script', '/bin/script'].find((p) => existsSync(p));
-const shellQuote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
 
 export function execInContainer(spec: LaunchSpec, cmd: readonly string[], streams: StreamOptions): Promise<{ exitCode: number }> {
   if (cmd.length === 0 || !cmd[0]) return Promise.reject(new ExecStartError('exec: no command given'));
   const stderr = streams.tty ? streams.stdout : streams.stderr;
-  // On a terminal: `script -q -e -c '<command>' /dev/null` (its exit code is the command's).
-  const [file, args, env] = streams.tty && script
-    ? [script, ['-q', '-e', '-c', cmd.map(shellQuote).join(' '), '/dev/null'], { ...spec.env, SHELL: '/bin/sh' }]
-    : [cmd[0], cmd.slice(1), spec.env];
+  // On a terminal: script's (terminal.ts; its exit code is the command's).
+  const [file, args, env] = streams.tty && script ? [...onTerminal(cmd), { ...spec.env, SHELL: '/bin/sh' }] : [cmd[0], cmd.slice(1), spec.env];
   const child = spawn(file, args, {
     env, cwd: spec.cwd, detached: true,
     stdio: [streams.stdin ? 'pipe' : 'ignore', streams.stdout ? 'pipe' : 'ignore', stderr ? 'pipe' : 'ignore'],
@@ -48,7 +43,7 @@ export function execInContainer(spec: LaunchSpec, cmd: readonly string[], stream
     child.stdin.on('error', () => undefined);
     streams.stdin.pipe(child.stdin);
   }
-  if (streams.resize) void (async () => { for await (const _size of streams.resize!); })();
+  if (streams.resize) void drain(streams.resize);
   let done = false;
   void clientGone(streams).then(() => {
     if (done || !child.pid) return;
@@ -80,7 +75,7 @@ export async function attachTo(proc: ContainerProcess, streams: StreamOptions, s
   const clientInput = streams.stdin;
   if (input && clientInput) clientInput.pipe(input, { end: stdinOnce });
   else clientInput?.resume();
-  if (streams.resize) void (async () => { for await (const _size of streams.resize!); })();
+  if (streams.resize) void drain(streams.resize);
   try {
     await Promise.race([proc.exited, clientGone(streams)]);
   } finally {
