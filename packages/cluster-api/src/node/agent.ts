@@ -163,8 +163,8 @@ export class NodeAgent {
     this.podInformer = new Informer<Pod>(kube, Resources.pods, { namespace: '', fieldSelector: `spec.nodeName=${this.name}`, onError: quiet })
       .on('add', (p) => this.upsert(p)).on('update', (p) => this.upsert(p)).on('delete', (p) => this.removed(p)).start();
     await this.podInformer.synced;
-    this.removeStaleDirs();
     await this.removeOrphanedSandboxes();
+    this.removeStaleDirs();
   }
 
   /**

@@ -179,6 +179,13 @@ describe.skipIf(ociMissing)(`the oci runtime${ociMissing ? ` (skipped: ${ociMiss
     expect(early.exitCode).toBe(0);
     endless.write(Buffer.alloc(1 << 20));
     endless.end();
+    // A client that goes away ends its command.
+    const leaving = new PassThrough();
+    const started = new Promise((resolve) => leaving.once('data', resolve));
+    const left = runtime.exec!(id, ['sh', '-c', 'echo started; exec sleep 600'], { stdout: leaving, tty: false });
+    await started;
+    leaving.destroy();
+    expect((await left).exitCode).not.toBe(0);
     const attached: Buffer[] = [];
     const attaching = runtime.attach!(id, { stdout: sink(attached), tty: false });
     // With a stderr stream of its own, each stream gets its own lines.

@@ -15,7 +15,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { FUNCTION_IMAGE_KIND, FUNCTION_IMAGE_LABEL } from '@func/oci';
 import type { PodNetwork } from '../../pod-network.js';
-import type { ContainerConfig, ContainerStatus, ImageSpec, PodSandboxConfig, RuntimeService, StreamOptions } from '../cri.js';
+import { clientGone, type ContainerConfig, type ContainerStatus, type ImageSpec, type PodSandboxConfig, type RuntimeService, type StreamOptions } from '../cri.js';
 import type { ImageStore } from '../image-store.js';
 import { newId, RecordedRuntime } from '../records.js';
 import { readContainerLog } from '../../logs/log-reader.js';
@@ -440,8 +440,14 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
         else if (streams.resize) void drain(streams.resize);
         child.stdout!.on('data', (b: Buffer) => streams.stdout?.write(b));
         child.stderr!.on('data', (b: Buffer) => (streams.tty ? streams.stdout : streams.stderr)?.write(b));
+        // A client gone ends the command: runc passes SIGTERM on to it; script ends its session.
+        let done = false;
+        void clientGone(streams).then(() => done || child.kill('SIGTERM'));
         child.once('error', reject);
-        child.once('close', (code, signal) => resolve({ exitCode: code ?? (signal ? 128 + 9 : 1) }));
+        child.once('close', (code, signal) => {
+          done = true;
+          resolve({ exitCode: code ?? (signal ? 128 + 9 : 1) });
+        });
       });
     } finally {
       rmSync(processFile, { force: true });

@@ -12,7 +12,7 @@
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import type { StreamOptions } from '../cri.js';
+import { clientGone, type StreamOptions } from '../cri.js';
 import { drain, onTerminal, script } from '../terminal.js';
 import type { ContainerProcess, LaunchSpec } from './process.js';
 
@@ -20,12 +20,6 @@ import type { ContainerProcess, LaunchSpec } from './process.js';
 export class ExecStartError extends Error {
   override readonly name = 'ExecStartError';
 }
-
-/** Resolves once `streams`' client is gone (its output closed before the command ended). */
-const clientGone = (streams: StreamOptions): Promise<void> =>
-  new Promise((resolve) => {
-    for (const out of [streams.stdout, streams.stderr]) out?.once('close', () => resolve());
-  });
 
 
 export function execInContainer(spec: LaunchSpec, cmd: readonly string[], streams: StreamOptions): Promise<{ exitCode: number }> {
