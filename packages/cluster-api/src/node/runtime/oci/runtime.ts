@@ -6,7 +6,8 @@
  * /etc/hostname, and for a function image the node's Node.js (node-binary.ts); it runs as its
  * security context says (security.ts) with its limits in cgroups (spec.ts). Exec runs in the
  * container with its own user, capabilities and seccomp (`runc exec --process`); attach streams
- * its output as it is logged.
+ * its output as it is logged. What runs outlives the agent: its sandboxes and containers are
+ * recorded on disk (state.ts) and taken back when the agent starts again (recover).
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
