@@ -108,6 +108,8 @@ export class NodeAgent {
   private allocatable: Record<string, string> = {};
   private oci?: OciRuntime;
   private dns?: ClusterDns;
+  /** The pods bound to the node when it started have been read (their workers adopted what an earlier run left). */
+  private started = false;
 
   constructor(private readonly opts: NodeAgentOptions) {
     this.name = opts.name;
@@ -163,6 +165,7 @@ export class NodeAgent {
     this.podInformer = new Informer<Pod>(kube, Resources.pods, { namespace: '', fieldSelector: `spec.nodeName=${this.name}`, onError: quiet })
       .on('add', (p) => this.upsert(p)).on('update', (p) => this.upsert(p)).on('delete', (p) => this.removed(p)).start();
     await this.podInformer.synced;
+    this.started = true;
     await this.removeOrphanedSandboxes();
     this.removeStaleDirs();
   }
@@ -211,7 +214,10 @@ export class NodeAgent {
       this.log({ level: 'info', msg: 'deleting orphaned mirror pod', pod: `${pod.metadata.namespace}/${pod.metadata.name}` });
       return void this.deleteUnstarted(pod);
     }
-    const created = new PodWorker(pod, { kube: this.opts.kube, context: (p, w, s) => this.context(p, w, s), status: new StatusWriter(this.opts.kube, pod, 'kubelet', this.log), finished: () => this.workers.delete(uid), log: this.log });
+    const created = new PodWorker(pod, {
+      kube: this.opts.kube, context: (p, w, s) => this.context(p, w, s), status: new StatusWriter(this.opts.kube, pod, 'kubelet', this.log), finished: () => this.workers.delete(uid), log: this.log,
+      adopt: !this.started,
+    });
     this.workers.set(uid, created);
     created.kick(0);
   }

@@ -25,6 +25,8 @@ export interface WorkerDeps {
   status: StatusWriter;
   /** Called once the pod is gone from this node (deleted, or removed from the API). */
   finished(): void;
+  /** Take the pod's sandboxes and containers the runtimes kept from an earlier run of the agent (only the pods the agent finds as it starts). */
+  adopt?: boolean;
   log(entry: Record<string, unknown>): void;
 }
 
@@ -73,7 +75,7 @@ export class PodWorker {
     this.main = pod.spec.containers.map((c) => new ContainerRunner(c, false, this.ctx));
     this.startTime = pod.status?.startTime;
     this.addEphemeral();
-    this.adopt();
+    if (deps.adopt) this.adopt();
   }
 
   /**
