@@ -5,14 +5,14 @@
  * `debug` with a busybox image pulled from a real docker-registry.
  */
 import { spawn } from 'node:child_process';
-import { PassThrough } from 'node:stream';
-import { Exec, KubeConfig, type V1Status } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningRegistry } from '../../../oci/test/registry-server.js';
 import { functionImage, probeFunction } from '../support/node-fixtures.js';
 import { busyboxInRegistry, ociMissing } from '../support/oci-fixtures.js';
+import { terminalSession } from '../support/terminal-session.js';
 import { haveKubectl, kubectlBin, startServe, stopServe, type ServeProcess } from '../serve/process.js';
 import { until } from '../../testing/src/poll.js';
 
@@ -96,28 +96,18 @@ describe.skipIf(ociMissing || !haveKubectl)(`kubectl on a function pod in an OCI
     const kc = new KubeConfig();
     kc.loadFromFile(join(s.dir, 'data', 'kubeconfig.yaml'));
     // Lines end in CRLF, as on a terminal (one written before runc has set up the container's terminal may end in CR CR LF, which a terminal shows the same).
-    // A terminal as client-node sees one: rows, columns and 'resize' events (its size goes on the resize channel).
-    const stdout = Object.assign(new PassThrough(), { rows: 33, columns: 101 });
-    let out = '';
-    stdout.on('data', (d: Buffer) => (out += d.toString()));
-    const stdin = new PassThrough();
-    let status: V1Status | undefined;
-    const ws = await new Exec(kc).exec('default', 'term', 'term', ['sh'], stdout, null, stdin, true, (st) => (status = st));
+    const term = await terminalSession(kc, 'term', 'term', ['sh'], { rows: 33, columns: 101 });
     try {
-      stdin.write('tty; stty size\n');
-      await until('the shell on a terminal of its own, of the client\'s size', () => /\/dev\/pts\/\d+\r+\n33 101\r+\n/.test(out)).catch((err: Error) => {
-        throw new Error(`${err.message}: ${JSON.stringify(out)}`);
-      });
-      stdout.rows = 40;
-      stdout.columns = 120;
-      stdout.emit('resize');
-      stdin.write('stty size\n');
-      await until('the new size', () => /40 120\r+\n/.test(out));
-      stdin.write('exit 7\n');
-      await until('the exit code in the Status', () => status);
-      expect(status).toMatchObject({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '7' }] } });
+      term.type('tty; stty size\n');
+      await until('the shell on a terminal of its own, of the client\'s size', () => /\/dev\/pts\/\d+\r+\n33 101\r+\n/.test(term.output()));
+      term.resize(40, 120);
+      // Asked until the shell sees it (the size reaches the pty a moment after the event).
+      await until('the new size', () => (term.type('stty size\n'), /40 120\r+\n/.test(term.output())), { everyMs: 200 });
+      term.type('exit 7\n');
+      await until('the exit code in the Status', () => term.status());
+      expect(term.status()).toMatchObject({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '7' }] } });
     } finally {
-      ws.close();
+      term.close();
     }
     // kubectl needs a terminal of its own (and -i) for -t: script gives it one.
     const onTerminal = await new Promise<string>((resolve) => {
