@@ -54,7 +54,7 @@ export class PodWorker {
   private readonly sandboxes = new Map<RuntimeService, Promise<string>>();
   /** Sandbox ids known so far (a sandbox still starting has none yet). */
   private readonly sandboxIds = new Map<RuntimeService, string>();
-  /** Some of the pod's containers were left running by an earlier run of the agent. */
+  /** The pod's sandbox is one an earlier run of the agent left (its IP is the pod's), and its volumes are not set up again yet. */
   private adopted = false;
   private startTime?: string;
   private timer?: NodeJS.Timeout;
@@ -172,7 +172,6 @@ export class PodWorker {
     }
     return { host: this.ctx.place.podIP, port };
   }
-
 
   private run(): void {
     if (this.running) return void (this.again = true);
