@@ -108,6 +108,8 @@ export class NodeAgent {
   private allocatable: Record<string, string> = {};
   private oci?: OciRuntime;
   private dns?: ClusterDns;
+  /** The pods bound to the node when it started have been read (their workers adopted what an earlier run left). */
+  private started = false;
 
   constructor(private readonly opts: NodeAgentOptions) {
     this.name = opts.name;
@@ -158,10 +160,29 @@ export class NodeAgent {
       void this.proxy.start();
       if (served) await this.startDns(served);
     }
+    // What an earlier run left running is known before the pods are read: their workers adopt it.
+    await this.oci?.ready();
     this.podInformer = new Informer<Pod>(kube, Resources.pods, { namespace: '', fieldSelector: `spec.nodeName=${this.name}`, onError: quiet })
       .on('add', (p) => this.upsert(p)).on('update', (p) => this.upsert(p)).on('delete', (p) => this.removed(p)).start();
     await this.podInformer.synced;
+    this.started = true;
+    await this.removeOrphanedSandboxes();
     this.removeStaleDirs();
+  }
+
+  /**
+   * Sandboxes an earlier run left for pods that are no longer this node's (deleted, or bound
+   * elsewhere, while the agent was down) go with their containers, network and cgroups, as the
+   * kubelet's garbage collector removes sandboxes of pods it no longer has.
+   */
+  private async removeOrphanedSandboxes(): Promise<void> {
+    for (const runtime of new Set(this.handlers.map((h) => h.runtime))) {
+      for (const s of runtime.listPodSandbox()) {
+        if (this.workers.has(s.metadata.uid)) continue;
+        this.log({ level: 'info', msg: 'removing the sandbox of a pod this node no longer has', pod: `${s.metadata.namespace}/${s.metadata.name}`, uid: s.metadata.uid });
+        await runtime.removePodSandbox(s.id).catch((err: Error) => this.log({ level: 'warn', msg: 'sandbox not removed', pod: `${s.metadata.namespace}/${s.metadata.name}`, error: err.message }));
+      }
+    }
   }
 
   /** The cluster DNS on its Service's address (made an address of the host); a node without it logs why, and its pods' lookups of cluster names fail. */
@@ -193,7 +214,10 @@ export class NodeAgent {
       this.log({ level: 'info', msg: 'deleting orphaned mirror pod', pod: `${pod.metadata.namespace}/${pod.metadata.name}` });
       return void this.deleteUnstarted(pod);
     }
-    const created = new PodWorker(pod, { kube: this.opts.kube, context: (p, w, s) => this.context(p, w, s), status: new StatusWriter(this.opts.kube, pod, 'kubelet', this.log), finished: () => this.workers.delete(uid), log: this.log });
+    const created = new PodWorker(pod, {
+      kube: this.opts.kube, context: (p, w, s) => this.context(p, w, s), status: new StatusWriter(this.opts.kube, pod, 'kubelet', this.log), finished: () => this.workers.delete(uid), log: this.log,
+      adopt: !this.started,
+    });
     this.workers.set(uid, created);
     created.kick(0);
   }

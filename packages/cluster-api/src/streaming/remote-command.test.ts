@@ -97,8 +97,18 @@ describe('the kubelet options and the v4 Status', () => {
     expect(outcomeStatus({ exitCode: 137 }, ['sleep', '9'])).toMatchObject({ message: 'command terminated with non-zero exit code: error executing command [sleep 9], exit code 137', details: { causes: [{ reason: 'ExitCode', message: '137' }] } });
   });
 
+  it('reads field names regardless of case, as Go decodes them (client-node sends "height" and "width")', async () => {
+    const events = new ResizeEvents();
+    expect(events.push('{"height":33,"width":101}')).toBe(true);
+    expect(events.push('{"WIDTH":80,"Height":24}')).toBe(true);
+    expect(events.push('{"height":"33"}')).toBe(false);
+    const got: TerminalSize[] = [];
+    for await (const s of events) got.push(s);
+    expect(got).toEqual([{ width: 101, height: 33 }, { width: 80, height: 24 }]);
+  });
+
   it('takes sizes in range only', async () => {
-    for (const bad of ['{"Width":-1,"Height":2}', '{"Width":70000}', '[1,2]', 'null', '{"Width":1.5}']) {
+    for (const bad of ['{"Width":-1,"Height":2}', '{"Width":70000}', '[1,2]', 'null', '{"Width":1.5}', '{"height":-3}']) {
       const events = new ResizeEvents();
       expect(events.push(bad)).toBe(false);
       const got: TerminalSize[] = [];

@@ -116,7 +116,12 @@ export class ResizeEvents implements AsyncIterable<TerminalSize> {
     } catch {
       size = undefined;
     }
-    const { Width, Height } = (size ?? {}) as { Width?: unknown; Height?: unknown };
+    // Go's json decoding matches field names regardless of case: client-node sends {"height", "width"}.
+    const field = (name: string) => {
+      const fields = Object.entries(size ?? {});
+      return (fields.find(([k]) => k === name) ?? fields.find(([k]) => k.toLowerCase() === name.toLowerCase()))?.[1];
+    };
+    const [Width, Height] = [field('Width'), field('Height')];
     const dim = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xffff;
     if (typeof size !== 'object' || size === null || Array.isArray(size) || !dim(Width ?? 0) || !dim(Height ?? 0)) {
       this.end();

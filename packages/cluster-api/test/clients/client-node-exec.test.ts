@@ -3,11 +3,13 @@
  * against a real API server and node agent running function pods as processes: output, stdin, the
  * exit code in the Status callback, and attach to a container that keeps a stdin (`stdin: true`).
  */
+import { existsSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Attach, Exec, KubeConfig, type V1Status } from '@kubernetes/client-node';
 import { Resources } from '@func/kube-client';
 import { isReady, podUntil, privatePodAddresses, useNodeCluster } from '../support/node-fixtures.js';
+import { terminalSession } from '../support/terminal-session.js';
 import { until } from '../../testing/src/poll.js';
 
 const current = useNodeCluster(privatePodAddresses());
@@ -55,6 +57,22 @@ describe('client-node Exec and Attach', () => {
     const second = await new Exec(kc).exec('default', 'shell', 'fn', 'pwd', out.stream, null, null, false, (s) => (ok = s));
     await new Promise((resolve) => second.once('close', resolve));
     expect(ok?.status).toBe('Success');
+  });
+
+  it.runIf(existsSync('/usr/bin/script'))('Exec with a tty: the command on a terminal of the client\'s size, and of a new size', async () => {
+    const term = await terminalSession(kc, 'shell', 'fn', ['sh'], { rows: 33, columns: 101 });
+    try {
+      term.type('stty size\n');
+      await until('the client\'s size', () => /33 101\r\n/.test(term.output()));
+      term.resize(40, 120);
+      // Asked until the shell sees it (the size reaches the pty a moment after the event).
+      await until('the new size', () => (term.type('stty size\n'), /40 120\r\n/.test(term.output())), { everyMs: 200 });
+      term.type('exit 5\n');
+      await until('the exit code in the Status', () => term.status());
+      expect(term.status()).toMatchObject({ status: 'Failure', details: { causes: [{ reason: 'ExitCode', message: '5' }] } });
+    } finally {
+      term.close();
+    }
   });
 
   it('Attach: the container\'s stdin and stdout', async () => {

@@ -5,12 +5,14 @@
  * `debug` with a busybox image pulled from a real docker-registry.
  */
 import { spawn } from 'node:child_process';
+import { KubeConfig } from '@kubernetes/client-node';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningRegistry } from '../../../oci/test/registry-server.js';
 import { functionImage, probeFunction } from '../support/node-fixtures.js';
 import { busyboxInRegistry, ociMissing } from '../support/oci-fixtures.js';
+import { terminalSession } from '../support/terminal-session.js';
 import { haveKubectl, kubectlBin, startServe, stopServe, type ServeProcess } from '../serve/process.js';
 import { until } from '../../testing/src/poll.js';
 
@@ -87,6 +89,37 @@ describe.skipIf(ociMissing || !haveKubectl)(`kubectl on a function pod in an OCI
       attach.stop();
     }
   }, 60_000);
+
+  it('exec -t runs the command on a terminal of the container\'s own: client-node\'s Exec with its sizes, kubectl on a terminal', async () => {
+    await ok('run', 'term', `--image=${busybox}`, '--', 'sleep', '3600');
+    await until('term Running', async () => (await s.kubectl('get', 'pod', 'term', '-o', 'jsonpath={.status.containerStatuses[0].ready}')).stdout === 'true', { timeoutMs: 60_000 });
+    const kc = new KubeConfig();
+    kc.loadFromFile(join(s.dir, 'data', 'kubeconfig.yaml'));
+    // Lines end in CRLF, as on a terminal (one written before runc has set up the container's terminal may end in CR CR LF, which a terminal shows the same).
+    const term = await terminalSession(kc, 'term', 'term', ['sh'], { rows: 33, columns: 101 });
+    try {
+      term.type('tty; stty size\n');
+      await until('the shell on a terminal of its own, of the client\'s size', () => /\/dev\/pts\/\d+\r+\n33 101\r+\n/.test(term.output()));
+      term.resize(40, 120);
+      // Asked until the shell sees it (the size reaches the pty a moment after the event).
+      await until('the new size', () => (term.type('stty size\n'), /40 120\r+\n/.test(term.output())), { everyMs: 200 });
+      term.type('exit 7\n');
+      await until('the exit code in the Status', () => term.status());
+      expect(term.status()).toMatchObject({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '7' }] } });
+    } finally {
+      term.close();
+    }
+    // kubectl needs a terminal of its own (and -i) for -t: script gives it one.
+    const onTerminal = await new Promise<string>((resolve) => {
+      const child = spawn('script', ['-q', '-e', '-c', `${kubectlBin} exec -it term -- tty`, '/dev/null'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+      let text = '';
+      child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+      child.once('close', () => resolve(text));
+    });
+    expect(onTerminal).toMatch(/\/dev\/pts\/\d+\r+\n/);
+    // Without -t the same command has no terminal.
+    expect(await s.kubectl('exec', 'term', '--', 'tty')).toMatchObject({ code: 1, stdout: 'not a tty\n' });
+  }, 90_000);
 
   it('debug adds an ephemeral container from a registry\'s busybox image to the running pod', async () => {
     await ok('debug', 'fn', `--image=${busybox}`, '-c', 'dbg', '--', 'sh', '-c', 'echo debug ran in $(hostname); sleep 600');

@@ -160,7 +160,7 @@ describe.skipIf(ociMissing)(`the oci runtime${ociMissing ? ` (skipped: ${ociMiss
     await podUntil(kube, 'probed', 'Ready', isReady, 30_000);
   }, 90_000);
 
-  it('exec takes stdin; attach streams the container\'s output until it exits', async () => {
+  it('exec takes stdin; attach streams the container\'s output until it exits, stderr apart when asked', async () => {
     const { kube } = current;
     await kube.create(Resources.pods, {
       metadata: { name: 'talk' },
@@ -179,11 +179,22 @@ describe.skipIf(ociMissing)(`the oci runtime${ociMissing ? ` (skipped: ${ociMiss
     expect(early.exitCode).toBe(0);
     endless.write(Buffer.alloc(1 << 20));
     endless.end();
+    // A client that goes away ends its command.
+    const leaving = new PassThrough();
+    const started = new Promise((resolve) => leaving.once('data', resolve));
+    const left = runtime.exec!(id, ['sh', '-c', 'echo started; exec sleep 600'], { stdout: leaving, tty: false });
+    await started;
+    leaving.destroy();
+    expect((await left).exitCode).not.toBe(0);
     const attached: Buffer[] = [];
     const attaching = runtime.attach!(id, { stdout: sink(attached), tty: false });
+    // With a stderr stream of its own, each stream gets its own lines.
+    const [apart, apartErr]: Buffer[][] = [[], []];
+    const attachingApart = runtime.attach!(id, { stdout: sink(apart), stderr: sink(apartErr), tty: false });
     await runtime.exec!(id, ['touch', '/tmp/go'], { tty: false });
-    await attaching;
+    await Promise.all([attaching, attachingApart]);
     expect(Buffer.concat(attached).toString()).toBe('one\ntwo\n');
+    expect({ stdout: Buffer.concat(apart).toString(), stderr: Buffer.concat(apartErr).toString() }).toEqual({ stdout: 'one\n', stderr: 'two\n' });
     const done = await podUntil(kube, 'talk', 'terminated', (p) => p.status?.containerStatuses?.[0]?.state?.terminated, 30_000);
     expect(done.status.containerStatuses[0].state.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
     // A command in a container that has exited, or no command at all, is refused.

@@ -17,7 +17,7 @@ const support = ociSupport();
 /** Why the oci tests cannot run here, or undefined when they can. */
 export const ociMissing = 'missing' in support ? support.missing.join('; ') : undefined;
 
-const Applets = ['sh', 'id', 'cat', 'echo', 'sleep', 'wget', 'ls', 'grep', 'wc', 'touch', 'hostname', 'nslookup'];
+const Applets = ['sh', 'id', 'cat', 'echo', 'sleep', 'wget', 'ls', 'grep', 'wc', 'touch', 'hostname', 'nslookup', 'tty', 'stty'];
 
 /** busybox-static as an image (root user, Cmd sh) in an OCI layout, tagged `busybox:test`. */
 export async function busyboxLayout(layoutDir: string): Promise<ImageLayout> {

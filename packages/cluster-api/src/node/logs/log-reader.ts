@@ -16,6 +16,8 @@ export interface LogReadOptions {
   timestamps?: boolean;
   limitBytes?: number;
   follow?: boolean;
+  /** Only the lines of this stream (PodLogOptions' `stream`, KEP-3288); default both, in the order written. */
+  stream?: 'stdout' | 'stderr';
   signal?: AbortSignal;
   /** Called once the starting point is fixed (and, following, changes are watched): what is written after it is read. */
   started?: () => void;
@@ -60,6 +62,7 @@ function render(line: string, opts: LogReadOptions): string | undefined {
   const s3 = line.indexOf(' ', s2 + 1);
   if (s1 < 0 || s2 < 0) return undefined;
   const time = line.slice(0, s1);
+  if (opts.stream && line.slice(s1 + 1, s2) !== opts.stream) return undefined;
   if (opts.sinceTime !== undefined && Date.parse(time) < opts.sinceTime) return undefined;
   const tag = s3 < 0 ? line.slice(s2 + 1) : line.slice(s2 + 1, s3);
   const text = s3 < 0 ? '' : line.slice(s3 + 1);

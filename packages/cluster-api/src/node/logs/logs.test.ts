@@ -62,6 +62,18 @@ describe('readContainerLog', () => {
     expect(await read(join(path, '..', 'missing.log'))).toBe('');
   });
 
+  it('reads one stream when asked (PodLogOptions stream)', async () => {
+    const path = fresh();
+    const log = new ContainerLog(path);
+    log.write('stdout', 'out 1\n');
+    log.write('stderr', 'err 1\n');
+    log.write('stdout', 'out 2\n');
+    log.close();
+    expect(await read(path, { stream: 'stdout' })).toBe('out 1\nout 2\n');
+    expect(await read(path, { stream: 'stderr' })).toBe('err 1\n');
+    expect(await read(path)).toBe('out 1\nerr 1\nout 2\n');
+  });
+
   it('follows a live log across a rotation until it closes', async () => {
     const path = fresh();
     const log = new ContainerLog(path, { maxBytes: 120, maxFiles: 5 });

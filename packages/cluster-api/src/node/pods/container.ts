@@ -133,14 +133,36 @@ export class ContainerRunner {
     }
     if (started.kind === 'waiting') return this.setWaiting({ reason: started.reason, message: started.message }, started.retryAt);
     this.restartCount = instance;
-    this.phase = 'running';
-    const { runtime, id } = started;
-    const kwok = runtime.reporting === 'kwok';
     this.imageID = started.imageID;
-    this.inst = { runtime, id, containerID: `${runtime.version().runtimeName}://${id}`, startedAt: started.startedAt, logPath: started.logPath, kwok };
-    if (!kwok) this.startProbes(started.startedAt);
-    runtime.waitContainer(id).then((exit) => this.onExit(id, exit), (err: Error) => this.ctx.event('Warning', 'Failed', `Error: ${err.message}`, fieldPath(this.spec, this.init)));
+    this.watch(started.runtime, started.id, started.startedAt, started.logPath);
     this.ctx.changed();
+  }
+
+  /** `id` is the running instance: probes start, and its exit is awaited. */
+  private watch(runtime: RuntimeService, id: string, startedAt: number, logPath: string): void {
+    this.phase = 'running';
+    const kwok = runtime.reporting === 'kwok';
+    this.inst = { runtime, id, containerID: `${runtime.version().runtimeName}://${id}`, startedAt, logPath, kwok };
+    if (!kwok) this.startProbes(startedAt);
+    runtime.waitContainer(id).then((exit) => this.onExit(id, exit), (err: Error) => this.ctx.event('Warning', 'Failed', `Error: ${err.message}`, fieldPath(this.spec, this.init)));
+  }
+
+  /**
+   * The instances an earlier run of the agent started, as the runtime still has them (the pod's
+   * sandbox outlived the agent): the latest is the current one, running or exited (restarted then
+   * per restartPolicy), its attempt the restartCount; the one before is its lastState.
+   */
+  adopt(runtime: RuntimeService, found: RuntimeStatus[]): void {
+    const ran = found.filter((s) => s.state === 'CONTAINER_RUNNING' || s.state === 'CONTAINER_EXITED').sort((a, b) => a.metadata.attempt - b.metadata.attempt);
+    const latest = ran.at(-1);
+    if (!latest || this.phase !== 'idle') return;
+    const instance = (s: RuntimeStatus) => ({ containerID: `${runtime.version().runtimeName}://${s.id}`, startedAt: s.startedAt ?? s.createdAt, kwok: runtime.reporting === 'kwok' });
+    const before = ran.at(-2);
+    if (before?.state === 'CONTAINER_EXITED') this.last = terminated(before, instance(before), this.spec);
+    this.restartCount = latest.metadata.attempt;
+    this.imageID = latest.imageRef;
+    this.watch(runtime, latest.id, latest.startedAt ?? latest.createdAt, latest.logPath);
+    if (latest.state === 'CONTAINER_EXITED') this.onExit(latest.id, latest);
   }
 
   private onExit(id: string, exit: RuntimeStatus): void {

@@ -25,6 +25,8 @@ export interface WorkerDeps {
   status: StatusWriter;
   /** Called once the pod is gone from this node (deleted, or removed from the API). */
   finished(): void;
+  /** Take the pod's sandboxes and containers the runtimes kept from an earlier run of the agent (only the pods the agent finds as it starts). */
+  adopt?: boolean;
   log(entry: Record<string, unknown>): void;
 }
 
@@ -50,6 +52,10 @@ export class PodWorker {
   private volumes?: Sandbox;
   /** The pod's sandbox on each runtime that runs one of its containers. */
   private readonly sandboxes = new Map<RuntimeService, Promise<string>>();
+  /** Sandbox ids known so far (a sandbox still starting has none yet). */
+  private readonly sandboxIds = new Map<RuntimeService, string>();
+  /** The pod's sandbox is one an earlier run of the agent left (its IP is the pod's), and its volumes are not set up again yet. */
+  private adopted = false;
   private startTime?: string;
   private timer?: NodeJS.Timeout;
   private timerAt = Infinity;
@@ -69,6 +75,29 @@ export class PodWorker {
     this.main = pod.spec.containers.map((c) => new ContainerRunner(c, false, this.ctx));
     this.startTime = pod.status?.startTime;
     this.addEphemeral();
+    if (deps.adopt) this.adopt();
+  }
+
+  /**
+   * The pod's sandboxes and containers an earlier run of the agent left running (the runtime keeps
+   * them across restarts) become this worker's, as the kubelet's first sync finds a pod's containers
+   * in the runtime; a sandbox no longer ready goes, and the pod gets a new one.
+   */
+  private adopt(): void {
+    for (const runtime of new Set(this.ctx.handlers.map((h) => h.runtime))) {
+      for (const s of runtime.listPodSandbox().filter((s) => s.metadata.uid === this.uid)) {
+        if (s.state !== 'SANDBOX_READY' || this.sandboxIds.has(runtime)) {
+          void runtime.removePodSandbox(s.id).catch((err: Error) => this.deps.log({ level: 'warn', msg: 'sandbox not removed', uid: this.uid, error: err.message }));
+          continue;
+        }
+        this.sandboxIds.set(runtime, s.id);
+        this.sandboxes.set(runtime, Promise.resolve(s.id));
+        this.ctx.place.podIP ||= s.network.ip;
+        this.adopted = true;
+        const containers = runtime.listContainers({ podSandboxId: s.id });
+        for (const r of this.all) r.adopt(runtime, containers.filter((c) => c.metadata.name === r.spec.name));
+      }
+    }
   }
 
   /** Runners for ephemeral containers the spec added since (they are never removed). */
@@ -144,9 +173,6 @@ export class PodWorker {
     return { host: this.ctx.place.podIP, port };
   }
 
-  /** Sandbox ids known so far (a sandbox still starting has none yet). */
-  private readonly sandboxIds = new Map<RuntimeService, string>();
-
   private run(): void {
     if (this.running) return void (this.again = true);
     this.running = this.sync()
@@ -164,8 +190,8 @@ export class PodWorker {
       init: this.init.map((r) => r.status()),
       main: this.main.map((r) => r.status()),
       ephemeral: this.ephemeral.map((r) => r.status()),
-      sandboxReady: this.volumes !== undefined,
-      podIP: this.volumes ? this.ctx.place.podIP : '',
+      sandboxReady: this.volumes !== undefined || this.adopted,
+      podIP: this.volumes || this.adopted ? this.ctx.place.podIP : '',
       hostIP: this.ctx.place.hostIP,
       startTime: (this.startTime ??= rfc3339()),
       terminal,
@@ -217,7 +243,8 @@ export class PodWorker {
       this.volumes = { volumes: new Map(), mounts: () => [], close: () => undefined };
       return true;
     }
-    this.changed();
+    // A pod whose containers run already is not reported as starting while its volumes are set up again.
+    if (!this.adopted) this.changed();
     const opened = await openSandbox(() => this.pod, this.ctx.podDir, this.ctx.sources, this.ctx.place);
     if (!opened.ok) {
       this.ctx.event('Warning', 'FailedMount', opened.message);
@@ -225,6 +252,7 @@ export class PodWorker {
       return false;
     }
     this.volumes = opened.sandbox;
+    this.adopted = false;
     return true;
   }
 

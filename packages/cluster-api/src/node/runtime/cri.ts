@@ -107,6 +107,15 @@ export interface StreamOptions {
   resize?: AsyncIterable<{ width: number; height: number }>;
 }
 
+/** Resolves once `streams`' client is gone (its output closed before the command ended). */
+export const clientGone = (streams: StreamOptions): Promise<void> =>
+  new Promise((resolve) => {
+    for (const out of [streams.stdout, streams.stderr]) {
+      if ((out as { destroyed?: boolean } | undefined)?.destroyed) resolve();
+      out?.once('close', () => resolve());
+    }
+  });
+
 export interface RuntimeService {
   /** The runtime handler's name (RuntimeClass `handler`) and what the Node's `containerRuntimeVersion` says of it. */
   readonly name: string;

@@ -99,13 +99,21 @@ export class PodNetworks {
     await run('ip', ['netns', 'del', name]).catch(() => undefined);
   }
 
-  /** Removes every namespace of this network left by an earlier run, and the bridge. */
-  async clear(): Promise<void> {
+  /** The namespaces of this network on the host. */
+  private async namespaces(): Promise<string[]> {
     const { stdout } = await run('ip', ['netns', 'list']).catch(() => ({ stdout: '' }));
-    for (const line of stdout.split('\n')) {
-      const name = line.split(' ')[0] ?? '';
-      if (name.startsWith(`${this.opts.name}-`)) await run('ip', ['netns', 'del', name]).catch(() => undefined);
-    }
+    return stdout.split('\n').map((line) => line.split(' ')[0] ?? '').filter((name) => name.startsWith(`${this.opts.name}-`));
+  }
+
+  /** Removes the namespaces of this network but those of the sandboxes in `keep` (what an earlier run left unrecorded). */
+  async prune(keep: ReadonlySet<string>): Promise<void> {
+    const kept = new Set([...keep].map((id) => this.netnsName(id)));
+    for (const name of await this.namespaces()) if (!kept.has(name)) await run('ip', ['netns', 'del', name]).catch(() => undefined);
+  }
+
+  /** Removes every namespace of this network, and the bridge. */
+  async clear(): Promise<void> {
+    await this.prune(new Set());
     await run('ip', ['link', 'del', this.opts.bridge]).catch(() => undefined);
   }
 }

@@ -107,9 +107,15 @@ export class Runc {
     });
   }
 
-  /** The ids runc knows under this node's root. */
-  async list(): Promise<string[]> {
-    const out = await this.runc(['list', '--quiet']).catch(() => '');
-    return out.split('\n').filter(Boolean);
+  /** The containers runc knows under this node's root, with their state (`created`, `running`, `stopped`, `paused`). */
+  async list(): Promise<Map<string, string>> {
+    const out = await this.runc(['list', '--format', 'json']).catch(() => 'null');
+    let listed: { id?: string; status?: string }[] | null = null;
+    try {
+      listed = JSON.parse(out || 'null');
+    } catch {
+      /* nothing readable: nothing listed */
+    }
+    return new Map((listed ?? []).filter((c) => c.id).map((c) => [c.id!, c.status ?? 'unknown']));
   }
 }

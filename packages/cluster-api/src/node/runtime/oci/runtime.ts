@@ -6,16 +6,17 @@
  * /etc/hostname, and for a function image the node's Node.js (node-binary.ts); it runs as its
  * security context says (security.ts) with its limits in cgroups (spec.ts). Exec runs in the
  * container with its own user, capabilities and seccomp (`runc exec --process`); attach streams
- * its output as it is logged.
+ * its output as it is logged. What runs outlives the agent: its sandboxes and containers are
+ * recorded on disk (state.ts) and taken back when the agent starts again (recover).
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, watch, writeFileSync, writeSync, type FSWatcher } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { FUNCTION_IMAGE_KIND, FUNCTION_IMAGE_LABEL } from '@func/oci';
 import type { PodNetwork } from '../../pod-network.js';
-import type { ContainerConfig, ContainerStatus, ImageSpec, PodSandboxConfig, PodSandboxStatus, RuntimeService, StreamOptions } from '../cri.js';
+import { clientGone, type ContainerConfig, type ContainerStatus, type ImageSpec, type PodSandboxConfig, type RuntimeService, type StreamOptions } from '../cri.js';
 import type { ImageStore } from '../image-store.js';
 import { newId, RecordedRuntime } from '../records.js';
 import { readContainerLog } from '../../logs/log-reader.js';
@@ -31,6 +32,8 @@ import { bundleConfig, type BundleMount } from './spec.js';
 import { chownForFsGroup, mountRootfs, unmountRootfs } from './rootfs.js';
 import { ServiceAddresses } from './service-addresses.js';
 import { WatchedLog } from './watched-log.js';
+import { drain, firstSize, followSizes, onTerminal, script } from '../terminal.js';
+import { RuntimeState, type SandboxRecord } from './state.js';
 import { cgroupUsage, type Usage } from '../../stats/usage.js';
 
 
@@ -48,14 +51,7 @@ export interface OciRuntimeOptions {
   logLimits?: LogLimits;
 }
 
-interface Sandbox {
-  status: PodSandboxStatus;
-  config: PodSandboxConfig;
-  netns?: string;
-  cidr: string;
-  ports: PortMapping[];
-  etc: string;
-}
+type Sandbox = SandboxRecord;
 
 interface Instance {
   status: ContainerStatus;
@@ -92,6 +88,7 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
   private readonly dir: string;
   private readonly exits: string;
   private readonly cgroupParent: string;
+  private readonly state: RuntimeState;
   private watcher?: FSWatcher;
   private sweep?: NodeJS.Timeout;
   private cleared?: Promise<void>;
@@ -102,6 +99,7 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     this.dir = join(opts.dataDir, 'oci');
     this.exits = join(this.dir, 'exits');
     this.cgroupParent = `/func-${this.key}`;
+    this.state = new RuntimeState(this.dir, join(this.dir, 'containers'));
     this.runc = new Runc({ runc: opts.host.runc, conmon: opts.host.conmon, root: `/run/func-runc/${this.key}`, exits: this.exits, sockets: join(this.dir, 'sockets') });
     this.serviceAddresses = new ServiceAddresses(`lo:${this.key}`);
     this.networks = new PodNetworks({ cniPath: opts.host.cniPath, name: `func${this.key}`, bridge: `fbr${this.key}`, ipamDir: join(this.dir, 'ipam') });
@@ -112,11 +110,14 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     return { runtimeName: 'func', runtimeVersion: `0.1.0-oci.runc-${this.opts.host.version}` };
   }
 
-  /** Leftovers of an earlier run of this node (containers, namespaces, the bridge) go, once, before the first sandbox. */
-  private ready(): Promise<void> {
+  /**
+   * What an earlier run of this node left is adopted or removed (recover), once, before the first
+   * sandbox: the agent calls it as it starts, before it reads its pods.
+   */
+  ready(): Promise<void> {
     return (this.cleared ??= (async () => {
-      await this.clear();
       for (const d of [this.exits, join(this.dir, 'sockets'), join(this.dir, 'containers')]) mkdirSync(d, { recursive: true });
+      await this.recover();
       this.watcher = watch(this.exits, (_event, name) => name && this.exitedNow(String(name)));
       this.sweep = setInterval(() => this.sweepExits(), 2000).unref();
     })());
@@ -145,7 +146,9 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     writeFileSync(join(etc, 'hosts'), `127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n${ip}\t${config.hostname}\n`);
     writeFileSync(join(etc, 'hostname'), `${config.hostname}\n`);
     writeFileSync(join(etc, 'resolv.conf'), formatResolvConf(podResolvConf(config.pod, this.opts.dns?.server, this.opts.dns?.zone ?? 'cluster.local', hostResolvConf())));
-    this.sandboxes.set(id, { config, netns, cidr, ports: spec.hostNetwork ? [] : ports, etc, status: { id, metadata: config.metadata, state: 'SANDBOX_READY', createdAt: Date.now(), network: { ip } } });
+    const sandbox: Sandbox = { config, netns, cidr, ports: spec.hostNetwork ? [] : ports, etc, status: { id, metadata: config.metadata, state: 'SANDBOX_READY', createdAt: Date.now(), network: { ip } } };
+    this.sandboxes.set(id, sandbox);
+    this.state.saveSandbox(sandbox);
     return id;
   }
 
@@ -158,12 +161,14 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     await Promise.all(running.map((c) => c.exited));
     if (sandbox.status.state === 'SANDBOX_READY' && sandbox.netns) await this.networks.del(id, sandbox.cidr, sandbox.ports);
     sandbox.status.state = 'SANDBOX_NOTREADY';
+    this.state.saveSandbox(sandbox);
   }
 
   override async removePodSandbox(id: string): Promise<void> {
     await this.stopPodSandbox(id);
     await Promise.all(this.of(id).map((c) => this.removeContainer(c.status.id)));
     await super.removePodSandbox(id);
+    this.state.forgetSandbox(id);
   }
 
   /** The bundle: rootfs, config.json from the image, the container and the pod; CreateContainerConfigError / CreateContainerError when it cannot run. */
@@ -203,10 +208,17 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
       throw err;
     }
     const status: ContainerStatus = { id, metadata: config.metadata, state: 'CONTAINER_CREATED', createdAt: Date.now(), image: config.image.image, imageRef: config.image.imageRef ?? '', logPath: config.logPath };
+    this.saved(this.instance(status, sandboxId, bundle));
+    return id;
+  }
+
+  /** A container known to this runtime, not yet exited. */
+  private instance(status: ContainerStatus, sandboxId: string, bundle: string): Instance {
     let settle!: (s: ContainerStatus) => void;
     const exited = new Promise<ContainerStatus>((resolve) => (settle = resolve));
-    this.containers.set(id, { status, sandboxId, bundle, exited, settle });
-    return id;
+    const c: Instance = { status, sandboxId, bundle, exited, settle };
+    this.containers.set(status.id, c);
+    return c;
   }
 
   async startContainer(id: string): Promise<void> {
@@ -218,12 +230,23 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     } catch (err) {
       await this.runc.delete(id).catch(() => undefined);
       Object.assign(c.status, { state: 'CONTAINER_EXITED', exitCode: 128, finishedAt: Date.now(), reason: 'StartError', message: (err as Error).message });
+      this.saved(c);
       c.settle(c.status);
       return;
     }
     Object.assign(c.status, { state: 'CONTAINER_RUNNING', startedAt: Date.now() });
+    this.saved(c);
     c.log = new WatchedLog(c.status.logPath, c.exited);
     this.exitedNow(id);
+  }
+
+  /** The container's record rewritten (its bundle may be gone already: then there is none to keep). */
+  private saved(c: Instance): void {
+    try {
+      this.state.saveContainer(c.bundle, { status: c.status, sandboxId: c.sandboxId });
+    } catch {
+      /* removed meanwhile */
+    }
   }
 
   /** The container's exit, once conmon has written it: its code, OOMKilled when its cgroup's memory limit killed it; then runc forgets it. */
@@ -231,15 +254,20 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     const c = this.containers.get(id);
     if (!c || c.status.state !== 'CONTAINER_RUNNING') return;
     let text: string;
+    let finishedAt: number;
     try {
-      text = readFileSync(join(this.exits, id), 'utf8').trim();
+      const file = join(this.exits, id);
+      text = readFileSync(file, 'utf8').trim();
+      finishedAt = Math.floor(statSync(file).mtimeMs);
     } catch {
       return;
     }
     if (!text) return;
     const exitCode = Number(text);
     const oom = this.oomKilled(id);
-    Object.assign(c.status, { state: 'CONTAINER_EXITED', exitCode: Number.isFinite(exitCode) ? exitCode : 255, finishedAt: Date.now(), ...(oom ? { reason: 'OOMKilled' } : {}) });
+    // When conmon wrote it (the container may have ended while the agent was down).
+    Object.assign(c.status, { state: 'CONTAINER_EXITED', exitCode: Number.isFinite(exitCode) ? exitCode : 255, finishedAt, ...(oom ? { reason: 'OOMKilled' } : {}) });
+    this.saved(c);
     void this.runc.delete(id).catch(() => undefined).then(() => c.settle(c.status));
   }
 
@@ -309,11 +337,56 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     const c = this.containers.get(id);
     if (!c) return;
     await this.stopContainer(id, 0);
-    await this.runc.delete(id).catch(() => undefined);
-    await unmountRootfs(c.bundle);
-    rmSync(c.bundle, { recursive: true, force: true });
-    rmSync(join(this.exits, id), { force: true });
+    await this.dispose(id, c.bundle);
     this.containers.delete(id);
+  }
+
+  /** Whatever is left of a container: runc's state (killed first), its rootfs, bundle and exit file. */
+  private async dispose(id: string, bundle: string): Promise<void> {
+    await this.runc.kill(id, 'KILL').catch(() => undefined);
+    await this.runc.delete(id).catch(() => undefined);
+    await unmountRootfs(bundle);
+    rmSync(bundle, { recursive: true, force: true });
+    rmSync(join(this.exits, id), { force: true });
+  }
+
+  /**
+   * What an earlier run of this node left, taken back as CRI-O restores its state: sandboxes and
+   * containers from their records (state.ts). A container runc still runs is kept as it is (its
+   * conmon still writes its log and will write its exit code); one that ended while the agent was
+   * down is reported with the exit code conmon wrote, and when conmon wrote none, as exited 255 with
+   * reason `Unknown`; one never started is removed. What has no record (a runc container, a bundle,
+   * a network namespace of this node) is removed. Sandboxes of pods that no longer exist are the
+   * agent's to remove once it has read its pods (NodeAgent's garbage collection).
+   */
+  private async recover(): Promise<void> {
+    const listed = await this.runc.list();
+    for (const record of this.state.sandboxes()) {
+      if (record.netns && !existsSync(record.netns)) record.status.state = 'SANDBOX_NOTREADY';
+      this.sandboxes.set(record.status.id, record);
+    }
+    for (const { bundle, record } of this.state.bundles()) {
+      if (!record || !this.sandboxes.has(record.sandboxId) || record.status.state === 'CONTAINER_CREATED') {
+        await this.dispose(record?.status.id ?? basename(bundle), bundle);
+        continue;
+      }
+      const c = this.instance(record.status, record.sandboxId, bundle);
+      const { status } = c;
+      if (status.state !== 'CONTAINER_RUNNING') {
+        c.settle(status);
+        continue;
+      }
+      c.log = new WatchedLog(status.logPath, c.exited);
+      this.exitedNow(status.id);
+      if (status.state === 'CONTAINER_RUNNING' && listed.get(status.id) !== 'running') {
+        Object.assign(status, { state: 'CONTAINER_EXITED', exitCode: 255, finishedAt: Date.now(), reason: 'Unknown', message: 'the container ended while the node agent was down and no exit code was recorded' });
+        this.saved(c);
+        await this.runc.delete(status.id).catch(() => undefined);
+        c.settle(status);
+      }
+    }
+    for (const id of listed.keys()) if (!this.containers.has(id)) await this.dispose(id, join(this.dir, 'containers', id));
+    await this.networks.prune(new Set([...this.sandboxes.values()].flatMap((s) => (s.netns && s.status.state === 'SANDBOX_READY' ? [s.status.id] : []))));
   }
 
   waitContainer(id: string): Promise<ContainerStatus> {
@@ -334,47 +407,74 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     return ip ? { host: ip, port } : undefined;
   }
 
-  /** `cmd` in the running container as its own process runs (user, env, cwd, capabilities, seccomp): its exit code. */
+  /**
+   * `cmd` in the running container as its own process runs (user, env, cwd, capabilities, seccomp):
+   * its exit code. With a tty (where the node has `script`), `runc exec -t` in the foreground: runc
+   * makes the container's pty and copies between it and its own terminal, which needs to be one
+   * (runc opens /dev/tty otherwise), so runc runs on script's pty (terminal.ts); the client's sizes
+   * are set on script's pty, and runc passes them on to the container's.
+   */
   async exec(containerId: string, cmd: string[], streams: StreamOptions): Promise<{ exitCode: number }> {
     const c = this.container(containerId);
     if (c.status.state !== 'CONTAINER_RUNNING') throw new Error(`container ${containerId} is not running`);
     if (cmd.length === 0) throw new Error('no command given');
+    const tty = streams.tty && !!script;
     const spec = JSON.parse(readFileSync(join(c.bundle, 'config.json'), 'utf8')) as { process: Record<string, unknown> };
-    const processFile = join(c.bundle, `exec-${newId().slice(0, 12)}.json`);
-    writeFileSync(processFile, JSON.stringify({ ...spec.process, args: cmd, terminal: false }));
+    const name = join(c.bundle, `exec-${newId().slice(0, 12)}`);
+    const processFile = `${name}.json`;
+    const ttyFile = `${name}.tty`;
+    writeFileSync(processFile, JSON.stringify({ ...spec.process, args: cmd, terminal: tty }));
+    const runcArgs = ['--root', this.runc.opts.root, 'exec', ...(tty ? ['-t'] : []), '--process', processFile, containerId];
+    // The client's first size (sent as it starts) is the terminal's from the start; later ones follow it.
+    const sizes = tty && streams.resize ? await firstSize(streams.resize, 500) : undefined;
+    const [file, args] = tty ? onTerminal([this.opts.host.runc, ...runcArgs], ttyFile, sizes?.first) : [this.opts.host.runc, runcArgs];
     try {
       return await new Promise((resolve, reject) => {
-        const child = spawn(this.opts.host.runc, ['--root', this.runc.opts.root, 'exec', '--process', processFile, containerId], { stdio: [streams.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+        const child = spawn(file, args, { stdio: [streams.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
         if (streams.stdin) {
           // The command may end before its input does: what is left goes nowhere, and no EPIPE ends the agent.
           child.stdin!.on('error', () => undefined);
           streams.stdin.pipe(child.stdin!);
           child.once('close', () => streams.stdin!.unpipe(child.stdin!));
         }
+        if (sizes) void followSizes(sizes.rest, ttyFile);
+        else if (streams.resize) void drain(streams.resize);
         child.stdout!.on('data', (b: Buffer) => streams.stdout?.write(b));
         child.stderr!.on('data', (b: Buffer) => (streams.tty ? streams.stdout : streams.stderr)?.write(b));
+        // A client gone ends the command: runc passes SIGTERM on to it; script ends its session.
+        let done = false;
+        void clientGone(streams).then(() => done || child.kill('SIGTERM'));
         child.once('error', reject);
-        child.once('close', (code, signal) => resolve({ exitCode: code ?? (signal ? 128 + 9 : 1) }));
+        child.once('close', (code, signal) => {
+          done = true;
+          resolve({ exitCode: code ?? (signal ? 128 + 9 : 1) });
+        });
       });
     } finally {
       rmSync(processFile, { force: true });
+      rmSync(ttyFile, { force: true });
     }
   }
 
   /**
-   * The container's output from now on, as it is logged, until it exits: stdout and stderr in the
-   * order written, on stdout (containers here run without a stdin to attach to).
+   * The container's output from now on, as it is logged, until it exits: stdout and stderr each on
+   * its own stream (read from the log by stream), or with a tty, or without a stderr stream, both on
+   * stdout in the order written. No stdin: see the README (conmon's attach socket).
    */
   async attach(containerId: string, streams: StreamOptions): Promise<void> {
     const c = this.container(containerId);
     if (c.status.state !== 'CONTAINER_RUNNING' || !c.log) throw new Error(`container ${containerId} is not running`);
-    if (streams.stdout) await readContainerLog(c.status.logPath, { follow: true, tailLines: 0 }, streams.stdout as Writable, c.log);
+    if (streams.resize) void drain(streams.resize);
+    const follow = (out: NodeJS.WritableStream, stream?: 'stdout' | 'stderr') => readContainerLog(c.status.logPath, { follow: true, tailLines: 0, stream }, out as Writable, c.log);
+    const split = !streams.tty && !!streams.stderr;
+    if (split) await Promise.all([streams.stdout && follow(streams.stdout, 'stdout'), follow(streams.stderr!, 'stderr')]);
+    else if (streams.stdout) await follow(streams.stdout);
     else await c.exited;
   }
 
   /** Stops every container of this node and removes its namespaces, bridge, cgroups and runc state: the agent's stop, and the start of a new run. */
   async clear(): Promise<void> {
-    for (const id of await this.runc.list()) {
+    for (const id of (await this.runc.list()).keys()) {
       await this.runc.kill(id, 'KILL').catch(() => undefined);
       await this.runc.delete(id).catch(() => undefined);
     }
