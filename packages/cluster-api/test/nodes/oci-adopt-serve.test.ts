@@ -64,6 +64,6 @@ describe.skipIf(ociMissing || !haveKubectl)(`serve --container-runtime oci, rest
     }, { timeoutMs: 60_000 });
     expect(after).toBe(before);
     const ip = before.split(' ')[3]!;
-    expect(await until('fn answers', () => fetch(`http://${ip}:8080/`).then((r) => r.ok && r.text(), () => false))).toBe('hello from fn');
+    expect(await until('fn answers', () => fetch(`http://${ip}:8080/`).then(async (r) => r.ok && (await r.text()), () => false))).toBe('hello from fn');
   }, 150_000);
 });
