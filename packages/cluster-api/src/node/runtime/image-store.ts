@@ -12,13 +12,16 @@
  * 3. otherwise it is unknown here (a bare Docker Hub name such as `nginx`).
  *
  * An image a runtime runs is unpacked once per manifest digest under `<data-dir>/rootfs/<digest>`
- * and shared read-only by every container that runs it.
+ * and shared read-only by every container that runs it. A manifest and its config are read (and their
+ * digests checked) once per digest, while the layout lists it: content-addressed, they never change,
+ * and a container start asks for them several times (which runtime, the pull policy, the launch).
  */
 import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Image, ImageService, ImageSpec } from './cri.js';
-import { ImageLayout, parseReference, pullImage, resolveImage, type ContainerConfig, type Descriptor } from '@func/oci';
+import { ImageLayout, parseReference, pullImage, resolveImage, type ContainerConfig, type Descriptor, type ResolvedImage } from '@func/oci';
 import { unpackInWorker } from './unpack.js';
 
 export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
@@ -66,6 +69,8 @@ export class ImageStore implements ImageService {
   private layoutOpened?: Promise<ImageLayout>;
   private cachedIndex?: { mtimeMs: number; size: number; index: Awaited<ReturnType<ImageLayout['readIndex']>> };
   private readonly unpacking = new Map<string, Promise<string>>();
+  /** Manifests and configs read, by manifest digest (those the layout no longer lists are dropped when index.json changes). */
+  private readonly resolved = new Map<Descriptor['digest'], Promise<ResolvedImage>>();
 
   constructor(private readonly options: ImageStoreOptions) {}
 
@@ -73,12 +78,28 @@ export class ImageStore implements ImageService {
     return (this.layoutOpened ??= ImageLayout.open(this.options.layout));
   }
 
-  /** index.json, read again only when it changed (a node resolves an image per container start). */
+  /** index.json, read again only when it changed (a node resolves an image per container start; one stat, made at once, tells). */
   private async index() {
     const layout = await this.layout();
-    const { mtimeMs, size } = await stat(join(layout.dir, 'index.json'));
-    if (this.cachedIndex?.mtimeMs !== mtimeMs || this.cachedIndex.size !== size) this.cachedIndex = { mtimeMs, size, index: await layout.readIndex() };
+    const { mtimeMs, size } = statSync(join(layout.dir, 'index.json'));
+    if (this.cachedIndex?.mtimeMs !== mtimeMs || this.cachedIndex.size !== size) {
+      const index = await layout.readIndex();
+      this.cachedIndex = { mtimeMs, size, index };
+      const listed = new Set<string>(index.manifests.map((m) => m.digest));
+      for (const digest of this.resolved.keys()) if (!listed.has(digest)) this.resolved.delete(digest);
+    }
     return this.cachedIndex.index;
+  }
+
+  /** The manifest and config of a manifest the layout lists (read once per digest). */
+  private resolve(descriptor: Descriptor): Promise<ResolvedImage> {
+    let p = this.resolved.get(descriptor.digest);
+    if (!p) {
+      p = this.layout().then((layout) => resolveImage(layout, descriptor));
+      this.resolved.set(descriptor.digest, p);
+      p.catch(() => this.resolved.delete(descriptor.digest));
+    }
+    return p;
   }
 
   /** The layout's manifest for a reference, by the rules above (1). */
@@ -131,7 +152,7 @@ export class ImageStore implements ImageService {
   }
 
   private async describe(descriptor: Descriptor, ref: string): Promise<Image> {
-    const { manifest, config } = await resolveImage(await this.layout(), descriptor);
+    const { manifest, config } = await this.resolve(descriptor);
     const index = await this.index();
     const repoTags = index.manifests.filter((m) => m.digest === descriptor.digest).map((m) => m.annotations?.['org.opencontainers.image.ref.name']).filter((t): t is string => !!t);
     return { id: `${repositoryOf(ref)}@${descriptor.digest}`, repoTags, size: imageSize(manifest), labels: config.config?.Labels ?? {} };
@@ -151,7 +172,7 @@ export class ImageStore implements ImageService {
   async unpackedImage(ref: string): Promise<UnpackedImage> {
     const descriptor = await this.local(ref);
     if (!descriptor) throw new ImageError('ErrImagePull', `image "${ref}" is not in this node's image store`);
-    const { config } = await resolveImage(await this.layout(), descriptor);
+    const { config } = await this.resolve(descriptor);
     return { config: config.config ?? {}, root: await this.unpacked(descriptor) };
   }
 
