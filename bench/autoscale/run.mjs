@@ -143,6 +143,7 @@ try {
   console.log(`| at zero (activator holds, autoscaler poked, pod started, first answer) | ${ms(median(cold))} | ${ms(percentile(cold, 99))} | ${ms(Math.min(...cold))} | ${ms(Math.max(...cold))} |`);
   console.log(`| warm (gateway + pod) | ${ms(median(warm))} | ${ms(percentile(warm, 99))} | ${ms(Math.min(...warm))} | ${ms(Math.max(...warm))} |`);
   console.log(`\nfailed requests: ${failed}`);
+  console.log(`cold starts, each (ms, in order): ${cold.map((x) => Math.round(x)).join(' ')}`);
   console.log('\nWhere a cold start goes (medians, ms from the request sent; each step as it shows in the API, watched; answered at the client):\n');
   console.log(`| ${Phases.join(' | ')} |`);
   console.log(`|${Phases.map(() => '--:').join('|')}|`);
