@@ -14,7 +14,7 @@
  * 2. A load step on a revision with containerConcurrency 5 (min-scale 1, max-scale 10): 1 client
  *    looping for 5 s, then 50 for `--step-seconds`, each request holding 100 ms: time from the step to
  *    the Deployment asking for its peak and to that many ready pods, failed requests, latency
- *    percentiles during the step, and the replicas over time.
+ *    percentiles during the step, and the replicas over time (`--step-seconds 0`: not run).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
