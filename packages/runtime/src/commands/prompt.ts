@@ -3,8 +3,12 @@
  * as Knative's func does. Only when stdin is a terminal: anywhere else (a script, CI) a missing
  * flag is an error that names it (config.ts), so nothing ever waits for an answer that cannot come.
  */
-import { createInterface, type Interface } from 'node:readline';
+import { createRequire } from 'node:module';
+import type { Interface } from 'node:readline';
 import { CommandError } from '../command-error.js';
+
+// Loaded when a question is first asked: a function pod starting never pays for node:readline.
+const requireLazy = createRequire(import.meta.url);
 
 export interface Prompter {
   /** Free text; `fallback` is taken on an empty answer. */
@@ -22,6 +26,7 @@ export function terminalPrompter(input: NodeJS.ReadableStream = process.stdin, o
   // Lines are read through one iterator, which buffers: answers typed (or pasted) ahead are kept.
   const line = async (question: string) => {
     if (!rl) {
+      const { createInterface } = requireLazy('node:readline') as typeof import('node:readline');
       rl = createInterface({ input, output, terminal: true });
       rl.on('SIGINT', () => rl!.close());
       lines = rl[Symbol.asyncIterator]();

@@ -6,10 +6,11 @@
  * tsconfig.json is not a TypeScript project; one without TypeScript installed is not checked, and
  * the commands say so.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+
+const requireLazy = createRequire(import.meta.url);
 
 export type TypeCheck =
   | { status: 'passed' }
@@ -48,6 +49,8 @@ export async function typeCheck(projectDir: string, options: { signal?: AbortSig
   const cache = join(projectDir, '.func');
   mkdirSync(cache, { recursive: true });
   const args = [tsc, '--noEmit', '--pretty', 'false', '--incremental', '--tsBuildInfoFile', join(cache, 'typecheck.tsbuildinfo'), '-p', projectDir];
+  // Loaded here: a function pod starting never pays for node:child_process (with dgram and net's handles).
+  const { spawn } = requireLazy('node:child_process') as typeof import('node:child_process');
   const child = spawn(process.execPath, args, { cwd: projectDir, stdio: ['ignore', 'pipe', 'pipe'], signal: options.signal });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));

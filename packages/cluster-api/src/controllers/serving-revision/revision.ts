@@ -37,6 +37,17 @@ const withoutRouting = (m: Record<string, string> | undefined): Record<string, s
 /** The port the user container listens on: its containerPort, else 8080. */
 export const userPort = (rev: Obj): number => rev.spec?.containers?.[0]?.ports?.[0]?.containerPort ?? DefaultPort;
 
+/** A probe without a port probes the user container's (Knative defaults every probe so). */
+const withPort = (given: any, port: number) => {
+  const p = structuredClone(given);
+  const handler = p?.httpGet ?? p?.tcpSocket ?? p?.grpc;
+  if (handler && handler.port === undefined) handler.port = port;
+  return p;
+};
+
+/** The user container's readiness probe as its pods get it: its own, or a TCP probe on its port (the queue-proxy's default). */
+export const readinessProbe = (rev: Obj): any => withPort(rev.spec?.containers?.[0]?.readinessProbe ?? { tcpSocket: { port: userPort(rev) }, periodSeconds: 1, successThreshold: 1 }, userPort(rev));
+
 function podSpec(rev: Obj, labels: Record<string, string>): Record<string, unknown> {
   const port = userPort(rev);
   const spec = Object.fromEntries(Object.entries(rev.spec ?? {}).filter(([k]) => !RevisionOnly.includes(k)));
@@ -51,14 +62,6 @@ function podSpec(rev: Obj, labels: Record<string, string>): Record<string, unkno
   const containers = (spec.containers as Obj[] | undefined ?? []).map((c: any, i: number) => {
     if (i > 0) return c;
     const reserved = new Set(env.map((e) => e.name));
-    const probe = c.readinessProbe ?? { tcpSocket: { port }, periodSeconds: 1, successThreshold: 1 };
-    // A probe without a port probes the user container's (Knative defaults every probe so).
-    const withPort = (given: any) => {
-      const p = structuredClone(given);
-      const handler = p?.httpGet ?? p?.tcpSocket ?? p?.grpc;
-      if (handler && handler.port === undefined) handler.port = port;
-      return p;
-    };
     // The function runtime is its own queue-proxy: it drains as queue-proxy does, keeping its
     // listener a moment after SIGTERM (the activator learns of the pod's end through the Endpoints)
     // and letting in-flight requests run up to the revision's timeout. Defaults: the user's win.
@@ -69,12 +72,12 @@ function podSpec(rev: Obj, labels: Record<string, string>): Record<string, unkno
     ].filter((e) => !own.has(e.name));
     return {
       ...c,
-      ...(c.livenessProbe && { livenessProbe: withPort(c.livenessProbe) }),
-      ...(c.startupProbe && { startupProbe: withPort(c.startupProbe) }),
+      ...(c.livenessProbe && { livenessProbe: withPort(c.livenessProbe, port) }),
+      ...(c.startupProbe && { startupProbe: withPort(c.startupProbe, port) }),
       name: c.name || 'user-container',
       ports: [{ name: 'user-port', containerPort: port, protocol: 'TCP' }],
       env: [...(c.env ?? []).filter((e: Obj & { name: string }) => !reserved.has(e.name)), ...drain, ...env],
-      readinessProbe: withPort(probe),
+      readinessProbe: readinessProbe(rev),
     };
   });
   // As Knative: a pod being stopped may finish requests for as long as the revision lets one run.

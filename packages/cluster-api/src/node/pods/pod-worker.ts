@@ -1,7 +1,8 @@
 /**
  * One pod on this node, as the kubelet's pod worker drives it: syncs run one at a time (kicked by
- * pod updates, container exits, probe results and timers); the first sets up the pod's volumes,
- * each container's runtime gets the pod's sandbox when it first runs one (IP), then init containers run in order to completion, then every container is kept running
+ * pod updates, container exits, probe results and timers); the first sets up the pod's volumes and,
+ * beside them, the pod's sandbox (IP) on each runtime its containers' images go to (a container's
+ * start waits for its own), then init containers run in order to completion, then every container is kept running
  * per restartPolicy. A pod being deleted is stopped (preStop, SIGTERM, grace period, SIGKILL), its
  * final status written, and the pod deleted for good (grace 0, uid precondition), as the kubelet's
  * status manager does. Status writes follow every change.
@@ -225,26 +226,33 @@ export class PodWorker {
     if (this.main.every((r) => r.exited && !restart(r.exited))) await this.finish();
   }
 
-  /** Every container will run on a runtime reported kwok's way, as far as the images the node has tell (kwok's pods have no volumes, tokens or directories). */
-  private async kwokOnly(): Promise<boolean> {
+  /**
+   * The runtime each container will run on, as far as the images the node has tell (undefined: not
+   * known before a pull); every one reported kwok's way means a kwok pod (no volumes, tokens or directories).
+   */
+  private async runtimes(): Promise<(RuntimeService | undefined)[]> {
     const all = [...(this.pod.spec.initContainers ?? []), ...this.pod.spec.containers];
-    const kinds = await Promise.all(all.map(async (c) => {
+    return Promise.all(all.map(async (c) => {
       const spec = { image: c.image ?? '' };
       const image = await this.ctx.images.imageStatus(spec);
-      if (!image && this.ctx.images.pullable(spec)) return 'unknown';
+      if (!image && this.ctx.images.pullable(spec)) return undefined;
       const chosen = chooseHandler(this.ctx.handlers, spec.image, image);
-      return 'refused' in chosen ? 'unknown' : chosen.runtime.reporting;
-    }).map((p) => p.catch(() => 'unknown')));
-    return kinds.every((k) => k === 'kwok');
+      return 'refused' in chosen ? undefined : chosen.runtime;
+    }).map((p) => p.catch(() => undefined)));
   }
 
   private async openSandbox(): Promise<boolean> {
-    if (await this.kwokOnly()) {
+    const runtimes = await this.runtimes();
+    if (runtimes.every((r) => r?.reporting === 'kwok')) {
       this.volumes = { volumes: new Map(), mounts: () => [], close: () => undefined };
       return true;
     }
     // A pod whose containers run already is not reported as starting while its volumes are set up again.
     if (!this.adopted) this.changed();
+    // The pod's sandboxes (its network) are made while its volumes are: a container start then finds
+    // them ready (an adopted one is there already). One that fails is made again by the container's
+    // start, which reports it.
+    for (const r of new Set(runtimes)) if (r && r.reporting !== 'kwok') this.sandbox(r).catch(() => undefined);
     const opened = await openSandbox(() => this.pod, this.ctx.podDir, this.ctx.sources, this.ctx.place);
     if (!opened.ok) {
       this.ctx.event('Warning', 'FailedMount', opened.message);

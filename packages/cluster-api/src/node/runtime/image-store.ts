@@ -19,12 +19,17 @@
  * digest under `<data-dir>/rootfs/<digest>` (unpackedImage). Either is unpacked into a temporary
  * name and renamed into place, so no half-unpacked directory is ever seen, and concurrent asks for
  * one layer or image share one unpack. collectGarbage removes what no image references any more.
+ *
+ * A manifest and its config are read (and their digests checked) once per digest, while the layout
+ * lists it: content-addressed, they never change, and a container start asks for them several times
+ * (which runtime, the pull policy, the launch).
  */
 import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Image, ImageService, ImageSpec } from './cri.js';
-import { collectGarbage, ImageLayout, parseReference, pullImage, resolveImage, type ContainerConfig, type Descriptor, type Digest } from '@func/oci';
+import { collectGarbage, ImageLayout, parseReference, pullImage, resolveImage, type ContainerConfig, type Descriptor, type Digest, type ResolvedImage } from '@func/oci';
 import { overlaySupported } from './overlay.js';
 import { unpackInWorker, unpackLayerInWorker } from './unpack.js';
 
@@ -86,6 +91,8 @@ export class ImageStore implements ImageService {
   private readonly unpacking = new Map<string, Promise<string>>();
   /** Directories being unpacked now (collectGarbage leaves them). */
   private readonly inFlight = new Set<string>();
+  /** Manifests and configs read, by manifest digest (those the layout no longer lists are dropped when index.json changes). */
+  private readonly resolved = new Map<Descriptor['digest'], Promise<ResolvedImage>>();
 
   constructor(private readonly options: ImageStoreOptions) {}
 
@@ -93,12 +100,28 @@ export class ImageStore implements ImageService {
     return (this.layoutOpened ??= ImageLayout.open(this.options.layout));
   }
 
-  /** index.json, read again only when it changed (a node resolves an image per container start). */
+  /** index.json, read again only when it changed (a node resolves an image per container start; one stat, made at once, tells). */
   private async index() {
     const layout = await this.layout();
-    const { mtimeMs, size } = await stat(join(layout.dir, 'index.json'));
-    if (this.cachedIndex?.mtimeMs !== mtimeMs || this.cachedIndex.size !== size) this.cachedIndex = { mtimeMs, size, index: await layout.readIndex() };
+    const { mtimeMs, size } = statSync(join(layout.dir, 'index.json'));
+    if (this.cachedIndex?.mtimeMs !== mtimeMs || this.cachedIndex.size !== size) {
+      const index = await layout.readIndex();
+      this.cachedIndex = { mtimeMs, size, index };
+      const listed = new Set<string>(index.manifests.map((m) => m.digest));
+      for (const digest of this.resolved.keys()) if (!listed.has(digest)) this.resolved.delete(digest);
+    }
     return this.cachedIndex.index;
+  }
+
+  /** The manifest and config of a manifest the layout lists (read once per digest). */
+  private resolve(descriptor: Descriptor): Promise<ResolvedImage> {
+    let p = this.resolved.get(descriptor.digest);
+    if (!p) {
+      p = this.layout().then((layout) => resolveImage(layout, descriptor));
+      this.resolved.set(descriptor.digest, p);
+      p.catch(() => this.resolved.delete(descriptor.digest));
+    }
+    return p;
   }
 
   /** The layout's manifest for a reference, by the rules above (1). */
@@ -151,7 +174,7 @@ export class ImageStore implements ImageService {
   }
 
   private async describe(descriptor: Descriptor, ref: string): Promise<Image> {
-    const { manifest, config } = await resolveImage(await this.layout(), descriptor);
+    const { manifest, config } = await this.resolve(descriptor);
     const index = await this.index();
     const repoTags = index.manifests.filter((m) => m.digest === descriptor.digest).map((m) => m.annotations?.['org.opencontainers.image.ref.name']).filter((t): t is string => !!t);
     return { id: `${repositoryOf(ref)}@${descriptor.digest}`, repoTags, size: imageSize(manifest), labels: config.config?.Labels ?? {} };
@@ -182,7 +205,7 @@ export class ImageStore implements ImageService {
     }
     const descriptor = await this.local(ref);
     if (!descriptor) throw new ImageError('ErrImagePull', `image "${ref}" is not in this node's image store`);
-    const { manifest, config } = await resolveImage(await this.layout(), descriptor);
+    const { manifest, config } = await this.resolve(descriptor);
     const diffIds = config.rootfs.diff_ids;
     if (diffIds.length !== manifest.layers.length) throw new Error(`image "${ref}" lists ${manifest.layers.length} layers and ${diffIds.length} diff_ids`);
     // Every unpack settles before an answer, a failure included: nothing is left being written.
@@ -229,7 +252,7 @@ export class ImageStore implements ImageService {
   async unpackedImage(ref: string): Promise<UnpackedImage> {
     const descriptor = await this.local(ref);
     if (!descriptor) throw new ImageError('ErrImagePull', `image "${ref}" is not in this node's image store`);
-    const { config } = await resolveImage(await this.layout(), descriptor);
+    const { config } = await this.resolve(descriptor);
     return { config: config.config ?? {}, root: await this.unpacked(descriptor) };
   }
 

@@ -4,7 +4,8 @@
  * refreshed before they expire, as the kubelet does at 80% of their life), emptyDir as an empty
  * directory, hostPath as the node's own path. Other volume types cannot back a process and fail
  * the mount with the kubelet's FailedMount wording. Item paths are checked: nothing is written
- * outside the volume.
+ * outside the volume. A projected volume's sources are read from the API together (a pod's start
+ * waits for one round trip, not one per source), then written in order.
  */
 import { existsSync, mkdirSync, statSync, writeFileSync, renameSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
@@ -68,24 +69,29 @@ interface Context {
   tokens: TokenFile[];
 }
 
-async function dataSource(kind: 'configmap' | 'secret', name: string, src: { items?: Item[]; optional?: boolean; defaultMode?: number }, dir: string, volume: string, ctx: Context, defaultMode?: number): Promise<void> {
+/** What a source read from the API writes into its volume (reading and writing apart, so that a volume's reads go out together). */
+type Write = () => void;
+
+async function dataSource(kind: 'configmap' | 'secret', name: string, src: { items?: Item[]; optional?: boolean; defaultMode?: number }, dir: string, volume: string, ctx: Context, defaultMode?: number): Promise<Write> {
   const namespace = ctx.pod.metadata.namespace ?? '';
   let found: DataObject | undefined = kind === 'configmap' ? await ctx.sources.configMap(namespace, name) : await ctx.sources.secret(namespace, name);
   if (!found && kind === 'configmap' && name === 'kube-root-ca.crt' && ctx.sources.rootCa) found = { data: { 'ca.crt': ctx.sources.rootCa }, binary: {} };
-  if (!found) {
-    if (src.optional) return;
-    throw new VolumeError(volume, `${kind} "${name}" not found`);
-  }
-  const all = { ...found.binary, ...Object.fromEntries(Object.entries(found.data).map(([k, v]) => [k, Buffer.from(v)])) };
-  const items: Item[] = src.items ?? Object.keys(all).map((key) => ({ key, path: key }));
-  for (const item of items) {
-    const value = all[item.key ?? ''];
-    if (value === undefined) {
-      if (src.optional) continue;
-      throw new VolumeError(volume, `${kind} references non-existent ${kind === 'configmap' ? 'config ' : 'secret '}key: ${item.key ?? ''}`);
+  return () => {
+    if (!found) {
+      if (src.optional) return;
+      throw new VolumeError(volume, `${kind} "${name}" not found`);
     }
-    writeFile(inside(dir, item.path, volume), value, modeOf(item, src.defaultMode ?? defaultMode));
-  }
+    const all = { ...found.binary, ...Object.fromEntries(Object.entries(found.data).map(([k, v]) => [k, Buffer.from(v)])) };
+    const items: Item[] = src.items ?? Object.keys(all).map((key) => ({ key, path: key }));
+    for (const item of items) {
+      const value = all[item.key ?? ''];
+      if (value === undefined) {
+        if (src.optional) continue;
+        throw new VolumeError(volume, `${kind} references non-existent ${kind === 'configmap' ? 'config ' : 'secret '}key: ${item.key ?? ''}`);
+      }
+      writeFile(inside(dir, item.path, volume), value, modeOf(item, src.defaultMode ?? defaultMode));
+    }
+  };
 }
 
 function downward(items: Item[], dir: string, volume: string, ctx: Context, defaultMode?: number): void {
@@ -102,29 +108,40 @@ function downward(items: Item[], dir: string, volume: string, ctx: Context, defa
 
 /** Writes (or rewrites) one token file; it is refreshed at 80% of its life, at most a day on. */
 export async function writeToken(t: TokenFile, pod: Pod, sources: PodSources): Promise<void> {
+  (await issueToken(t, pod, sources))();
+}
+
+async function issueToken(t: TokenFile, pod: Pod, sources: PodSources): Promise<Write> {
   const seconds = t.expirationSeconds ?? 3600;
   const issued = await sources.token(pod, t.audience, seconds);
-  writeFile(t.file, issued.token, t.mode);
-  const now = Date.now();
-  t.refreshAt = now + Math.min(0.8 * (issued.expiresAt - now), 24 * 3600 * 1000);
+  return () => {
+    writeFile(t.file, issued.token, t.mode);
+    const now = Date.now();
+    t.refreshAt = now + Math.min(0.8 * (issued.expiresAt - now), 24 * 3600 * 1000);
+  };
 }
 
 async function projected(v: Record<string, unknown>, dir: string, volume: string, ctx: Context): Promise<void> {
   const defaultMode = v.defaultMode as number | undefined;
-  for (const source of (v.sources ?? []) as Record<string, Record<string, unknown>>[]) {
-    if (source.configMap) await dataSource('configmap', String(source.configMap.name ?? ''), source.configMap, dir, volume, ctx, defaultMode);
-    else if (source.secret) await dataSource('secret', String(source.secret.name ?? ''), source.secret, dir, volume, ctx, defaultMode);
-    else if (source.downwardAPI) downward((source.downwardAPI.items ?? []) as Item[], dir, volume, ctx, defaultMode);
-    else if (source.serviceAccountToken) {
+  const read = async (source: Record<string, Record<string, unknown>>): Promise<Write> => {
+    if (source.configMap) return dataSource('configmap', String(source.configMap.name ?? ''), source.configMap, dir, volume, ctx, defaultMode);
+    if (source.secret) return dataSource('secret', String(source.secret.name ?? ''), source.secret, dir, volume, ctx, defaultMode);
+    if (source.downwardAPI) return () => downward((source.downwardAPI!.items ?? []) as Item[], dir, volume, ctx, defaultMode);
+    if (source.serviceAccountToken) {
       const t = source.serviceAccountToken as unknown as TokenSource;
       const mode = ctx.pod.spec.securityContext?.fsGroup !== undefined ? 0o600 : (defaultMode ?? 0o644);
       const token: TokenFile = { ...t, file: inside(dir, t.path, volume), refreshAt: 0, mode };
-      await writeToken(token, ctx.pod, ctx.sources).catch((err: Error) => {
+      const write = await issueToken(token, ctx.pod, ctx.sources).catch((err: Error) => {
         throw new VolumeError(volume, `failed to fetch token: ${err.message}`);
       });
-      ctx.tokens.push(token);
-    } else throw new VolumeError(volume, `projected source ${Object.keys(source).join(', ')} is not supported here`);
-  }
+      return () => (write(), ctx.tokens.push(token));
+    }
+    throw new VolumeError(volume, `projected source ${Object.keys(source).join(', ')} is not supported here`);
+  };
+  const reads = ((v.sources ?? []) as Record<string, Record<string, unknown>>[]).map(read);
+  // Each read's failure is reported in the order of the sources, by the loop below.
+  for (const r of reads) r.catch(() => undefined);
+  for (const r of reads) (await r)();
 }
 
 function hostPath(v: { path?: string; type?: string }, volume: string): string {
@@ -146,8 +163,8 @@ async function setUp(v: Volume, root: string, ctx: Context): Promise<string> {
   if (source('hostPath')) return hostPath(source('hostPath')!, v.name);
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   if (source('emptyDir')) return dir;
-  if (source('configMap')) await dataSource('configmap', String(source('configMap')!.name ?? ''), source('configMap')!, dir, v.name, ctx);
-  else if (source('secret')) await dataSource('secret', String(source('secret')!.secretName ?? ''), source('secret')!, dir, v.name, ctx);
+  if (source('configMap')) (await dataSource('configmap', String(source('configMap')!.name ?? ''), source('configMap')!, dir, v.name, ctx))();
+  else if (source('secret')) (await dataSource('secret', String(source('secret')!.secretName ?? ''), source('secret')!, dir, v.name, ctx))();
   else if (source('downwardAPI')) downward((source('downwardAPI')!.items ?? []) as Item[], dir, v.name, ctx, source('downwardAPI')!.defaultMode as number | undefined);
   else if (source('projected')) await projected(source('projected')!, dir, v.name, ctx);
   else {

@@ -71,7 +71,7 @@ export type Acquired = { pod: PodSlot; cold: boolean } | 'timeout' | 'full' | 'g
 export class Activator {
   private readonly states = new Map<string, RevisionState>();
   private readonly poked = new Set<string>();
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(key: string) => void>();
   private lastReport: number;
 
   constructor(private readonly opts: { maxHeld: number; now?: () => number }) {
@@ -103,6 +103,11 @@ export class Activator {
 
   readyPods(key: string): number {
     return this.states.get(key)?.pods.size ?? 0;
+  }
+
+  /** Requests held for a revision now. */
+  waiting(key: string): number {
+    return this.states.get(key)?.waiters.length ?? 0;
   }
 
   /**
@@ -166,7 +171,7 @@ export class Activator {
 
   private poke(key: string): void {
     this.poked.add(key);
-    for (const l of [...this.listeners]) l();
+    for (const l of [...this.listeners]) l(key);
   }
 
   /** Whether a revision held a request since the previous report. */
@@ -174,8 +179,8 @@ export class Activator {
     return this.poked.size > 0;
   }
 
-  /** Calls `fn` at the next poke; returns the unsubscribe. */
-  onPoke(fn: () => void): () => void {
+  /** Calls `fn` at every poke, with the revision poked; returns the unsubscribe. */
+  onPoke(fn: (key: string) => void): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
   }

@@ -12,6 +12,8 @@
  * Prometheus text (cold starts, cold-starts.ts) and `GET /activator/stats?wait=ms` the load the
  * autoscaler reads. Routes, revisions, Endpoints and DomainMappings (their domain a host of the
  * Route they map) come from informers (the gateway is a client of the API like any other part).
+ * While a request is held, the revision's pods listed not ready are probed by the gateway itself
+ * (pod-probe.ts) and take requests at their first success.
  */
 import { Agent, createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -19,6 +21,9 @@ import { Informer, Resources, resourceType, type KubeClient, type KubeObject } f
 import { performance } from 'node:perf_hooks';
 import { DefaultTimeoutSeconds } from '../kinds.js';
 import { Activator, type PodSlot } from './activator.js';
+import { PodProber, type PodAddress } from './pod-probe.js';
+import type { Container } from '../../node/types.js';
+import { readinessProbe, userPort } from '../../controllers/serving-revision/revision.js';
 import { ColdStarts } from './cold-starts.js';
 import { prefersAsync, queueAsync } from './async.js';
 import type { InvocationQueue } from '../../broker/invocation/queue.js';
@@ -35,8 +40,8 @@ export interface GatewayOptions {
   asyncQueue?: () => InvocationQueue | undefined;
 }
 
-type Revision = KubeObject & { spec?: { timeoutSeconds?: number; containerConcurrency?: number } };
-type Endpoints = KubeObject & { subsets?: { addresses?: { ip?: string }[]; ports?: { port?: number }[] }[] };
+type Revision = KubeObject & { spec?: { timeoutSeconds?: number; containerConcurrency?: number; containers?: Container[] } };
+type Endpoints = KubeObject & { subsets?: { addresses?: { ip?: string }[]; notReadyAddresses?: { ip?: string }[]; ports?: { port?: number }[] }[] };
 
 /** The longest a request waits for its revision to have a ready endpoint (less when the revision's timeout is shorter). */
 const MaxHoldMs = 10_000;
@@ -76,6 +81,7 @@ export class Gateway {
   private hosts = new Map<string, HostEntry>();
   readonly activator = new Activator({ maxHeld: MaxHeldPerRevision });
   readonly coldStarts = new ColdStarts();
+  private readonly prober = new PodProber({ healthy: (key) => this.refreshKey(key) });
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
   private readonly agent = new Agent({ keepAlive: true });
@@ -89,7 +95,12 @@ export class Gateway {
     this.endpoints = new Informer<Endpoints>(opts.kube, Resources.endpoints, { onError });
     const rebuild = () => this.rebuild();
     const pods = (o: KubeObject) => this.refreshPods(o.metadata?.namespace ?? '', o.metadata?.name ?? '');
-    this.endpoints.on('add', pods).on('update', pods).on('delete', (o: KubeObject) => this.activator.forget(`${o.metadata?.namespace}/${o.metadata?.name}`));
+    this.endpoints.on('add', pods).on('update', pods).on('delete', (o: KubeObject) => {
+      const key = `${o.metadata?.namespace}/${o.metadata?.name}`;
+      this.prober.forget(key);
+      this.activator.forget(key);
+    });
+    this.activator.onPoke((key) => this.refreshKey(key));
     this.revisions.on('add', pods).on('update', pods);
     for (const i of [this.routes, this.mappings]) (i as Informer).on('add', rebuild).on('update', rebuild).on('delete', rebuild);
     this.server = createServer((req, res) => this.handle(req, res));
@@ -113,6 +124,7 @@ export class Gateway {
       for (const s of this.sockets) s.destroy();
     });
     this.agent.destroy();
+    this.prober.stop();
     await Promise.all(this.informers().map((i) => i.stop()));
   }
 
@@ -131,16 +143,29 @@ export class Gateway {
     this.hosts = hosts;
   }
 
-  /** A revision's ready pods, from the Endpoints of its Service (same name), to the activator. */
+  /**
+   * A revision's ready pods, from the Endpoints of its Service (same name), to the activator: those
+   * listed ready, and those listed not ready that answered the gateway's own probe (pod-probe.ts).
+   */
   private refreshPods(ns: string, name: string): void {
     const rev = this.revisions.get(name, ns);
     if (!rev) return;
     const ep = this.endpoints.get(name, ns);
-    const addresses = (ep?.subsets ?? []).flatMap((s) => {
+    const listed = (which: 'addresses' | 'notReadyAddresses'): PodAddress[] => (ep?.subsets ?? []).flatMap((s) => {
       const port = s.ports?.[0]?.port;
-      return port === undefined ? [] : (s.addresses ?? []).flatMap((a) => (a.ip ? [{ ip: a.ip, port }] : []));
+      return port === undefined ? [] : (s[which] ?? []).flatMap((a) => (a.ip ? [{ ip: a.ip, port }] : []));
     });
-    this.activator.setPods(`${ns}/${name}`, addresses, rev.spec?.containerConcurrency ?? 0);
+    const key = `${ns}/${name}`;
+    const c = rev.spec?.containers?.[0];
+    const port = userPort(rev as never);
+    const probe = c && { probe: readinessProbe(rev as never), container: { ...c, ports: [{ name: 'user-port', containerPort: port }] }, port };
+    const probed = this.prober.update(key, listed('notReadyAddresses'), probe, this.activator.waiting(key) > 0);
+    this.activator.setPods(key, [...listed('addresses'), ...probed], rev.spec?.containerConcurrency ?? 0);
+  }
+
+  private refreshKey(key: string): void {
+    const at = key.indexOf('/');
+    this.refreshPods(key.slice(0, at), key.slice(at + 1));
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
