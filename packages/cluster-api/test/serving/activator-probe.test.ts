@@ -31,7 +31,7 @@ describe('the activator probes a held request\'s pods itself', () => {
     // Only the controller that serves the CRDs: the test stands for the others.
     api = await startServer({ storage: new MemoryStorage(), controllers: ['crd-controller'], log: () => undefined, authenticator: tokenAuthenticator(new Map([[TestToken, AdminUser]])) });
     await installBuiltinCrds(api.registry, { eventing: false });
-    kube = new KubeClient({ server: api.url, credentials: { token: TestToken }, namespace: 'default', context: 't', files: [] });
+    kube = new KubeClient({ server: api.url, credentials: { token: TestToken }, namespace: 'default', context: 't', files: [], insecureSkipTlsVerify: false });
     await until('the serving kinds are served', () => kube.list(RevisionType, { namespace: 'default' }).then(() => true, () => false));
     gateway = await startGateway({ kube, host: '127.0.0.1', port: 0 });
   });
