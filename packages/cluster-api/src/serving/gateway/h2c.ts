@@ -16,18 +16,28 @@ import type { Socket } from 'node:net';
 /** The connection preface every HTTP/2 client sends first (RFC 9113 §3.4). */
 const Preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 
+/** How long a new connection may take to send enough to tell its protocol (Node.js's headersTimeout default). */
+export const SniffTimeoutMs = 60_000;
+
 /**
  * Hands `socket` to `h2` when it opens with the HTTP/2 preface, else to `h1`, once enough of it
- * came to tell (the bytes read are put back first). A connection that closes before is dropped.
+ * came to tell (the bytes read are put back first; `h2` gets it paused, as an HTTP/2 server reads
+ * what is buffered itself, `h1` flowing). A connection that closes before is dropped;
+ * one that sends too little within `timeoutMs` is closed.
  */
-export function sniff(socket: Socket, h1: (s: Socket) => void, h2: (s: Socket) => void): void {
+export function sniff(socket: Socket, h1: (s: Socket) => void, h2: (s: Socket) => void, timeoutMs = SniffTimeoutMs): void {
   let seen: Buffer = Buffer.alloc(0);
+  const tooSlow = () => socket.destroy();
+  socket.setTimeout(timeoutMs);
+  socket.once('timeout', tooSlow);
   const onData = (chunk: Buffer) => {
     seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);
     const n = Math.min(seen.length, Preface.length);
     const http2 = seen.subarray(0, n).equals(Preface.subarray(0, n));
     if (http2 && seen.length < Preface.length) return;
     socket.off('data', onData);
+    socket.setTimeout(0);
+    socket.off('timeout', tooSlow);
     socket.pause();
     socket.unshift(seen);
     if (http2) return h2(socket);
