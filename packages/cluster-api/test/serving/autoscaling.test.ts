@@ -7,13 +7,12 @@
  * max-scale. Timings are not asserted (bench/autoscale measures them).
  */
 import { request } from 'node:http';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { haveKubectl, startServe, type ServeProcess } from '../serve/process.js';
-import { functionImage, probeFunction } from '../support/node-fixtures.js';
-import { ownPodCidr } from '../../../runtime/test/helpers/pod-cidr.js';
+import { haveKubectl, type ServeProcess } from '../serve/process.js';
+import { servingConfig, startServingServe } from './serving-serve.js';
 import { until } from '../../testing/src/poll.js';
 
 interface Answer { status: number; body: string }
@@ -65,35 +64,14 @@ ${extra}      containers:
   const eventsOf = async (rev: string) => (await core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${rev}` })).items;
 
   beforeAll(async () => {
-    // Pod addresses of this run's own (serve's service range is 127.128.0.0/12: below it).
-    const env: NodeJS.ProcessEnv = {};
-    ownPodCidr(env);
-    s = await startServe(['--storage', 'memory:', '--node-name', 'vm'], env);
-    const m = /"msg":"listening".*"gateway":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(s.log());
-    expect(m, s.log()).not.toBeNull();
-    gateway = new URL(m![1]!);
-    await functionImage(join(s.dir, 'data', 'images'), probeFunction, 'probe:v1');
-    const kc = new KubeConfig();
-    kc.loadFromString(readFileSync(join(s.dir, 'data', 'kubeconfig.yaml'), 'utf8'));
+    let kc: KubeConfig;
+    ({ s, gateway, kc } = await startServingServe());
     apps = kc.makeApiClient(AppsV1Api);
     core = kc.makeApiClient(CoreV1Api);
     custom = kc.makeApiClient(CustomObjectsApi);
     await until('the serving kinds served', async () => (await s.kubectl('get', 'ksvc')).code === 0, { timeoutMs: 30_000, everyMs: 200 });
     // Knative's shortest grace period, and a value that does not parse (kept at its default, said in an Event).
-    await apply('config', `apiVersion: v1
-kind: Namespace
-metadata:
-  name: knative-serving
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: config-autoscaler
-  namespace: knative-serving
-data:
-  scale-to-zero-grace-period: "6s"
-  max-scale-up-rate: "lots"
-`);
+    await apply('config', servingConfig('config-autoscaler', { 'scale-to-zero-grace-period': '6s', 'max-scale-up-rate': 'lots' }));
   }, 240_000);
   afterAll(() => s?.close());
 

@@ -8,15 +8,14 @@
  */
 import { execFile } from 'node:child_process';
 import { request } from 'node:http';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ApiException, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { cli, haveKubectl, startServe, type ServeProcess } from '../serve/process.js';
-import { functionImage, probeFunction } from '../support/node-fixtures.js';
-import { ownPodCidr } from '../../../runtime/test/helpers/pod-cidr.js';
+import { cli, haveKubectl, type ServeProcess } from '../serve/process.js';
+import { startServingServe } from './serving-serve.js';
 import { until } from '../../testing/src/poll.js';
 
 const run = promisify(execFile);
@@ -83,16 +82,8 @@ ${extra}`;
     }, { timeoutMs: 120_000, everyMs: 200 });
 
   beforeAll(async () => {
-    // Pod addresses of this run's own: another serve on this machine hands out the default block too.
-    const env: NodeJS.ProcessEnv = {};
-    ownPodCidr(env);
-    s = await startServe(['--storage', 'memory:', '--node-name', 'vm'], env);
-    const m = /"msg":"listening".*"gateway":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(s.log());
-    expect(m, s.log()).not.toBeNull();
-    gateway = new URL(m![1]!);
-    await functionImage(join(s.dir, 'data', 'images'), probeFunction, 'probe:v1');
-    const kc = new KubeConfig();
-    kc.loadFromString(readFileSync(join(s.dir, 'data', 'kubeconfig.yaml'), 'utf8'));
+    let kc: KubeConfig;
+    ({ s, gateway, kc } = await startServingServe());
     custom = kc.makeApiClient(CustomObjectsApi);
   }, 240_000);
   afterAll(() => s?.close());

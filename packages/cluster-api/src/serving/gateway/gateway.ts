@@ -14,9 +14,14 @@
  * Route they map) come from informers (the gateway is a client of the API like any other part).
  * While a request is held, the revision's pods listed not ready are probed by the gateway itself
  * (pod-probe.ts) and take requests at their first success.
+ * One port takes HTTP/1.1 and HTTP/2 with prior knowledge (h2c.ts tells them apart by a
+ * connection's first bytes; an HTTP/2 request is routed as any other, and reaches an `h2c`-named
+ * port over HTTP/2); an upgrade (a websocket) is routed the same and piped to the pod (upgrade.ts).
  */
 import { Agent, createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer as createHttp2Server, type Http2Server } from 'node:http2';
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
+import type { Duplex, Writable } from 'node:stream';
 import { Informer, Resources, resourceType, type KubeClient, type KubeObject } from '@func/kube-client';
 import { performance } from 'node:perf_hooks';
 import { DefaultTimeoutSeconds } from '../kinds.js';
@@ -28,6 +33,9 @@ import { ColdStarts } from './cold-starts.js';
 import { prefersAsync, queueAsync } from './async.js';
 import type { InvocationQueue } from '../../broker/invocation/queue.js';
 import { startListener } from '../../serve/listener.js';
+import { H2cPods, H2cResponse, sniff, SniffTimeoutMs } from './h2c.js';
+import { enforceHeadersDeadline } from './headers-deadline.js';
+import { answerOnSocket, forwardUpgrade } from './upgrade.js';
 import { hostsOf, mappedHost, pickRevision, requestHost, type DomainMapping, type HostEntry, type Route } from './hosts.js';
 
 export interface GatewayOptions {
@@ -38,6 +46,8 @@ export interface GatewayOptions {
   log?: (entry: Record<string, unknown>) => void;
   /** The broker's invocation queue, for requests that prefer `respond-async` (async.ts); undefined: served synchronously. */
   asyncQueue?: () => InvocationQueue | undefined;
+  /** How long an HTTP/1.1 connection may take to send a request head (headers-deadline.ts); Node.js's headersTimeout by default. */
+  headersTimeoutMs?: number;
 }
 
 type Revision = KubeObject & { spec?: { timeoutSeconds?: number; containerConcurrency?: number; containers?: Container[] } };
@@ -56,10 +66,30 @@ const DomainMappingType = resourceType('serving.knative.dev/v1beta1', 'DomainMap
 /** Connection-scoped headers a proxy does not pass on (RFC 9110 §7.6.1). */
 const HopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
+/** The headers a proxy passes on: not the hop-by-hop ones, nor HTTP/2's pseudo-headers (`:path`…). */
 export const passed = (headers: IncomingHttpHeaders): IncomingHttpHeaders => {
   const named = new Set(String(headers.connection ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
-  return Object.fromEntries(Object.entries(headers).filter(([k]) => !HopByHop.has(k) && !named.has(k)));
+  return Object.fromEntries(Object.entries(headers).filter(([k]) => !HopByHop.has(k) && !named.has(k) && !k.startsWith(':')));
 };
+
+/** The host a request names: its Host header, or HTTP/2's `:authority`. */
+const authority = (headers: IncomingHttpHeaders): string | undefined => headers.host ?? (headers[':authority'] as string | undefined);
+
+/** The headers a request goes to its pod with: the passed ones, its host, and `X-Forwarded-For`/`-Host`/`-Proto`. */
+const forwardedHeaders = (req: IncomingMessage, originalHost: string): IncomingHttpHeaders => {
+  const remote = req.socket.remoteAddress ?? '';
+  const prior = req.headers['x-forwarded-for'];
+  return {
+    ...passed(req.headers),
+    host: originalHost,
+    'x-forwarded-for': prior ? `${String(prior)}, ${remote}` : remote,
+    'x-forwarded-host': String(req.headers['x-forwarded-host'] ?? originalHost),
+    'x-forwarded-proto': String(req.headers['x-forwarded-proto'] ?? 'http'),
+  };
+};
+
+/** An HTTP/2 request or response (the compatibility API's, which reads as HTTP/1.1's) carries its stream. */
+const overHttp2 = (o: IncomingMessage | ServerResponse): o is (IncomingMessage | ServerResponse) & { stream: { endAfterHeaders: boolean } } => 'stream' in o;
 
 const answer = (res: ServerResponse, code: number, text: string): void => {
   if (res.headersSent) return void res.destroy();
@@ -82,9 +112,13 @@ export class Gateway {
   readonly activator = new Activator({ maxHeld: MaxHeldPerRevision });
   readonly coldStarts = new ColdStarts();
   private readonly prober = new PodProber({ healthy: (key) => this.refreshKey(key) });
-  private readonly server: Server;
+  /** The listener: each connection goes to `http1` or `http2` by its first bytes (h2c.ts). */
+  private readonly listener: NetServer;
+  private readonly http1: Server;
+  private readonly http2: Http2Server;
   private readonly sockets = new Set<Socket>();
   private readonly agent = new Agent({ keepAlive: true });
+  private readonly h2cPods = new H2cPods();
   url = '';
 
   constructor(private readonly opts: GatewayOptions) {
@@ -103,16 +137,25 @@ export class Gateway {
     this.activator.onPoke((key) => this.refreshKey(key));
     this.revisions.on('add', pods).on('update', pods);
     for (const i of [this.routes, this.mappings]) (i as Informer).on('add', rebuild).on('update', rebuild).on('delete', rebuild);
-    this.server = createServer((req, res) => this.handle(req, res));
-    this.server.on('connection', (s) => (this.sockets.add(s), s.once('close', () => this.sockets.delete(s))));
+    this.http1 = createServer((req, res) => this.handle(req, res));
+    this.http1.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
+    enforceHeadersDeadline(this.http1, opts.headersTimeoutMs ?? SniffTimeoutMs);
+    // The compatibility API's request and response read as HTTP/1.1's, for what the gateway uses of them.
+    this.http2 = createHttp2Server((req, res) => this.handle(req as unknown as IncomingMessage, res as unknown as ServerResponse));
+    this.listener = createNetServer((s) => {
+      this.sockets.add(s);
+      s.once('close', () => this.sockets.delete(s));
+      s.on('error', () => s.destroy());
+      sniff(s, (c) => this.http1.emit('connection', c), (c) => this.http2.emit('connection', c));
+    });
   }
 
   async start(): Promise<void> {
     await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(this.opts.port, this.opts.host, () => (this.server.off('error', reject), resolve()));
+      this.listener.once('error', reject);
+      this.listener.listen(this.opts.port, this.opts.host, () => (this.listener.off('error', reject), resolve()));
     });
-    const { port } = this.server.address() as AddressInfo;
+    const { port } = this.listener.address() as AddressInfo;
     const host = this.opts.host === '0.0.0.0' ? '127.0.0.1' : this.opts.host.includes(':') ? `[${this.opts.host}]` : this.opts.host;
     this.url = `http://${host}:${port}`;
     for (const i of this.informers()) i.start();
@@ -120,11 +163,12 @@ export class Gateway {
 
   async stop(): Promise<void> {
     await new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
+      this.listener.close(() => resolve());
       for (const s of this.sockets) s.destroy();
     });
     this.agent.destroy();
     this.prober.stop();
+    this.h2cPods.close();
     await Promise.all(this.informers().map((i) => i.stop()));
   }
 
@@ -168,28 +212,42 @@ export class Gateway {
     this.refreshPods(key.slice(0, at), key.slice(at + 1));
   }
 
-  private handle(req: IncomingMessage, res: ServerResponse): void {
-    const arrived = performance.now();
-    const host = requestHost(req.headers.host);
+  /** The Route (and tag) a request's host names; undefined for a host no Route answers on. */
+  private entryOf(hostHeader: string | undefined): { host: string; entry: HostEntry; route: Route } | { host: string; entry?: undefined; route?: undefined } {
+    const host = requestHost(hostHeader) ?? '';
     const entry = host ? this.hosts.get(host) : undefined;
     const route = entry && this.routes.get(entry.route, entry.namespace);
-    if (!entry || !route) {
+    return entry && route ? { host, entry, route } : { host };
+  }
+
+  /** The revision one request to `route` goes to (the split drawn for it), with its timeouts; undefined when the Route has none. */
+  private revisionFor(entry: HostEntry, route: Route): Omit<Target, 'pod' | 'cancelled' | 'originalHost'> & { revision: string; ns: string } | undefined {
+    const revision = pickRevision(route, entry.tag, Math.random());
+    if (!revision) return undefined;
+    const ns = entry.namespace;
+    const rev = this.revisions.get(revision, ns);
+    const timeoutMs = (rev?.spec?.timeoutSeconds ?? DefaultTimeoutSeconds) * 1000;
+    return { revision, ns, key: `${ns}/${revision}`, timeoutMs, holdMs: Math.min(timeoutMs, MaxHoldMs), h2c: rev?.spec?.containers?.[0]?.ports?.[0]?.name === 'h2c' };
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const arrived = performance.now();
+    const hostHeader = authority(req.headers);
+    const { host, entry, route } = this.entryOf(hostHeader);
+    if (!entry) {
       if (req.method === 'GET' && this.own(req, res)) return;
-      return answer(res, 404, `no Route answers for host ${JSON.stringify(host ?? '')}\n`);
+      return answer(res, 404, `no Route answers for host ${JSON.stringify(host)}\n`);
     }
     const queue = prefersAsync(req.headers.prefer) ? this.opts.asyncQueue?.() : undefined;
-    if (queue) return queueAsync(req, res, queue, { namespace: entry.namespace, name: entry.route, headers: passed(req.headers) });
-    const revision = pickRevision(route, entry.tag, Math.random());
-    const ns = entry.namespace;
-    if (!revision) return answer(res, 503, `no ready endpoint for Route ${JSON.stringify(entry.route)}\n`);
-    const timeoutMs = (this.revisions.get(revision, ns)?.spec?.timeoutSeconds ?? DefaultTimeoutSeconds) * 1000;
-    const key = `${ns}/${revision}`;
-    const holdMs = Math.min(timeoutMs, MaxHoldMs);
+    if (queue) return queueAsync(req, res, queue, { namespace: entry.namespace, name: entry.route, headers: { ...passed(req.headers), host: hostHeader } });
+    const to = this.revisionFor(entry, route);
+    if (!to) return answer(res, 503, `no ready endpoint for Route ${JSON.stringify(entry.route)}\n`);
+    const { revision, ns } = to;
     const cancelled = (stop: () => void) => {
       res.once('close', stop);
       return () => res.off('close', stop);
     };
-    void this.activator.acquire(key, holdMs, cancelled).then((got) => {
+    void this.activator.acquire(to.key, to.holdMs, cancelled).then((got) => {
       if (got === 'gone') return;
       if (got === 'full') return answer(res, 503, `too many requests waiting for revision ${JSON.stringify(revision)}\n`);
       if (got === 'timeout') return answer(res, 503, `no ready endpoint for revision ${JSON.stringify(revision)}\n`);
@@ -197,7 +255,28 @@ export class Gateway {
         this.coldStarts.answered(ns, revision);
         if (got.cold && res.writableFinished) this.coldStarts.observe(ns, revision, (performance.now() - arrived) / 1000);
       });
-      this.forward(req, res, { key, pod: got.pod, timeoutMs, holdMs, originalHost: req.headers.host!, cancelled });
+      this.forward(req, res, { ...to, pod: got.pod, originalHost: hostHeader!, cancelled });
+    });
+  }
+
+  /** An HTTP/1.1 request asking for an upgrade (a websocket): routed as any request, then forwarded and piped (upgrade.ts). */
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const { host, entry, route } = this.entryOf(req.headers.host);
+    if (!entry) return answerOnSocket(socket, 404, `no Route answers for host ${JSON.stringify(host)}\n`);
+    const to = this.revisionFor(entry, route);
+    if (!to) return answerOnSocket(socket, 503, `no ready endpoint for Route ${JSON.stringify(entry.route)}\n`);
+    const cancelled = (stop: () => void) => {
+      socket.once('close', stop);
+      return () => socket.off('close', stop);
+    };
+    void this.activator.acquire(to.key, to.holdMs, cancelled).then((got) => {
+      if (got === 'gone') return;
+      if (typeof got === 'string') return answerOnSocket(socket, 503, `no ready endpoint for revision ${JSON.stringify(to.revision)}\n`);
+      const done = () => {
+        this.activator.release(to.key, got.pod);
+        this.coldStarts.answered(to.ns, to.revision);
+      };
+      forwardUpgrade(req, socket, head, { ip: got.pod.ip, port: got.pod.port, headers: forwardedHeaders(req, req.headers.host!), timeoutMs: to.timeoutMs }, done);
     });
   }
 
@@ -237,33 +316,32 @@ export class Gateway {
   }
 
   private forward(req: IncomingMessage, res: ServerResponse, to: Target, attempt = 1): void {
-    const remote = req.socket.remoteAddress ?? '';
-    const prior = req.headers['x-forwarded-for'];
-    const headers: IncomingHttpHeaders = {
-      ...passed(req.headers),
-      'x-forwarded-for': prior ? `${String(prior)}, ${remote}` : remote,
-      'x-forwarded-host': String(req.headers['x-forwarded-host'] ?? to.originalHost),
-      'x-forwarded-proto': String(req.headers['x-forwarded-proto'] ?? 'http'),
-    };
+    const headers = forwardedHeaders(req, to.originalHost);
     let released = false;
     const release = () => {
       if (!released) this.activator.release(to.key, to.pod);
       released = true;
     };
-    const upstream = request({ host: to.pod.ip, port: to.pod.port, method: req.method, path: req.url, headers, agent: this.agent });
+    const { ip, port } = to.pod;
+    const upstream: Writable = to.h2c
+      ? this.h2cPods.request({ ip, port, method: req.method ?? 'GET', path: req.url ?? '/', authority: to.originalHost, headers: req.headers.te === 'trailers' ? { ...headers, te: 'trailers' } : headers })
+      : request({ host: ip, port, method: req.method, path: req.url, headers, agent: this.agent });
     const timer = setTimeout(() => {
       upstream.destroy();
       answer(res, 504, 'request timeout\n');
     }, to.timeoutMs);
     timer.unref();
-    upstream.on('response', (up) => {
-      res.writeHead(up.statusCode ?? 502, up.statusMessage, passed(up.headers));
+    upstream.on(to.h2c ? H2cResponse : 'response', (up: IncomingMessage) => {
+      // HTTP/2 has no reason phrase.
+      if (overHttp2(res)) res.writeHead(up.statusCode ?? 502, passed(up.headers));
+      else res.writeHead(up.statusCode ?? 502, up.statusMessage, passed(up.headers));
+      if (to.h2c && overHttp2(res)) up.on('trailers', (trailers: IncomingHttpHeaders) => res.addTrailers(passed(trailers) as Record<string, string>));
       up.pipe(res);
       up.on('end', () => (clearTimeout(timer), release()));
       up.on('error', () => res.destroy());
     });
     // A request with no body can be sent again, to another pod: this one may be going away (scaled down, its listener closed).
-    const bodiless = !req.headers['transfer-encoding'] && (req.headers['content-length'] ?? '0') === '0';
+    const bodiless = overHttp2(req) ? req.stream.endAfterHeaders : !req.headers['transfer-encoding'] && (req.headers['content-length'] ?? '0') === '0';
     upstream.on('error', () => {
       clearTimeout(timer);
       release();
@@ -290,7 +368,16 @@ export class Gateway {
   }
 }
 
-interface Target { key: string; pod: PodSlot; timeoutMs: number; holdMs: number; originalHost: string; cancelled: (stop: () => void) => () => void }
+interface Target {
+  key: string;
+  pod: PodSlot;
+  timeoutMs: number;
+  holdMs: number;
+  originalHost: string;
+  /** The revision's container port is named `h2c`: the pod is spoken to over HTTP/2 (Knative's rule). */
+  h2c: boolean;
+  cancelled: (stop: () => void) => () => void;
+}
 
 /**
  * A started gateway (what `serve`'s gateway part and `cluster-api gateway` run); a failed start
