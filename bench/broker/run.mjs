@@ -36,6 +36,8 @@ const { values: opts } = parseArgs({
     measure: { type: 'string', default: 'broker,sequence' },
     // --journal false: the broker without the debugger's journal (debug/journal.ts), to see its cost.
     journal: { type: 'string', default: 'true' },
+    // --profile <dir>: each broker process writes a V8 CPU profile there (node --cpu-prof), stopped by SIGTERM.
+    profile: { type: 'string' },
   },
 });
 const ROUNDS = Number(opts.rounds);
@@ -47,21 +49,31 @@ process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
 for (const sig of ['SIGINT', 'SIGTERM']) process.once(sig, () => process.exit(130));
 const dir = mkdtempSync(join(tmpdir(), 'bench-broker-'));
 
-function child(args, ready) {
-  const c = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+function child(args, ready, nodeArgs = []) {
+  const c = spawn(process.execPath, [...nodeArgs, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(c);
   return new Promise((resolve, reject) => {
     let out = '';
     const onData = (d) => {
       out += d.toString();
       const v = ready(out);
-      if (v) resolve({ proc: c, value: v, stop: () => (c.kill('SIGKILL'), children.delete(c)) });
+      if (v) resolve({ proc: c, value: v, stop: () => stopChild(c, nodeArgs.length > 0) });
     };
     c.stdout.on('data', onData);
     c.stderr.on('data', onData);
     c.once('exit', (code) => reject(new Error(`exited ${code}: ${out.slice(-2000)}`)));
   });
 }
+
+/** SIGKILL, or for a profiled process SIGTERM and its exit (the profile is written then). */
+async function stopChild(c, graceful) {
+  children.delete(c);
+  if (!graceful) return void c.kill('SIGKILL');
+  const exited = new Promise((resolve) => c.once('exit', resolve));
+  c.kill('SIGTERM');
+  await exited;
+}
+const brokerNodeArgs = opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${opts.profile}`] : [];
 
 /** A broker process: standalone-broker.js (packages/cluster-api/testing) with one Broker and, given a subscriber, one Trigger to it. */
 async function startBroker(store, subscriberUrl, invocationsGateway) {
@@ -70,7 +82,7 @@ async function startBroker(store, subscriberUrl, invocationsGateway) {
   const meta = (kind, name) => ({ apiVersion: 'eventing.knative.dev/v1', kind, metadata: { namespace: ns, name } });
   const triggers = subscriberUrl ? [{ ...meta('Trigger', 'sink'), spec: { broker: 'default', filter: { attributes: { type: 'bench' } }, subscriber: { uri: subscriberUrl } } }] : [];
   writeFileSync(config, JSON.stringify({ brokers: [{ ...meta('Broker', 'default'), spec: {} }], triggers, options: { maxInFlightPerTrigger: 128, journal: opts.journal !== 'false' }, ...(invocationsGateway ? { invocationsGateway } : {}) }));
-  const b = await child([standaloneBroker, store, config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
+  const b = await child([standaloneBroker, store, config], (out) => /"url":"([^"]+)"/.exec(out)?.[1], brokerNodeArgs);
   return { ...b, ingress: `/${ns}/default`, url: b.value };
 }
 
@@ -81,8 +93,8 @@ async function startSequence(store, stepUrl, replyUrl, steps = 3) {
     spec: { steps: Array.from({ length: steps }, (_, i) => ({ uri: `${stepUrl}step-${i}` })), reply: { uri: replyUrl } } };
   const { channels, subscriptions } = sequenceChildren(seq);
   const config = join(dir, `config-${performance.now()}.json`);
-  writeFileSync(config, JSON.stringify({ brokers: [], triggers: [], channels, subscriptions: subscriptions.map((x, i) => ({ ...x, metadata: { ...x.metadata, uid: `s${i}` } })), options: { maxInFlightPerTrigger: 128 } }));
-  const b = await child([standaloneBroker, store, config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
+  writeFileSync(config, JSON.stringify({ brokers: [], triggers: [], channels, subscriptions: subscriptions.map((x, i) => ({ ...x, metadata: { ...x.metadata, uid: `s${i}` } })), options: { maxInFlightPerTrigger: 128, journal: opts.journal !== 'false' } }));
+  const b = await child([standaloneBroker, store, config], (out) => /"url":"([^"]+)"/.exec(out)?.[1], brokerNodeArgs);
   return { ...b, ingress: `/inmemorychannels/bench/${channels[0].metadata.name}`, url: b.value };
 }
 
@@ -175,7 +187,7 @@ async function sequenceRound(store) {
   const l = await latency(b.url, b.ingress, sub, 1000, SECONDS);
   out.seqP50 = l.p50;
   out.seqP99 = l.p99;
-  b.stop();
+  await b.stop();
   step.stop();
   sub.close();
   return out;
@@ -188,7 +200,7 @@ async function round(engine, store, natsUrl) {
   if (!measures.includes('broker')) return out;
   let b = await startBroker(s());
   out.ingress = (await flood(b.url, b.ingress, SECONDS)).rate;
-  b.stop();
+  await b.stop();
   const sub = await subscriber();
   b = await startBroker(s(), sub.url);
   const t0 = epochNow();
@@ -199,14 +211,14 @@ async function round(engine, store, natsUrl) {
   out.e2e = st.count / ((st.last - t0) / 1000);
   out.e2eCpu = (cpuMs(b.proc.pid) - c0) / st.count;
   Object.assign(out, await latency(b.url, b.ingress, sub, 1000, SECONDS));
-  b.stop();
+  await b.stop();
   // Asynchronous invocations, as the gateway hands them to the broker (the subscriber stands for the gateway).
   b = await startBroker(s(), undefined, sub.url);
   const invocation = () => ({ 'x-func-method': 'POST', 'x-func-path': '/', 'x-func-host': 'fn.bench.localhost' });
   // The invocations stream and its consumer are made just after start: 503 until then.
   while ((await fetch(`${b.url}/invocations/bench/fn`, { method: 'POST', headers: invocation(), body: BODY })).status === 503) await new Promise((r) => setTimeout(r, 20));
   out.async = (await flood(b.url, '/invocations/bench/fn', SECONDS, invocation)).rate;
-  b.stop();
+  await b.stop();
   sub.close();
   const runtime = join(root, 'packages/runtime/dist/cli.js');
   if (existsSync(runtime)) {
@@ -225,7 +237,7 @@ async function round(engine, store, natsUrl) {
       await new Promise((r) => setTimeout(r, 50));
     }
     out.fn = delivered / ((performance.now() - f0) / 1000);
-    b.stop();
+    await b.stop();
     fn.stop();
   }
   return out;

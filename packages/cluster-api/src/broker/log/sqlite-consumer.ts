@@ -25,6 +25,8 @@ export class SqliteConsumer implements Consumer {
   private readonly retries = new Map<number, Retry>();
   private readonly inFlight = new Set<number>();
   private floorDirty = false;
+  /** The last read reached the end of the stream and nothing was appended since: reading again would find nothing. */
+  private atEnd = false;
   private closed = false;
   private wakeUp: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -39,6 +41,12 @@ export class SqliteConsumer implements Consumer {
   ) {
     this.cursor = floor;
     for (const r of log.st.pendingOf.all(rowId)) this.retries.set(r.event, { attempt: r.attempt, due: r.due });
+  }
+
+  /** Events were committed to the stream. */
+  appended(): void {
+    this.atEnd = false;
+    this.wake();
   }
 
   wake(): void {
@@ -66,8 +74,9 @@ export class SqliteConsumer implements Consumer {
       };
       this.wakeUp = done;
       signal.addEventListener('abort', done);
-      const next = Math.min(...[...this.retries.entries()].filter(([id]) => !this.inFlight.has(id)).map(([, r]) => r.due));
-      if (Number.isFinite(next)) this.timer = setTimeout(done, Math.max(0, next - Date.now()));
+      let next = Infinity;
+      for (const [id, r] of this.retries) if (r.due < next && !this.inFlight.has(id)) next = r.due;
+      if (next !== Infinity) this.timer = setTimeout(done, Math.max(0, next - Date.now()));
     });
   }
 
@@ -85,7 +94,10 @@ export class SqliteConsumer implements Consumer {
       }
       out.push(this.message(id, row.body, r.attempt, true));
     }
-    for (const row of this.log.st.readAfter.all(this.stream, this.cursor, room - out.length)) {
+    const want = room - out.length;
+    const rows = want > 0 && !this.atEnd ? this.log.st.readAfter.all(this.stream, this.cursor, want) : [];
+    if (want > 0 && rows.length < want) this.atEnd = true;
+    for (const row of rows) {
       this.cursor = row.id;
       // Parked for a retry before a crash: it comes back through `retries`, not a second time here.
       if (this.retries.has(row.id)) {

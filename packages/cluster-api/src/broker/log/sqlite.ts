@@ -70,7 +70,7 @@ export class SqliteLog implements EventLog {
       return;
     }
     for (const w of waiters) w.resolve();
-    for (const stream of appended) for (const c of this.consumersByStream.get(stream) ?? []) c.wake();
+    for (const stream of appended) for (const c of this.consumersByStream.get(stream) ?? []) c.appended();
   }
 
   private streamId(stream: string): number {
