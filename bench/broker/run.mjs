@@ -102,7 +102,7 @@ async function startSequence(store, stepUrl, replyUrl, steps = 3) {
 async function subscriber() {
   const c = await child([fileURLToPath(new URL('./subscriber.mjs', import.meta.url))], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
   const url = c.value;
-  return { url, stats: async () => (await fetch(`${url}stats`)).json(), reset: () => fetch(`${url}reset`, { method: 'POST' }), close: c.stop };
+  return { url, pid: c.proc.pid, stats: async () => (await fetch(`${url}stats`)).json(), reset: () => fetch(`${url}reset`, { method: 'POST' }), close: c.stop };
 }
 
 const epochNow = () => performance.timeOrigin + performance.now();
@@ -177,12 +177,15 @@ async function sequenceRound(store) {
   const step = await child([fileURLToPath(new URL('./step.mjs', import.meta.url))], (o) => /"url":"([^"]+)"/.exec(o)?.[1]);
   const b = await startSequence(store(), step.value, sub.url);
   const t0 = epochNow();
-  const c0 = cpuMs(b.proc.pid);
+  const [c0, s0, u0] = [cpuMs(b.proc.pid), cpuMs(step.proc.pid), cpuMs(sub.pid)];
   const sent = await flood(b.url, b.ingress, SECONDS);
   let st = await sub.stats();
   while (st.count < sent.ok && epochNow() - t0 < 120_000) st = await (await new Promise((r) => setTimeout(r, 50)), sub.stats());
   out.seq = st.count / ((st.last - t0) / 1000);
   out.seqCpu = (cpuMs(b.proc.pid) - c0) / st.count;
+  // The bench's own processes, apart: the 3 steps (one process) and the subscriber.
+  out.seqStepCpu = (cpuMs(step.proc.pid) - s0) / st.count;
+  out.seqSubCpu = (cpuMs(sub.pid) - u0) / st.count;
   out.seqLost = sent.ok - st.count;
   const l = await latency(b.url, b.ingress, sub, 1000, SECONDS);
   out.seqP50 = l.p50;
@@ -285,6 +288,8 @@ console.log(row('ingress→subscriber p50 at 1,000 events/s, ms', 'p50', 1, ''))
 console.log(row('ingress→subscriber p99 at 1,000 events/s, ms', 'p99', 1, '≤ 50 (SQLite)'));
 console.log(row('Sequence of 3 steps, events/s end to end (ingress → 3 steps → subscriber)', 'seq', 0, '≥ 1,000'));
 console.log(row('Sequence of 3 steps, broker CPU per event, ms (flood and drain)', 'seqCpu', 3, ''));
+console.log(row('Sequence of 3 steps, CPU per event of the step process (its 3 requests), ms', 'seqStepCpu', 3, ''));
+console.log(row('Sequence of 3 steps, CPU per event of the subscriber, ms', 'seqSubCpu', 3, ''));
 console.log(row('Sequence of 3 steps, p50 at 1,000 events/s, ms', 'seqP50', 1, ''));
 console.log(row('Sequence of 3 steps, p99 at 1,000 events/s, ms', 'seqP99', 1, '≤ 50'));
 console.log(row('async invocations/s accepted (202, stored) at POST /invocations', 'async', 0, '≥ 2,000'));
