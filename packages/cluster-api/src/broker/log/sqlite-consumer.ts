@@ -3,8 +3,8 @@
  *
  * Progress is a floor: every event of the stream at or below it has been acked or parked in
  * `pending` for a retry. Messages are handed out in stream order and acked in any order; the floor
- * moves over the acked prefix and is written with the next transaction. A crash loses at most the
- * acks above the floor: those events are delivered again (at least once). A nak writes the pending
+ * moves over the acked prefix and is written with the next transaction (within 50 ms). A crash
+ * loses at most the acks above the floor: those events are delivered again (at least once). A nak writes the pending
  * row (attempt + 1, due time) before the floor may pass the event, so a retry survives a crash with
  * its attempt count, and is not handed out a second time from the stream.
  */
@@ -147,7 +147,7 @@ export class SqliteConsumer implements Consumer {
     this.wake();
   }
 
-  /** Moves the floor over the handled prefix; the new floor is written with the next transaction. */
+  /** Moves the floor over the handled prefix; the new floor is written with the next transaction (writeLater). */
   private advance(): void {
     let moved = false;
     while (this.handed.length > 0 && this.doneAbove.has(this.handed[0]!)) {
@@ -162,7 +162,7 @@ export class SqliteConsumer implements Consumer {
     if (moved && !this.floorDirty && !this.closed) {
       this.floorDirty = true;
       this.log
-        .write(() => {
+        .writeLater(() => {
           this.floorDirty = false;
           this.log.st.setFloor.run(this.floor, this.rowId);
         })
