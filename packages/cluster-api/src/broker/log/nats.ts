@@ -28,7 +28,16 @@ export interface NatsLogOptions {
   readonly replicas?: number;
 }
 
-const hash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 24);
+/** Names are hashed on every append, journal write and consumer call: each once (bounded: cleared when full). */
+const hashes = new Map<string, string>();
+function hash(s: string): string {
+  let h = hashes.get(s);
+  if (h === undefined) {
+    if (hashes.size >= 10_000) hashes.clear();
+    hashes.set(s, (h = createHash('sha256').update(s).digest('hex').slice(0, 24)));
+  }
+  return h;
+}
 const streamName = (stream: string) => `KB_${hash(stream)}`;
 const subject = (stream: string) => `kbroker.${hash(stream)}`;
 const consumerName = (name: string) => `KT_${hash(name)}`;
