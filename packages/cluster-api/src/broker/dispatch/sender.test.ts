@@ -2,7 +2,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { send, type SendOptions } from './sender.js';
+import { exchange, send, type SendOptions } from './sender.js';
 
 const event = { attributes: { specversion: '1.0', id: 'e1', source: '/t', type: 'test.sent', datacontenttype: 'application/json' }, data: Buffer.from('{"n":1}') };
 const opts: SendOptions = { timeoutMs: 5_000, preferReply: true, maxReplyBytes: 1024, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
@@ -23,6 +23,11 @@ const routes: Record<string, (res: ServerResponse) => void> = {
     res.writeHead(200, { 'ce-specversion': '1.0', 'ce-id': 'r2', 'ce-source': '/s', 'ce-type': 'test.twice' }).end('{}');
   },
   '/silent': () => undefined,
+  '/cookies': (res) => {
+    res.setHeader('set-cookie', ['a=1', 'b=2']);
+    res.setHeader('x-many', ['1', '2']);
+    res.writeHead(201).end('made');
+  },
 };
 const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
@@ -94,5 +99,16 @@ describe('send', () => {
     const paths = Array.from({ length: 300 }, (_, i) => (i % 3 === 0 ? '/reply' : i % 3 === 1 ? '/accepted' : '/unavailable'));
     const outs = await Promise.all(paths.map((p) => send(`${base}${p}`, event, opts)));
     expect(outs.map((o) => o.kind)).toEqual(paths.map((p) => (p === '/reply' ? 'reply' : p === '/accepted' ? 'done' : 'retry')));
+  });
+
+  it('exchange: any method and headers (lists kept), and the status, headers and body of the answer', async () => {
+    const answer = await exchange(new URL(`${base}/cookies?q=1`), 'PUT', { 'x-list': ['1', '2'], host: 'fn.example' }, Buffer.from('body'), 5_000, 1024);
+    expect(answer).toMatchObject({ status: 201, body: Buffer.from('made'), headers: { 'set-cookie': ['a=1', 'b=2'], 'x-many': '1, 2' } });
+    expect(seen.at(-1)).toMatchObject({ url: '/cookies?q=1', body: 'body', headers: { host: 'fn.example', 'x-list': '1, 2' } });
+  });
+
+  it('exchange: a request the client refuses to make (an Expect header) is an answer with the reason, not a throw', async () => {
+    const answer = await exchange(new URL(`${base}/accepted`), 'POST', { expect: '100-continue' }, Buffer.from('x'), 5_000, 1024);
+    expect(answer).toEqual({ error: expect.any(String) });
   });
 });

@@ -11,11 +11,10 @@
  * | 1xx, 3xx, other 4xx                      | failed, no retry                               |
  *
  * Connections are kept alive per origin. Bodies read back are capped: a reply larger than the
- * event limit is treated as a bad reply. `agents` and `readCapped` serve the node:http requests of
- * asynchronous invocations (invocation/invoker.ts).
+ * event limit is treated as a bad reply. `exchange` is the one HTTP client of deliveries, sources'
+ * events and asynchronous invocations (invocation/invoker.ts).
  */
-import { Agent as HttpAgent, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
 import { Agent as UndiciAgent, type Dispatcher } from 'undici';
 import { type CloudEvent } from '../event/event.js';
 import { decodeMessage, encodeBinary } from '../event/http-codec.js';
@@ -37,29 +36,11 @@ export interface SendOptions {
   readonly router?: Router;
 }
 
-export const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 256 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 256 }) };
 
 export function classify(status: number): 'retry' | 'fail' {
   if (status === 404 || status === 409 || status === 429 || status >= 500) return 'retry';
   if (status < 200 || (status >= 300 && status < 500)) return 'fail';
   return 'retry';
-}
-
-export function readCapped(res: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    res.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        res.destroy();
-        resolve(undefined);
-      } else chunks.push(c);
-    });
-    res.on('end', () => resolve(Buffer.concat(chunks, size)));
-    res.on('error', reject);
-    res.on('aborted', () => reject(new Error('response aborted')));
-  });
 }
 
 function replyOutcome(headers: IncomingHttpHeaders, body: Buffer): Outcome {
@@ -76,9 +57,9 @@ function replyOutcome(headers: IncomingHttpHeaders, body: Buffer): Outcome {
 }
 
 /**
- * Deliveries' connections: undici keeps a pool of keep-alive connections per origin (at most 256
+ * The broker's connections: undici keeps a pool of keep-alive connections per origin (at most 256
  * each, as many as deliveries in flight can use), and its dispatch API hands the answer to
- * `Delivery` below without a request or response stream per attempt: about half the CPU of
+ * `Exchange` below without a request or response stream per attempt: about half the CPU of
  * node:http's client per delivery (bench/broker).
  */
 const dispatcher = new UndiciAgent({ connections: 256 });
@@ -94,16 +75,21 @@ function parseUrl(url: string): URL {
   return u;
 }
 
-/** A response header as node:http gives it: the first of repeated `content-type`s, others joined. */
+/** Response headers as node:http gives them: the first of repeated `content-type`s, `set-cookie` a list, others joined. */
 function nodeHeaders(headers: Record<string, string | string[] | undefined>): IncomingHttpHeaders {
   for (const [name, value] of Object.entries(headers)) {
-    if (Array.isArray(value)) headers[name] = name === 'content-type' ? value[0] : value.join(', ');
+    if (Array.isArray(value) && name !== 'set-cookie') headers[name] = name === 'content-type' ? value[0] : value.join(', ');
   }
   return headers as IncomingHttpHeaders;
 }
 
-/** One attempt in flight: undici's callbacks in, one Outcome out. */
-class Delivery implements Dispatcher.DispatchHandler {
+/** The answer to one exchange (its body capped), or why none came. */
+export type Answer =
+  | { readonly status: number; readonly headers: IncomingHttpHeaders; readonly body: Buffer }
+  | { readonly error: string; readonly tooLarge?: true };
+
+/** One exchange in flight: undici's callbacks in, one Answer out. */
+class Exchange implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;
   private status = 0;
   private headers: IncomingHttpHeaders = {};
@@ -112,8 +98,8 @@ class Delivery implements Dispatcher.DispatchHandler {
   private settled = false;
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly opts: SendOptions, private readonly resolve: (o: Outcome) => void) {
-    this.timer = setTimeout(() => this.fail(new Error(`no answer within ${opts.timeoutMs} ms`)), opts.timeoutMs);
+  constructor(timeoutMs: number, private readonly maxBytes: number, private readonly resolve: (a: Answer) => void) {
+    this.timer = setTimeout(() => this.fail(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -130,40 +116,48 @@ class Delivery implements Dispatcher.DispatchHandler {
   onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.settled) return;
     this.size += chunk.length;
-    if (this.size <= this.opts.maxReplyBytes) return void this.chunks.push(chunk);
-    this.settle({ kind: 'retry', code: 502, body: Buffer.alloc(0), why: `the response is larger than ${this.opts.maxReplyBytes} bytes` });
+    if (this.size <= this.maxBytes) return void this.chunks.push(chunk);
+    this.settle({ error: `the response is larger than ${this.maxBytes} bytes`, tooLarge: true });
     this.controller?.abort(new Error('response too large'));
   }
 
   onResponseEnd(): void {
-    const { status, opts } = this;
-    const bytes = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
-    if (status === 200 && opts.preferReply) this.settle(replyOutcome(this.headers, bytes));
-    else if (status >= 200 && status < 300) this.settle({ kind: 'done' });
-    else this.settle({ kind: classify(status), code: status, body: bytes, why: `HTTP ${status}` });
+    this.settle({ status: this.status, headers: this.headers, body: this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size) });
   }
 
   onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
     this.fail(err);
   }
 
-  /** No answer: a connection error, the timeout, a request undici refused to make. */
+  /** No answer: a connection error (named by its code), the timeout, a request undici refused to make. */
   fail(err: NodeJS.ErrnoException): void {
-    const why = err.code && !err.code.startsWith('UND_ERR') ? err.code : err.message;
-    if (this.settle({ kind: 'retry', code: 500, body: Buffer.from(`dispatch error: ${why}`), why })) this.controller?.abort(err);
+    if (this.settle({ error: err.code && !err.code.startsWith('UND_ERR') ? err.code : err.message })) this.controller?.abort(err);
   }
 
-  private settle(outcome: Outcome): boolean {
+  private settle(answer: Answer): boolean {
     if (this.settled) return false;
     this.settled = true;
     clearTimeout(this.timer);
-    this.resolve(outcome);
+    this.resolve(answer);
     return true;
   }
 }
 
+/** One HTTP exchange through the shared pools, its answer body capped at `maxBytes`; never throws. */
+export function exchange(url: URL, method: string, headers: Record<string, string | string[]>, body: Uint8Array | undefined, timeoutMs: number, maxBytes: number): Promise<Answer> {
+  return new Promise<Answer>((resolve) => {
+    const handler = new Exchange(timeoutMs, maxBytes, resolve);
+    try {
+      dispatcher.dispatch({ origin: url.origin, path: `${url.pathname}${url.search}`, method, headers, body: body ?? null }, handler);
+    } catch (err) {
+      // A request undici refuses to make (a header value it does not allow).
+      handler.fail(err as Error);
+    }
+  });
+}
+
 /** POSTs `event` to `url` and classifies the answer; never throws. */
-export function send(url: string, event: CloudEvent, opts: SendOptions): Promise<Outcome> {
+export async function send(url: string, event: CloudEvent, opts: SendOptions): Promise<Outcome> {
   const given = parseUrl(url);
   const routed = opts.router?.(given);
   const target = routed?.connect ?? given;
@@ -172,13 +166,13 @@ export function send(url: string, event: CloudEvent, opts: SendOptions): Promise
   if (opts.preferReply) headers.prefer = 'reply';
   if (opts.traceparent) headers.traceparent = opts.traceparent;
   if (opts.tracestate) headers.tracestate = opts.tracestate;
-  return new Promise<Outcome>((resolve) => {
-    const delivery = new Delivery(opts, resolve);
-    try {
-      dispatcher.dispatch({ origin: target.origin, path: `${target.pathname}${target.search}`, method: 'POST', headers, body: body ?? null }, delivery);
-    } catch (err) {
-      // A request undici refuses to make (a header value it does not allow).
-      delivery.fail(err as Error);
-    }
-  });
+  const answer = await exchange(target, 'POST', headers, body, opts.timeoutMs, opts.maxReplyBytes);
+  if ('error' in answer) {
+    const why = answer.error;
+    return answer.tooLarge ? { kind: 'retry', code: 502, body: Buffer.alloc(0), why } : { kind: 'retry', code: 500, body: Buffer.from(`dispatch error: ${why}`), why };
+  }
+  const { status } = answer;
+  if (status === 200 && opts.preferReply) return replyOutcome(answer.headers, answer.body);
+  if (status >= 200 && status < 300) return { kind: 'done' };
+  return { kind: classify(status), code: status, body: answer.body, why: `HTTP ${status}` };
 }
