@@ -2,6 +2,7 @@
  * The reply path's durability rule (control-plane spec, "Content Based Routing"): a reply that
  * cannot be stored fails the original delivery, which is then retried; the reply is not lost.
  */
+import { getEventListeners } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,7 +15,7 @@ import type { EventLog, LogMessage } from '../log/interface.js';
 import { SqliteLog } from '../log/sqlite.js';
 import { collect } from '../log/testing/conformance.js';
 import { BrokerMetrics, silentLogger } from '../metrics.js';
-import { holdWhileWorking, TriggerWorker } from './worker.js';
+import { holdWhileWorking, sleep, TriggerWorker } from './worker.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'broker-worker-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -87,4 +88,14 @@ it('marks held messages as being worked on every third of the ack wait, with one
   } finally {
     vi.useRealTimers();
   }
+});
+
+it('a sleep leaves no listener on the signal it was given, whether it ran out or was aborted', async () => {
+  const stopping = new AbortController();
+  for (let i = 0; i < 20; i++) await sleep(1, stopping.signal);
+  expect(getEventListeners(stopping.signal, 'abort')).toEqual([]);
+  const waiting = sleep(60_000, stopping.signal);
+  stopping.abort();
+  await waiting;
+  expect(getEventListeners(stopping.signal, 'abort')).toEqual([]);
 });

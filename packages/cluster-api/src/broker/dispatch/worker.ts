@@ -115,11 +115,17 @@ export function holdWhileWorking(m: LogMessage, ackWaitMs: number): () => void {
   return h.add(m);
 }
 
+/** Waits `ms`, or less if `signal` aborts; its abort listener goes when it ends (the signal outlives many sleeps). */
 export const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     if (signal.aborted) return resolve();
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
   });
 
 export class TriggerWorker {

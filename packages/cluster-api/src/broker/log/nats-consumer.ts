@@ -98,20 +98,27 @@ export class NatsConsumer implements Consumer {
     return out;
   }
 
+  /** Each wait removes its abort listener when it ends: the signal lives as long as the Trigger, the waits are one per fetch. */
   private release(signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
-      this.released = resolve;
-      signal.addEventListener('abort', () => resolve(), { once: true });
+      const done = () => {
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.released = done;
+      signal.addEventListener('abort', done, { once: true });
     });
   }
 
   private async next(signal: AbortSignal): Promise<JsMsg | undefined> {
     this.waiting ??= this.it.next();
+    let onAbort: (() => void) | undefined;
     const aborted = new Promise<'aborted'>((resolve) => {
-      if (signal.aborted) resolve('aborted');
-      signal.addEventListener('abort', () => resolve('aborted'), { once: true });
+      if (signal.aborted) return resolve('aborted');
+      onAbort = () => resolve('aborted');
+      signal.addEventListener('abort', onAbort, { once: true });
     });
-    const r = await Promise.race([this.waiting, aborted]);
+    const r = await Promise.race([this.waiting, aborted]).finally(() => onAbort && signal.removeEventListener('abort', onAbort));
     if (r === 'aborted') return undefined;
     this.waiting = undefined;
     if (r.done) {
