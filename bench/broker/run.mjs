@@ -36,6 +36,8 @@ const { values: opts } = parseArgs({
     measure: { type: 'string', default: 'broker,sequence,async' },
     // --journal false: the broker without the debugger's journal (debug/journal.ts), to see its cost.
     journal: { type: 'string', default: 'true' },
+    // --profile <dir>: each broker process writes a V8 CPU profile there (node --cpu-prof), stopped by SIGTERM.
+    profile: { type: 'string' },
   },
 });
 const ROUNDS = Number(opts.rounds);
@@ -47,21 +49,31 @@ process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
 for (const sig of ['SIGINT', 'SIGTERM']) process.once(sig, () => process.exit(130));
 const dir = mkdtempSync(join(tmpdir(), 'bench-broker-'));
 
-function child(args, ready) {
-  const c = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+function child(args, ready, nodeArgs = []) {
+  const c = spawn(process.execPath, [...nodeArgs, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(c);
   return new Promise((resolve, reject) => {
     let out = '';
     const onData = (d) => {
       out += d.toString();
       const v = ready(out);
-      if (v) resolve({ proc: c, value: v, stop: () => (c.kill('SIGKILL'), children.delete(c)) });
+      if (v) resolve({ proc: c, value: v, stop: () => stopChild(c, nodeArgs.length > 0) });
     };
     c.stdout.on('data', onData);
     c.stderr.on('data', onData);
     c.once('exit', (code) => reject(new Error(`exited ${code}: ${out.slice(-2000)}`)));
   });
 }
+
+/** SIGKILL, or for a profiled process SIGTERM and its exit (the profile is written then). */
+async function stopChild(c, graceful) {
+  children.delete(c);
+  if (!graceful) return void c.kill('SIGKILL');
+  const exited = new Promise((resolve) => c.once('exit', resolve));
+  c.kill('SIGTERM');
+  await exited;
+}
+const brokerNodeArgs = opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${opts.profile}`] : [];
 
 /** A broker process: standalone-broker.js (packages/cluster-api/testing) with one Broker and, given a subscriber, one Trigger to it. */
 async function startBroker(store, subscriberUrl, invocationsGateway) {
@@ -70,7 +82,7 @@ async function startBroker(store, subscriberUrl, invocationsGateway) {
   const meta = (kind, name) => ({ apiVersion: 'eventing.knative.dev/v1', kind, metadata: { namespace: ns, name } });
   const triggers = subscriberUrl ? [{ ...meta('Trigger', 'sink'), spec: { broker: 'default', filter: { attributes: { type: 'bench' } }, subscriber: { uri: subscriberUrl } } }] : [];
   writeFileSync(config, JSON.stringify({ brokers: [{ ...meta('Broker', 'default'), spec: {} }], triggers, options: { maxInFlightPerTrigger: 128, journal: opts.journal !== 'false' }, ...(invocationsGateway ? { invocationsGateway } : {}) }));
-  const b = await child([standaloneBroker, store, config], (out) => /^\{"url".*\}$/m.exec(out)?.[0]);
+  const b = await child([standaloneBroker, store, config], (out) => /^\{"url".*\}$/m.exec(out)?.[0], brokerNodeArgs);
   const { url, fronts } = JSON.parse(b.value);
   return { ...b, ingress: `/${ns}/default`, url, fronts };
 }
@@ -82,8 +94,8 @@ async function startSequence(store, stepUrl, replyUrl, steps = 3) {
     spec: { steps: Array.from({ length: steps }, (_, i) => ({ uri: `${stepUrl}step-${i}` })), reply: { uri: replyUrl } } };
   const { channels, subscriptions } = sequenceChildren(seq);
   const config = join(dir, `config-${performance.now()}.json`);
-  writeFileSync(config, JSON.stringify({ brokers: [], triggers: [], channels, subscriptions: subscriptions.map((x, i) => ({ ...x, metadata: { ...x.metadata, uid: `s${i}` } })), options: { maxInFlightPerTrigger: 128 } }));
-  const b = await child([standaloneBroker, store, config], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
+  writeFileSync(config, JSON.stringify({ brokers: [], triggers: [], channels, subscriptions: subscriptions.map((x, i) => ({ ...x, metadata: { ...x.metadata, uid: `s${i}` } })), options: { maxInFlightPerTrigger: 128, journal: opts.journal !== 'false' } }));
+  const b = await child([standaloneBroker, store, config], (out) => /"url":"([^"]+)"/.exec(out)?.[1], brokerNodeArgs);
   return { ...b, ingress: `/inmemorychannels/bench/${channels[0].metadata.name}`, url: b.value };
 }
 
@@ -91,7 +103,7 @@ async function startSequence(store, stepUrl, replyUrl, steps = 3) {
 async function subscriber() {
   const c = await child([fileURLToPath(new URL('./subscriber.mjs', import.meta.url))], (out) => /"url":"([^"]+)"/.exec(out)?.[1]);
   const url = c.value;
-  return { url, stats: async () => (await fetch(`${url}stats`)).json(), reset: () => fetch(`${url}reset`, { method: 'POST' }), close: c.stop };
+  return { url, pid: c.proc.pid, stats: async () => (await fetch(`${url}stats`)).json(), reset: () => fetch(`${url}reset`, { method: 'POST' }), close: c.stop };
 }
 
 const epochNow = () => performance.timeOrigin + performance.now();
@@ -166,17 +178,23 @@ async function sequenceRound(store) {
   const step = await child([fileURLToPath(new URL('./step.mjs', import.meta.url))], (o) => /"url":"([^"]+)"/.exec(o)?.[1]);
   const b = await startSequence(store(), step.value, sub.url);
   const t0 = epochNow();
-  const c0 = cpuMs(b.proc.pid);
+  const [c0, s0, u0] = [cpuMs(b.proc.pid), cpuMs(step.proc.pid), cpuMs(sub.pid)];
   const sent = await flood(b.url, b.ingress, SECONDS);
   let st = await sub.stats();
   while (st.count < sent.ok && epochNow() - t0 < 120_000) st = await (await new Promise((r) => setTimeout(r, 50)), sub.stats());
   out.seq = st.count / ((st.last - t0) / 1000);
   out.seqCpu = (cpuMs(b.proc.pid) - c0) / st.count;
+  // The bench's own processes, apart: the 3 steps (one process) and the subscriber.
+  out.seqStepCpu = (cpuMs(step.proc.pid) - s0) / st.count;
+  out.seqSubCpu = (cpuMs(sub.pid) - u0) / st.count;
   out.seqLost = sent.ok - st.count;
+  const c1 = cpuMs(b.proc.pid);
   const l = await latency(b.url, b.ingress, sub, 1000, SECONDS);
   out.seqP50 = l.p50;
   out.seqP99 = l.p99;
-  b.stop();
+  // At the target's rate rather than a flood (less batching per write and per socket read).
+  out.seqCpu1000 = (cpuMs(b.proc.pid) - c1) / (1000 * SECONDS);
+  await b.stop();
   step.stop();
   sub.close();
   return out;
@@ -241,7 +259,7 @@ async function round(engine, store, natsUrl, r = 0) {
   if (!measures.includes('broker')) return out;
   let b = await startBroker(s());
   out.ingress = (await flood(b.url, b.ingress, SECONDS)).rate;
-  b.stop();
+  await b.stop();
   const sub = await subscriber();
   b = await startBroker(s(), sub.url);
   const t0 = epochNow();
@@ -252,7 +270,7 @@ async function round(engine, store, natsUrl, r = 0) {
   out.e2e = st.count / ((st.last - t0) / 1000);
   out.e2eCpu = (cpuMs(b.proc.pid) - c0) / st.count;
   Object.assign(out, await latency(b.url, b.ingress, sub, 1000, SECONDS));
-  b.stop();
+  await b.stop();
   sub.close();
   const runtime = join(root, 'packages/runtime/dist/cli.js');
   if (existsSync(runtime)) {
@@ -271,7 +289,7 @@ async function round(engine, store, natsUrl, r = 0) {
       await new Promise((r) => setTimeout(r, 50));
     }
     out.fn = delivered / ((performance.now() - f0) / 1000);
-    b.stop();
+    await b.stop();
     fn.stop();
   }
   return out;
@@ -319,6 +337,9 @@ console.log(row('ingress→subscriber p50 at 1,000 events/s, ms', 'p50', 1, ''))
 console.log(row('ingress→subscriber p99 at 1,000 events/s, ms', 'p99', 1, '≤ 50 (SQLite)'));
 console.log(row('Sequence of 3 steps, events/s end to end (ingress → 3 steps → subscriber)', 'seq', 0, '≥ 1,000'));
 console.log(row('Sequence of 3 steps, broker CPU per event, ms (flood and drain)', 'seqCpu', 3, ''));
+console.log(row('Sequence of 3 steps, broker CPU per event at 1,000 events/s, ms', 'seqCpu1000', 3, ''));
+console.log(row('Sequence of 3 steps, CPU per event of the step process (its 3 requests), ms', 'seqStepCpu', 3, ''));
+console.log(row('Sequence of 3 steps, CPU per event of the subscriber, ms', 'seqSubCpu', 3, ''));
 console.log(row('Sequence of 3 steps, p50 at 1,000 events/s, ms', 'seqP50', 1, ''));
 console.log(row('Sequence of 3 steps, p99 at 1,000 events/s, ms', 'seqP99', 1, '≤ 50'));
 console.log(row('async invocations/s accepted (202, stored) at POST /invocations', 'async', 0, '≥ 2,000'));

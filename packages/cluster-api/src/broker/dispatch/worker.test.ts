@@ -2,19 +2,20 @@
  * The reply path's durability rule (control-plane spec, "Content Based Routing"): a reply that
  * cannot be stored fails the original delivery, which is then retried; the reply is not lost.
  */
+import { getEventListeners } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { afterAll, expect, it, vi } from 'vitest';
 import { deliveryPolicy } from '../delivery/policy.js';
 import { decodeRecord, encodeRecord } from '../event/event.js';
-import type { EventLog } from '../log/interface.js';
+import type { EventLog, LogMessage } from '../log/interface.js';
 import { SqliteLog } from '../log/sqlite.js';
 import { collect } from '../log/testing/conformance.js';
 import { BrokerMetrics, silentLogger } from '../metrics.js';
-import { TriggerWorker } from './worker.js';
+import { holdWhileWorking, sleep, TriggerWorker } from './worker.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'broker-worker-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -58,4 +59,43 @@ it('fails and retries the original delivery when its reply cannot be stored', as
   await worker.stop();
   await sqlite.close();
   await new Promise((r) => server.close(r));
+});
+
+it('marks held messages as being worked on every third of the ack wait, with one timer for all, until released', () => {
+  vi.useFakeTimers();
+  try {
+    const calls: string[] = [];
+    const message = (name: string, broken = false): LogMessage => ({
+      seq: 1, data: new Uint8Array(), attempt: 1, ack: async () => undefined, nak: async () => undefined,
+      working: () => {
+        calls.push(name);
+        if (broken) throw new Error('connection closed');
+      },
+    });
+    const releaseA = holdWhileWorking(message('a'), 3_000);
+    const releaseB = holdWhileWorking(message('b'), 3_000);
+    holdWhileWorking(message('closed', true), 3_000);
+    vi.advanceTimersByTime(999);
+    expect(calls).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(calls).toEqual(['a', 'b', 'closed']);
+    // A message whose log closed under it is no longer marked; a released one neither.
+    releaseA();
+    vi.advanceTimersByTime(1_000);
+    expect(calls).toEqual(['a', 'b', 'closed', 'b']);
+    releaseB();
+    expect(vi.getTimerCount()).toBe(0);
+  } finally {
+    vi.useRealTimers();
+  }
+});
+
+it('a sleep leaves no listener on the signal it was given, whether it ran out or was aborted', async () => {
+  const stopping = new AbortController();
+  for (let i = 0; i < 20; i++) await sleep(1, stopping.signal);
+  expect(getEventListeners(stopping.signal, 'abort')).toEqual([]);
+  const waiting = sleep(60_000, stopping.signal);
+  stopping.abort();
+  await waiting;
+  expect(getEventListeners(stopping.signal, 'abort')).toEqual([]);
 });

@@ -74,27 +74,58 @@ export interface WorkerDeps {
   readonly router?: Router;
 }
 
+/** The messages being worked on whose ack deadline one timer pushes back, every `period` ms while there are any. */
+class Held {
+  private readonly messages = new Set<LogMessage>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly period: number) {}
+
+  add(m: LogMessage): () => void {
+    this.messages.add(m);
+    this.timer ??= setInterval(() => this.tick(), this.period);
+    return () => {
+      this.messages.delete(m);
+      if (this.messages.size === 0) this.timer = void clearInterval(this.timer);
+    };
+  }
+
+  private tick(): void {
+    for (const m of this.messages) {
+      try {
+        m.working();
+      } catch {
+        // The log's connection closed under us: the ack wait runs out and the message is handed out again.
+        this.messages.delete(m);
+      }
+    }
+  }
+}
+const held = new Map<number, Held>();
+
 /**
- * Marks `m` as being worked on every third of the ack wait, so no other process takes it; returns
- * the function that stops. A log whose connection closed under us throws here (from a timer: nothing
- * else would catch it); the ack wait then runs out and the message is handed out again.
+ * Marks `m` as being worked on every third of the ack wait (at most that long after it was taken),
+ * so no other process takes it; returns the function that stops. One timer serves every message
+ * held with the same ack wait, not one per delivery.
  */
 export function holdWhileWorking(m: LogMessage, ackWaitMs: number): () => void {
-  const timer = setInterval(() => {
-    try {
-      m.working();
-    } catch {
-      clearInterval(timer);
-    }
-  }, Math.max(100, ackWaitMs / 3));
-  return () => clearInterval(timer);
+  const period = Math.max(100, ackWaitMs / 3);
+  let h = held.get(period);
+  if (!h) held.set(period, (h = new Held(period)));
+  return h.add(m);
 }
 
+/** Waits `ms`, or less if `signal` aborts; its abort listener goes when it ends (the signal outlives many sleeps). */
 export const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     if (signal.aborted) return resolve();
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
   });
 
 export class TriggerWorker {

@@ -14,12 +14,10 @@
  * dead-letter sink: the request's body as a CloudEvent (`dev.func.invocation`, the call id, no
  * request headers) with Knative's `knativeerror*` extensions.
  */
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { backoffMs, deliveryPolicy, deliveryProblems, type DeliveryPolicy } from '../delivery/policy.js';
 import { decodeRecord, type LogRecord } from '../event/event.js';
 import { deadLetterEvent } from '../dispatch/dead-letter.js';
-import { agents, classify, readCapped, send } from '../dispatch/sender.js';
+import { type Answer, classify, exchange, send } from '../dispatch/sender.js';
 import { holdWhileWorking, sleep } from '../dispatch/worker.js';
 import type { Consumer, EventLog, LogMessage } from '../log/interface.js';
 import type { BrokerMetrics, Logger } from '../metrics.js';
@@ -43,32 +41,15 @@ export interface InvokerDeps {
   readonly maxEventBytes: number;
 }
 
-/** The function's answer, or why none came. */
-type Answer = { readonly status: number; readonly headers: IncomingHttpHeaders; readonly body: Buffer } | { readonly error: string };
 
-/** Headers of one connection, not of the answer. */
-const HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date']);
+/** Headers of one connection (or of one exchange's framing), not of the request or answer: never forwarded. */
+const HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'upgrade', 'expect']);
+const endToEnd = (headers: Readonly<Record<string, string | string[] | undefined>>): Record<string, string | string[]> => {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP.has(k)) out[k] = v;
+  return out;
+};
 const LABELS = { broker: INVOCATION_STREAM };
-
-/** One HTTP exchange, its answer body capped; never throws. */
-function exchange(url: URL, method: string, headers: Record<string, string | string[]>, body: Uint8Array, timeoutMs: number, maxBytes: number): Promise<Answer> {
-  const https = url.protocol === 'https:';
-  return new Promise((resolve) => {
-    const req = (https ? httpsRequest : httpRequest)(url, { method, headers: { ...headers, 'content-length': String(body.length) }, agent: https ? agents.https : agents.http });
-    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-    req.on('error', (err: NodeJS.ErrnoException) => (clearTimeout(timer), resolve({ error: err.code ?? err.message })));
-    req.on('response', (res) => {
-      readCapped(res, maxBytes).then(
-        (bytes) => {
-          clearTimeout(timer);
-          resolve(bytes === undefined ? { error: `the answer is larger than ${maxBytes} bytes` } : { status: res.statusCode ?? 502, headers: res.headers, body: bytes });
-        },
-        (err: Error) => (clearTimeout(timer), resolve({ error: err.message })),
-      );
-    });
-    req.end(body);
-  });
-}
 
 export class Invoker {
   private consumer: Consumer | undefined;
@@ -149,7 +130,7 @@ export class Invoker {
     try {
       const target = new URL(inv.path, gateway);
       // The function sees the call id too (as OpenFaaS passes it), to tell a retry from a new call.
-      const headers = { ...inv.headers, host: inv.host, 'x-call-id': inv.id };
+      const headers = { ...endToEnd(inv.headers), host: inv.host, 'x-call-id': inv.id };
       const answer = await exchange(target, inv.method, headers, inv.body, policy.timeoutMs, this.deps.maxEventBytes);
       const ok = 'status' in answer && answer.status >= 200 && answer.status < 300;
       if (ok) this.deps.metrics.inc('delivered', LABELS);
@@ -191,8 +172,7 @@ export class Invoker {
   private async callback(inv: Invocation, policy: DeliveryPolicy, answer: Answer): Promise<void> {
     if (!inv.callback) return;
     const url = new URL(inv.callback);
-    const headers: Record<string, string | string[]> = {};
-    if ('status' in answer) for (const [k, v] of Object.entries(answer.headers)) if (v !== undefined && !HOP.has(k)) headers[k] = v;
+    const headers = 'status' in answer ? endToEnd(answer.headers) : {};
     Object.assign(headers, {
       'x-call-id': inv.id,
       'x-function-name': `${inv.namespace}/${inv.name}`,

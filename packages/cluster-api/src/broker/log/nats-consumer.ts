@@ -16,6 +16,7 @@ export class NatsConsumer implements Consumer {
   /** A `next()` still running from a fetch that returned early: its message belongs to the next fetch. */
   private waiting: Promise<IteratorResult<JsMsg>> | undefined;
   private closed = false;
+  private acks: { m: JsMsg; resolve: () => void; reject: (err: Error) => void }[] = [];
 
   constructor(
     private readonly messages: ConsumerMessages,
@@ -42,7 +43,7 @@ export class NatsConsumer implements Consumer {
       // Confirmed by the server: a later reopen must not see an acked message again.
       ack: async () => {
         settle();
-        await m.ackAck();
+        await this.queueAck(m);
       },
       nak: async (delayMs) => {
         settle();
@@ -50,6 +51,29 @@ export class NatsConsumer implements Consumer {
       },
       working: () => m.working(),
     };
+  }
+
+  /**
+   * Acks are sent once per event-loop turn, all together: the client writes what is queued in one
+   * turn to its socket at once, where acks sent from each delivery's own callback were a write each.
+   */
+  private queueAck(m: JsMsg): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.acks.push({ m, resolve, reject });
+      if (this.acks.length === 1) setImmediate(() => this.sendAcks());
+    });
+  }
+
+  private sendAcks(): void {
+    const acks = this.acks;
+    this.acks = [];
+    for (const a of acks) {
+      try {
+        a.m.ackAck().then(() => a.resolve(), a.reject);
+      } catch (err) {
+        a.reject(err as Error);
+      }
+    }
   }
 
   async fetch(max: number, signal: AbortSignal): Promise<LogMessage[]> {
@@ -74,20 +98,27 @@ export class NatsConsumer implements Consumer {
     return out;
   }
 
+  /** Each wait removes its abort listener when it ends: the signal lives as long as the Trigger, the waits are one per fetch. */
   private release(signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
-      this.released = resolve;
-      signal.addEventListener('abort', () => resolve(), { once: true });
+      const done = () => {
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.released = done;
+      signal.addEventListener('abort', done, { once: true });
     });
   }
 
   private async next(signal: AbortSignal): Promise<JsMsg | undefined> {
     this.waiting ??= this.it.next();
+    let onAbort: (() => void) | undefined;
     const aborted = new Promise<'aborted'>((resolve) => {
-      if (signal.aborted) resolve('aborted');
-      signal.addEventListener('abort', () => resolve('aborted'), { once: true });
+      if (signal.aborted) return resolve('aborted');
+      onAbort = () => resolve('aborted');
+      signal.addEventListener('abort', onAbort, { once: true });
     });
-    const r = await Promise.race([this.waiting, aborted]);
+    const r = await Promise.race([this.waiting, aborted]).finally(() => onAbort && signal.removeEventListener('abort', onAbort));
     if (r === 'aborted') return undefined;
     this.waiting = undefined;
     if (r.done) {

@@ -3,8 +3,8 @@
  *
  * Progress is a floor: every event of the stream at or below it has been acked or parked in
  * `pending` for a retry. Messages are handed out in stream order and acked in any order; the floor
- * moves over the acked prefix and is written with the next transaction. A crash loses at most the
- * acks above the floor: those events are delivered again (at least once). A nak writes the pending
+ * moves over the acked prefix and is written with the next transaction (within 50 ms). A crash
+ * loses at most the acks above the floor: those events are delivered again (at least once). A nak writes the pending
  * row (attempt + 1, due time) before the floor may pass the event, so a retry survives a crash with
  * its attempt count, and is not handed out a second time from the stream.
  */
@@ -25,6 +25,8 @@ export class SqliteConsumer implements Consumer {
   private readonly retries = new Map<number, Retry>();
   private readonly inFlight = new Set<number>();
   private floorDirty = false;
+  /** The last read reached the end of the stream and nothing was appended since: reading again would find nothing. */
+  private atEnd = false;
   private closed = false;
   private wakeUp: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -39,6 +41,12 @@ export class SqliteConsumer implements Consumer {
   ) {
     this.cursor = floor;
     for (const r of log.st.pendingOf.all(rowId)) this.retries.set(r.event, { attempt: r.attempt, due: r.due });
+  }
+
+  /** Events were committed to the stream. */
+  appended(): void {
+    this.atEnd = false;
+    this.wake();
   }
 
   wake(): void {
@@ -66,8 +74,9 @@ export class SqliteConsumer implements Consumer {
       };
       this.wakeUp = done;
       signal.addEventListener('abort', done);
-      const next = Math.min(...[...this.retries.entries()].filter(([id]) => !this.inFlight.has(id)).map(([, r]) => r.due));
-      if (Number.isFinite(next)) this.timer = setTimeout(done, Math.max(0, next - Date.now()));
+      let next = Infinity;
+      for (const [id, r] of this.retries) if (r.due < next && !this.inFlight.has(id)) next = r.due;
+      if (next !== Infinity) this.timer = setTimeout(done, Math.max(0, next - Date.now()));
     });
   }
 
@@ -85,7 +94,10 @@ export class SqliteConsumer implements Consumer {
       }
       out.push(this.message(id, row.body, r.attempt, true));
     }
-    for (const row of this.log.st.readAfter.all(this.stream, this.cursor, room - out.length)) {
+    const want = room - out.length;
+    const rows = want > 0 && !this.atEnd ? this.log.st.readAfter.all(this.stream, this.cursor, want) : [];
+    if (want > 0 && rows.length < want) this.atEnd = true;
+    for (const row of rows) {
       this.cursor = row.id;
       // Parked for a retry before a crash: it comes back through `retries`, not a second time here.
       if (this.retries.has(row.id)) {
@@ -135,7 +147,7 @@ export class SqliteConsumer implements Consumer {
     this.wake();
   }
 
-  /** Moves the floor over the handled prefix; the new floor is written with the next transaction. */
+  /** Moves the floor over the handled prefix; the new floor is written with the next transaction (writeLater). */
   private advance(): void {
     let moved = false;
     while (this.handed.length > 0 && this.doneAbove.has(this.handed[0]!)) {
@@ -150,7 +162,7 @@ export class SqliteConsumer implements Consumer {
     if (moved && !this.floorDirty && !this.closed) {
       this.floorDirty = true;
       this.log
-        .write(() => {
+        .writeLater(() => {
           this.floorDirty = false;
           this.log.st.setFloor.run(this.floor, this.rowId);
         })

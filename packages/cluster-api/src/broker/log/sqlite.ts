@@ -1,7 +1,8 @@
 /**
  * The embedded event log: SQLite, one process. Every write (appends, consumer floors, retry rows)
  * joins the transaction of the current event-loop turn and commits with it (group commit): one WAL
- * append carries hundreds of events when the ingress is busy. An append's promise resolves only
+ * append carries hundreds of events when the ingress is busy. Writes that may wait (consumers'
+ * floors, journal entries) join the next such transaction, or make one within 50 ms. An append's promise resolves only
  * after COMMIT; a failed transaction fails every write in it and stores none of them.
  *
  * Old events are deleted in the background once every consumer of their stream is past them.
@@ -17,6 +18,8 @@ interface Waiter {
 }
 
 const COMPACT_EVERY_MS = 1_000;
+/** How long a write that may wait (writeLater) waits at most for a transaction to join. */
+const LATER_MS = 50;
 
 export class SqliteLog implements EventLog {
   readonly engine = 'sqlite';
@@ -27,6 +30,7 @@ export class SqliteLog implements EventLog {
   private waiters: Waiter[] = [];
   private appended = new Set<number>();
   private scheduled = false;
+  private laterTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private compacting = false;
   private readonly compactTimer: NodeJS.Timeout;
@@ -53,8 +57,22 @@ export class SqliteLog implements EventLog {
     return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
   }
 
+  /**
+   * Queues a write that may wait (a consumer's floor, journal entries): it joins the next
+   * transaction, or one of its own within `LATER_MS`, instead of making one of its own every turn.
+   */
+  writeLater(op: () => void): Promise<void> {
+    if (this.closed) return Promise.reject(new LogUnavailableError('the broker log is closed'));
+    this.ops.push(op);
+    if (!this.scheduled) this.laterTimer ??= setTimeout(() => this.commit(), LATER_MS);
+    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+  }
+
   private commit(): void {
     this.scheduled = false;
+    clearTimeout(this.laterTimer);
+    this.laterTimer = undefined;
+    if (this.ops.length === 0) return;
     const [ops, waiters, appended] = [this.ops, this.waiters, this.appended];
     this.ops = [];
     this.waiters = [];
@@ -70,7 +88,7 @@ export class SqliteLog implements EventLog {
       return;
     }
     for (const w of waiters) w.resolve();
-    for (const stream of appended) for (const c of this.consumersByStream.get(stream) ?? []) c.wake();
+    for (const stream of appended) for (const c of this.consumersByStream.get(stream) ?? []) c.appended();
   }
 
   private streamId(stream: string): number {
@@ -152,7 +170,7 @@ export class SqliteLog implements EventLog {
   }
 
   journal(stream: string, entries: readonly Uint8Array[]): Promise<void> {
-    return this.write(() => {
+    return this.writeLater(() => {
       for (const e of entries) this.st.insertJournal.run(stream, e);
     });
   }
@@ -189,8 +207,9 @@ export class SqliteLog implements EventLog {
   async close(): Promise<void> {
     if (this.closed) return;
     for (const set of this.consumersByStream.values()) for (const c of set) await c.close();
-    // Let the last turn's writes commit before the file closes.
+    // Let the last turn's writes commit before the file closes, and those that could wait.
     while (this.scheduled) await new Promise((r) => setImmediate(r));
+    if (this.laterTimer) this.commit();
     this.closed = true;
     clearInterval(this.compactTimer);
     this.db.close();

@@ -8,6 +8,7 @@
  * time (a reopen after close sees everything acknowledged before). Each test uses streams of its own.
  * `shared` engines also run the cases for several processes opening one consumer.
  */
+import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Consumer, type EventLog, JOURNAL_LIMIT, type LogMessage } from '../interface.js';
 import { until } from '../../../../testing/src/poll.js';
@@ -67,6 +68,21 @@ export function eventLogConformance(name: string, factory: LogFactory): void {
       expect(got[0]!.seq).toBeLessThan(got[2]!.seq);
       await Promise.all(got.map((m) => m.ack()));
       expect(await quiet(c)).toEqual([]);
+    });
+
+    it('leaves no listener on the signal its fetches were given (a Trigger fetches with one signal for its whole life)', async () => {
+      const log = await openLog();
+      const s = fresh('listeners');
+      await log.ensureStream(s);
+      const c = await log.consumer(s, 't', { maxInFlight: 1, ackWaitMs: 2_000 });
+      const signal = new AbortController().signal;
+      const got: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        await log.append(s, [bytes(`m${i}`)]);
+        while (got.length <= i) for (const m of await c.fetch(1, signal)) got.push(text(m)), await m.ack();
+      }
+      expect(got).toEqual(['m0', 'm1', 'm2', 'm3', 'm4']);
+      expect(getEventListeners(signal, 'abort')).toEqual([]);
     });
 
     it('gives every consumer of a stream every message, and nothing of other streams', async () => {
