@@ -3,7 +3,8 @@
  * is routed by its Host to a Route (hosts.ts), to one of the Route's revisions — chosen per request
  * by the traffic percents, or the tag's revision on a tag host — and proxied straight to one of the
  * revision's ready pods (its Service's Endpoints) by the activator (activator.ts): the pod with the
- * fewest in flight that has room under the revision's containerConcurrency; when none has (the
+ * fewest in flight that has room under the revision's containerConcurrency (no limit while the
+ * autoscaler has the revision in Serve mode: ../autoscaling/burst-mode.ts); when none has (the
  * revision at zero or every pod full) the request is held, at most 10 s or the revision's timeout,
  * the autoscaler poked at once, then answered 503. Both bodies stream, with `X-Forwarded-For`/
  * `-Host`/`-Proto` and the revision's `timeoutSeconds`. An unknown host is 404 (as Knative's gateway
@@ -19,6 +20,7 @@ import { Informer, Resources, resourceType, type KubeClient, type KubeObject } f
 import { performance } from 'node:perf_hooks';
 import { DefaultTimeoutSeconds } from '../kinds.js';
 import { Activator, type PodSlot } from './activator.js';
+import { gatewayPodCapacity } from '../autoscaling/burst-mode.js';
 import { ColdStarts } from './cold-starts.js';
 import { prefersAsync, queueAsync } from './async.js';
 import { startListener } from '../../serve/listener.js';
@@ -139,7 +141,7 @@ export class Gateway {
       const port = s.ports?.[0]?.port;
       return port === undefined ? [] : (s.addresses ?? []).flatMap((a) => (a.ip ? [{ ip: a.ip, port }] : []));
     });
-    this.activator.setPods(`${ns}/${name}`, addresses, rev.spec?.containerConcurrency ?? 0);
+    this.activator.setPods(`${ns}/${name}`, addresses, gatewayPodCapacity(rev.metadata?.annotations, rev.spec?.containerConcurrency));
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
