@@ -13,12 +13,21 @@
  *    warm, revision (gateway + pod: the floor). `--cycles` times.
  * 2. A load step on a revision with containerConcurrency 5 (min-scale 1, max-scale 10): 1 client
  *    looping for 5 s, then 50 for `--step-seconds`, each request holding 100 ms: time from the step to
- *    the Deployment asking for its peak and to that many ready pods, failed requests, latency
- *    percentiles during the step, and the replicas over time (`--step-seconds 0`: not run).
+ *    the autoscaler's first panic decision, to the Deployment asking for its peak and to that many
+ *    ready pods, failed requests, latency percentiles during the step, and the replicas over time;
+ *    with Knative's default panic window (6 s) and with `--short-panic-window` (the annotation
+ *    `panic-window-percentage`).
+ * 3. A ramp: clients 0 → `--ramp-peak` → 0 over `--ramp-seconds` on a revision with min-scale 0,
+ *    then idle until it is at zero pods; failed requests, and replicas over time charted into
+ *    bench/autoscale/ramp.svg (svg.mjs).
+ * 4. Idle cost: `--idle-revisions` revisions kept warm (one idle pod each) and at zero: function
+ *    pods' RSS and CPU, serve's own RSS and CPU.
+ *
+ * `--parts` picks among step, ramp, idle (all by default); `--dist` runs another build of cluster-api.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -26,10 +35,11 @@ import { KubeClient, Resources, resourceType } from '../../packages/kube-client/
 import { functionImage } from '../lib/function-image.mjs';
 import { descendantsRssMiB, listeningLine, spawnUntil } from '../lib/process.mjs';
 import { median, percentile } from '../lib/stats.mjs';
+import { idleCost, loadStep, ramp, StepHeader } from './load.mjs';
 
-const { values: args } = parseArgs({ options: { services: { type: 'string', default: '4' }, cycles: { type: 'string', default: '4' }, 'step-seconds': { type: 'string', default: '15' }, 'container-runtime': { type: 'string', default: 'process' } } });
+const { values: args } = parseArgs({ options: { services: { type: 'string', default: '4' }, cycles: { type: 'string', default: '4' }, 'step-seconds': { type: 'string', default: '15' }, 'container-runtime': { type: 'string', default: 'process' }, parts: { type: 'string', default: 'step,ramp,idle' }, dist: { type: 'string', default: 'packages/cluster-api/dist' }, 'short-panic-window': { type: 'string', default: '2' }, 'ramp-seconds': { type: 'string', default: '120' }, 'ramp-peak': { type: 'string', default: '40' }, 'idle-revisions': { type: 'string', default: '8' }, 'idle-seconds': { type: 'string', default: '20' } } });
 const repo = fileURLToPath(new URL('../../', import.meta.url));
-const cli = join(repo, 'packages/cluster-api/dist/cli.js');
+const cli = join(repo, args.dist, 'cli.js');
 const dir = mkdtempSync(join(tmpdir(), 'bench-autoscale-'));
 const KService = resourceType('serving.knative.dev/v1', 'Service', 'services');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -158,54 +168,31 @@ try {
   console.log(`the gateway counted ${counted} cold starts (activator_cold_start_seconds)`);
   for (const n of names) await kube.delete(KService, n, { namespace: 'default' });
 
-  // ---- 2. the load step (not run with `--step-seconds 0`) ----
-  if (Number(args['step-seconds']) > 0) {
-    await kube.create(KService, ksvc('step', { 'min-scale': '1', 'max-scale': '10' }, 5));
-    await readyKsvc('step');
-    const host = 'step.default.localhost';
-    const samples = [];
-    let clients = 1;
-    let running = true;
-    const latencies = [];
-    let stepFailed = 0;
-    let stepAt = Infinity;
-    const loop = async (index) => {
-      while (running) {
-        if (index >= clients) { await sleep(20); continue; }
-        const [s, t] = await send(host, '/?ms=100');
-        if (performance.now() >= stepAt) {
-          if (s === 200) latencies.push(t); else stepFailed++;
-        }
-      }
-    };
-    const watcher = (async () => {
-      while (running) {
-        const d = await deployment('step');
-        samples.push({ at: performance.now(), want: d?.spec?.replicas ?? 0, ready: d?.status?.readyReplicas ?? 0 });
-        await sleep(100);
-      }
-    })();
-    const loops = Array.from({ length: 50 }, (_, i) => loop(i));
-    await sleep(5000);
-    stepAt = performance.now();
-    clients = 50;
-    await sleep(Number(args['step-seconds']) * 1000);
-    running = false;
-    await Promise.all([...loops, watcher]);
-    const during = samples.filter((s) => s.at >= stepAt);
-    const peak = Math.max(...during.map((s) => s.want));
-    const wantAt = during.find((s) => s.want === peak)?.at;
-    const readyAt = during.find((s) => s.ready >= peak)?.at;
-    console.log(`\n### 2. Load step 1 → 50 clients, containerConcurrency 5, each request 100 ms (${args['step-seconds']} s)\n`);
-    console.log('| desired at peak | step → asked for it | step → that many ready | requests | failed | p50 | p99 |');
-    console.log('|--:|--:|--:|--:|--:|--:|--:|');
-    console.log(`| ${peak} | ${wantAt ? ms(wantAt - stepAt) : '-'} | ${readyAt ? ms(readyAt - stepAt) : 'not reached'} | ${latencies.length + stepFailed} | ${stepFailed} | ${ms(median(latencies))} | ${ms(percentile(latencies, 99))} |`);
-    const series = [];
-    for (let t = 0; t <= Number(args['step-seconds']) * 1000; t += 1000) {
-      const s = [...during].reverse().find((x) => x.at - stepAt <= t);
-      if (s) series.push(`${t / 1000}s:${s.want}/${s.ready}`);
-    }
-    console.log(`\nreplicas asked/ready each second after the step: ${series.join(' ')}`);
+  // ---- 2–4. under load, and idle ----
+  const parts = new Set(args.parts.split(','));
+  const ctx = { kube, server, send, ksvc, deployment, until, readyKsvc, podsOf, KService, Resources };
+  if (parts.has('step')) {
+    // Knative's panic window is 10 % of the stable window (60 s: 6 s); the short one its percentage for `--short-panic-window` seconds.
+    const shortPct = String((Number(args['short-panic-window']) / 60) * 100);
+    const runs = [
+      await loadStep(ctx, { name: 'step', seconds: Number(args['step-seconds']), label: '6 s (Knative\'s default)' }),
+      await loadStep(ctx, { name: 'step-short', seconds: Number(args['step-seconds']), label: `${args['short-panic-window']} s (panic-window-percentage ${Number(shortPct).toFixed(2)})`, annotations: { 'panic-window-percentage': shortPct } }),
+    ];
+    console.log(`\n### 2. Load step 1 → 50 clients, containerConcurrency 5, each request 100 ms (${args['step-seconds']} s; load average ${loadavg()[0].toFixed(1)})\n`);
+    console.log(StepHeader);
+    for (const r of runs) console.log(r.row);
+    for (const r of runs) console.log(`\nreplicas asked/ready each second after the step: ${r.series}\nthe autoscaler's decisions (s from the step): ${r.decisions}`);
+  }
+  if (parts.has('ramp')) {
+    const r = await ramp(ctx, { seconds: Number(args['ramp-seconds']), peak: Number(args['ramp-peak']), window: '10s', svgPath: join(repo, 'bench/autoscale/ramp.svg') });
+    console.log(`\n### 3. Ramp 0 → ${args['ramp-peak']} → 0 clients over ${args['ramp-seconds']} s, then scale to zero (chart: bench/autoscale/ramp.svg)\n`);
+    console.log(r.header);
+    console.log(r.row);
+  }
+  if (parts.has('idle')) {
+    const table = await idleCost(ctx, { count: Number(args['idle-revisions']), seconds: Number(args['idle-seconds']), marker: args['container-runtime'] === 'process' ? 'func-runtime.mjs' : 'func-runtime' });
+    console.log(`\n### 4. Idle revisions: warm vs at zero (${args['idle-seconds']} s each, load average ${loadavg()[0].toFixed(1)})\n`);
+    console.log(table);
   }
 } finally {
   server.kill('SIGTERM');

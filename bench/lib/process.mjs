@@ -56,8 +56,8 @@ export function rssMiB(pid) {
   }
 }
 
-/** Resident memory (MiB) of each live descendant of `pid` whose command line contains `marker` (from /proc). */
-export function descendantsRssMiB(pid, marker) {
+/** Each live descendant of `pid` whose command line contains `marker`: its pid and resident memory (kB), from /proc. */
+export function descendants(pid, marker) {
   const procs = new Map();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -73,5 +73,8 @@ export function descendantsRssMiB(pid, marker) {
     for (let at = procs.get(p)?.ppid; at; at = procs.get(at)?.ppid) if (at === pid) return true;
     return false;
   };
-  return [...procs].filter(([p, info]) => info.kb && info.cmd.includes(marker) && under(p)).map(([, info]) => info.kb / 1024);
+  return [...procs].filter(([p, info]) => info.kb && info.cmd.includes(marker) && under(p)).map(([p, info]) => ({ pid: p, kb: info.kb }));
 }
+
+/** Resident memory (MiB) of each live descendant of `pid` whose command line contains `marker`. */
+export const descendantsRssMiB = (pid, marker) => descendants(pid, marker).map((d) => d.kb / 1024);

@@ -13,7 +13,7 @@ import { isExpired } from './errors.js';
 import type { ResourceType } from './resources.js';
 import type { KubeList, KubeObject, WatchEvent } from './types.js';
 import type { WatchOptions } from './watch.js';
-import { IndexedStore, type Change, type Indexers } from './indexed-store.js';
+import { IndexedStore, keyOf, type Change, type Indexers } from './indexed-store.js';
 
 /** The list (every page) and the watch an informer runs on. A watch failure is thrown from the iteration (a KubeApiError 410: list again). */
 export interface ListerWatcher<T> {
@@ -86,9 +86,13 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /**
    * A write's answer (create, update, patch), applied at once: `get`, `list` and the handlers see the
-   * writer's own write before its watch event comes (which then changes nothing older).
+   * writer's own write before its watch event comes (which then changes nothing older). A write that
+   * changed nothing (the answer is the version held: same uid and resourceVersion) tells the handlers
+   * nothing: a controller whose handlers requeue it would otherwise loop on its own no-op updates.
    */
   observe(written: T): void {
+    const held = this.store.get(keyOf(written));
+    if (held && held.metadata?.uid === written.metadata?.uid && held.metadata?.resourceVersion === written.metadata?.resourceVersion) return;
     this.emit(this.store.apply('MODIFIED', written));
   }
 

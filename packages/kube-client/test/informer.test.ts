@@ -74,6 +74,10 @@ describe('Informer against cluster-api serve', () => {
     const patched = await direct.patch(Resources.pods, 'mine', { metadata: { labels: { team: 'b', v: '2' } } }, { type: 'merge' });
     informer.observe(patched);
     expect([informer.byIndex('team', 'a'), informer.byIndex('team', 'b').map((p) => p.metadata?.name)]).toEqual([[], ['mine']]);
+    // A write that changed nothing answers the version held: the handlers hear nothing of it.
+    const heard = events.length;
+    informer.observe(structuredClone(patched));
+    expect(events.length).toBe(heard);
     const doomed = await direct.create(Resources.pods, pod('doomed', { team: 'b' }));
     informer.observe(doomed);
     await direct.delete(Resources.pods, 'doomed', { gracePeriodSeconds: 0 });

@@ -24,8 +24,8 @@ export const normalized = (v: unknown): unknown => {
   return out;
 };
 
-/** apiequality.Semantic.DeepEqual, as far as objects decoded from JSON go. */
-export const semanticEqual = (a: unknown, b: unknown): boolean => isDeepStrictEqual(normalized(a), normalized(b));
+/** apiequality.Semantic.DeepEqual, as far as objects decoded from JSON go (at the top too: an absent list is an empty one). */
+export const semanticEqual = (a: unknown, b: unknown): boolean => isDeepStrictEqual(normalized({ v: a }), normalized({ v: b }));
 
 const fnv32a = (bytes: Uint8Array, h = 0x811c9dc5): number => {
   for (const b of bytes) h = Math.imul(h ^ b, 0x01000193) >>> 0;

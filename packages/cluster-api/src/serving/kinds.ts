@@ -57,6 +57,8 @@ export const Annotation = {
   routingStateModified: 'serving.knative.dev/routingStateModified',
   /** On a Revision: the Routes sending it traffic, comma-separated. */
   routes: 'serving.knative.dev/routes',
+  /** On a Revision: `Proxy` or `Serve`, Knative's ServerlessService mode the autoscaler decides (autoscaling/burst-mode.ts). */
+  serviceMode: 'networking.internal.knative.dev/serviceMode',
 } as const;
 
 /** Knative's default request timeout (config-defaults revision-timeout-seconds). */

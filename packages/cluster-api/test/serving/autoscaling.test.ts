@@ -6,44 +6,21 @@
  * the transitions; containerConcurrency 1 under 20 concurrent requests scales out, never past
  * max-scale. Timings are not asserted (bench/autoscale measures them).
  */
-import { request } from 'node:http';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { haveKubectl, type ServeProcess } from '../serve/process.js';
-import { servingConfig, startServingServe } from './serving-serve.js';
+import { haveKubectl } from '../serve/process.js';
+import { startServingServe, type Answer, type ServingServe } from '../support/serving-serve.js';
 import { until } from '../../testing/src/poll.js';
 
-interface Answer { status: number; body: string }
-
 describe.runIf(haveKubectl)('Knative autoscaling on serve', () => {
-  let s: ServeProcess;
+  let serve: ServingServe;
   let gateway: URL;
   let apps: AppsV1Api;
   let core: CoreV1Api;
   let custom: CustomObjectsApi;
-
-  /** A request to the gateway with `host` as its Host; with `body`, a POST of it (text/plain). */
-  const send = (host: string, path = '/', body?: string) => new Promise<Answer>((resolve, reject) => {
-    const headers = { host, ...(body !== undefined && { 'content-type': 'text/plain', 'content-length': String(Buffer.byteLength(body)) }) };
-    const req = request({ host: gateway.hostname, port: gateway.port, path, method: body === undefined ? 'GET' : 'POST', headers, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => resolve({ status: res.statusCode!, body: text }));
-    });
-    req.on('error', reject).end(body);
-  });
-  const ok = async (...args: string[]) => {
-    const r = await s.kubectl(...args);
-    const why = r.code === 0 ? '' : (await s.kubectl('get', 'ksvc,rev,deploy,pods', '-o', 'yaml')).stdout;
-    expect(r.code, `kubectl ${args.join(' ')}: ${r.stdout}${r.stderr}\n${why}`).toBe(0);
-    return r.stdout;
-  };
-  const apply = async (name: string, yaml: string) => {
-    const file = join(s.dir, `${name}.yaml`);
-    writeFileSync(file, yaml);
-    await ok('apply', '-f', file);
-  };
+  const send = (host: string, path = '/', body?: string) => serve.send(host, path, body);
+  const ok = (...args: string[]) => serve.ok(...args);
+  const apply = (name: string, yaml: string) => serve.apply(name, yaml);
   const ksvc = (name: string, annotations: Record<string, string>, extra = '') => `apiVersion: serving.knative.dev/v1
 kind: Service
 metadata:
@@ -64,16 +41,15 @@ ${extra}      containers:
   const eventsOf = async (rev: string) => (await core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${rev}` })).items;
 
   beforeAll(async () => {
-    let kc: KubeConfig;
-    ({ s, gateway, kc } = await startServingServe());
-    apps = kc.makeApiClient(AppsV1Api);
-    core = kc.makeApiClient(CoreV1Api);
-    custom = kc.makeApiClient(CustomObjectsApi);
-    await until('the serving kinds served', async () => (await s.kubectl('get', 'ksvc')).code === 0, { timeoutMs: 30_000, everyMs: 200 });
+    serve = await startServingServe();
+    gateway = serve.gateway;
+    apps = serve.kc.makeApiClient(AppsV1Api);
+    core = serve.kc.makeApiClient(CoreV1Api);
+    custom = serve.kc.makeApiClient(CustomObjectsApi);
     // Knative's shortest grace period, and a value that does not parse (kept at its default, said in an Event).
-    await apply('config', servingConfig('config-autoscaler', { 'scale-to-zero-grace-period': '6s', 'max-scale-up-rate': 'lots' }));
+    await serve.knativeConfig('config-autoscaler', { 'scale-to-zero-grace-period': '6s', 'max-scale-up-rate': 'lots' });
   }, 240_000);
-  afterAll(() => s?.close());
+  afterAll(() => serve?.s.close());
 
   it('min-scale 0 and a 6 s window: idle → 0 pods, a request wakes it (200, back at 1), no request lost across the transitions', async () => {
     await apply('zero', ksvc('zero', { 'min-scale': '0', window: '6s' }));

@@ -10,13 +10,11 @@
 import { connect as netConnect } from 'node:net';
 import { connect as h2Connect, type ClientHttp2Session } from 'node:http2';
 import { request } from 'node:http';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api } from '@kubernetes/client-node';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { haveKubectl, type ServeProcess } from '../serve/process.js';
-import { servingConfig, startServingServe } from './serving-serve.js';
+import { startServingServe, type ServingServe } from '../support/serving-serve.js';
 import { until } from '../../testing/src/poll.js';
 
 /**
@@ -100,16 +98,9 @@ describe.runIf(haveKubectl)('the gateway\'s websockets and h2c on serve', () => 
   let apps: AppsV1Api;
   const sessions: ClientHttp2Session[] = [];
 
-  const ok = async (...args: string[]) => {
-    const r = await s.kubectl(...args);
-    expect(r.code, `kubectl ${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(0);
-    return r.stdout;
-  };
-  const apply = async (name: string, yaml: string) => {
-    const file = join(s.dir, `${name}.yaml`);
-    writeFileSync(file, yaml);
-    await ok('apply', '-f', file);
-  };
+  let serve: ServingServe;
+  const ok = (...args: string[]) => serve.ok(...args);
+  const apply = (name: string, yaml: string) => serve.apply(name, yaml);
   const ksvc = (name: string, script: string, o: { env?: string; port?: string; probe?: string; annotations?: string; traffic?: string } = {}) => `apiVersion: serving.knative.dev/v1
 kind: Service
 metadata:
@@ -172,12 +163,11 @@ ${o.port ? `          ports: [${o.port}]\n` : ''}${o.probe ? `          readines
 
   beforeAll(async () => {
     // The probe function's image gives the pods their filesystem; each container's command is its own program.
-    let kc: KubeConfig;
-    ({ s, gateway, kc } = await startServingServe());
-    apps = kc.makeApiClient(AppsV1Api);
-    await until('the serving kinds served', async () => (await s.kubectl('get', 'ksvc')).code === 0, { timeoutMs: 30_000, everyMs: 200 });
+    serve = await startServingServe();
+    ({ s, gateway } = serve);
+    apps = serve.kc.makeApiClient(AppsV1Api);
     // Knative's shortest grace period before a revision goes to zero.
-    await apply('config', servingConfig('config-autoscaler', { 'scale-to-zero-grace-period': '6s' }));
+    await serve.knativeConfig('config-autoscaler', { 'scale-to-zero-grace-period': '6s' });
   }, 240_000);
   afterAll(async () => {
     for (const c of sessions) c.destroy();

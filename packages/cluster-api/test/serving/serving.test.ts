@@ -15,7 +15,7 @@ import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/cli
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { cli, haveKubectl, type ServeProcess } from '../serve/process.js';
-import { startServingServe } from './serving-serve.js';
+import { startServingServe } from '../support/serving-serve.js';
 import { until } from '../../testing/src/poll.js';
 
 const run = promisify(execFile);

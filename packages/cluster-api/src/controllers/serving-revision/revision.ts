@@ -30,8 +30,8 @@ export const deploymentName = (rev: string): string => `${rev}-deployment`;
 const DrainDelayMs = 1000;
 const timeoutSeconds = (rev: Obj): number => rev.spec?.timeoutSeconds ?? DefaultTimeoutSeconds;
 
-/** What the route controller marks on a Revision as traffic moves: not the pods' (a change would roll them). */
-const Routing = new Set<string>([Label.routingState, Annotation.routes, Annotation.routingStateModified]);
+/** What the route controller and the autoscaler mark on a Revision as traffic moves: not the pods' (a change would roll them). */
+const Routing = new Set<string>([Label.routingState, Annotation.routes, Annotation.routingStateModified, Annotation.serviceMode]);
 const withoutRouting = (m: Record<string, string> | undefined): Record<string, string> => Object.fromEntries(Object.entries(m ?? {}).filter(([k]) => !Routing.has(k)));
 
 /** The port the user container listens on: its containerPort, else 8080. */

@@ -59,6 +59,8 @@ const duration = (min: number, max: number): Reader<number> => (v) => {
   const ms = goDurationMs(t);
   return ms >= min && ms <= max ? ms : undefined;
 };
+/** target-burst-capacity: -1 (the activator always in the path) or at least 0. */
+const burstCapacity: Reader<number> = (v) => { const n = number(-1)(v); return n === undefined || (n < 0 && n !== -1) ? undefined : n; };
 const bool: Reader<boolean> = (v) => (v.trim() === 'true' ? true : v.trim() === 'false' ? false : undefined);
 
 /** The ConfigMap's keys: each setting's name, reader. */
@@ -66,7 +68,7 @@ const ConfigKeys: { [K in keyof AutoscalerConfig]: [string, Reader<AutoscalerCon
   containerConcurrencyTargetDefault: ['container-concurrency-target-default', number(0.01)],
   targetUtilization: ['container-concurrency-target-percentage', (v) => { const n = number(1, 100)(v); return n === undefined ? undefined : n / 100; }],
   rpsTargetDefault: ['requests-per-second-target-default', number(0.01)],
-  targetBurstCapacity: ['target-burst-capacity', (v) => number(-1)(v)],
+  targetBurstCapacity: ['target-burst-capacity', burstCapacity],
   stableWindowMs: ['stable-window', duration(WindowMinMs, WindowMaxMs)],
   panicWindowPercentage: ['panic-window-percentage', number(1, 100)],
   panicThresholdPercentage: ['panic-threshold-percentage', number(110, 1000)],
@@ -175,7 +177,7 @@ export function scalingSpec(annotations: Record<string, string> | undefined, con
   const scaleDownDelayMs = read(Annotations.scaleDownDelay, duration(0, WindowMaxMs), config.scaleDownDelayMs);
   let activationScale = read(Annotations.activationScale, integer(1), 1);
   if (maxScale > 0 && activationScale > maxScale) activationScale = maxScale;
-  const targetBurstCapacity = read(Annotations.burst, number(-1), config.targetBurstCapacity);
+  const targetBurstCapacity = read(Annotations.burst, burstCapacity, config.targetBurstCapacity);
   const retention = read(Annotations.retention, duration(0, WindowMaxMs), config.scaleToZeroPodRetentionMs);
   return {
     value: {

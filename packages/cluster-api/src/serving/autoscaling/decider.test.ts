@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { autoscalerConfig, DefaultAutoscalerConfig, scalingSpec, type ScalingSpec } from './config.js';
-import { Decider } from './decider.js';
+import { Decider, excessBurstCapacity } from './decider.js';
+import { BurstModeAnnotation, burstMode, gatewayPodCapacity, modeOf } from './burst-mode.js';
 
 const spec = (annotations: Record<string, string> = {}, cc?: number, data?: Record<string, string>): ScalingSpec =>
   scalingSpec(Object.fromEntries(Object.entries(annotations).map(([k, v]) => [`autoscaling.knative.dev/${k}`, v])), cc, autoscalerConfig(data).value).value;
@@ -127,12 +128,73 @@ describe('Decider (KPA)', () => {
     expect(run(d, 14_000, 30_000, 0, () => current.n, current).desired).toBeLessThan(10);
   });
 
-  it('excess burst capacity: negative when the ready pods cannot absorb target-burst-capacity more', () => {
+  it('excess burst capacity as Knative computes it: ⌊ready × capacity − target-burst-capacity − panic average⌋; 0 and -1 as they are', () => {
+    // containerConcurrency 10: a pod's capacity 10; the default target-burst-capacity 211.
     const d = new Decider(spec({}, 10));
     d.record(0, 0);
-    expect(d.decide(0, 0, 0).excessBurstCapacity).toBeLessThan(0);
-    const none = new Decider(spec({ 'target-burst-capacity': '0' }, 10));
-    none.record(0, 0);
-    expect(none.decide(0, 1, 1).excessBurstCapacity).toBe(10);
+    expect(d.decide(0, 0, 0).excessBurstCapacity).toBe(-211);
+    // 25 ready pods, a panic average of 12.5 over the 6 s window (75 in one second of six): 250 − 211 − 12.5 → 26.
+    for (let t = 1000; t < 5000; t += 1000) d.record(t, 0);
+    d.record(5000, 75);
+    expect(d.decide(5000, 25, 25)).toMatchObject({ panic: 12.5, excessBurstCapacity: 26 });
+    // The same pods, busier: 250 − 211 − 47.5 < 0.
+    d.record(6000, 210);
+    expect(d.decide(6000, 25, 25).excessBurstCapacity).toBe(-9);
+    const zero = new Decider(spec({ 'target-burst-capacity': '0' }, 10));
+    zero.record(0, 500);
+    expect(zero.decide(0, 1, 1).excessBurstCapacity).toBe(0);
+    const always = new Decider(spec({ 'target-burst-capacity': '-1' }, 10));
+    always.record(0, 0);
+    expect(always.decide(0, 100, 100).excessBurstCapacity).toBe(-1);
+    // Without containerConcurrency a pod's capacity is the target (100 by default).
+    expect(excessBurstCapacity(spec({ 'target-burst-capacity': '150' }), 2, 30)).toBe(20);
+  });
+
+  it('target-burst-capacity: -1, or at least 0; anything else keeps the default and is named', () => {
+    expect(spec({ 'target-burst-capacity': '-1' }).targetBurstCapacity).toBe(-1);
+    expect(spec({ 'target-burst-capacity': '0' }).targetBurstCapacity).toBe(0);
+    expect(spec({ 'target-burst-capacity': '12.5' }).targetBurstCapacity).toBe(12.5);
+    for (const bad of ['-0.5', '-2', 'lots', '', '1e3x']) {
+      const r = scalingSpec({ 'autoscaling.knative.dev/target-burst-capacity': bad }, undefined, DefaultAutoscalerConfig);
+      expect(r.value.targetBurstCapacity).toBe(211);
+      expect(r.invalid).toEqual([`autoscaling.knative.dev/target-burst-capacity: ${JSON.stringify(bad)}`]);
+    }
+    const c = autoscalerConfig({ 'target-burst-capacity': '-3' });
+    expect(c.value.targetBurstCapacity).toBe(211);
+    expect(c.invalid).toEqual(['target-burst-capacity: "-3"']);
+    expect(autoscalerConfig({ 'target-burst-capacity': '-1' }).value.targetBurstCapacity).toBe(-1);
+  });
+
+  it('in panic the count is the larger of the stable and panic wants', () => {
+    // 70 concurrent for a stable window on 10 ready pods (target 10 × 70 %: 10 wanted, no panic).
+    const d = new Decider(spec({ target: '10' }));
+    const current = { n: 10 };
+    expect(run(d, 0, 60_000, 70, () => 10, current)).toMatchObject({ desired: 10, panicking: false });
+    // Then 14 with one pod left ready: the panic window wants fewer (⌈60.7 / 7⌉ = 9, then less) but
+    // panics (≥ 2 × 1 ready); the stable window still wants 10, and that is the count.
+    const r = run(d, 60_000, 66_000, 14, () => 1, current);
+    expect(r.panicking).toBe(true);
+    expect(Math.ceil(r.panic / 7)).toBeLessThan(10);
+    expect(r.desired).toBe(Math.ceil(r.stable / 7));
+    expect(r.desired).toBe(10);
+  });
+});
+
+describe('the revision\'s mode: the activator in its path (Proxy) or not (Serve)', () => {
+  it('is Proxy at zero wanted or with negative excess burst capacity, Serve otherwise', () => {
+    expect(burstMode(0, 100)).toBe('Proxy');
+    expect(burstMode(3, -1)).toBe('Proxy');
+    expect(burstMode(3, 0)).toBe('Serve');
+    expect(burstMode(1, 26)).toBe('Serve');
+  });
+
+  it('reads the mark on a Revision: none, or anything but Serve, is Proxy; the gateway holds at containerConcurrency only in Proxy', () => {
+    expect(modeOf(undefined)).toBe('Proxy');
+    expect(modeOf({ [BurstModeAnnotation]: 'Serve' })).toBe('Serve');
+    for (const v of ['serve', 'Proxy', '', 'Serve ']) expect(modeOf({ [BurstModeAnnotation]: v })).toBe('Proxy');
+    expect(gatewayPodCapacity({ [BurstModeAnnotation]: 'Proxy' }, 5)).toBe(5);
+    expect(gatewayPodCapacity(undefined, 5)).toBe(5);
+    expect(gatewayPodCapacity(undefined, undefined)).toBe(0);
+    expect(gatewayPodCapacity({ [BurstModeAnnotation]: 'Serve' }, 5)).toBe(0);
   });
 });

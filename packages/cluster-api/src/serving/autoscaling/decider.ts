@@ -8,12 +8,17 @@
  * - desired = ⌈average / target⌉ for each, held between ⌊ready / max-scale-down-rate⌋ and
  *   ⌈ready × max-scale-up-rate⌉ (ready counted as at least 1);
  * - panic starts when the panic window's want reaches panic-threshold × ready pods, and lasts at
- *   least a stable window after the last time it did; in panic the count never goes down;
+ *   least a stable window after the last time it did; in panic the count is the larger of the two
+ *   wants and never goes down;
  * - scale-down-delay: the count goes down only to the highest wanted over that delay;
  * - from zero, at least activation-scale; always within min-scale and max-scale;
  * - scale to zero (min-scale 0, enable-scale-to-zero): only once a whole stable window was
  *   observed, zero has been wanted for the scale-to-zero grace period and the last traffic is
- *   older than the pod retention period.
+ *   older than the pod retention period;
+ * - the excess burst capacity (Knative's EBC, over the panic average): ready × the per-pod capacity
+ *   − target-burst-capacity − the panic average, floored; 0 when target-burst-capacity is 0 (the
+ *   activator only at zero), -1 when it is -1 (the activator always). Negative puts the activator
+ *   in the revision's path (burst-mode.ts).
  */
 import type { ScalingSpec } from './config.js';
 
@@ -82,7 +87,7 @@ export class Decider {
     let want: number;
     let reason: string;
     if (this.panicSince !== undefined) {
-      want = Math.max(clamp(wantPanic), this.maxPanicPods);
+      want = Math.max(clamp(wantStable), clamp(wantPanic), this.maxPanicPods);
       this.maxPanicPods = want;
       reason = `panic: ${fmt(panic)} over the panic window, ${ready} ready`;
     } else {
@@ -112,9 +117,15 @@ export class Decider {
         reason = `idle: scale to zero in ${Math.ceil(Math.max(graceLeft, retentionLeft) / 1000)}s`;
       } else reason = 'idle: no traffic over the stable window and the grace period';
     } else this.zeroSince = undefined;
-    const excessBurstCapacity = s.targetBurstCapacity < 0 ? Infinity : ready * s.totalValue - panic - s.targetBurstCapacity;
-    return { desired, stable, panic, panicking: this.panicSince !== undefined, excessBurstCapacity, reason };
+    return { desired, stable, panic, panicking: this.panicSince !== undefined, excessBurstCapacity: excessBurstCapacity(s, ready, panic), reason };
   }
+}
+
+/** Knative's excess burst capacity of a revision with `ready` pods and `panic` the panic window's average. */
+export function excessBurstCapacity(s: Pick<ScalingSpec, 'targetBurstCapacity' | 'totalValue'>, ready: number, panic: number): number {
+  if (s.targetBurstCapacity === 0) return 0;
+  if (s.targetBurstCapacity < 0) return -1;
+  return Math.floor(ready * s.totalValue - s.targetBurstCapacity - panic);
 }
 
 const fmt = (n: number): string => (Math.round(n * 100) / 100).toString();

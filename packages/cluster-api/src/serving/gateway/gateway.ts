@@ -3,7 +3,8 @@
  * is routed by its Host to a Route (hosts.ts), to one of the Route's revisions — chosen per request
  * by the traffic percents, or the tag's revision on a tag host — and proxied straight to one of the
  * revision's ready pods (its Service's Endpoints) by the activator (activator.ts): the pod with the
- * fewest in flight that has room under the revision's containerConcurrency; when none has (the
+ * fewest in flight that has room under the revision's containerConcurrency (no limit while the
+ * autoscaler has the revision in Serve mode: ../autoscaling/burst-mode.ts); when none has (the
  * revision at zero or every pod full) the request is held, at most 10 s or the revision's timeout,
  * the autoscaler poked at once, then answered 503. Both bodies stream, with `X-Forwarded-For`/
  * `-Host`/`-Proto` and the revision's `timeoutSeconds`. An unknown host is 404 (as Knative's gateway
@@ -29,6 +30,7 @@ import { Activator, type PodSlot } from './activator.js';
 import { PodProber, type PodAddress } from './pod-probe.js';
 import type { Container } from '../../node/types.js';
 import { readinessProbe, userPort } from '../../controllers/serving-revision/revision.js';
+import { gatewayPodCapacity } from '../autoscaling/burst-mode.js';
 import { ColdStarts } from './cold-starts.js';
 import { prefersAsync, queueAsync } from './async.js';
 import type { InvocationQueue } from '../../broker/invocation/queue.js';
@@ -204,7 +206,7 @@ export class Gateway {
     const port = userPort(rev as never);
     const probe = c && { probe: readinessProbe(rev as never), container: { ...c, ports: [{ name: 'user-port', containerPort: port }] }, port };
     const probed = this.prober.update(key, listed('notReadyAddresses'), probe, this.activator.waiting(key) > 0);
-    this.activator.setPods(key, [...listed('addresses'), ...probed], rev.spec?.containerConcurrency ?? 0);
+    this.activator.setPods(key, [...listed('addresses'), ...probed], gatewayPodCapacity(rev.metadata?.annotations, rev.spec?.containerConcurrency));
   }
 
   private refreshKey(key: string): void {
