@@ -1,4 +1,4 @@
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import type { Container, Pod } from '../../types.js';
 import { privatePodCidr } from './pod-cidr.js';
 import { bridgeableCidr, chooseContainerRuntime, reachableServiceCidr } from '../choose.js';
 import { rangesOverlap } from '../../../registry/kinds/service-allocator.js';
-import { DefaultCapabilities, identity, security } from './security.js';
+import { DefaultCapabilities, identity, pathInRoot, security } from './security.js';
 import { bundleConfig, cgroupResources } from './spec.js';
 
 const rootfs = mkdtempSync(join(tmpdir(), 'oci-rootfs-'));
@@ -34,6 +34,33 @@ describe('identity (who a container runs as)', () => {
     expect(() => identity(pod(), container({ runAsNonRoot: true }), 'ghost', rootfs, undefined)).toThrow('container has runAsNonRoot and image has non-numeric user (ghost), cannot verify user is non-root (pod: "p_ns(u1)", container: c)');
     expect(() => identity(pod(), container(), 'ghost', rootfs, undefined)).toThrow('unable to find user ghost: no matching entries in passwd file');
     expect(identity(pod({ runAsNonRoot: true }), container(), 'app', rootfs, undefined).uid).toBe(1001);
+  });
+});
+
+describe('the image\'s /etc/passwd read inside its root', () => {
+  it('follows symlinks as a chroot would: an absolute or climbing link never reaches the host\'s files', () => {
+    const host = mkdtempSync(join(tmpdir(), 'oci-host-'));
+    writeFileSync(join(host, 'passwd'), 'intruder:x:4242:4242::/:/bin/sh\n');
+    const image = mkdtempSync(join(tmpdir(), 'oci-linked-'));
+    mkdirSync(join(image, 'etc'));
+    mkdirSync(join(image, 'usr', 'lib'), { recursive: true });
+    writeFileSync(join(image, 'usr', 'lib', 'passwd'), 'app:x:1001:1002::/:/bin/sh\n');
+    // The host's file by an absolute link, and by one that climbs: both stay in the image.
+    symlinkSync(join(host, 'passwd'), join(image, 'etc', 'passwd'));
+    expect(pathInRoot(image, '/etc/passwd')).toBe(join(image, host, 'passwd'));
+    expect(() => identity(pod(), container(), 'intruder', image, undefined)).toThrow('unable to find user intruder');
+    symlinkSync(`../../../../../../..${host}/passwd`, join(image, 'etc', 'group'));
+    expect(pathInRoot(image, '/etc/group')).toBe(join(image, host, 'passwd'));
+    // A link inside the image is followed.
+    const inside = mkdtempSync(join(tmpdir(), 'oci-linked-'));
+    mkdirSync(join(inside, 'etc'));
+    mkdirSync(join(inside, 'usr', 'lib'), { recursive: true });
+    writeFileSync(join(inside, 'usr', 'lib', 'passwd'), 'app:x:1001:1002::/:/bin/sh\n');
+    symlinkSync('/usr/lib/passwd', join(inside, 'etc', 'passwd'));
+    expect(identity(pod(), container(), 'app', inside, undefined)).toMatchObject({ uid: 1001, gid: 1002 });
+    // A loop is an error, not a hang.
+    symlinkSync('loop', join(inside, 'loop'));
+    expect(() => pathInRoot(inside, '/loop')).toThrow('too many levels of symlinks');
   });
 });
 

@@ -7,7 +7,7 @@
  * (RuntimeDefault is this runtime's profile; Unconfined, or privileged, none; unset is unconfined,
  * as the kubelet's default) and a read-only root.
  */
-import { readFileSync } from 'node:fs';
+import { lstatSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { ContainerConfigError } from '../../pods/downward.js';
 import type { Container, Pod } from '../../types.js';
@@ -40,11 +40,46 @@ export interface Security {
   readonlyRootfs: boolean;
 }
 
+/**
+ * `path` inside `root`, its symlinks followed as inside a chroot (an absolute target starts at the
+ * root, `..` stops there), as runc's securejoin does: an image's `/etc/passwd → /etc/shadow` names the
+ * image's file, never the host's.
+ */
+export function pathInRoot(root: string, path: string): string {
+  const pending = path.split('/');
+  const current: string[] = [];
+  let links = 0;
+  while (pending.length > 0) {
+    const part = pending.shift()!;
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      current.pop();
+      continue;
+    }
+    const full = join(root, ...current, part);
+    let link = false;
+    try {
+      link = lstatSync(full).isSymbolicLink();
+    } catch {
+      // Missing: named as is (reading it fails).
+    }
+    if (!link) {
+      current.push(part);
+      continue;
+    }
+    if (++links > 40) throw new Error(`too many levels of symlinks in ${path}`);
+    const target = readlinkSync(full);
+    if (target.startsWith('/')) current.length = 0;
+    pending.unshift(...target.split('/'));
+  }
+  return join(root, ...current);
+}
+
 /** name or id → the numbers of an /etc/passwd or /etc/group of the image. */
 function lookup(rootfs: string, file: 'passwd' | 'group', name: string): { id: number; gid?: number } | undefined {
   let text = '';
   try {
-    text = readFileSync(join(rootfs, 'etc', file), 'utf8');
+    text = readFileSync(pathInRoot(rootfs, `/etc/${file}`), 'utf8');
   } catch {
     return undefined;
   }
