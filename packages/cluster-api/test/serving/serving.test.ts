@@ -102,6 +102,7 @@ ${extra}`;
     expect(await can('list', 'endpoints')).toBe('yes');
     expect(await can('update', 'routes.serving.knative.dev')).toBe('no');
     expect(await can('get', 'secrets')).toBe('no');
+    expect(await can('list', 'services')).toBe('no');
   }, 60_000);
 
   it('makes Knative\'s hello-world Service Ready with a URL the gateway answers on', async () => {

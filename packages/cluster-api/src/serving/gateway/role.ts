@@ -1,8 +1,8 @@
 /**
  * The gateway's identity inside `serve` (`system:serving-gateway`, a token known to the process
  * only, as the embedded scheduler's) and what it may do, as RBAC data the API server creates at
- * start: read Routes, Revisions and DomainMappings, and the Services and Endpoints revisions are
- * reached through. Nothing more: it writes nothing.
+ * start: read Routes, Revisions and DomainMappings, and the Endpoints that list a revision's pods.
+ * Nothing more: it writes nothing.
  */
 import type { KubeObject } from '../../api/meta.js';
 
@@ -18,7 +18,7 @@ export const GatewayPolicy: { clusterRoles: KubeObject[]; clusterRoleBindings: K
     apiVersion: `${rbac}/v1`, kind: 'ClusterRole', metadata: { name: GatewayClusterRole, labels },
     rules: [
       { apiGroups: ['serving.knative.dev'], resources: ['routes', 'revisions', 'domainmappings'], verbs: read },
-      { apiGroups: [''], resources: ['services', 'endpoints'], verbs: read },
+      { apiGroups: [''], resources: ['endpoints'], verbs: read },
     ],
   } as KubeObject],
   clusterRoleBindings: [{
