@@ -11,7 +11,7 @@ import { hideBin } from 'yargs/helpers';
 import { parseAdvertised } from './broker/cluster/advertise.js';
 import { BrokerStartError } from './broker/cluster/embedded.js';
 import { startClusterBroker } from './broker/cluster/start.js';
-import { brokerOptions, ConfigError, controllerManagerOptions, resolveBrokerConfig, resolveConfig, resolveControllerManagerConfig, serveOptions } from './config.js';
+import { baseUrl, brokerOptions, ConfigError, controllerManagerOptions, resolveBrokerConfig, resolveConfig, resolveControllerManagerConfig, serveOptions } from './config.js';
 import { runControllerManager } from './controllers/standalone.js';
 import { TokenFileError } from './auth/authenticator.js';
 import { TlsFileError } from './auth/tls.js';
@@ -24,6 +24,7 @@ import { NodeCredentialsError, nodeKubeconfig } from './auth/node-credentials.js
 import { brokerPart, gatewayPart, nodePart, schedulerPart } from './serve/embedded.js';
 import { httpClient } from './client/http.js';
 import { startGateway, type Gateway } from './serving/gateway/gateway.js';
+import { httpInvocationQueue } from './serving/gateway/async.js';
 import { ListenerStartError } from './serve/listener.js';
 import { messageOf, part, type Part } from './serve/part.js';
 import { PartError, Supervisor } from './serve/supervisor.js';
@@ -127,8 +128,10 @@ async function gatewayCommand(argv: Record<string, unknown>): Promise<void> {
   const port = Number(argv.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--port: ${JSON.stringify(String(argv.port))} is not a port (0-65535)`);
   const kube = KubeClient.fromKubeconfig({ kubeconfig: argv.kubeconfig as string | undefined, context: argv.context as string | undefined });
+  const brokerUrl = argv['broker-url'] === undefined ? undefined : baseUrl('broker-url')(argv['broker-url']);
+  const asyncQueue = brokerUrl ? httpInvocationQueue(() => brokerUrl) : undefined;
   let running: Gateway | undefined;
-  await runAlone(gatewayPart(async () => (running = await startGateway({ kube, host: String(argv['bind-address']), port, log }, '--port'))));
+  await runAlone(gatewayPart(async () => (running = await startGateway({ kube, host: String(argv['bind-address']), port, log, ...(asyncQueue && { asyncQueue: () => asyncQueue }) }, '--port'))));
   log({ level: 'info', msg: 'listening', gateway: running?.url, apiServer: kube.connection.server });
 }
 
@@ -170,6 +173,7 @@ async function brokerCommand(argv: Record<string, unknown>): Promise<void> {
   await runAlone(brokerPart(async () => (running = await startClusterBroker({
     client, store: config.brokerStore, port: config.port, host: config.bindAddress,
     advertise: config.advertiseAddress === undefined ? undefined : parseAdvertised(config.advertiseAddress),
+    ...(config.gatewayUrl ? { gatewayUrl: () => config.gatewayUrl } : {}),
     logger: (level, msg, fields) => log({ level, msg, ...fields }),
   }).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'EADDRINUSE') throw new BrokerStartError(`port ${config.port} on ${config.bindAddress} is in use: pick another with --port`);
@@ -197,7 +201,8 @@ await yargs(hideBin(process.argv))
     'run the ingress gateway (Knative Routes by Host) against an API server by kubeconfig (serve runs one unless --disable gateway)',
     (y) => y.option('kubeconfig', { type: 'string', describe: 'kubeconfig file (default: kubectl\'s rules)' }).option('context', { type: 'string' })
       .option('port', { type: 'string', default: '8092', describe: 'port of the gateway (0 picks a free one)' })
-      .option('bind-address', { type: 'string', default: '127.0.0.1', describe: 'address of the gateway' }),
+      .option('bind-address', { type: 'string', default: '127.0.0.1', describe: 'address of the gateway' })
+      .option('broker-url', { type: 'string', describe: 'the broker (http://host:port, `cluster-api broker --gateway-url` this gateway) whose queue takes requests that prefer respond-async (default: none: they are served synchronously)' }),
     (argv) => gatewayCommand(argv).catch(fail),
   )
   .command(

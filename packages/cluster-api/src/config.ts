@@ -103,9 +103,22 @@ export interface BrokerRoleConfig {
   port: number;
   bindAddress: string;
   advertiseAddress?: string;
+  /** The serving gateway (`http://host:port`) the broker delivers cluster-local subscribers through and runs asynchronous invocations with. */
+  gatewayUrl?: string;
 }
 
-
+/** An `http://host[:port]` URL with nothing after its authority (a part's base URL), for `--flag`. */
+export const baseUrl = (flag: string) => (raw: unknown): string => {
+  let url: URL | undefined;
+  try {
+    url = new URL(String(raw));
+  } catch {
+    url = undefined;
+  }
+  if (!url || url.protocol !== 'http:' || url.username || url.password || url.search || url.hash || (url.pathname !== '/' && url.pathname !== ''))
+    throw new ConfigError(`--${flag}: ${JSON.stringify(String(raw))} is not an http://host:port URL`);
+  return url.origin;
+};
 
 const storageUrl = (raw: unknown): string => {
   try {
@@ -227,6 +240,7 @@ export const brokerOptions: readonly AnyRow<BrokerRoleConfig>[] = [
   brokerRow({ key: 'port', flag: 'port', env: 'CLUSTER_API_BROKER_PORT', type: 'number', default: BROKER_PORT, parse: port, describe: `port of the ingress (default ${BROKER_PORT}; 0 picks a free one)` }),
   brokerRow({ key: 'bindAddress', flag: 'bind-address', env: 'CLUSTER_API_BROKER_BIND_ADDRESS', type: 'string', default: '127.0.0.1', parse: text, describe: 'address of the ingress (default 127.0.0.1)' }),
   brokerRow({ key: 'advertiseAddress', flag: 'advertise-address', env: 'CLUSTER_API_BROKER_ADVERTISE_ADDRESS', type: 'string', default: undefined, parse: advertisedAt('advertise-address'), describe: 'host or host:port Brokers\' status.address.url names (default: the bind address and port; the same for every process behind one address)' }),
+  brokerRow({ key: 'gatewayUrl', flag: 'gateway-url', env: 'CLUSTER_API_BROKER_GATEWAY_URL', type: 'string', default: undefined, parse: baseUrl('gateway-url'), describe: 'the serving gateway (http://host:port) that Triggers\' Knative Service subscribers and asynchronous invocations go through (default: none; serve\'s broker uses serve\'s gateway)' }),
 ];
 
 /** `cluster-api controller-manager`: the controllers of `serve`, in a process of their own, by kubeconfig. */

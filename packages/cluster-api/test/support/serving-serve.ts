@@ -30,10 +30,11 @@ export interface ServingServe {
   knativeConfig(name: string, data: Record<string, string>): Promise<void>;
 }
 
-export async function startServingServe(): Promise<ServingServe> {
+/** `args`: more of serve's flags (e.g. `--no-broker`). */
+export async function startServingServe(args: readonly string[] = []): Promise<ServingServe> {
   const env: NodeJS.ProcessEnv = {};
   ownPodCidr(env);
-  const s = await startServe(['--storage', 'memory:', '--node-name', 'vm'], env);
+  const s = await startServe(['--storage', 'memory:', '--node-name', 'vm', ...args], env);
   const m = /"msg":"listening".*"gateway":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(s.log());
   expect(m, s.log()).not.toBeNull();
   const gateway = new URL(m![1]!);
