@@ -10,6 +10,7 @@ describe('resolveConfig', () => {
       disable: [], disableControllerManager: false, disableAgent: false, disableScheduler: false, nodeName: hostname().toLowerCase(), simulate: true, maxPods: 110, kubeReserved: { cpu: 100, memory: 256 * 1024 * 1024 }, containerLogMaxSize: 10 * 1024 * 1024, containerLogMaxFiles: 5, kubeletPort: 0,
       clusterCidr: '127.64.0.0/10', serviceClusterIpRange: '127.128.0.0/12', nodeCidrMaskSize: 20, nodeMonitorGracePeriod: 40, nodeLeaseDurationSeconds: 40,
       broker: true, brokerStore: 'sqlite:/srv/data/broker.db', brokerPort: 8090, brokerBindAddress: '127.0.0.1', gatewayPort: 8092, registryPort: 8093,
+      imageGcHighThreshold: 100, imageGcLowThreshold: 80, minimumImageTtl: 120_000, imageMaximumGcAge: 0,
     });
   });
 

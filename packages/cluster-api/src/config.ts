@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { unknownControllers } from './controllers/names.js';
 import { parseAdvertised } from './broker/cluster/advertise.js';
 import { containerLogMaxSize, containerRuntime, kubeReserved, podNetwork } from './node/config.js';
+import { imageGcPolicy, imageGcRows, type ImageGcConfig } from './node/image-gc.js';
 import { DefaultKubeReserved, parseReserved } from './node/node-object.js';
 import { parseStorageUrl } from './storage/factory.js';
 import { AuthorizationModes, type AuthorizationMode } from './auth/authorizers.js';
@@ -19,7 +20,7 @@ import { ConfigError, bool, count, path, port, portOf, resolveRows, text, type A
 
 export { ConfigError } from './options.js';
 
-export interface ServeConfig {
+export interface ServeConfig extends ImageGcConfig {
   port: number;
   bindAddress: string;
   dataDir: string;
@@ -207,6 +208,8 @@ export const serveOptions: readonly AnyRow<ServeConfig>[] = [
   row({ key: 'maxPods', flag: 'max-pods', env: 'CLUSTER_API_MAX_PODS', type: 'number', default: 110, parse: count('max-pods', 1, 100_000), describe: 'pods the embedded node accepts (default 110)' }),
   row({ key: 'kubeReserved', flag: 'kube-reserved', env: 'CLUSTER_API_KUBE_RESERVED', type: 'string', default: () => parseReserved(DefaultKubeReserved), parse: kubeReserved, describe: `what the embedded node keeps from pods for this process, as the kubelet's --kube-reserved (default ${DefaultKubeReserved})` }),
   row({ key: 'containerLogMaxSize', flag: 'container-log-max-size', env: 'CLUSTER_API_CONTAINER_LOG_MAX_SIZE', type: 'string', default: 10 * 1024 * 1024, parse: containerLogMaxSize, describe: 'the embedded node rotates a container\'s log file past this size (default 10Mi)' }),
+  // serve's image layout is its registry's storage too (an image a revision at zero names is in no container): off unless asked.
+  ...imageGcRows<ServeConfig>('CLUSTER_API_', 'the embedded node', { percent: 100, why: 'never: its image layout is also the registry\'s storage, where a revision scaled to zero finds its image' }),
   row({ key: 'containerLogMaxFiles', flag: 'container-log-max-files', env: 'CLUSTER_API_CONTAINER_LOG_MAX_FILES', type: 'number', default: 5, parse: count('container-log-max-files', 2, 1000), describe: 'log files the embedded node keeps per container, the current one included (default 5)' }),
   row({ key: 'kubeletPort', flag: 'kubelet-port', env: 'CLUSTER_API_KUBELET_PORT', type: 'number', default: 0, parse: count('kubelet-port', 0, 65535), describe: 'the embedded node agent\'s server port (default 0: any free port, announced in the Node)' }),
   row({ key: 'podNetwork', flag: 'pod-network', env: 'CLUSTER_API_POD_NETWORK', type: 'string', default: undefined, parse: podNetwork, describe: 'loopback (an address per pod, Linux default) or shared (the node\'s address, a port per pod)' }),
@@ -281,6 +284,7 @@ export function resolveBrokerConfig(cli: Record<string, unknown>, env: Record<st
 
 /** Rules between options. */
 function check(config: ServeConfig): ServeConfig {
+  imageGcPolicy(config);
   if (config.insecureHttp && !isLoopback(config.bindAddress))
     throw new ConfigError(`--insecure-http is only allowed on a loopback bind address, not ${config.bindAddress}`);
   if (config.insecureHttp && (config.tlsCertFile || config.tlsPrivateKeyFile))

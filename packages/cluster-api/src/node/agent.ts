@@ -10,6 +10,7 @@ import { EventBroadcaster, Informer, kubeEventSink, type EventRecorder, type Kub
 import { Backoff } from './backoff.js';
 import { DefaultHeartbeat, NodeHeartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { ImageStore } from './runtime/image-store.js';
+import { DefaultImageGcPolicy, digestOf, ImageGarbageCollector, ImageGcPeriodMs, type ImageGcPolicy } from './image-gc.js';
 import { nodeHandlers, type RuntimeHandler } from './runtime/handlers.js';
 import { ProcessRuntime } from './runtime/process/runtime.js';
 import { ociHost } from './runtime/oci/host.js';
@@ -76,6 +77,8 @@ export interface NodeAgentOptions {
   clusterDomain?: string;
   /** The CA in PEM, for the pods' `ca.crt` (default: the kubeconfig's). */
   rootCa?: string;
+  /** Image garbage collection (image-gc.ts; the kubelet's defaults), and how often it runs (default 5 min). */
+  imageGc?: Partial<ImageGcPolicy> & { periodMs?: number };
   log?: (entry: Record<string, unknown>) => void;
 }
 
@@ -108,6 +111,7 @@ export class NodeAgent {
   private allocatable: Record<string, string> = {};
   private oci?: OciRuntime;
   private dns?: ClusterDns;
+  private imageGc?: ImageGarbageCollector;
   /** The pods bound to the node when it started have been read (their workers adopted what an earlier run left). */
   private started = false;
 
@@ -129,6 +133,24 @@ export class NodeAgent {
     this.broadcaster = new EventBroadcaster(kubeEventSink(opts.kube), this.log);
     this.events = this.broadcaster.recorder({ component: 'kubelet', host: opts.name, instance: opts.name });
     this.sources = apiSources(opts.kube, opts.rootCa ?? opts.kube.connection.ca?.toString());
+    this.images.inUse = () => this.imagesInUse();
+  }
+
+  /** The digests of the images this node's containers (running or exited, not removed) were made from. */
+  async imagesInUse(): Promise<Set<string>> {
+    const used = new Set<string>();
+    for (const runtime of new Set(this.handlers.map((h) => h.runtime))) {
+      for (const c of runtime.listContainers()) {
+        const digest = digestOf(c.imageRef) ?? digestOf((await this.images.imageStatus({ image: c.image }).catch(() => undefined))?.id ?? '');
+        if (digest) used.add(digest);
+      }
+    }
+    return used;
+  }
+
+  /** Image garbage collection's pass now (what its timer runs); resolves to the references removed. */
+  collectImages(): Promise<string[]> {
+    return this.imageGc?.collect() ?? Promise.resolve([]);
   }
 
   /** Registers the Node, starts heartbeats, then runs the pods bound to it. */
@@ -168,6 +190,11 @@ export class NodeAgent {
     this.started = true;
     await this.removeOrphanedSandboxes();
     this.removeStaleDirs();
+    const { periodMs, ...policy } = this.opts.imageGc ?? {};
+    this.imageGc = new ImageGarbageCollector({
+      images: this.images, inUse: () => this.imagesInUse(), dir: this.opts.images ?? join(dataDir, 'images'), policy: { ...DefaultImageGcPolicy, ...policy }, log: this.log,
+      warn: (reason, message) => this.events.event({ apiVersion: 'v1', kind: 'Node', name: this.name, uid: this.name }, 'Warning', reason, message),
+    }).start(periodMs ?? ImageGcPeriodMs);
   }
 
   /**
@@ -308,6 +335,7 @@ export class NodeAgent {
   /** Stops heartbeats and watches, then every container (SIGTERM, then SIGKILL after 2 s). */
   async stop(): Promise<void> {
     this.heartbeat?.stop();
+    await this.imageGc?.stop();
     await Promise.all([this.podInformer?.stop(), this.self?.stop(), this.proxy?.stop(), this.dns?.stop()]);
     await Promise.all([...this.workers.values()].map((w) => w.shutdown().catch((err: Error) => this.warn('pod not stopped', w.current, err))));
     await this.server?.close();

@@ -8,9 +8,10 @@ import { hostname, networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseQuantity } from '../api/quantity.js';
 import { DefaultKubeReserved, parseReserved } from './node-object.js';
+import { imageGcPolicy, imageGcRows, type ImageGcConfig } from './image-gc.js';
 import { ConfigError, bool, count, path, resolveRows, text, type AnyRow, type OptionRow } from '../options.js';
 
-export interface NodeConfig {
+export interface NodeConfig extends ImageGcConfig {
   kubeconfig?: string;
   /** TLS bootstrap: credentials to request the node's own certificate with when `kubeconfig` does not exist yet. */
   bootstrapKubeconfig?: string;
@@ -105,6 +106,7 @@ export const nodeOptions: readonly AnyRow<NodeConfig>[] = [
   row({ key: 'containerLogMaxFiles', flag: 'container-log-max-files', env: 'CLUSTER_API_NODE_CONTAINER_LOG_MAX_FILES', type: 'number', default: 5, parse: count('container-log-max-files', 2, 1000), describe: 'log files kept per container, the current one included (default 5)' }),
   row({ key: 'tlsCertFile', flag: 'tls-cert-file', env: 'CLUSTER_API_NODE_TLS_CERT_FILE', type: 'string', default: undefined, parse: path, describe: 'the kubelet server certificate (default: the kubeconfig\'s client certificate)' }),
   row({ key: 'tlsPrivateKeyFile', flag: 'tls-private-key-file', env: 'CLUSTER_API_NODE_TLS_PRIVATE_KEY_FILE', type: 'string', default: undefined, parse: path, describe: 'its private key' }),
+  ...imageGcRows<NodeConfig>('CLUSTER_API_NODE_', 'the node'),
 ];
 
 /** Pure: CLI > environment > default. */
@@ -114,6 +116,7 @@ export function resolveNodeConfig(cli: Record<string, unknown>, env: Record<stri
   if (config.bootstrapKubeconfig && !config.kubeconfig) throw new ConfigError('--bootstrap-kubeconfig needs --kubeconfig: the file the node\'s own credentials are written to');
   if (config.serverTlsBootstrap && config.tlsCertFile) throw new ConfigError('--server-tls-bootstrap and --tls-cert-file exclude each other: the first asks the cluster for the certificate the second names');
   if (Boolean(config.tlsCertFile) !== Boolean(config.tlsPrivateKeyFile)) throw new ConfigError('--tls-cert-file and --tls-private-key-file must be given together');
+  imageGcPolicy(config);
   return config;
 }
 

@@ -7,6 +7,7 @@
  * certificate is for clients only, so the kubelet server then needs --tls-cert-file, or
  * --server-tls-bootstrap to ask for one from kubernetes.io/kubelet-serving.
  */
+import { imageGcPolicy } from './image-gc.js';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -43,6 +44,7 @@ export async function runNode(config: NodeConfig, log: (entry: Record<string, un
     kube, name, dataDir: config.dataDir, images: config.images, simulate: config.simulate, hostIP: config.address, containerRuntime,
     networkMode: config.podNetwork, maxPods: config.maxPods, rootCa: ca?.toString(), log,
     logLimits: { maxBytes: config.containerLogMaxSize, maxFiles: config.containerLogMaxFiles },
+    imageGc: imageGcPolicy(config),
     clusterDns: config.clusterDns, clusterDomain: config.clusterDomain, kubeReserved: config.kubeReserved,
     heartbeat: leaseHeartbeat(config.nodeLeaseDurationSeconds),
     ...(cert && key && ca ? { server: { cert, key, ca, host: config.address, port: config.kubeletPort } } : {}),

@@ -7,6 +7,7 @@
  * certificate from the data directory's CA naming the node, and the API server a kubelet client
  * certificate (`kube-apiserver-kubelet-client`, system:masters) to reach it.
  */
+import { imageGcPolicy } from '../node/image-gc.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -109,7 +110,7 @@ export async function startEmbeddedNode(config: ServeConfig, ca: CertificateAuth
   const agent = new NodeAgent({
     kube: embeddedClient(api, token), name: config.nodeName, dataDir: join(config.dataDir, 'agent'), images: join(config.dataDir, 'images'),
     simulate: config.simulate, containerRuntime: config.containerRuntime, maxPods: config.maxPods, networkMode: config.podNetwork, rootCa: api.ca, log,
-    logLimits: { maxBytes: config.containerLogMaxSize, maxFiles: config.containerLogMaxFiles }, kubeReserved: config.kubeReserved,
+    logLimits: { maxBytes: config.containerLogMaxSize, maxFiles: config.containerLogMaxFiles }, kubeReserved: config.kubeReserved, imageGc: imageGcPolicy(config),
     // Where the server keeps the kube-dns Service (serve/index.ts: oci nodes), the node answers on it.
     ...(config.containerRuntime === 'oci' && { clusterDns: clusterDnsIP(config.serviceClusterIpRange) }),
     heartbeat: leaseHeartbeat(config.nodeLeaseDurationSeconds),

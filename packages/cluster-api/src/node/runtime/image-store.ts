@@ -94,6 +94,9 @@ export class ImageStore implements ImageService {
   /** Manifests and configs read, by manifest digest (those the layout no longer lists are dropped when index.json changes). */
   private readonly resolved = new Map<Descriptor['digest'], Promise<ResolvedImage>>();
 
+  /** The digests of the images the node's containers use now (set by the node agent): collectGarbage keeps their unpacked roots even once untagged. */
+  inUse?: () => Promise<Set<string>>;
+
   constructor(private readonly options: ImageStoreOptions) {}
 
   layout(): Promise<ImageLayout> {
@@ -222,12 +225,14 @@ export class ImageStore implements ImageService {
 
   /**
    * Removes the unpacked layers and images that no image of the layout references, that no mounted
-   * overlay uses (a container of an image removed since) and that are not being unpacked now; and
+   * overlay uses (a container of an image removed since), that no container runs from (`inUse`: a
+   * process pod of an image retagged since) and that are not being unpacked now; and
    * temporary directories an interrupted unpack left. Returns the directories removed.
    */
   async collectGarbage(): Promise<string[]> {
     const layout = await this.layout();
     const keep = new Set<string>();
+    for (const digest of (await this.inUse?.()) ?? []) keep.add(digest.replace(/^sha256:/, ''));
     for (const m of (await layout.readIndex()).manifests) {
       keep.add(m.digest.replace(/^sha256:/, ''));
       const image = await resolveImage(layout, m).catch(() => undefined);
