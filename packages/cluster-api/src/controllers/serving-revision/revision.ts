@@ -1,7 +1,9 @@
 /**
  * Knative's Revision reconciler: a Revision runs as a Deployment `<revision>-deployment`, made at
  * the revision's initial scale (its `initial-scale` and `min-scale`, config-autoscaler's) whose
- * replicas the autoscaler (serving-autoscaler) sets from then on, and is reached through a Service `<revision>` (port 80 to the
+ * replicas the autoscaler (serving-autoscaler) sets from then on (a revision whose initial scale
+ * is 0, as `allow-zero-initial-scale` permits, is Ready at once with no pod, as Knative's: its
+ * first request wakes it through the activator), and is reached through a Service `<revision>` (port 80 to the
  * container's port, as Knative's private service), both controlled by it and labelled
  * `serving.knative.dev/{service,configuration,revision,revisionUID}`. The user container gets the
  * environment of Knative's runtime contract (`PORT`, `K_SERVICE`, `K_CONFIGURATION`, `K_REVISION`)
@@ -161,8 +163,10 @@ export function startRevisionController(env: ServingEnv): Controller {
       spec: { selector: { [Label.revisionUID]: uid }, ports: [{ name: 'http', port: 80, targetPort: port, protocol: 'TCP' }] },
     }, []);
     const d = deployment.ok ? deployment.object : undefined;
-    // Once ready, a revision stays so while scaled to zero (Knative's ScaleTargetInitialized).
-    const initialized = conditionOf(rev, 'ResourcesAvailable')?.status === 'True' && conditionOf(rev, 'ContainerHealthy')?.status === 'True';
+    // Knative's ScaleTargetInitialized: the initial scale reached once — at once when it is 0 and
+    // the revision's Service is there (0 ready of 0 wanted) — and kept while scaled to zero and back.
+    const initialized = (initialScale === 0 && service.ok)
+      || (conditionOf(rev, 'ResourcesAvailable')?.status === 'True' && conditionOf(rev, 'ContainerHealthy')?.status === 'True');
     const ready = (d?.status?.readyReplicas ?? 0) > 0 || initialized;
     const marked: Marked[] = [
       containerHealth(pods.list(namespace).filter((p) => p.metadata.labels?.[Label.revisionUID] === uid) as Obj[], ready),
