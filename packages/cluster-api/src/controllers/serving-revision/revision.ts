@@ -15,6 +15,7 @@ import { objectKey, splitKey, writeStatus } from '../context.js';
 import { startReconciler } from '../reconciler.js';
 import type { Controller } from '../shared.js';
 import { ensureChild } from '../../serving/children.js';
+import { derivative } from '../../sources/derivative.js';
 import { conditionOf, conditionSet, type Marked } from '../../serving/conditions.js';
 import { AutoscalerConfigMap, autoscalerConfig, scalingSpec } from '../../serving/autoscaling/config.js';
 import { Annotation, controlledBy, DefaultTimeoutSeconds, Kinds, Label, type Obj, type ServingEnv } from '../../serving/kinds.js';
@@ -156,7 +157,9 @@ export function startRevisionController(env: ServingEnv): Controller {
         strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '100%' } },
         template: { metadata: { labels, annotations }, spec: podSpec(rev, labels) },
       },
-    }, ['spec']);
+    // As Knative's checkAndUpdateDeployment: DeepDerivative, so what the API server defaulted in the
+    // spec (revisionHistoryLimit, dnsPolicy, a container's terminationMessagePath …) is no change.
+    }, ['spec'], derivative);
     const service = await ensureChild(env, 'k8sServices', rev, {
       apiVersion: 'v1', kind: 'Service',
       metadata: { name, namespace, labels, ownerReferences: owner },
