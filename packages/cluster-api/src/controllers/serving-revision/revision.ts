@@ -41,7 +41,7 @@ const withoutRouting = (m: Record<string, string> | undefined): Record<string, s
 export const userPort = (rev: Obj): number => rev.spec?.containers?.[0]?.ports?.[0]?.containerPort ?? DefaultPort;
 
 /** A probe without a port probes the user container's (Knative defaults every probe so). */
-const withPort = (given: any, port: number) => {
+export const withPort = (given: any, port: number) => {
   const p = structuredClone(given);
   const handler = p?.httpGet ?? p?.tcpSocket ?? p?.grpc;
   if (handler && handler.port === undefined) handler.port = port;
