@@ -2,11 +2,11 @@
  * How the serving controllers keep an object they make in line with what its owner wants: create
  * it when absent; when one of that name is there but owned by someone else, leave it alone (and say
  * so, as Knative's NotOwned reasons do); otherwise update the fields it manages when they differ.
- * The cache sees each write at once. What the cache holds is what the API server stored — defaulted
- * (a Deployment's revisionHistoryLimit, a container's terminationMessagePath …) and with empty
- * maps and lists dropped — so "differ" is semantic: apimachinery's Semantic.DeepEqual by default,
- * or DeepDerivative where Knative compares so (what the server filled in is not a difference),
- * never a write that changes nothing.
+ * The cache sees each write at once. What the cache holds is what the API server stored, defaulted
+ * (a Deployment's revisionHistoryLimit, a container's terminationMessagePath …), so "differ" is
+ * semantic: apimachinery's Semantic.DeepEqual by default (an empty list or map is none), or
+ * DeepDerivative where Knative compares so (what the server filled in is no difference): never a
+ * write that changes nothing.
  */
 import { isApiError } from '../api/errors.js';
 import type { KubeObject } from '../api/meta.js';
