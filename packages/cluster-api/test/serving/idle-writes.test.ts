@@ -2,11 +2,12 @@
  * The serving controllers write only what changes. `cluster-api serve --disable-controller-manager`
  * with `cluster-api controller-manager` as a command of its own, so every write the controllers make
  * is an HTTP request the API server counts (apiserver_request_total, read with `kubectl get --raw
- * /metrics`): once a Knative Service, its Configuration, Route, Revision, Deployment and Services
- * and a DomainMapping are Ready and settled, waking each controller (an annotation on what it
- * watches) makes no update (PUT) or patch beyond the annotations themselves, and moves no other object's
- * resourceVersion. Before, the revision controller sent its Deployment's spec again on every wake-up:
- * compared with the stored one, which the API server had defaulted, it always differed.
+ * /metrics`): once two Knative Services (one with a tagged traffic target), their Configurations,
+ * Routes, Revisions, Deployments and Services and a DomainMapping are Ready and settled, waking each
+ * controller (an annotation on what it watches) makes no update (PUT) or patch beyond the
+ * annotations themselves, and moves no other object's resourceVersion. Before, the revision
+ * controller sent its Deployment's spec again on every wake-up: compared with the stored one, which
+ * the API server had defaulted, it always differed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
@@ -84,6 +85,23 @@ spec:
       containers:
         - image: probe:v1
 ---
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: tagged
+spec:
+  template:
+    metadata:
+      annotations:
+        autoscaling.knative.dev/min-scale: "1"
+    spec:
+      containers:
+        - image: probe:v1
+  traffic:
+    - latestRevision: true
+      percent: 100
+      tag: current
+---
 apiVersion: serving.knative.dev/v1beta1
 kind: DomainMapping
 metadata:
@@ -97,9 +115,11 @@ spec:
     const ready = (kind: string, name: string) => until(`${kind} ${name} Ready`, async () =>
       (await serve.s.kubectl('get', kind, name, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')).stdout === 'True', { timeoutMs: 180_000, everyMs: 250 });
     await ready('ksvc', 'steady');
+    await ready('ksvc', 'tagged');
     await ready('domainmappings.serving.knative.dev', 'steady.example.com');
     expect((await serve.send('steady.example.com')).status).toBe(200);
     expect((await serve.send('steady.default.localhost')).status).toBe(200);
+    expect((await serve.send('current-tagged.default.localhost')).status).toBe(200);
 
     // Settled: neither the writes nor the objects move for 2 s.
     const before = await settled('the writes settled', writes, 2000);
@@ -110,20 +130,22 @@ spec:
     // Wake each controller: the revision controller (its pod), the configuration,
     // service and route controllers (the Configuration), the route, service and domain mapping
     // controllers (the Route), the domain mapping controller (the DomainMapping).
-    const pod = (await serve.ok('get', 'pods', '-l', 'serving.knative.dev/revision=steady-00001', '-o', 'name')).trim();
-    expect(pod).toMatch(/^pod\//);
+    const pods = (await serve.ok('get', 'pods', '-l', 'serving.knative.dev/revision in (steady-00001,tagged-00001)', '-o', 'name')).trim().split('\n');
+    expect(pods).toEqual([expect.stringMatching(/^pod\/(steady|tagged)-00001-deployment-/), expect.stringMatching(/^pod\/(steady|tagged)-00001-deployment-/)]);
     const poked: Record<string, string> = {};
     for (const [kind, name, key] of [
-      [pod.split('/')[0]!, pod.split('/')[1]!, ''],
-      ['configurations.serving.knative.dev', 'steady', 'Configuration/steady'],
-      ['routes.serving.knative.dev', 'steady', 'Route/steady'],
+      ...pods.map((p) => ['pod', p.slice('pod/'.length), ''] as const),
+      ...['steady', 'tagged'].flatMap((svc) => [
+        ['configurations.serving.knative.dev', svc, `Configuration/${svc}`],
+        ['routes.serving.knative.dev', svc, `Route/${svc}`],
+      ] as const),
       ['domainmappings.serving.knative.dev', 'steady.example.com', 'DomainMapping/steady.example.com'],
     ] as const) {
       const rv = await serve.ok('annotate', kind, name, 'example.com/poke=1', '-o', 'jsonpath={.metadata.resourceVersion}');
       if (key) poked[key] = rv;
     }
-    // What those annotations were: one PATCH each of these (the pod's is not counted here).
-    const ours = { configurations: 1, routes: 1, domainmappings: 1 };
+    // What those annotations were: one PATCH each of these (the pods' are not counted here).
+    const ours = { configurations: 2, routes: 2, domainmappings: 1 };
     const expected = { ...before };
     for (const [k, n] of Object.entries(ours)) expected[k] = (expected[k] ?? 0) + n;
 
@@ -133,6 +155,7 @@ spec:
     expect(await versions()).toEqual({ ...versionsBefore, ...poked });
     // Still serving.
     expect((await serve.send('steady.default.localhost')).status).toBe(200);
+    expect((await serve.send('current-tagged.default.localhost')).status).toBe(200);
   }, 400_000);
 
   it('the metrics text it counts from: a line that is not a counter is skipped', () => {
