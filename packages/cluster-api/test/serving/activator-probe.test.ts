@@ -3,7 +3,8 @@
  * controllers but the CRDs': the test writes the Route, the Revision and the Endpoints as the serving and
  * endpoints controllers would): a request held for a revision whose only pod the Endpoints list as
  * not ready goes to that pod once the gateway's probe of it succeeds; while the probe fails it is
- * never sent there (the pod sees probes only) and ends 503 at its hold.
+ * never sent there (the pod sees probes only) and ends 503 at its hold; a pod whose container has a
+ * startup probe is probed for readiness, and sent requests, only once its startup probe succeeded.
  */
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -41,12 +42,13 @@ describe('the activator probes a held request\'s pods itself', () => {
     await api?.close();
   });
 
-  /** A pod on a port of its own: its readiness path answers `ready()` ? 200 : 503, every other request 200 "served"; what reached it, by User-Agent and path. */
-  const pod = async (ready: () => boolean) => {
+  /** A pod on a port of its own: its readiness path answers `ready()` ? 200 : 503, its startup path `started()` so, every other request 200 "served"; what reached it, by User-Agent and path. */
+  const pod = async (ready: () => boolean, started: () => boolean = () => true) => {
     const seen: string[] = [];
     const server = createServer((req, res) => {
       seen.push(`${req.headers['user-agent']} ${req.url}`);
       if (req.url === '/ready') return void res.writeHead(ready() ? 200 : 503).end();
+      if (req.url === '/started') return void res.writeHead(started() ? 200 : 503).end();
       res.writeHead(200, { 'content-type': 'text/plain' }).end('served');
     });
     pods.push(server);
@@ -55,8 +57,8 @@ describe('the activator probes a held request\'s pods itself', () => {
   };
 
   /** A Route whose host sends everything to revision `name`, that revision (readiness httpGet /ready, hold `timeoutSeconds`), and its Endpoints listing the pod not ready. */
-  const revision = async (name: string, port: number, timeoutSeconds: number) => {
-    await kube.create(RevisionType, { apiVersion: 'serving.knative.dev/v1', kind: 'Revision', metadata: { name, namespace: 'default' }, spec: { timeoutSeconds, containers: [{ image: 'probe:v1', ports: [{ containerPort: 8080 }], readinessProbe: { httpGet: { path: '/ready' } } }] } });
+  const revision = async (name: string, port: number, timeoutSeconds: number, container: Record<string, unknown> = {}) => {
+    await kube.create(RevisionType, { apiVersion: 'serving.knative.dev/v1', kind: 'Revision', metadata: { name, namespace: 'default' }, spec: { timeoutSeconds, containers: [{ image: 'probe:v1', ports: [{ containerPort: 8080 }], readinessProbe: { httpGet: { path: '/ready' } }, ...container }] } });
     const route = await kube.create(RouteType, { apiVersion: 'serving.knative.dev/v1', kind: 'Route', metadata: { name, namespace: 'default' }, spec: { traffic: [{ revisionName: name, percent: 100 }] } });
     await kube.update(RouteType, { ...route, status: { url: `http://${name}.default.example.com`, traffic: [{ revisionName: name, percent: 100 }] } }, { subresource: 'status' });
     await kube.create(Resources.endpoints, { apiVersion: 'v1', kind: 'Endpoints', metadata: { name, namespace: 'default' }, subsets: [{ notReadyAddresses: [{ ip: '127.0.0.1' }], ports: [{ port }] }] });
@@ -96,5 +98,21 @@ describe('the activator probes a held request\'s pods itself', () => {
     await until('the gateway knows the revision', async () => (await send('unready.default.example.com')).status === 503);
     expect(p.seen.length).toBeGreaterThan(0);
     expect(p.seen.every((s) => s.startsWith('kube-probe/') && s.endsWith(' /ready'))).toBe(true);
+  });
+
+  it('runs a container\'s startup probe before its readiness probe: a pod that answers /ready but has not started takes no request', async () => {
+    let started = false;
+    const p = await pod(() => true, () => started);
+    await revision('starting', p.port, 30, { startupProbe: { httpGet: { path: '/started' }, failureThreshold: 60 } });
+    const answer = until('a request routed', async () => {
+      const r = await send('starting.default.example.com');
+      return r.status !== 404 && r;
+    });
+    await until('five startup probes of the pod', () => p.seen.filter((s) => s.endsWith(' /started')).length >= 5);
+    // Not started: its readiness not probed, no request sent to it.
+    expect(p.seen.every((s) => s.startsWith('kube-probe/') && s.endsWith(' /started'))).toBe(true);
+    started = true;
+    expect(await answer).toEqual({ status: 200, body: 'served' });
+    expect(p.seen.slice(-2)).toEqual([expect.stringMatching(/^kube-probe\/.* \/ready$/), expect.stringMatching(/ \/hello$/)]);
   });
 });

@@ -38,7 +38,7 @@ describe.skipIf(!haveKubectl)('the broker and the gateway apart (cluster-api bro
   const children: ChildProcess[] = [];
 
   beforeAll(async () => {
-    sv = await startServingServe(['--no-broker']);
+    sv = await startServingServe({ args: ['--no-broker'] });
     callback = createServer((req, res) => {
       let body = '';
       req.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => {

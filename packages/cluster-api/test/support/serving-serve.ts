@@ -30,11 +30,18 @@ export interface ServingServe {
   knativeConfig(name: string, data: Record<string, string>): Promise<void>;
 }
 
-/** `args`: more of serve's flags (e.g. `--no-broker`). */
-export async function startServingServe(args: readonly string[] = []): Promise<ServingServe> {
+export interface ServingServeOptions {
+  /** More of serve's flags (e.g. `--disable-controller-manager`). */
+  args?: readonly string[];
+  /** Called once serve listens, before the serving kinds are served (e.g. to start the controller manager they wait for). */
+  listening?: (s: ServeProcess) => Promise<void>;
+}
+
+export async function startServingServe(options: ServingServeOptions = {}): Promise<ServingServe> {
   const env: NodeJS.ProcessEnv = {};
   ownPodCidr(env);
-  const s = await startServe(['--storage', 'memory:', '--node-name', 'vm', ...args], env);
+  const s = await startServe(['--storage', 'memory:', '--node-name', 'vm', ...(options.args ?? [])], env);
+  await options.listening?.(s);
   const m = /"msg":"listening".*"gateway":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(s.log());
   expect(m, s.log()).not.toBeNull();
   const gateway = new URL(m![1]!);

@@ -1,7 +1,9 @@
 /**
  * Knative's Revision reconciler: a Revision runs as a Deployment `<revision>-deployment`, made at
  * the revision's initial scale (its `initial-scale` and `min-scale`, config-autoscaler's) whose
- * replicas the autoscaler (serving-autoscaler) sets from then on, and is reached through a Service `<revision>` (port 80 to the
+ * replicas the autoscaler (serving-autoscaler) sets from then on (a revision whose initial scale
+ * is 0, as `allow-zero-initial-scale` permits, is Ready at once with no pod, as Knative's: its
+ * first request wakes it through the activator), and is reached through a Service `<revision>` (port 80 to the
  * container's port, as Knative's private service), both controlled by it and labelled
  * `serving.knative.dev/{service,configuration,revision,revisionUID}`. The user container gets the
  * environment of Knative's runtime contract (`PORT`, `K_SERVICE`, `K_CONFIGURATION`, `K_REVISION`)
@@ -13,6 +15,7 @@ import { objectKey, splitKey, writeStatus } from '../context.js';
 import { startReconciler } from '../reconciler.js';
 import type { Controller } from '../shared.js';
 import { ensureChild } from '../../serving/children.js';
+import { derivative } from '../../sources/derivative.js';
 import { conditionOf, conditionSet, type Marked } from '../../serving/conditions.js';
 import { AutoscalerConfigMap, autoscalerConfig, scalingSpec } from '../../serving/autoscaling/config.js';
 import { Annotation, controlledBy, DefaultTimeoutSeconds, Kinds, Label, type Obj, type ServingEnv } from '../../serving/kinds.js';
@@ -38,7 +41,7 @@ const withoutRouting = (m: Record<string, string> | undefined): Record<string, s
 export const userPort = (rev: Obj): number => rev.spec?.containers?.[0]?.ports?.[0]?.containerPort ?? DefaultPort;
 
 /** A probe without a port probes the user container's (Knative defaults every probe so). */
-const withPort = (given: any, port: number) => {
+export const withPort = (given: any, port: number) => {
   const p = structuredClone(given);
   const handler = p?.httpGet ?? p?.tcpSocket ?? p?.grpc;
   if (handler && handler.port === undefined) handler.port = port;
@@ -154,15 +157,19 @@ export function startRevisionController(env: ServingEnv): Controller {
         strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '100%' } },
         template: { metadata: { labels, annotations }, spec: podSpec(rev, labels) },
       },
-    }, ['spec']);
+    // As Knative's checkAndUpdateDeployment: DeepDerivative, so what the API server defaulted in the
+    // spec (revisionHistoryLimit, dnsPolicy, a container's terminationMessagePath …) is no change.
+    }, ['spec'], derivative);
     const service = await ensureChild(env, 'k8sServices', rev, {
       apiVersion: 'v1', kind: 'Service',
       metadata: { name, namespace, labels, ownerReferences: owner },
       spec: { selector: { [Label.revisionUID]: uid }, ports: [{ name: 'http', port: 80, targetPort: port, protocol: 'TCP' }] },
     }, []);
     const d = deployment.ok ? deployment.object : undefined;
-    // Once ready, a revision stays so while scaled to zero (Knative's ScaleTargetInitialized).
-    const initialized = conditionOf(rev, 'ResourcesAvailable')?.status === 'True' && conditionOf(rev, 'ContainerHealthy')?.status === 'True';
+    // Knative's ScaleTargetInitialized: the initial scale reached once — at once when it is 0 and
+    // the revision's Service is there (0 ready of 0 wanted) — and kept while scaled to zero and back.
+    const initialized = (initialScale === 0 && service.ok)
+      || (conditionOf(rev, 'ResourcesAvailable')?.status === 'True' && conditionOf(rev, 'ContainerHealthy')?.status === 'True');
     const ready = (d?.status?.readyReplicas ?? 0) > 0 || initialized;
     const marked: Marked[] = [
       containerHealth(pods.list(namespace).filter((p) => p.metadata.labels?.[Label.revisionUID] === uid) as Obj[], ready),

@@ -8,9 +8,14 @@
  * theirs again (a later readiness failure there takes it out); one that leaves them is forgotten.
  * Only a probe the gateway can run as the kubelet would is run here (httpGet or tcpSocket on the
  * port requests go to, on the pod's own address); for any other the Endpoints decide alone.
+ * A container with a startup probe is, as the kubelet has it, not probed for readiness until its
+ * startup probe has succeeded once: the gateway runs that first (its port, when it names none, the
+ * user container's), and a pod whose startup probe it cannot run is left to the Endpoints, which
+ * list it ready only once the kubelet saw it start.
  */
 import { check, type ProbeOutcome } from '../../node/probes/probe-check.js';
 import type { Container, Probe } from '../../node/types.js';
+import { withPort } from '../../controllers/serving-revision/revision.js';
 
 export interface PodAddress {
   ip: string;
@@ -30,18 +35,30 @@ export type ProbeCheck = (probe: Probe, container: Container, to: PodAddress, ti
 /** Runs a probe against one pod address, as the kubelet's prober would against the pod. */
 export const probeAt: ProbeCheck = (probe, container, to, timeoutMs) => check(probe, container, () => ({ host: to.ip, port: to.port }), timeoutMs);
 
-/** Whether the gateway can run this probe for the pod (see above). */
-export function directlyProbed(r: RevisionProbe): boolean {
-  const action = r.probe.httpGet ?? r.probe.tcpSocket;
-  if (!action || r.probe.exec || r.probe.grpc || action.host) return false;
+/** The container's startup probe, with the user container's port when it names none (as its pods get it). */
+export const startupProbe = (r: RevisionProbe): Probe | undefined =>
+  r.container.startupProbe && (withPort(r.container.startupProbe, r.port) as Probe);
+
+/** Whether the gateway can run `probe` against the pod as the kubelet would (see above). */
+function runnable(probe: Probe, r: RevisionProbe): boolean {
+  const action = probe.httpGet ?? probe.tcpSocket;
+  if (!action || probe.exec || probe.grpc || action.host) return false;
   const port = action.port;
   return port === r.port || (typeof port === 'string' && (r.container.ports ?? []).some((p) => p.name === port && p.containerPort === r.port));
 }
 
+/** Whether the gateway can probe the pod itself: its readiness probe, and its startup probe if it has one (see above). */
+export function directlyProbed(r: RevisionProbe): boolean {
+  const startup = startupProbe(r);
+  return runnable(r.probe, r) && (!startup || runnable(startup, r));
+}
+
 interface Probing {
   timer?: NodeJS.Timeout;
-  started: number;
-  /** Successes in a row (the probe's successThreshold makes it healthy). */
+  since: number;
+  /** Whether its startup probe has succeeded (or it has none): readiness is probed only then. */
+  startedUp: boolean;
+  /** Readiness successes in a row (the probe's successThreshold makes it healthy). */
   successes: number;
   healthy: boolean;
 }
@@ -76,7 +93,7 @@ export class PodProber {
     if (probe && directlyProbed(probe) && !this.stopped) {
       for (const a of notReady) {
         if (known.has(id(a)) || !wanted) continue;
-        const p: Probing = { started: Date.now(), successes: 0, healthy: false };
+        const p: Probing = { since: Date.now(), startedUp: !startupProbe(probe), successes: 0, healthy: false };
         known.set(id(a), p);
         this.tick(key, a, p, probe);
       }
@@ -87,15 +104,21 @@ export class PodProber {
   }
 
   private tick(key: string, a: PodAddress, p: Probing, r: RevisionProbe): void {
-    const timeoutMs = Math.max(1, r.probe.timeoutSeconds ?? 1) * 1000;
-    void (this.opts.check ?? probeAt)(r.probe, r.container, a, timeoutMs).then((outcome) => {
+    // Until it has started, its startup probe (whose successThreshold is 1), then its readiness probe.
+    const probe = p.startedUp ? r.probe : startupProbe(r)!;
+    const timeoutMs = Math.max(1, probe.timeoutSeconds ?? 1) * 1000;
+    void (this.opts.check ?? probeAt)(probe, r.container, a, timeoutMs).then((outcome) => {
       if (this.revisions.get(key)?.get(id(a)) !== p || this.stopped) return;
-      p.successes = outcome.ok ? p.successes + 1 : 0;
+      if (!p.startedUp && outcome.ok) {
+        p.startedUp = true;
+        return this.tick(key, a, p, r);
+      }
+      if (p.startedUp) p.successes = outcome.ok ? p.successes + 1 : 0;
       if (p.successes >= Math.max(1, r.probe.successThreshold ?? 1)) {
         p.healthy = true;
         return this.opts.healthy(key);
       }
-      const fast = Date.now() - p.started < (this.opts.fastForMs ?? 5000);
+      const fast = Date.now() - p.since < (this.opts.fastForMs ?? 5000);
       p.timer = setTimeout(() => this.tick(key, a, p, r), fast ? (this.opts.intervalMs ?? 10) : (this.opts.slowIntervalMs ?? 1000));
       p.timer.unref();
     });
