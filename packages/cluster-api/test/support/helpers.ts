@@ -9,6 +9,7 @@ import { tokenAuthenticator } from '../../src/auth/authenticator.js';
 import { AdminUser } from '../../src/auth/credentials.js';
 import { serve, startServer, type Served, type StartOptions } from '../../src/server.js';
 import { openStorage } from '../../src/storage/factory.js';
+import { GoDuration, goDurationMs } from '../../src/registry/kinds/cron.js';
 import { MemoryStorage } from '../../src/storage/memory/memory.js';
 import type { Storage } from '../../src/storage/interface.js';
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite.js';
@@ -138,10 +139,18 @@ export async function startKubectlServer(options: { nodes?: boolean; runtimeConf
   };
 }
 
+/** How long kubectl may run: 30 s, or 10 s past its own `--timeout` (`kubectl wait --timeout=180s` waits that long). */
+const kubectlBudgetMs = (args: readonly string[]): number => {
+  const i = args.findIndex((a) => a === '--timeout' || a.startsWith('--timeout='));
+  const given = i < 0 ? undefined : args[i]!.includes('=') ? args[i]!.slice('--timeout='.length) : args[i + 1];
+  const ms = given && GoDuration.test(given) ? goDurationMs(given) : 0;
+  return Math.max(30_000, ms + 10_000);
+};
+
 /** Runs kubectl; a non-zero exit is a result to assert on, not a throw. */
 export async function runKubectl(bin: string, env: NodeJS.ProcessEnv, args: readonly string[]): Promise<KubectlResult> {
   try {
-    const { stdout, stderr } = await execFileAsync(bin, args, { env, timeout: 30_000 });
+    const { stdout, stderr } = await execFileAsync(bin, args, { env, timeout: kubectlBudgetMs(args) });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
