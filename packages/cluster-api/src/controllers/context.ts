@@ -3,7 +3,7 @@
  * identity) to write through, the shared caches to read from, its event recorders, the log; and the
  * helpers their reconciles share (keys, status writes, slow-start batches).
  */
-import { isDeepStrictEqual } from 'node:util';
+import { semanticEqual } from './hash.js';
 import type { KubeObject } from '../api/meta.js';
 import { isApiError } from '../api/errors.js';
 import type { ApiClient, ResourceClient } from '../client/interface.js';
@@ -63,8 +63,9 @@ export const omitEmpty = <T extends Record<string, unknown>>(status: T, always: 
  * revision annotation), applied to whichever version is written. The cache sees the answer at once.
  */
 export const writeStatus = async (s: Served, o: KubeObject, status: Record<string, unknown>, meta?: (m: KubeObject['metadata']) => KubeObject['metadata']): Promise<KubeObject> => {
-  const sameMeta = !meta || isDeepStrictEqual(meta(structuredClone(o.metadata)), o.metadata);
-  if (isDeepStrictEqual(o.status ?? {}, status) && sameMeta) return o;
+  // Semantic equality (hash.ts): a key set to undefined, or an empty list where none is stored, is no change to write.
+  const sameMeta = !meta || semanticEqual(meta(structuredClone(o.metadata)), o.metadata);
+  if (semanticEqual(o.status ?? {}, status) && sameMeta) return o;
   const ctx = inNamespace(o.metadata.namespace);
   const write = (base: KubeObject) => s.store.update(ctx, base.metadata.name!, { ...base, metadata: meta ? meta(structuredClone(base.metadata)) : base.metadata, status }, 'status');
   const written = await write(o).catch(async (err: unknown) => {
