@@ -5,9 +5,11 @@
  * Revision is Ready with no pod — ResourcesAvailable and ContainerHealthy True, Active False
  * NoTraffic — and so are its Route and Service; the first request through the gateway wakes it
  * through the activator (200, one pod). Without `allow-zero-initial-scale` the annotation is
- * refused (as is a malformed value) and the revision starts at one pod, as Knative's.
+ * refused at admission, as is a malformed value, with Knative's webhook message.
  */
-import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ApiException, AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { haveKubectl } from '../serve/process.js';
 import { startServingServe, type ServingServe } from '../support/serving-serve.js';
@@ -44,17 +46,23 @@ spec:
   }, 240_000);
   afterAll(() => serve?.s.close());
 
-  it('without allow-zero-initial-scale, 0 is refused, as is a malformed value: each revision starts at one pod, a Warning says why', async () => {
-    await serve.apply('one', ksvc('one', '0'));
-    await serve.apply('bad', ksvc('bad', 'lots'));
-    for (const [name, value] of [['one', '"0"'], ['bad', '"lots"']] as const) {
-      await until(`ksvc/${name} Ready`, async () => conditions(await get('services', name)).Ready === 'True', { timeoutMs: 180_000, everyMs: 250 });
-      expect(await replicas(`${name}-00001`)).toBe(1);
-      expect((await get('revisions', `${name}-00001`)).status).toMatchObject({ actualReplicas: 1 });
-      const warning = await until(`${name}'s Warning`, async () => (await core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${name}-00001` })).items.find((e) => e.reason === 'InvalidAutoscaling'));
-      expect(warning).toMatchObject({ type: 'Warning', message: expect.stringContaining(`autoscaling.knative.dev/initial-scale: ${value}`) });
+  it('without allow-zero-initial-scale, 0 is refused, as is a malformed value, with Knative\'s webhook message (kubectl and client-node)', async () => {
+    for (const [name, value] of [['one', '0'], ['bad', 'lots']] as const) {
+      const file = join(serve.s.dir, `${name}.yaml`);
+      writeFileSync(file, ksvc(name, value));
+      const r = await serve.s.kubectl('apply', '-f', file);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain(`admission webhook "validation.webhook.serving.knative.dev" denied the request: validation failed: invalid value: ${value}: spec.template.metadata.annotations.autoscaling.knative.dev/initial-scale`);
+      expect((await serve.s.kubectl('get', 'ksvc', name)).code).not.toBe(0);
     }
-  }, 240_000);
+    const err = await custom.createNamespacedCustomObject({ group: 'serving.knative.dev', version: 'v1', namespace: 'default', plural: 'services', body: {
+      apiVersion: 'serving.knative.dev/v1', kind: 'Service', metadata: { name: 'bad2' },
+      spec: { template: { metadata: { annotations: { 'autoscaling.knative.dev/initial-scale': '-1' } }, spec: { containers: [{ image: 'probe:v1' }] } } },
+    } }).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiException);
+    expect((err as ApiException<string>).code).toBe(400);
+    expect(JSON.parse((err as ApiException<string>).body)).toMatchObject({ kind: 'Status', reason: 'BadRequest', message: expect.stringContaining('invalid value: -1: spec.template.metadata.annotations.autoscaling.knative.dev/initial-scale') });
+  }, 60_000);
 
   it('allowed: Ready with 0 pods, the Route serving it; the first request wakes it (200, then 1 pod)', async () => {
     await serve.knativeConfig('config-autoscaler', { 'allow-zero-initial-scale': 'true' });

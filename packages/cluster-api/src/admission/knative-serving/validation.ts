@@ -4,13 +4,17 @@
  * a lone traffic target without a percent gets 100; traffic targets' percents are 0–100 and sum
  * to 100, tags are DNS-1035 labels and unique, a target names one revision source;
  * `containerConcurrency` is 0–1000 and `timeoutSeconds` 0–600 (Knative's config-defaults); a
- * Revision's spec never changes. A refusal is the Status kube-apiserver answers for a webhook's
+ * revision template's autoscaling annotations hold to Knative's rules (autoscaling-annotations.ts,
+ * with config-autoscaler's allow-zero-initial-scale and max-scale-limit); a Revision's spec never
+ * changes. A refusal is the Status kube-apiserver answers for a webhook's
  * denial (400, its message prefixed `admission webhook "…" denied the request: validation failed:`),
  * with Knative's messages.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { ApiError } from '../../api/errors.js';
 import type { AdmissionPlugin, AdmissionRequest } from '../plugin.js';
+import { AutoscalerConfigMap, autoscalerConfig, type AutoscalerConfig } from '../../serving/autoscaling/config.js';
+import { autoscalingAnnotationErrors, type FieldError } from './autoscaling-annotations.js';
 
 const Group = 'serving.knative.dev';
 const Webhook = 'validation.webhook.serving.knative.dev';
@@ -19,10 +23,8 @@ const MaxContainerConcurrency = 1000;
 const MaxTimeoutSeconds = 600;
 
 type Target = { percent?: unknown; tag?: unknown; revisionName?: unknown; configurationName?: unknown; latestRevision?: unknown };
-type Spec = { traffic?: Target[]; template?: { spec?: RevisionSpec } } & RevisionSpec;
+type Spec = { traffic?: Target[]; template?: { metadata?: { annotations?: Record<string, unknown> }; spec?: RevisionSpec } } & RevisionSpec;
 type RevisionSpec = { containerConcurrency?: unknown; timeoutSeconds?: unknown };
-
-interface FieldError { message: string; path: string }
 
 const bounded = (v: unknown, max: number, path: string): FieldError[] =>
   v === undefined || v === null || (Number.isInteger(v) && (v as number) >= 0 && (v as number) <= max) ? [] : [{ message: `expected 0 <= ${String(v)} <= ${max}`, path }];
@@ -62,6 +64,18 @@ const denied = (errs: FieldError[]): ApiError =>
 
 const specOf = (req: AdmissionRequest): Spec => ((req.object as { spec?: Spec }).spec ?? {}) as Spec;
 
+/** config-autoscaler as it is now (Knative's webhook watches it); its defaults when it is absent or unreadable. */
+async function autoscaler(req: AdmissionRequest): Promise<AutoscalerConfig> {
+  const store = req.services.find('', 'v1', 'configmaps');
+  const cm = await store?.get({ namespace: AutoscalerConfigMap.namespace }, AutoscalerConfigMap.name).catch(() => undefined);
+  return autoscalerConfig((cm as { data?: Record<string, string> } | undefined)?.data).value;
+}
+
+/** The template's (or, for a Revision, its own) annotations and where they are. */
+const annotated = (req: AdmissionRequest): [Record<string, unknown> | undefined, string] | undefined =>
+  req.kind === 'Service' || req.kind === 'Configuration' ? [specOf(req).template?.metadata?.annotations, 'spec.template.metadata.annotations']
+    : req.kind === 'Revision' ? [req.object.metadata?.annotations, 'metadata.annotations'] : undefined;
+
 export const KnativeServingValidation: AdmissionPlugin = {
   name: 'knative.dev/serving',
   handles: (req) => req.group === Group && (req.operation === 'CREATE' || req.operation === 'UPDATE') && req.subresource === undefined,
@@ -73,9 +87,12 @@ export const KnativeServingValidation: AdmissionPlugin = {
     }
     return false;
   },
-  validate(req) {
+  async validate(req) {
     const spec = specOf(req);
     const errs: FieldError[] = [];
+    const annotations = annotated(req);
+    if (annotations?.[0] && Object.keys(annotations[0]).some((k) => k.startsWith('autoscaling.knative.dev/')))
+      errs.push(...autoscalingAnnotationErrors(annotations[0], await autoscaler(req), annotations[1]));
     if ((req.kind === 'Service' || req.kind === 'Route') && spec.traffic !== undefined)
       errs.push(...(Array.isArray(spec.traffic) ? trafficErrors(spec.traffic, 'spec.traffic', req.kind) : [{ message: 'expected a list', path: 'spec.traffic' }]));
     if (req.kind === 'Service' || req.kind === 'Configuration') errs.push(...revisionSpecErrors(spec.template?.spec, 'spec.template.spec'));

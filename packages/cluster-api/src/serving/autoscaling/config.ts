@@ -1,9 +1,11 @@
 /**
  * Knative's autoscaler settings: the cluster's, from the ConfigMap `config-autoscaler` in
  * `knative-serving` (its keys and defaults, knative-v1.23), and one revision's, from its
- * `autoscaling.knative.dev/*` annotations over those. Knative's webhook refuses a bad value; here a
- * value that does not parse or is out of Knative's range keeps the default, and is named in
- * `invalid` (the autoscaler says so in a Warning Event).
+ * `autoscaling.knative.dev/*` annotations over those. Admission refuses a bad annotation as Knative's
+ * webhook does (admission/knative-serving/autoscaling-annotations.ts); what is read here anyway (a
+ * ConfigMap value, an annotation the ConfigMap no longer allows) that does not parse or is out of
+ * Knative's range keeps the default, and is named in `invalid` (the autoscaler says so in a Warning
+ * Event).
  */
 import { GoDuration, goDurationMs } from '../../registry/kinds/cron.js';
 
@@ -35,6 +37,8 @@ export interface AutoscalerConfig {
   allowZeroInitialScale: boolean;
   minScale: number;
   maxScale: number;
+  /** The most max-scale a revision may ask for (0: no limit; Knative's webhook enforces it on create). */
+  maxScaleLimit: number;
   scaleDownDelayMs: number;
 }
 
@@ -42,7 +46,7 @@ export const DefaultAutoscalerConfig: AutoscalerConfig = {
   containerConcurrencyTargetDefault: 100, targetUtilization: 0.7, rpsTargetDefault: 200, targetBurstCapacity: 211,
   stableWindowMs: 60_000, panicWindowPercentage: 10, panicThresholdPercentage: 200, maxScaleUpRate: 1000, maxScaleDownRate: 2,
   enableScaleToZero: true, scaleToZeroGracePeriodMs: 30_000, scaleToZeroPodRetentionMs: 0, activatorCapacity: 100,
-  initialScale: 1, allowZeroInitialScale: false, minScale: 0, maxScale: 0, scaleDownDelayMs: 0,
+  initialScale: 1, allowZeroInitialScale: false, minScale: 0, maxScale: 0, maxScaleLimit: 0, scaleDownDelayMs: 0,
 };
 
 type Reader<T> = (v: string) => T | undefined;
@@ -82,6 +86,7 @@ const ConfigKeys: { [K in keyof AutoscalerConfig]: [string, Reader<AutoscalerCon
   allowZeroInitialScale: ['allow-zero-initial-scale', bool],
   minScale: ['min-scale', integer(0)],
   maxScale: ['max-scale', integer(0)],
+  maxScaleLimit: ['max-scale-limit', integer(0)],
   scaleDownDelayMs: ['scale-down-delay', duration(0, WindowMaxMs)],
 };
 
