@@ -189,7 +189,6 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     await Promise.all(this.of(id).map((c) => this.removeContainer(c.status.id)));
     await super.removePodSandbox(id);
     this.state.forgetSandbox(id);
-    void this.pool.fill();
   }
 
   /** The bundle: rootfs, config.json from the image, the container and the pod; CreateContainerConfigError / CreateContainerError when it cannot run. */
@@ -259,8 +258,6 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     this.saved(c);
     c.log = new WatchedLog(c.status.logPath, c.exited);
     this.exitedNow(id);
-    // The pool is refilled once the container runs, not while it starts (the plugins would compete with runc for the CPU).
-    void this.pool.fill();
   }
 
   /** The container's record rewritten (its bundle may be gone already: then there is none to keep). */

@@ -30,6 +30,8 @@ export interface SandboxPoolOptions {
   size: number;
   /** The node's pod CIDR, once known (a loopback or missing one: nothing is made). */
   cidr(): string | undefined;
+  /** How long after a network is taken the pool is refilled (default 500 ms: the taker's own start, runc's and its process's, goes first). */
+  refillDelayMs?: number;
 }
 
 export class SandboxPool {
@@ -44,10 +46,12 @@ export class SandboxPool {
     return this.ready;
   }
 
-  /** A ready network of `cidr`, no longer the pool's (the caller records it as its sandbox's, then calls taken). */
+  /** A ready network of `cidr`, no longer the pool's (the caller records it as its sandbox's, then calls taken); the pool is refilled shortly after. */
   take(cidr: string): PooledNetwork | undefined {
     const i = this.ready.findIndex((e) => e.cidr === cidr);
-    return i < 0 ? undefined : this.ready.splice(i, 1)[0];
+    if (i < 0) return undefined;
+    setTimeout(() => void this.fill(), this.opts.refillDelayMs ?? 500).unref();
+    return this.ready.splice(i, 1)[0];
   }
 
   /** The taken network is recorded as a sandbox's: the pool forgets its own record. */
