@@ -87,6 +87,25 @@ describe.skipIf(ociMissing)(`an oci node's pool of pod networks${ociMissing ? ` 
     expect(Object.values(addresses()).sort()).toEqual(runtime().pooledNetworks.map((e) => e.id).sort());
   }, 90_000);
 
+  it('a pod deleted while its sandbox is being made leaves no sandbox, namespace or address behind (delete waits for the make)', async () => {
+    const { kube } = current;
+    await poolFull();
+    // More pods than the pool holds: the first take pooled networks, the others make their own (a CNI ADD in flight as the delete comes).
+    for (let round = 0; round < 3; round++) {
+      const names = Array.from({ length: 4 }, (_, i) => `quick-${round}-${i}`);
+      await Promise.all(names.map((name) => kube.create(Resources.pods, { metadata: { name }, spec: { containers: [{ name: 'fn', image: 'probe:v1' }] } })));
+      await until('the node has started on them', () => names.some((n) => sandboxOf(n)) || runtime().pooledNetworks.length < 2, { timeoutMs: 30_000 });
+      await Promise.all(names.map((name) => kube.delete(Resources.pods, name, { gracePeriodSeconds: 0 })));
+    }
+    await until('every quick pod\'s sandbox removed', () => !runtime().listPodSandbox().some((s) => s.metadata.name.startsWith('quick-')), { timeoutMs: 60_000 });
+    // What is left on the host is the pool's (refilled meanwhile): namespaces and addresses alike.
+    const pooled = await poolFull();
+    await until('only the pool\'s namespaces and addresses', () => {
+      const ns = namespaces().sort();
+      return ns.length === 2 && ns.join() === pooled.map((id) => `func${key()}-${id.slice(0, 12)}`).sort().join() && Object.values(addresses()).sort().join() === [...pooled].sort().join();
+    }, { timeoutMs: 30_000 });
+  }, 120_000);
+
   it('the node\'s stop releases what is pooled: no namespace of the node is left', async () => {
     const pooled = await poolFull();
     expect(namespaces()).toHaveLength(2);
