@@ -5,7 +5,7 @@
  * namespace; the node's stop releases what is still pooled.
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -105,6 +105,25 @@ describe.skipIf(ociMissing)(`an oci node's pool of pod networks${ociMissing ? ` 
       return ns.length === 2 && ns.join() === pooled.map((id) => `func${key()}-${id.slice(0, 12)}`).sort().join() && Object.values(addresses()).sort().join() === [...pooled].sort().join();
     }, { timeoutMs: 30_000 });
   }, 120_000);
+
+  it('a sandbox that cannot be made (its pod directory unwritable) releases the network it took or made', async () => {
+    const pooled = await poolFull();
+    const podDir = join(current.cluster.dir, 'broken-pod');
+    mkdirSync(podDir, { recursive: true });
+    writeFileSync(join(podDir, 'etc'), 'a file where the pod\'s /etc files go');
+    const config = (name: string, ports: { containerPort: number; hostPort?: number }[]) => ({
+      metadata: { name, namespace: 'default', uid: `uid-${name}`, attempt: 0 }, hostname: name, logDirectory: join(podDir, 'logs'), podDir, labels: {}, annotations: {},
+      pod: { metadata: { name, namespace: 'default', uid: `uid-${name}` }, spec: { containers: [{ name: 'c', image: 'probe:v1', ports }] } } as never,
+    });
+    await expect(runtime().runPodSandbox(config('broken', []))).rejects.toThrow();
+    await expect(runtime().runPodSandbox(config('broken-hp', [{ containerPort: 8080, hostPort: 1 }]))).rejects.toThrow();
+    expect(runtime().listPodSandbox().map((s) => s.metadata.name)).not.toContain('broken');
+    // The pooled one it took is released (and the pool refilled); the one it made is released.
+    const now = await until('the pool refilled', () => runtime().pooledNetworks.length === 2 && runtime().pooledNetworks.map((e) => e.id));
+    expect(now).not.toEqual(pooled);
+    expect(namespaces().sort()).toEqual(now.map((id) => `func${key()}-${id.slice(0, 12)}`).sort());
+    expect(Object.values(addresses()).sort()).toEqual([...now].sort());
+  }, 60_000);
 
   it('the node\'s stop releases what is pooled: no namespace of the node is left', async () => {
     const pooled = await poolFull();

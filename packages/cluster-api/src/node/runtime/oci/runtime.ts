@@ -161,10 +161,17 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
       ({ ip, netns } = await this.networks.add(id, cidr, ports));
     }
     const etc = join(config.podDir, 'etc');
-    mkdirSync(etc, { recursive: true });
-    writeFileSync(join(etc, 'hosts'), `127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n${ip}\t${config.hostname}\n`);
-    writeFileSync(join(etc, 'hostname'), `${config.hostname}\n`);
-    writeFileSync(join(etc, 'resolv.conf'), formatResolvConf(podResolvConf(config.pod, this.opts.dns?.server, this.opts.dns?.zone ?? 'cluster.local', hostResolvConf())));
+    try {
+      mkdirSync(etc, { recursive: true });
+      writeFileSync(join(etc, 'hosts'), `127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n${ip}\t${config.hostname}\n`);
+      writeFileSync(join(etc, 'hostname'), `${config.hostname}\n`);
+      writeFileSync(join(etc, 'resolv.conf'), formatResolvConf(podResolvConf(config.pod, this.opts.dns?.server, this.opts.dns?.zone ?? 'cluster.local', hostResolvConf())));
+    } catch (err) {
+      // No sandbox: its network (its own, or the pooled one it took) is released.
+      if (netns) await this.networks.del(id, cidr, pooled ? [] : ports);
+      if (pooled) this.pool.taken(pooled);
+      throw err;
+    }
     const sandbox: Sandbox = { config, netns, cidr, ports: spec.hostNetwork ? [] : ports, etc, status: { id, metadata: config.metadata, state: 'SANDBOX_READY', createdAt: Date.now(), network: { ip } } };
     this.sandboxes.set(id, sandbox);
     this.state.saveSandbox(sandbox);
