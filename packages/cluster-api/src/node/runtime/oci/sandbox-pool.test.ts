@@ -6,7 +6,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -115,6 +115,17 @@ describe.skipIf(missing)(`the pool of pod networks${missing ? ` (skipped: ${miss
     expect(namespaces()).toEqual([]);
     expect(recorded()).toEqual([]);
     await p.close();
+  });
+
+  it('a record that cannot be written (the pool\'s directory a file) ends the fill without an error: nothing is made', async () => {
+    const broken = mkdtempSync(join(tmpdir(), 'oci-pool-broken-'));
+    writeFileSync(join(broken, 'pool'), 'not a directory');
+    const p = new SandboxPool({ networks, state: new RuntimeState(broken, join(broken, 'containers')), size: 2, cidr: () => cidr });
+    await expect(p.fill()).resolves.toBeUndefined();
+    expect(p.entries).toHaveLength(0);
+    expect(namespaces()).toEqual([]);
+    await p.close();
+    rmSync(broken, { recursive: true, force: true });
   });
 
   it('a new run releases what a crashed run pooled (ready, or recorded before its ADD), but keeps what a sandbox took', async () => {

@@ -61,10 +61,11 @@ export class SandboxPool {
 
   /**
    * Makes networks, one at a time, until `size` are ready; one fill at a time (a call while one
-   * runs gets that one). A failed ADD ends the fill, leaving the pool short until the next.
+   * runs gets that one). A failure (the ADD, or its record's write) ends the fill, leaving the pool
+   * short until the next; it never rejects (nothing waits on a fill to fail).
    */
   fill(): Promise<void> {
-    this.filling ??= this.fillUp().finally(() => (this.filling = undefined));
+    this.filling ??= this.fillUp().catch(() => undefined).finally(() => (this.filling = undefined));
     return this.filling;
   }
 
