@@ -7,7 +7,7 @@ describe('resolveConfig', () => {
     expect(resolveConfig({}, {}, '/srv')).toEqual({
       port: 6443, bindAddress: '127.0.0.1', dataDir: '/srv/data', storage: 'sqlite:/srv/data/state.db',
       kubeconfigOut: '/srv/data/kubeconfig.yaml', insecureHttp: false, enableBootstrapTokenAuth: true, authorizationMode: ['Node', 'RBAC'], controllers: ['*'],
-      disable: [], disableControllerManager: false, disableAgent: false, disableScheduler: false, nodeName: hostname().toLowerCase(), simulate: true, maxPods: 110, kubeReserved: { cpu: 100, memory: 256 * 1024 * 1024 }, containerLogMaxSize: 10 * 1024 * 1024, containerLogMaxFiles: 5, kubeletPort: 0,
+      disable: [], disableControllerManager: false, disableAgent: false, disableScheduler: false, nodeName: hostname().toLowerCase(), simulate: true, maxPods: 110, kubeReserved: { cpu: 100, memory: 256 * 1024 * 1024 }, containerLogMaxSize: 10 * 1024 * 1024, containerLogMaxFiles: 5, ociSandboxPool: 2, kubeletPort: 0,
       clusterCidr: '127.64.0.0/10', serviceClusterIpRange: '127.128.0.0/12', nodeCidrMaskSize: 20, nodeMonitorGracePeriod: 40, nodeLeaseDurationSeconds: 40,
       broker: true, brokerStore: 'sqlite:/srv/data/broker.db', brokerPort: 8090, brokerBindAddress: '127.0.0.1', gatewayPort: 8092, registryPort: 8093,
       imageGcHighThreshold: 100, imageGcLowThreshold: 80, minimumImageTtl: 120_000, imageMaximumGcAge: 0,
@@ -107,6 +107,8 @@ describe('resolveConfig', () => {
     [{ authorizationMode: 'RBAC,' }, /--authorization-mode: unknown mode ""/],
     [{ authorizationMode: 'RBAC' }, /--authorization-mode RBAC gives the embedded node agent no way to register its Node: add Node \(e.g. Node,RBAC\) or pass --disable-agent/],
     [{ 'cluster-cidr': '127.64.0.0' }, /--cluster-cidr must be an IPv4 CIDR/],
+    [{ 'oci-sandbox-pool': '-1' }, /--oci-sandbox-pool must be an integer 0-64/],
+    [{ 'oci-sandbox-pool': '1.5' }, /--oci-sandbox-pool must be an integer 0-64/],
     [{ 'cluster-cidr': '127.64.0.0/24', 'node-cidr-mask-size': 20 }, /--node-cidr-mask-size 20 must be at least the --cluster-cidr prefix length/],
     [{ 'service-cluster-ip-range': '127.128.0.0' }, /--service-cluster-ip-range must be an IPv4 CIDR such as 127.128.0.0\/12, got 127.128.0.0/],
     [{ 'service-cluster-ip-range': '127.300.0.0/12' }, /--service-cluster-ip-range must be an IPv4 CIDR/],

@@ -60,6 +60,8 @@ export interface ServeConfig extends ImageGcConfig {
   /** The embedded node's container log rotation (the kubelet's --container-log-max-size / -files). */
   containerLogMaxSize: number;
   containerLogMaxFiles: number;
+  /** Pod networks an oci node keeps ready ahead of need (0: none). */
+  ociSandboxPool: number;
   /** The embedded agent's kubelet server port; 0 picks a free one (the Node announces it). */
   kubeletPort: number;
   /** Pod IPs: loopback (a 127.x address per pod, Linux) or shared (the node's IP, a port per pod). */
@@ -211,6 +213,7 @@ export const serveOptions: readonly AnyRow<ServeConfig>[] = [
   // serve's image layout is its registry's storage too (an image a revision at zero names is in no container): off unless asked.
   ...imageGcRows<ServeConfig>('CLUSTER_API_', 'the embedded node', { percent: 100, why: 'never: its image layout is also the registry\'s storage, where a revision scaled to zero finds its image' }),
   row({ key: 'containerLogMaxFiles', flag: 'container-log-max-files', env: 'CLUSTER_API_CONTAINER_LOG_MAX_FILES', type: 'number', default: 5, parse: count('container-log-max-files', 2, 1000), describe: 'log files the embedded node keeps per container, the current one included (default 5)' }),
+  row({ key: 'ociSandboxPool', flag: 'oci-sandbox-pool', env: 'CLUSTER_API_OCI_SANDBOX_POOL', type: 'number', default: 2, parse: count('oci-sandbox-pool', 0, 64), describe: 'pod networks (a namespace with CNI ADD done) the embedded oci node keeps ready, so a pod\'s sandbox waits for no CNI plugin (default 2; 0: none)' }),
   row({ key: 'kubeletPort', flag: 'kubelet-port', env: 'CLUSTER_API_KUBELET_PORT', type: 'number', default: 0, parse: count('kubelet-port', 0, 65535), describe: 'the embedded node agent\'s server port (default 0: any free port, announced in the Node)' }),
   row({ key: 'podNetwork', flag: 'pod-network', env: 'CLUSTER_API_POD_NETWORK', type: 'string', default: undefined, parse: podNetwork, describe: 'loopback (an address per pod, Linux default) or shared (the node\'s address, a port per pod)' }),
   row({ key: 'containerRuntime', flag: 'container-runtime', env: 'CLUSTER_API_CONTAINER_RUNTIME', type: 'string', default: undefined, parse: containerRuntime, describe: 'how the embedded node runs pods: oci (runc in namespaces and cgroups; the default where runc, conmon, the CNI plugins and root are available), process (function images as child processes, not isolated) or simulated (every image as kwok runs it)' }),

@@ -65,6 +65,8 @@ export interface NodeAgentOptions {
   taints?: Taint[];
   heartbeat?: Partial<HeartbeatOptions>;
   logLimits?: LogLimits;
+  /** Pod networks the oci runtime keeps ready ahead of need (runtime/oci/sandbox-pool.ts; default 2, 0: none). */
+  ociSandboxPool?: number;
   /** Wait before a failed container configuration or volume is tried again (default 10 s). */
   retryMs?: number;
   /** Run the node's service proxy (default true; one per machine: a second node on the same addresses would find them taken). */
@@ -121,7 +123,7 @@ export class NodeAgent {
     this.network = new PodNetwork(opts.networkMode ?? defaultNetworkMode(), opts.hostIP ?? '127.0.0.1');
     this.images = new ImageStore({ layout: opts.images ?? join(opts.dataDir, 'images'), rootfs: join(opts.dataDir, 'rootfs'), layers: join(opts.dataDir, 'layers') });
     const own = opts.containerRuntime === 'oci'
-      ? (this.oci = new OciRuntime({ images: this.images, network: this.network, host: ociHost(), dataDir: opts.dataDir, hostIP: opts.hostIP ?? '127.0.0.1', logLimits: opts.logLimits,
+      ? (this.oci = new OciRuntime({ images: this.images, network: this.network, host: ociHost(), dataDir: opts.dataDir, hostIP: opts.hostIP ?? '127.0.0.1', logLimits: opts.logLimits, sandboxPool: opts.ociSandboxPool,
         ...(opts.clusterDns && { dns: { server: opts.clusterDns, zone: opts.clusterDomain ?? 'cluster.local' } }) }))
       : new ProcessRuntime({ images: this.images, network: this.network, logLimits: opts.logLimits ?? DefaultLogLimits });
     const v = own.version();

@@ -25,6 +25,12 @@ describe('resolveNodeConfig', () => {
     expect(resolveNodeConfig({ 'container-log-max-size': '64Ki', 'container-log-max-files': '3' }, {}, '/')).toMatchObject({ containerLogMaxSize: 65536, containerLogMaxFiles: 3 });
   });
 
+  it('keeps 2 pod networks ready on an oci node by default, or as --oci-sandbox-pool / CLUSTER_API_NODE_OCI_SANDBOX_POOL say (0: none)', () => {
+    expect(resolveNodeConfig({}, {}, '/').ociSandboxPool).toBe(2);
+    expect(resolveNodeConfig({ 'oci-sandbox-pool': '0' }, {}, '/').ociSandboxPool).toBe(0);
+    expect(resolveNodeConfig({}, { CLUSTER_API_NODE_OCI_SANDBOX_POOL: '5' }, '/').ociSandboxPool).toBe(5);
+  });
+
   it.each([
     [{ 'kubelet-port': 70000 }, /--kubelet-port must be an integer 0-65535/],
     [{ 'max-pods': 0 }, /--max-pods must be an integer 1-100000/],
@@ -35,6 +41,8 @@ describe('resolveNodeConfig', () => {
     [{ 'kube-reserved': 'cpu=lots' }, /--kube-reserved: "cpu=lots" is not cpu=<quantity> or memory=<quantity>/],
     [{ 'kube-reserved': 'disk=1Gi' }, /--kube-reserved: "disk=1Gi" is not/],
     [{ 'container-log-max-files': '1' }, /--container-log-max-files must be an integer 2-1000/],
+    [{ 'oci-sandbox-pool': '-1' }, /--oci-sandbox-pool must be an integer 0-64/],
+    [{ 'oci-sandbox-pool': 'two' }, /--oci-sandbox-pool must be an integer 0-64/],
     [{ 'cluster-dns': 'kube-dns' }, /--cluster-dns must be an IP address, got kube-dns/],
     [{ 'container-runtime': 'docker' }, /--container-runtime must be oci, process or simulated, got docker/],
     [{ 'tls-cert-file': 'a.pem' }, /--tls-cert-file and --tls-private-key-file must be given together/],

@@ -38,6 +38,8 @@ export interface NodeConfig extends ImageGcConfig {
   /** A container's log file rotates past this many bytes, and this many files are kept (the kubelet's --container-log-max-size, --container-log-max-files). */
   containerLogMaxSize: number;
   containerLogMaxFiles: number;
+  /** Pod networks an oci node keeps ready ahead of need (0: none). */
+  ociSandboxPool: number;
   /** The node's Lease duration; renewed every quarter of it (the kubelet's --node-lease-duration-seconds). */
   nodeLeaseDurationSeconds: number;
   /** The kubelet server's certificate; default the kubeconfig's client certificate (node credentials serve both). */
@@ -104,6 +106,7 @@ export const nodeOptions: readonly AnyRow<NodeConfig>[] = [
   row({ key: 'clusterDomain', flag: 'cluster-domain', env: 'CLUSTER_API_NODE_CLUSTER_DOMAIN', type: 'string', default: 'cluster.local', parse: text, describe: 'the cluster\'s DNS domain (default cluster.local)' }),
   row({ key: 'containerLogMaxSize', flag: 'container-log-max-size', env: 'CLUSTER_API_NODE_CONTAINER_LOG_MAX_SIZE', type: 'string', default: 10 * 1024 * 1024, parse: containerLogMaxSize, describe: 'a container\'s log file rotates past this size (default 10Mi)' }),
   row({ key: 'containerLogMaxFiles', flag: 'container-log-max-files', env: 'CLUSTER_API_NODE_CONTAINER_LOG_MAX_FILES', type: 'number', default: 5, parse: count('container-log-max-files', 2, 1000), describe: 'log files kept per container, the current one included (default 5)' }),
+  row({ key: 'ociSandboxPool', flag: 'oci-sandbox-pool', env: 'CLUSTER_API_NODE_OCI_SANDBOX_POOL', type: 'number', default: 2, parse: count('oci-sandbox-pool', 0, 64), describe: 'pod networks (a namespace with CNI ADD done) an oci node keeps ready, so a pod\'s sandbox waits for no CNI plugin (default 2; 0: none)' }),
   row({ key: 'tlsCertFile', flag: 'tls-cert-file', env: 'CLUSTER_API_NODE_TLS_CERT_FILE', type: 'string', default: undefined, parse: path, describe: 'the kubelet server certificate (default: the kubeconfig\'s client certificate)' }),
   row({ key: 'tlsPrivateKeyFile', flag: 'tls-private-key-file', env: 'CLUSTER_API_NODE_TLS_PRIVATE_KEY_FILE', type: 'string', default: undefined, parse: path, describe: 'its private key' }),
   ...imageGcRows<NodeConfig>('CLUSTER_API_NODE_', 'the node'),

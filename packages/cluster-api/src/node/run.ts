@@ -43,7 +43,7 @@ export async function runNode(config: NodeConfig, log: (entry: Record<string, un
   const agent = new NodeAgent({
     kube, name, dataDir: config.dataDir, images: config.images, simulate: config.simulate, hostIP: config.address, containerRuntime,
     networkMode: config.podNetwork, maxPods: config.maxPods, rootCa: ca?.toString(), log,
-    logLimits: { maxBytes: config.containerLogMaxSize, maxFiles: config.containerLogMaxFiles },
+    logLimits: { maxBytes: config.containerLogMaxSize, maxFiles: config.containerLogMaxFiles }, ociSandboxPool: config.ociSandboxPool,
     imageGc: imageGcPolicy(config),
     clusterDns: config.clusterDns, clusterDomain: config.clusterDomain, kubeReserved: config.kubeReserved,
     heartbeat: leaseHeartbeat(config.nodeLeaseDurationSeconds),

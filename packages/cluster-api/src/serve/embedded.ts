@@ -110,7 +110,7 @@ export async function startEmbeddedNode(config: ServeConfig, ca: CertificateAuth
   const agent = new NodeAgent({
     kube: embeddedClient(api, token), name: config.nodeName, dataDir: join(config.dataDir, 'agent'), images: join(config.dataDir, 'images'),
     simulate: config.simulate, containerRuntime: config.containerRuntime, maxPods: config.maxPods, networkMode: config.podNetwork, rootCa: api.ca, log,
-    logLimits: { maxBytes: config.containerLogMaxSize, maxFiles: config.containerLogMaxFiles }, kubeReserved: config.kubeReserved, imageGc: imageGcPolicy(config),
+    logLimits: { maxBytes: config.containerLogMaxSize, maxFiles: config.containerLogMaxFiles }, kubeReserved: config.kubeReserved, imageGc: imageGcPolicy(config), ociSandboxPool: config.ociSandboxPool,
     // Where the server keeps the kube-dns Service (serve/index.ts: oci nodes), the node answers on it.
     ...(config.containerRuntime === 'oci' && { clusterDns: clusterDnsIP(config.serviceClusterIpRange) }),
     heartbeat: leaseHeartbeat(config.nodeLeaseDurationSeconds),

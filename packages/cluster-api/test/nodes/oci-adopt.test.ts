@@ -6,10 +6,11 @@
  * shows what it wrote while the agent was down) and exec still reaches it; a container killed
  * while the agent was down is reported with conmon's exit code (137) and restarted per its policy;
  * a pod deleted while the agent was down is stopped and deleted for good, and one force-deleted
- * leaves nothing behind (runc container, network namespace, cgroup).
+ * leaves nothing behind (runc container, network namespace, cgroup). What the killed agent had
+ * pooled (pod networks made ahead of need) is released: its namespaces and host-local's addresses.
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,6 +56,26 @@ const containerId = (s: Status) => (s.containerID ?? '').replace(/^[a-z]+:\/\//,
 
 const runcIds = () => execFileSync('runc', ['--root', `/run/func-runc/${key}`, 'list', '--quiet']).toString().split('\n').filter(Boolean);
 const namespaces = () => execFileSync('ip', ['netns', 'list']).toString().split('\n').map((l) => l.split(' ')[0]!).filter((n) => n.startsWith(`func${key}-`));
+const ociDir = () => join(serve!.dir, 'node', 'agent', 'oci');
+/** The pooled networks recorded (runtime/oci/sandbox-pool.ts), by id. */
+const pooled = (): string[] => {
+  try {
+    return readdirSync(join(ociDir(), 'pool')).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -'.json'.length));
+  } catch {
+    return [];
+  }
+};
+/** The namespaces of sandboxes: the node's but the pool's (read after the namespaces: a pooled one is recorded before it is made). */
+const sandboxNamespaces = () => {
+  const all = namespaces();
+  const pool = new Set(pooled().map((id) => `func${key}-${id.slice(0, 12)}`));
+  return all.filter((n) => !pool.has(n));
+};
+/** host-local's records of this node: the ids its addresses were given to. */
+const addressHolders = (): string[] => {
+  const d = join(ociDir(), 'ipam', `func${key}`);
+  return readdirSync(d).filter((n) => /^\d+\.\d+\.\d+\.\d+$/.test(n)).map((n) => readFileSync(join(d, n), 'utf8').split(/\r?\n/)[0]!);
+};
 
 const pod = (name: string, script: string) => JSON.stringify({
   apiVersion: 'v1', kind: 'Pod', metadata: { name },
@@ -98,7 +119,9 @@ describe.skipIf(ociMissing || !haveKubectl)(`a restarted oci node agent${ociMiss
     }, { timeoutMs: 90_000 });
     const before = Object.fromEntries(await Promise.all(Object.keys(pods).map(async (name) => [name, await status(name)] as const)));
     await until('keep has logged', async () => (await kubectl('logs', 'keep')).includes('tick 2'));
-    expect(namespaces().length).toBe(4);
+    expect(sandboxNamespaces().length).toBe(4);
+    const stalePool = await until('the pool full', () => pooled().length === 2 && namespaces().length === 6 && pooled());
+    expect(addressHolders()).toEqual(expect.arrayContaining(stalePool));
 
     node!.kill('SIGKILL');
     await exited(node!);
@@ -107,10 +130,10 @@ describe.skipIf(ociMissing || !haveKubectl)(`a restarted oci node agent${ociMiss
     expect((await serve!.kubectl('delete', 'pod', 'gone', '--wait=false')).code).toBe(0);
     expect((await serve!.kubectl('delete', 'pod', 'forced', '--force', '--grace-period=0')).code).toBe(0);
     // Left unreadable or unrecorded by a crash: a bundle and a sandbox record that are not JSON, a namespace of this node without a record.
-    const ociDir = join(serve!.dir, 'node', 'agent', 'oci');
-    mkdirSync(join(ociDir, 'containers', 'garbage'));
-    writeFileSync(join(ociDir, 'containers', 'garbage', 'container.json'), '{not json');
-    writeFileSync(join(ociDir, 'sandboxes', 'garbage.json'), 'null');
+    expect(pooled()).toEqual(stalePool);
+    mkdirSync(join(ociDir(), 'containers', 'garbage'));
+    writeFileSync(join(ociDir(), 'containers', 'garbage', 'container.json'), '{not json');
+    writeFileSync(join(ociDir(), 'sandboxes', 'garbage.json'), 'null');
     execFileSync('ip', ['netns', 'add', `func${key}-000000000000`]);
     const lastTickBefore = Math.max(...[...(await kubectl('logs', 'keep').catch(() => '')).matchAll(/tick (\d+)/g)].map((m) => Number(m[1])), 0);
 
@@ -139,14 +162,18 @@ describe.skipIf(ociMissing || !haveKubectl)(`a restarted oci node agent${ociMiss
     await until('gone deleted for good', async () => (await serve!.kubectl('get', 'pod', 'gone')).code !== 0, { timeoutMs: 60_000 });
     await until('what the deleted pods ran is gone', () => {
       const ids = runcIds();
-      return !ids.includes(containerId(before.gone!)) && !ids.includes(containerId(before.forced!)) && namespaces().length === 2;
+      return !ids.includes(containerId(before.gone!)) && !ids.includes(containerId(before.forced!)) && sandboxNamespaces().length === 2;
     }, { timeoutMs: 60_000 });
     expect(runcIds()).toEqual(expect.arrayContaining([containerId(before.keep!), containerId(restarted)]));
     const cgroup = (id: string) => ['/sys/fs/cgroup/memory', '/sys/fs/cgroup'].some((root) => existsSync(join(root, `func-${key}`, id)));
     expect(cgroup(containerId(before.forced!))).toBe(false);
     expect(cgroup(containerId(before.keep!))).toBe(true);
-    expect(existsSync(join(ociDir, 'containers', 'garbage'))).toBe(false);
-    expect(existsSync(join(ociDir, 'sandboxes', 'garbage.json'))).toBe(false);
+    expect(existsSync(join(ociDir(), 'containers', 'garbage'))).toBe(false);
+    expect(existsSync(join(ociDir(), 'sandboxes', 'garbage.json'))).toBe(false);
+    // What the killed agent pooled is released (a new pool is made); its addresses are free again.
+    expect(pooled().filter((id) => stalePool.includes(id))).toEqual([]);
+    expect(namespaces().filter((n) => stalePool.some((id) => n === `func${key}-${id.slice(0, 12)}`))).toEqual([]);
+    expect(addressHolders().filter((id) => stalePool.includes(id))).toEqual([]);
     expect(nodeLog).toMatch(/"msg":"removing the sandbox of a pod this node no longer has","pod":"default\/forced"/);
   }, 300_000);
 });

@@ -145,6 +145,8 @@ export class PodWorker {
   /** The pod's sandbox on `runtime`, run once (again after a failure); the first sandbox's IP is the pod's. */
   sandbox(runtime: RuntimeService): Promise<string> {
     let id = this.sandboxes.get(runtime);
+    // None is made for a pod being stopped: its sandboxes are removed (or being removed) already.
+    if (!id && (this.done || this.ending)) return Promise.reject(new Error('the pod is stopping'));
     if (!id) {
       const { name = '', namespace = '', uid = '', labels = {}, annotations = {} } = this.pod.metadata;
       id = runtime.runPodSandbox({
@@ -297,17 +299,26 @@ export class PodWorker {
     }));
   }
 
-  /** Every sandbox of the pod stopped (its containers are): its network goes. */
+  /** Every sandbox of the pod stopped (its containers are): its network goes. One still being made is waited for, then stopped. */
   private async stopSandboxes(): Promise<void> {
-    await Promise.all([...this.sandboxIds].map(([runtime, id]) => runtime.stopPodSandbox(id)));
+    await Promise.all([...this.sandboxes].map(async ([runtime, made]) => {
+      const id = await made.catch(() => undefined);
+      if (id) await runtime.stopPodSandbox(id);
+    }));
   }
 
-  /** Every sandbox of the pod removed, with its containers; errors are logged, never thrown (nothing waits on them). */
+  /**
+   * Every sandbox of the pod removed, with its containers, one still being made once it is (else its
+   * network would be left behind); errors are logged, never thrown (nothing waits on them).
+   */
   private async removeSandboxes(): Promise<void> {
-    const all = [...this.sandboxIds];
+    const all = [...this.sandboxes];
     this.sandboxIds.clear();
     this.sandboxes.clear();
-    await Promise.all(all.map(([runtime, id]) => runtime.removePodSandbox(id).catch((err: Error) => this.ctx.event('Warning', 'FailedKillPod', `error killing pod: ${err.message}`))));
+    await Promise.all(all.map(async ([runtime, made]) => {
+      const id = await made.catch(() => undefined);
+      if (id) await runtime.removePodSandbox(id).catch((err: Error) => this.ctx.event('Warning', 'FailedKillPod', `error killing pod: ${err.message}`));
+    }));
   }
 
   /** The pod left the API (deleted at once, or bound elsewhere): stop at once and clean up. */

@@ -7,7 +7,9 @@
  * security context says (security.ts) with its limits in cgroups (spec.ts). Exec runs in the
  * container with its own user, capabilities and seccomp (`runc exec --process`); attach streams
  * its output as it is logged. What runs outlives the agent: its sandboxes and containers are
- * recorded on disk (state.ts) and taken back when the agent starts again (recover).
+ * recorded on disk (state.ts) and taken back when the agent starts again (recover). Pod networks
+ * are made ahead of need (sandbox-pool.ts): a pod that needs nothing of its own at CNI ADD takes
+ * one, and its sandbox starts without waiting for the plugins.
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -34,6 +36,7 @@ import { ServiceAddresses } from './service-addresses.js';
 import { WatchedLog } from './watched-log.js';
 import { drain, firstSize, followSizes, onTerminal, script } from '../terminal.js';
 import { RuntimeState, type SandboxRecord } from './state.js';
+import { SandboxPool, type PooledNetwork } from './sandbox-pool.js';
 import { cgroupUsage, type Usage } from '../../stats/usage.js';
 
 
@@ -49,7 +52,12 @@ export interface OciRuntimeOptions {
   dns?: { server: string; zone: string };
   /** When a container's log file rotates, and how many are kept (the kubelet's container log manager; default 10 MiB, 5). */
   logLimits?: LogLimits;
+  /** Pod networks kept ready ahead of need (sandbox-pool.ts; default 2, 0: none). */
+  sandboxPool?: number;
 }
+
+/** Pod networks kept ready by default. */
+export const DefaultSandboxPool = 2;
 
 type Sandbox = SandboxRecord;
 
@@ -89,6 +97,7 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
   private readonly exits: string;
   private readonly cgroupParent: string;
   private readonly state: RuntimeState;
+  private readonly pool: SandboxPool;
   private watcher?: FSWatcher;
   private sweep?: NodeJS.Timeout;
   private cleared?: Promise<void>;
@@ -103,6 +112,12 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     this.runc = new Runc({ runc: opts.host.runc, conmon: opts.host.conmon, root: `/run/func-runc/${this.key}`, exits: this.exits, sockets: join(this.dir, 'sockets') });
     this.serviceAddresses = new ServiceAddresses(`lo:${this.key}`);
     this.networks = new PodNetworks({ cniPath: opts.host.cniPath, name: `func${this.key}`, bridge: `fbr${this.key}`, ipamDir: join(this.dir, 'ipam') });
+    this.pool = new SandboxPool({ networks: this.networks, state: this.state, size: opts.sandboxPool ?? DefaultSandboxPool, cidr: () => opts.network.cidr });
+  }
+
+  /** The pod networks ready to be taken (sandbox-pool.ts). */
+  get pooledNetworks(): readonly PooledNetwork[] {
+    return this.pool.entries;
   }
 
   /** The node's own runtime is `func` (the node IPAM controller allocates pod CIDRs to func nodes), here over runc. */
@@ -120,6 +135,7 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
       await this.recover();
       this.watcher = watch(this.exits, (_event, name) => name && this.exitedNow(String(name)));
       this.sweep = setInterval(() => this.sweepExits(), 2000).unref();
+      void this.opts.network.ready.then(() => this.pool.fill());
     })());
   }
 
@@ -133,22 +149,33 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     await network.ready;
     const cidr = network.cidr ?? '';
     const spec = config.pod.spec;
-    const id = newId();
     const ports: PortMapping[] = [...(spec.initContainers ?? []), ...spec.containers].flatMap((c) => (c.ports ?? []).filter((p) => p.hostPort).map((p) => ({ hostPort: p.hostPort!, containerPort: p.containerPort, protocol: (p.protocol ?? 'TCP').toLowerCase() })));
+    // A pooled network's id (host-local's record of its address, its namespace's name) becomes the sandbox's.
+    const pooled = spec.hostNetwork || ports.length ? undefined : this.pool.take(cidr);
+    const id = pooled?.id ?? newId();
     let ip = hostIP;
     let netns: string | undefined;
-    if (!spec.hostNetwork) {
+    if (pooled) ({ ip, netns } = pooled);
+    else if (!spec.hostNetwork) {
       if (!cidr || isLoopback(cidr)) throw new Error(`the oci runtime needs a pod CIDR outside 127.0.0.0/8 for its bridge (this node's is ${cidr || 'unset'}); give the cluster a --cluster-cidr of private addresses`);
       ({ ip, netns } = await this.networks.add(id, cidr, ports));
     }
     const etc = join(config.podDir, 'etc');
-    mkdirSync(etc, { recursive: true });
-    writeFileSync(join(etc, 'hosts'), `127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n${ip}\t${config.hostname}\n`);
-    writeFileSync(join(etc, 'hostname'), `${config.hostname}\n`);
-    writeFileSync(join(etc, 'resolv.conf'), formatResolvConf(podResolvConf(config.pod, this.opts.dns?.server, this.opts.dns?.zone ?? 'cluster.local', hostResolvConf())));
+    try {
+      mkdirSync(etc, { recursive: true });
+      writeFileSync(join(etc, 'hosts'), `127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n${ip}\t${config.hostname}\n`);
+      writeFileSync(join(etc, 'hostname'), `${config.hostname}\n`);
+      writeFileSync(join(etc, 'resolv.conf'), formatResolvConf(podResolvConf(config.pod, this.opts.dns?.server, this.opts.dns?.zone ?? 'cluster.local', hostResolvConf())));
+    } catch (err) {
+      // No sandbox: its network (its own, or the pooled one it took) is released.
+      if (netns) await this.networks.del(id, cidr, pooled ? [] : ports);
+      if (pooled) this.pool.taken(pooled);
+      throw err;
+    }
     const sandbox: Sandbox = { config, netns, cidr, ports: spec.hostNetwork ? [] : ports, etc, status: { id, metadata: config.metadata, state: 'SANDBOX_READY', createdAt: Date.now(), network: { ip } } };
     this.sandboxes.set(id, sandbox);
     this.state.saveSandbox(sandbox);
+    if (pooled) this.pool.taken(pooled);
     return id;
   }
 
@@ -386,6 +413,7 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
       }
     }
     for (const id of listed.keys()) if (!this.containers.has(id)) await this.dispose(id, join(this.dir, 'containers', id));
+    await this.pool.recover(new Set(this.sandboxes.keys()));
     await this.networks.prune(new Set([...this.sandboxes.values()].flatMap((s) => (s.netns && s.status.state === 'SANDBOX_READY' ? [s.status.id] : []))));
   }
 
@@ -499,6 +527,7 @@ export class OciRuntime extends RecordedRuntime<Sandbox, Instance> implements Ru
     this.watcher?.close();
     clearInterval(this.sweep);
     await this.serviceAddresses.clear();
+    await this.pool.close();
     if (this.cleared) await this.clear();
   }
 }
