@@ -24,7 +24,7 @@ describe.skipIf(missing)(`the pool of pod networks${missing ? ` (skipped: ${miss
   const key = process.pid.toString(16).slice(-6);
   const name = `fpool${key}`;
   const cidr = privatePodCidr(dir).replace(/\.0\.0\/16$/, '.0.0/24');
-  const networks = missing ? undefined! : new PodNetworks({ cniPath: support.host.cniPath, name, bridge: `fpb${key}`, ipamDir: join(dir, 'ipam') });
+  const networks = missing ? undefined! : new PodNetworks({ cniPath: (support as { host: { cniPath: string } }).host.cniPath, name, bridge: `fpb${key}`, ipamDir: join(dir, 'ipam') });
   const state = new RuntimeState(dir, join(dir, 'containers'));
   const pool = (size: number, at = () => cidr as string | undefined) => new SandboxPool({ networks, state, size, cidr: at });
 
