@@ -38,6 +38,7 @@ import { startListener } from '../../serve/listener.js';
 import { H2cPods, H2cResponse, sniff, SniffTimeoutMs } from './h2c.js';
 import { enforceHeadersDeadline } from './headers-deadline.js';
 import { answerOnSocket, forwardUpgrade } from './upgrade.js';
+import { HopByHop, listTokens } from './http1-head.js';
 import { hostsOf, mappedHost, pickRevision, requestHost, type DomainMapping, type HostEntry, type Route } from './hosts.js';
 
 export interface GatewayOptions {
@@ -65,12 +66,9 @@ const RouteType = resourceType('serving.knative.dev/v1', 'Route', 'routes');
 const RevisionType = resourceType('serving.knative.dev/v1', 'Revision', 'revisions');
 const DomainMappingType = resourceType('serving.knative.dev/v1beta1', 'DomainMapping', 'domainmappings');
 
-/** Connection-scoped headers a proxy does not pass on (RFC 9110 §7.6.1). */
-const HopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
-
 /** The headers a proxy passes on: not the hop-by-hop ones, nor HTTP/2's pseudo-headers (`:path`…). */
 export const passed = (headers: IncomingHttpHeaders): IncomingHttpHeaders => {
-  const named = new Set(String(headers.connection ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
+  const named = new Set(listTokens(String(headers.connection ?? '')));
   return Object.fromEntries(Object.entries(headers).filter(([k]) => !HopByHop.has(k) && !named.has(k) && !k.startsWith(':')));
 };
 
