@@ -285,6 +285,20 @@ describe('the gateway\'s HTTP/1.1 forwarding path', () => {
     });
   });
 
+  it('answers 503 at the end of the hold while a large body waits, reads the rest of it, and goes on with the next request', async () => {
+    await kube.create(RevisionType, { apiVersion: 'serving.knative.dev/v1', kind: 'Revision', metadata: { name: 'empty', namespace: 'default' }, spec: { timeoutSeconds: 1, containers: [{ image: 'pod:v1' }] } });
+    const route = await kube.create(RouteType, { apiVersion: 'serving.knative.dev/v1', kind: 'Route', metadata: { name: 'empty', namespace: 'default' }, spec: { traffic: [{ revisionName: 'empty', percent: 100 }] } });
+    await kube.update(RouteType, { ...route, status: { url: 'http://empty.default.example.com', traffic: [{ revisionName: 'empty', percent: 100 }] } }, { subresource: 'status' });
+    await until('the gateway routes it', async () => !(await exchange('GET / HTTP/1.1\r\nHost: empty.default.example.com\r\nConnection: close\r\n\r\n')).startsWith('HTTP/1.1 404'), { timeoutMs: 30_000 });
+    const c = open();
+    const size = 512 * 1024;
+    c.socket.write(`POST /big HTTP/1.1\r\nHost: empty.default.example.com\r\nContent-Length: ${size}\r\n\r\n`);
+    c.socket.write(Buffer.alloc(size, 'a'));
+    c.socket.write(`GET /next HTTP/1.1\r\nHost: ${plain}\r\n\r\n`);
+    await until('both answers', () => bodies(c.text()).length === 1, { timeoutMs: 30_000 });
+    expect(c.text()).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n[^]*\r\n\r\nno ready endpoint for revision "empty"\nHTTP\/1\.1 200 OK/);
+  });
+
   it('cuts a connection whose request head trickles in past the headers deadline, never a request whose head came', async () => {
     const strict = await startGateway({ kube, host: '127.0.0.1', port: 0, headersTimeoutMs: 300 });
     try {

@@ -471,7 +471,11 @@ export class Http1Connection implements PodUser {
       else (up.owner = undefined), up.socket.destroy();
     }
     if (this.upBlocked) this.podDrain();
-    if (this.bodyLeft === 0) this.finish();
+    if (this.bodyLeft === 0) return this.finish();
+    // The rest of the body is read and dropped (a client paused while it was buffered for the pod reads again).
+    this.early = [];
+    this.earlyBytes = 0;
+    this.socket.resume();
   }
 
   /** Request and answer are both over: the next request, or the end of the connection. */
