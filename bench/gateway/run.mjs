@@ -3,7 +3,7 @@
  * The serving gateway's cost, on the local cluster (`cluster-api serve`, its node running function
  * pods as processes). Prints tables, never asserts.
  *
- *   npm run build && node bench/gateway/run.mjs [--rounds 6] [--seconds 3] [--connections 8] [--readies 7] [--profile DIR]
+ *   npm run build && node bench/gateway/run.mjs [--rounds 6] [--seconds 3] [--connections 8] [--readies 7] [--profile DIR] [--baseline-cli PATH]
  *
  * 1. Overhead per request: one Knative Service (min-scale 1) with `bench/autoscale/fn`; keep-alive
  *    clients (`--connections` at once) call its pod directly (its Endpoints' address) and through a
@@ -11,8 +11,10 @@
  *    of `--seconds` each (the order turned each round): requests/s, p50/p99, and the CPU time of
  *    the pod and of the proxy process per request (/proc). The floor beside it: the least a Node.js
  *    HTTP/1.1 proxy does (node:http's server, a keep-alive Agent, `pipe` both ways; a process of its
- *    own) to the same pod. `--profile DIR`: the gateway runs under `--cpu-prof` and writes its
- *    profile there on exit.
+ *    own) to the same pod; and the byte pipe — the least any Node.js hop costs (a net server, `data`
+ *    events and `write` both ways, no HTTP at all). `--profile DIR`: the gateway runs under
+ *    `--cpu-prof` and writes its profile there on exit. `--baseline-cli PATH`: a second gateway,
+ *    from another build's `cli.js` (an earlier commit's), measured in the same rounds.
  * 2. ksvc apply → Ready → first answer: `--readies` Knative Services created one after another,
  *    each timed from the create until its Ready condition (polled) and until the first 200 through
  *    serve's gateway with its Host.
@@ -28,7 +30,7 @@ import { functionImage } from '../lib/function-image.mjs';
 import { cpuMs, listeningLine, spawnUntil } from '../lib/process.mjs';
 import { median, percentile } from '../lib/stats.mjs';
 
-const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '6' }, seconds: { type: 'string', default: '3' }, connections: { type: 'string', default: '8' }, readies: { type: 'string', default: '7' }, profile: { type: 'string' } } });
+const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '6' }, seconds: { type: 'string', default: '3' }, connections: { type: 'string', default: '8' }, readies: { type: 'string', default: '7' }, profile: { type: 'string' }, 'baseline-cli': { type: 'string' } } });
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const cli = join(repo, 'packages/cluster-api/dist/cli.js');
 const dir = mkdtempSync(join(tmpdir(), 'bench-gateway-'));
@@ -62,6 +64,15 @@ const s = http.createServer((req, res) => {
   up.on('error', () => res.destroy());
   req.pipe(up);
 }).listen(0, '127.0.0.1', () => console.error('"floor":"http://127.0.0.1:' + s.address().port + '"'));`;
+/** The byte pipe: no HTTP at all, each connection piped to one of its own to the pod (the least a Node.js hop costs). */
+const pipeProxy = `const net = require('node:net');
+const [host, port] = process.argv[1].split(':');
+const s = net.createServer({ noDelay: true }, (c) => {
+  const u = net.connect({ port: Number(port), host, noDelay: true });
+  c.on('data', (d) => u.write(d)); u.on('data', (d) => c.write(d));
+  c.on('error', () => u.destroy()); u.on('error', () => c.destroy());
+  c.on('end', () => u.end()); u.on('end', () => c.end());
+}).listen(0, '127.0.0.1', () => console.error('"pipe":"http://127.0.0.1:' + s.address().port + '"'));`;
 
 async function until(what, check, timeoutMs = 180_000, everyMs = 100) {
   const end = Date.now() + timeoutMs;
@@ -128,16 +139,28 @@ try {
   const host = 'hello.default.localhost';
   const floor = await spawnUntil(process.execPath, ['-e', floorProxy, `${pod.hostname}:${pod.port}`], { ready: /"floor":"(http:\/\/[^"]+)"/, children });
   const floorUrl = new URL(floor.match[1]);
+  const pipe = await spawnUntil(process.execPath, ['-e', pipeProxy, `${pod.hostname}:${pod.port}`], { ready: /"pipe":"(http:\/\/[^"]+)"/, children });
+  const pipeUrl = new URL(pipe.match[1]);
+  const baseline = args['baseline-cli'] && await spawnUntil(process.execPath, [args['baseline-cli'], 'gateway', '--kubeconfig', kubeconfig, '--port', '0'], { ready: /"msg":"listening","gateway":"(http:\/\/[^"]+)"/, children });
+  const baselineUrl = baseline && new URL(baseline.match[1]);
+  if (baselineUrl) await until('the baseline gateway routing hello', async () => (await get(baselineUrl, host)) === 200, 30_000);
   await until('the gateway routing hello', async () => (await get(gateway, host)) === 200, 30_000);
   const ms = Number(args.seconds) * 1000;
   // Warm-up, both ways.
   await load(pod, host, 1000);
   await load(gateway, host, 1000);
   await load(floorUrl, host, 1000);
-  const modes = { direct: { url: pod, rows: [] }, gateway: { url: gateway, rows: [], pid: gw.child.pid }, floor: { url: floorUrl, rows: [], pid: floor.child.pid } };
-  const orders = [['direct', 'gateway', 'floor'], ['gateway', 'floor', 'direct'], ['floor', 'direct', 'gateway']];
+  await load(pipeUrl, host, 1000);
+  if (baselineUrl) await load(baselineUrl, host, 1000);
+  const modes = {
+    direct: { url: pod, rows: [] }, gateway: { url: gateway, rows: [], pid: gw.child.pid },
+    ...(baselineUrl && { baseline: { url: baselineUrl, rows: [], pid: baseline.child.pid } }),
+    floor: { url: floorUrl, rows: [], pid: floor.child.pid }, pipe: { url: pipeUrl, rows: [], pid: pipe.child.pid },
+  };
+  // Each round in another order (turned by one each time).
+  const names = Object.keys(modes);
   for (let r = 0; r < Number(args.rounds); r++) {
-    for (const name of orders[r % orders.length]) {
+    for (const name of names.map((_, i) => names[(i + r) % names.length])) {
       const proxyPid = modes[name].pid;
       const before = { pod: cpuMs(pid), proxy: proxyPid ? cpuMs(proxyPid) : 0 };
       const t0 = performance.now();
@@ -158,19 +181,24 @@ try {
   const direct = summary(modes.direct.rows);
   const through = summary(modes.gateway.rows);
   const bare = summary(modes.floor.rows);
+  const piped = summary(modes.pipe.rows);
   console.log(`\n## Gateway overhead per request (${args.rounds} interleaved rounds of ${args.seconds} s each way, ${args.connections} keep-alive connections; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})\n`);
   console.log('| path | req/s | p50 | p99 | pod CPU/req | proxy CPU/req | CPU/req in all | requests (failed) |');
   console.log('|---|--:|--:|--:|--:|--:|--:|--:|');
-  for (const [name, s] of [['direct to the pod', direct], ['through the gateway', through], ['through the floor proxy', bare]]) {
+  const rows = [['direct to the pod', direct], ['through the gateway', through], ...(modes.baseline ? [['through the baseline gateway (--baseline-cli)', summary(modes.baseline.rows)]] : []), ['through the floor proxy (node:http)', bare], ['through the byte pipe (no HTTP)', piped]];
+  for (const [name, s] of rows) {
     console.log(`| ${name} | ${Math.round(s.rps)} | ${fixed(s.p50)} ms | ${fixed(s.p99)} ms | ${Math.round(s.podUs)} µs | ${Math.round(s.proxyUs)} µs | ${Math.round(s.podUs + s.proxyUs)} µs | ${s.n} (${s.failed}) |`);
   }
   // Per round, each gateway round beside the direct round of the same round: the ratios' medians.
   const pairs = modes.gateway.rows.map((g, i) => [g, modes.direct.rows[i]]);
   const cpuRatio = median(pairs.map(([g, d]) => (g.podUs + g.proxyUs) / d.podUs));
   const floorRatio = median(modes.gateway.rows.map((g, i) => g.proxyUs / modes.floor.rows[i].proxyUs));
+  const pipeRatio = median(modes.gateway.rows.map((g, i) => g.proxyUs / modes.pipe.rows[i].proxyUs));
+  const pipeCpu = median(modes.pipe.rows.map((p, i) => (p.podUs + p.proxyUs) / modes.direct.rows[i].podUs));
+  const baselineRatio = modes.baseline && median(modes.gateway.rows.map((g, i) => g.proxyUs / modes.baseline.rows[i].proxyUs));
   const p99Added = median(pairs.map(([g, d]) => g.p99 - d.p99));
   const p50Added = median(pairs.map(([g, d]) => g.p50 - d.p50));
-  console.log(`\nThrough the gateway vs direct, medians of the per-round pairs: CPU per request ${fixed(cpuRatio)}× (target ≤ 1.3×), p50 +${fixed(p50Added)} ms, p99 +${fixed(p99Added)} ms (target ≤ +1 ms), req/s ${fixed(through.rps / direct.rps)}×; the gateway's own CPU per request ${fixed(floorRatio)}× the floor proxy's.`);
+  console.log(`\nThrough the gateway vs direct, medians of the per-round pairs: CPU per request ${fixed(cpuRatio)}× (target ≤ 1.3×), p50 +${fixed(p50Added)} ms, p99 +${fixed(p99Added)} ms (target ≤ +1 ms), req/s ${fixed(through.rps / direct.rps)}×; the gateway's own CPU per request ${fixed(floorRatio)}× the floor proxy's, ${fixed(pipeRatio)}× the byte pipe's${baselineRatio ? `, ${fixed(baselineRatio)}× the baseline gateway's` : ''}; the byte pipe's CPU per request in all ${fixed(pipeCpu)}× direct.`);
 
   // 2. ksvc apply → Ready → first answer.
   const readies = [];

@@ -38,6 +38,9 @@ import { startListener } from '../../serve/listener.js';
 import { H2cPods, H2cResponse, sniff, SniffTimeoutMs } from './h2c.js';
 import { enforceHeadersDeadline } from './headers-deadline.js';
 import { answerOnSocket, forwardUpgrade } from './upgrade.js';
+import { HopByHop, listTokens } from './http1-head.js';
+import { forwardedHeaders as forwarded } from './forwarded.js';
+import { Http1Connection, PodConnections, type Http1Gateway, type Http1Target } from './http1-forward.js';
 import { hostsOf, mappedHost, pickRevision, requestHost, type DomainMapping, type HostEntry, type Route } from './hosts.js';
 
 export interface GatewayOptions {
@@ -65,12 +68,9 @@ const RouteType = resourceType('serving.knative.dev/v1', 'Route', 'routes');
 const RevisionType = resourceType('serving.knative.dev/v1', 'Revision', 'revisions');
 const DomainMappingType = resourceType('serving.knative.dev/v1beta1', 'DomainMapping', 'domainmappings');
 
-/** Connection-scoped headers a proxy does not pass on (RFC 9110 §7.6.1). */
-const HopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
-
 /** The headers a proxy passes on: not the hop-by-hop ones, nor HTTP/2's pseudo-headers (`:path`…). */
 export const passed = (headers: IncomingHttpHeaders): IncomingHttpHeaders => {
-  const named = new Set(String(headers.connection ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
+  const named = new Set(listTokens(String(headers.connection ?? '')));
   return Object.fromEntries(Object.entries(headers).filter(([k]) => !HopByHop.has(k) && !named.has(k) && !k.startsWith(':')));
 };
 
@@ -79,16 +79,17 @@ const authority = (headers: IncomingHttpHeaders): string | undefined => headers.
 
 /** The headers a request goes to its pod with: the passed ones, its host, and `X-Forwarded-For`/`-Host`/`-Proto`. */
 const forwardedHeaders = (req: IncomingMessage, originalHost: string): IncomingHttpHeaders => {
-  const remote = req.socket.remoteAddress ?? '';
-  const prior = req.headers['x-forwarded-for'];
+  const h = req.headers;
+  const prior = (v: string | string[] | undefined) => (v === undefined ? undefined : String(v));
   return {
-    ...passed(req.headers),
+    ...passed(h),
     host: originalHost,
-    'x-forwarded-for': prior ? `${String(prior)}, ${remote}` : remote,
-    'x-forwarded-host': String(req.headers['x-forwarded-host'] ?? originalHost),
-    'x-forwarded-proto': String(req.headers['x-forwarded-proto'] ?? 'http'),
+    ...forwarded(req.socket.remoteAddress ?? '', { for: prior(h['x-forwarded-for']) || undefined, host: prior(h['x-forwarded-host']), proto: prior(h['x-forwarded-proto']) }, originalHost),
   };
 };
+
+/** The revision's container port is named `h2c`: its pods are spoken to over HTTP/2 (Knative's rule). */
+const speaksH2c = (rev: Revision | undefined): boolean => rev?.spec?.containers?.[0]?.ports?.[0]?.name === 'h2c';
 
 /** An HTTP/2 request or response (the compatibility API's, which reads as HTTP/1.1's) carries its stream. */
 const overHttp2 = (o: IncomingMessage | ServerResponse): o is (IncomingMessage | ServerResponse) & { stream: { endAfterHeaders: boolean } } => 'stream' in o;
@@ -121,6 +122,8 @@ export class Gateway {
   private readonly sockets = new Set<Socket>();
   private readonly agent = new Agent({ keepAlive: true });
   private readonly h2cPods = new H2cPods();
+  /** What the HTTP/1.1 forwarding path (http1-forward.ts) asks of the gateway. */
+  private readonly forwarding: Http1Gateway;
   url = '';
 
   constructor(private readonly opts: GatewayOptions) {
@@ -142,13 +145,21 @@ export class Gateway {
     this.http1 = createServer((req, res) => this.handle(req, res));
     this.http1.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
     enforceHeadersDeadline(this.http1, opts.headersTimeoutMs ?? SniffTimeoutMs);
+    this.forwarding = {
+      route: (head) => this.fastRoute(head.host),
+      activator: this.activator,
+      coldStarts: this.coldStarts,
+      pods: new PodConnections(),
+      headersTimeoutMs: opts.headersTimeoutMs ?? SniffTimeoutMs,
+      handOver: (socket) => this.http1.emit('connection', socket),
+    };
     // The compatibility API's request and response read as HTTP/1.1's, for what the gateway uses of them.
     this.http2 = createHttp2Server((req, res) => this.handle(req as unknown as IncomingMessage, res as unknown as ServerResponse));
     this.listener = createNetServer((s) => {
       this.sockets.add(s);
       s.once('close', () => this.sockets.delete(s));
       s.on('error', () => s.destroy());
-      sniff(s, (c) => this.http1.emit('connection', c), (c) => this.http2.emit('connection', c));
+      sniff(s, (c) => new Http1Connection(c, this.forwarding), (c) => this.http2.emit('connection', c));
     });
   }
 
@@ -169,6 +180,7 @@ export class Gateway {
       for (const s of this.sockets) s.destroy();
     });
     this.agent.destroy();
+    this.forwarding.pods.close();
     this.prober.stop();
     this.h2cPods.close();
     await Promise.all(this.informers().map((i) => i.stop()));
@@ -229,7 +241,19 @@ export class Gateway {
     const ns = entry.namespace;
     const rev = this.revisions.get(revision, ns);
     const timeoutMs = (rev?.spec?.timeoutSeconds ?? DefaultTimeoutSeconds) * 1000;
-    return { revision, ns, key: `${ns}/${revision}`, timeoutMs, holdMs: Math.min(timeoutMs, MaxHoldMs), h2c: rev?.spec?.containers?.[0]?.ports?.[0]?.name === 'h2c' };
+    return { revision, ns, key: `${ns}/${revision}`, timeoutMs, holdMs: Math.min(timeoutMs, MaxHoldMs), h2c: speaksH2c(rev) };
+  }
+
+  /**
+   * Where a request for `hostHeader` goes on the HTTP/1.1 forwarding path: undefined for a host no
+   * Route answers on (the gateway's own paths, 404) and for a Route with a revision spoken to over
+   * h2c — node:http's path serves those (deciding by the Route, not the revision drawn, keeps the split).
+   */
+  private fastRoute(hostHeader: string): Http1Target | { refused: string } | undefined {
+    const { entry, route } = this.entryOf(hostHeader);
+    if (!entry) return undefined;
+    for (const t of route.status?.traffic ?? []) if (t.revisionName && speaksH2c(this.revisions.get(t.revisionName, entry.namespace))) return undefined;
+    return this.revisionFor(entry, route) ?? { refused: `no ready endpoint for Route ${JSON.stringify(entry.route)}\n` };
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {

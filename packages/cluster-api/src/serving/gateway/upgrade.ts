@@ -11,10 +11,14 @@
 import { request, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
+/** A plain-text answer as HTTP/1.1 bytes; `close`: the connection closes after it. */
+export const plainAnswer = (code: number, text: string, close: boolean): string =>
+  `HTTP/1.1 ${code} ${STATUS_CODES[code] ?? ''}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\n${close ? 'connection: close\r\n' : ''}\r\n${text}`;
+
 /** An answer written on the socket of a request that asked for an upgrade; the connection closes after it. */
 export function answerOnSocket(socket: Duplex, code: number, text: string): void {
   if (socket.destroyed || socket.writableEnded) return;
-  socket.end(`HTTP/1.1 ${code} ${STATUS_CODES[code] ?? ''}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
+  socket.end(plainAnswer(code, text, true));
 }
 
 /** A response head as HTTP/1.1 text, from the header names and values in the order received. */
