@@ -162,7 +162,8 @@ try {
   await sleep(2000);
   // Process mode: the pods are node processes under serve running the bundled runtime.
   const rss = args['container-runtime'] === 'process' ? descendantsRssMiB(server.pid, 'func-runtime.mjs') : [];
-  console.log(`\nidle function pods: ${rss.length}, RSS each ${rss.map((m) => m.toFixed(1)).join(', ')} MiB (median ${median(rss).toFixed(1)} MiB): ${names.length} revisions kept warm cost ${rss.reduce((a, b) => a + b, 0).toFixed(0)} MiB, at zero 0`);
+  if (args['container-runtime'] !== 'process') console.log('\nidle RSS: measured in process mode only (oci pods run under conmon, outside serve\'s process tree)');
+  else console.log(`\nidle function pods: ${rss.length}, RSS each ${rss.map((m) => m.toFixed(1)).join(', ')} MiB (median ${median(rss).toFixed(1)} MiB): ${names.length} revisions kept warm cost ${rss.reduce((a, b) => a + b, 0).toFixed(0)} MiB, at zero 0`);
   const metrics = await (await fetch(new URL('/metrics', gateway))).text();
   const counted = [...metrics.matchAll(/^activator_cold_start_seconds_count\{[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
   console.log(`the gateway counted ${counted} cold starts (activator_cold_start_seconds)`);
