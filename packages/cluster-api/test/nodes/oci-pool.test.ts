@@ -14,6 +14,14 @@ import { nodeKey } from '../../src/node/runtime/oci/runtime.js';
 import { privatePodCidr } from '../../src/node/runtime/oci/pod-cidr.js';
 import { ociMissing, ociOf } from '../support/oci-fixtures.js';
 import { isReady, podUntil, useNodeCluster } from '../support/node-fixtures.js';
+
+/** A port free on the host now (for a hostPort). */
+const freePort = () => new Promise<number>((resolve) => {
+  const s = createServer().listen(0, '127.0.0.1', () => {
+    const { port } = s.address() as { port: number };
+    s.close(() => resolve(port));
+  });
+});
 import { until } from '../../testing/src/poll.js';
 
 const cidr = privatePodCidr(`oci-pool-test-${process.pid}`);
@@ -59,12 +67,7 @@ describe.skipIf(ociMissing)(`an oci node's pool of pod networks${ociMissing ? ` 
 
   it('a pod with a hostPort makes its own network (portmap needs its mappings at ADD), and answers on the host port', async () => {
     const { kube } = current;
-    const hostPort = await new Promise<number>((resolve) => {
-      const s = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = s.address() as { port: number };
-        s.close(() => resolve(port));
-      });
-    });
+    const hostPort = await freePort();
     const pooled = await poolFull();
     await kube.create(Resources.pods, { metadata: { name: 'hp' }, spec: { containers: [{ name: 'fn', image: 'probe:v1', ports: [{ containerPort: 8080, hostPort }] }] } });
     await podUntil(kube, 'hp', 'Ready', isReady, 60_000);
@@ -116,7 +119,8 @@ describe.skipIf(ociMissing)(`an oci node's pool of pod networks${ociMissing ? ` 
       pod: { metadata: { name, namespace: 'default', uid: `uid-${name}` }, spec: { containers: [{ name: 'c', image: 'probe:v1', ports }] } } as never,
     });
     await expect(runtime().runPodSandbox(config('broken', []))).rejects.toThrow();
-    await expect(runtime().runPodSandbox(config('broken-hp', [{ containerPort: 8080, hostPort: 1 }]))).rejects.toThrow();
+    // A port no other test relies on (a DNAT rule left on port 1 would turn other tests' "refused" into a hang).
+    await expect(runtime().runPodSandbox(config('broken-hp', [{ containerPort: 8080, hostPort: await freePort() }]))).rejects.toThrow();
     expect(runtime().listPodSandbox().map((s) => s.metadata.name)).not.toContain('broken');
     // The pooled one it took is released (and the pool refilled); the one it made is released.
     const now = await until('the pool refilled', () => runtime().pooledNetworks.length === 2 && runtime().pooledNetworks.map((e) => e.id));
