@@ -78,7 +78,11 @@ describe('readContainerLog', () => {
     const path = fresh();
     const log = new ContainerLog(path, { maxBytes: 120, maxFiles: 5 });
     log.write('stdout', 'before\n');
-    const reading = read(path, { follow: true }, log);
+    // Written once the reader has the file open (kubectl's request has arrived), as in the kubelet.
+    let opened!: () => void;
+    const started = new Promise<void>((r) => (opened = r));
+    const reading = read(path, { follow: true, started: () => opened() }, log);
+    await started;
     for (let i = 0; i < 6; i++) log.write('stdout', `after ${i} ${'-'.repeat(30)}\n`);
     log.close();
     const text = await reading;
