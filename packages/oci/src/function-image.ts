@@ -26,6 +26,12 @@ export interface RuntimeLayer {
   entries: TarEntry[];
   /** The runtime's CLI, relative to RUNTIME_DIR: started as `node <cli> /func/app`. */
   cli: string;
+  /**
+   * Files for RUNTIME_DIR that only one Node.js can use (V8's code cache of the runtime): a layer of
+   * their own between the runtime and the function, so the runtime layer stays the same bytes on
+   * every Node.js. `node` is the version they are for (the layer's history says it).
+   */
+  codeCache?: { node: string; entries: TarEntry[] };
 }
 
 export interface FunctionImageOptions {
@@ -73,7 +79,9 @@ export async function buildFunctionImage(layout: ImageLayout, options: FunctionI
   const cli = posix.normalize(options.runtime.cli);
   if (cli.startsWith('..') || cli.startsWith('/')) throw new Error(`runtime.cli must be a path inside the runtime layer, got ${JSON.stringify(options.runtime.cli)}`);
   // A /tmp every user may write (sticky, as in any base image): what tools in a container expect (`kubectl cp` extracts there).
-  const runtimeEntries = [{ path: 'tmp', type: 'dir' as const, mode: 0o1777 }, ...options.runtime.entries.map((e) => ({ ...e, path: posix.join(RUNTIME_DIR.slice(1), e.path) }))];
+  const inRuntimeDir = (entries: TarEntry[]) => entries.map((e) => ({ ...e, path: posix.join(RUNTIME_DIR.slice(1), e.path) }));
+  const runtimeEntries = [{ path: 'tmp', type: 'dir' as const, mode: 0o1777 }, ...inRuntimeDir(options.runtime.entries)];
+  const { codeCache } = options.runtime;
   const bundleEntries = await entriesFromDirectory(options.bundleDir, { prefix: BUNDLE_DIR.slice(1) });
   return buildImage(layout, {
     base: options.base,
@@ -82,6 +90,7 @@ export async function buildFunctionImage(layout: ImageLayout, options: FunctionI
     platform: options.platform,
     layers: [
       { entries: runtimeEntries, createdBy: `func-runtime: runtime (${RUNTIME_DIR})` },
+      ...(codeCache ? [{ entries: inRuntimeDir(codeCache.entries), createdBy: `func-runtime: code cache for Node.js ${codeCache.node} (${RUNTIME_DIR})` }] : []),
       { entries: bundleEntries, createdBy: `func-runtime: function ${options.name} (${BUNDLE_DIR})` },
     ],
     config: {

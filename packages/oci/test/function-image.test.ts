@@ -4,7 +4,7 @@
  * skopeo reads, and which, unpacked, runs as a process and answers HTTP.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,6 +77,21 @@ describe('buildFunctionImage', () => {
     expect(again.digest).toBe(hello.digest);
     expect(other.manifest.layers[0]!.digest).toBe(hello.manifest.layers[0]!.digest);
     expect(other.manifest.layers[1]!.digest).not.toBe(hello.manifest.layers[1]!.digest);
+  });
+
+  it('puts files for one Node.js (runtime.codeCache) in a layer of their own between the runtime and the function', async () => {
+    const layout = await ImageLayout.open(join(work, 'code-cache'));
+    const codeCache = { node: 'v0.0.1-test', entries: [{ path: 'cache.bin', type: 'file' as const, mode: 0o644, data: Buffer.from('compiled') }] };
+    const plain = await buildFunctionImage(layout, { bundleDir: await bundle('hello'), runtime, name: 'hello' });
+    const cached = await buildFunctionImage(layout, { bundleDir: join(work, 'bundle-hello'), runtime: { ...runtime, codeCache }, name: 'hello', tag: 'cached' });
+    expect(cached.manifest.layers).toHaveLength(3);
+    expect(cached.manifest.layers[0]!.digest).toBe(plain.manifest.layers[0]!.digest);
+    expect(cached.manifest.layers[2]!.digest).toBe(plain.manifest.layers[1]!.digest);
+    expect(cached.config.history!.map((h) => h.created_by)).toEqual(['func-runtime: runtime (/func/runtime)', 'func-runtime: code cache for Node.js v0.0.1-test (/func/runtime)', 'func-runtime: function hello (/func/app)']);
+    const root = join(work, 'rootfs-code-cache');
+    await unpackImage(layout, 'cached', root);
+    expect(readFileSync(join(root, 'func/runtime/cache.bin'), 'utf8')).toBe('compiled');
+    expect(readFileSync(join(root, 'func/runtime/node_modules/@func/runtime/package.json'), 'utf8')).toContain('"name": "@func/runtime"');
   });
 
   it('unpacks to a directory from which the runtime serves the function as a process', async () => {

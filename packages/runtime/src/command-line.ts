@@ -1,14 +1,14 @@
 /**
  * The func-runtime command line. Each subcommand is a module in commands/; this file wires them to
- * yargs and is the only place that ends the process, so library code can be embedded and tested.
- * The entry points (cli.ts, faas-cli.ts) load it.
+ * yargs. The entry points (cli.ts, faas-cli.ts) load it; a function image's entry
+ * (image/serve-entry.ts) serves a plain run without it and loads it for anything else.
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { parseArgs } from 'node:util';
 import type { CommandModule } from 'yargs';
 import { runCommand, serve } from './commands/run.js';
-import { OPTION_TABLE } from './config.js';
+import { exit, reportStartError } from './command-exit.js';
+import { asksForUsage, plainArgs, type PlainArgs } from './plain-args.js';
 import { devCommand } from './commands/dev.js';
 import { buildCommand } from './commands/build.js';
 import { invokeCommand } from './commands/invoke.js';
@@ -26,18 +26,6 @@ import { completionCommand } from './commands/completion.js';
 import { commandTree, walk, type CommandNode } from './commands/command-tree.js';
 import { closest, didYouMean } from './suggest.js';
 
-function exit(code: number): never {
-  process.exit(code);
-}
-
-/** Known start-up failures carry a complete message; anything else is a bug worth its stack. */
-function reportStartError(err: unknown): void {
-  const e = err as Error;
-  const known = ['LoadError', 'FuncYamlError', 'OptionError', 'StartError', 'CommandError'].includes(e?.name);
-  process.stderr.write(`func-runtime: ${known ? e.message : e?.stack ?? String(err)}\n`);
-  exit(1);
-}
-
 /** Every command; `$0 [path]` (run) is the default. A new command is a module plus one entry here. */
 const commands = [runCommand, devCommand, buildCommand, invokeCommand, eventsCommand, deployCommand, undeployCommand, describeCommand, listCommand, rollbackCommand, trafficCommand, logsCommand].map((make) => make(exit, reportStartError) as CommandModule);
 // Knative func's verbs around func.yaml and Secrets; then `completion`, generated from all the others.
@@ -47,7 +35,9 @@ const commandsTree = (): CommandNode => (tree ??= commandTree(commands));
 commands.push(completionCommand(exit, reportStartError, commandsTree) as CommandModule);
 const SUBCOMMANDS = commands.flatMap((c) => [c.command ?? [], c.aliases ?? []].flat().map((name) => String(name).split(' ')[0]!)).filter((name) => name !== '$0').concat('help');
 
-const version = (): string => (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+// requireLazy: a function image's bundle of this file inlines package.json (runtime-layer.ts).
+const requireLazy = createRequire(import.meta.url);
+const version = (): string => (requireLazy('../package.json') as { version: string }).version;
 
 function usageError(message: string): never {
   process.stderr.write(`func-runtime: ${message.trim().replace(/\s*\n\s*/g, ' ')}\nRun func-runtime --help for usage.\n`);
@@ -80,28 +70,16 @@ async function withYargs(args: string[]): Promise<void> {
     .parseAsync();
 }
 
-/**
- * The plain `func-runtime [path] [--flag value]` a container runs on every cold start is parsed
- * with node:util from the same option table: loading yargs costs more start-up time than the rest
- * of the runtime together. Anything else (a subcommand, --help, a malformed flag) goes to yargs,
- * which owns usage text and error messages.
- */
-function plainRun(args: string[]): { path: string; [flag: string]: unknown } | undefined {
-  if (SUBCOMMANDS.includes(args[0] ?? '') || args.some((a) => /^(-h|--help|--version)$/.test(a))) return undefined;
+/** A plain run (plain-args.ts), unless its first word is a (mistyped) command. */
+function plainRun(args: string[]): PlainArgs | undefined {
+  if (SUBCOMMANDS.includes(args[0] ?? '') || asksForUsage(args)) return undefined;
   const first = args[0];
   // A word that is no path but almost a command is a mistyped command, not a function to serve.
   if (first !== undefined && /^[a-z][a-z-]*$/.test(first) && !existsSync(first)) {
     const meant = closest(first, SUBCOMMANDS);
     if (meant !== undefined) usageError(`unknown command "${first}". Did you mean "${meant}"?`);
   }
-  const options: Record<string, { type: 'string' | 'boolean' }> = {};
-  for (const row of OPTION_TABLE) options[row.flag] = { type: typeof row.default === 'boolean' ? 'boolean' : 'string' };
-  try {
-    const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true });
-    return positionals.length > 1 ? undefined : { ...values, path: positionals[0] ?? '.' };
-  } catch {
-    return undefined;
-  }
+  return plainArgs(args);
 }
 
 /** Runs `func-runtime ARGS…`: serves, or runs a subcommand. */

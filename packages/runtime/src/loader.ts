@@ -124,12 +124,24 @@ export function toFunctionModule(exported: unknown, file = 'the module'): Loaded
   return out;
 }
 
+type Importer = (url: string) => Promise<unknown>;
+let importModule: Importer = (url) => import(url);
+
+/**
+ * Where a function's module is imported from: `import()`, unless this code runs where it has none.
+ * A function image compiles the runtime as a script with V8's code cache (image/loader.ts), and such
+ * a script's own `import()` fails; the image's entry, an ES module, passes its own.
+ */
+export function importFunctionsWith(importer: Importer): void {
+  importModule = importer;
+}
+
 /** Imports the entry and returns its Function object; throws LoadError with the fix. */
 export async function loadFunction(entry: ResolvedEntry): Promise<LoadedFunction> {
   if (/\.m?ts$/.test(entry.file)) enableTypeScript();
   let ns: unknown;
   try {
-    ns = await import(pathToFileURL(entry.file).href);
+    ns = await importModule(pathToFileURL(entry.file).href);
   } catch (err) {
     throw new LoadError(describeImportError(entry.file, err));
   }

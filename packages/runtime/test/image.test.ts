@@ -8,6 +8,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImage, ImageLayout, pushImage, unpackImage } from '@func/oci';
 import { haveRegistry, skopeo, startRegistry, USER, type RunningRegistry } from '../../oci/test/registry-server.js';
@@ -49,10 +50,12 @@ describe('func-runtime build --image (local layout)', () => {
     digest = digestIn(output)!;
   }, 60_000);
 
-  it('is an OCI image skopeo reads: two layers, the function image labels, the runtime as one file', async () => {
+  it('is an OCI image skopeo reads: runtime, code cache and function layers, the function image labels', async () => {
     const info = JSON.parse(await skopeo(['inspect', `oci:${layout}:localhost/deployable:latest`])) as { Digest: string; Labels: Record<string, string>; Layers: string[] };
     expect(info.Digest).toBe(digest);
-    expect(info.Layers).toHaveLength(2);
+    expect(info.Layers).toHaveLength(3);
+    const { history } = JSON.parse(await skopeo(['inspect', '--config', `oci:${layout}:localhost/deployable:latest`])) as { history: { created_by: string }[] };
+    expect(history.map((h) => h.created_by)).toEqual(['func-runtime: runtime (/func/runtime)', `func-runtime: code cache for Node.js ${process.version} (/func/runtime)`, 'func-runtime: function deployable (/func/app)']);
     expect(info.Labels).toMatchObject({ 'dev.func.image': 'function', 'function.knative.dev/name': 'deployable', 'function.knative.dev/runtime': 'typescript', 'dev.func.runtime.cli': '/func/runtime/func-runtime.mjs' });
     const config = JSON.parse(await skopeo(['inspect', '--config', `oci:${layout}:localhost/deployable:latest`])) as { config: { Entrypoint: string[]; Cmd: string[] } };
     expect(config.config.Entrypoint).toEqual(['node', '/func/runtime/func-runtime.mjs']);
@@ -61,16 +64,17 @@ describe('func-runtime build --image (local layout)', () => {
     expect(await (await ImageLayout.open(layout)).tags()).toEqual(['localhost/deployable:latest', `localhost/deployable@${digest}`]);
   });
 
-  it('is reproducible: another copy of the source, another layout, func.yaml\'s deploy bookkeeping → the same digest', async () => {
+  it('is reproducible: another copy of the source, another layout, another runtime cache, func.yaml\'s deploy bookkeeping → the same digest', async () => {
     const other = project();
     const yaml = join(other, 'func.yaml');
     writeFileSync(yaml, `${readFileSync(yaml, 'utf8')}  namespace: shop\nimage: localhost/deployable:latest\nimageDigest: sha256:${'e'.repeat(64)}\n`);
-    const { code, output } = await cli(['build', '--image', 'localhost/deployable:latest', '--images', join(work, 'layout-b')], other);
+    // A cache of its own: the runtime is bundled and its code cache made again, to the same bytes.
+    const { code, output } = await cli(['build', '--image', 'localhost/deployable:latest', '--images', join(work, 'layout-b')], other, { XDG_CACHE_HOME: join(work, 'cache-b') });
     expect(code, output).toBe(0);
     expect(digestIn(output)).toBe(digest);
   });
 
-  it('an edit changes the function layer only: the runtime layer is shared', async () => {
+  it('an edit changes the function layer only: the runtime and code cache layers are shared', async () => {
     const edited = project();
     writeFileSync(join(edited, 'src/greeting.ts'), readFileSync(join(edited, 'src/greeting.ts'), 'utf8').replace("'v1'", "'v2'"));
     const { code, output } = await cli(['build', '--image', 'localhost/deployable:latest', '--images', layout], edited);
@@ -78,8 +82,8 @@ describe('func-runtime build --image (local layout)', () => {
     expect(digestIn(output)).not.toBe(digest);
     const before = JSON.parse(await skopeo(['inspect', `oci:${layout}:localhost/deployable@${digest}`])) as { Layers: string[] };
     const after = JSON.parse(await skopeo(['inspect', `oci:${layout}:localhost/deployable:latest`])) as { Layers: string[] };
-    expect(after.Layers[0]).toBe(before.Layers[0]);
-    expect(after.Layers[1]).not.toBe(before.Layers[1]);
+    expect(after.Layers.slice(0, 2)).toEqual(before.Layers.slice(0, 2));
+    expect(after.Layers[2]).not.toBe(before.Layers[2]);
   });
 
   it('unpacked, it serves as the node agent runs it: HTTP, a CloudEvent, metrics, request logs', async () => {
@@ -101,6 +105,31 @@ describe('func-runtime build --image (local layout)', () => {
     expect(await (await fetch(`${base}/metrics`)).text()).toContain('faas_invocations');
     await until('a request log line', () => (/"msg":"request completed"/.test(logs) ? true : undefined));
     child.kill('SIGTERM');
+  });
+
+  it('unpacked, its runtime starts from the code cache, which this Node.js accepts; other invocations reach the whole command line', async () => {
+    const root = join(work, 'rootfs');
+    const runtimeDir = join(root, 'func/runtime');
+    const { execFile } = await import('node:child_process');
+    const node = (args: string[]) => new Promise<{ code: number; out: string }>((resolve) => {
+      execFile(process.execPath, args, { cwd: tmpdir(), env: { PATH: process.env.PATH } }, (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, out: stdout + stderr }));
+    });
+    // As the image's entry does it, in a Node.js with no flags (a pod's): V8 takes the cache.
+    const loader = pathToFileURL(join(import.meta.dirname, '../dist/image/loader.js')).href;
+    const loaded = await node(['--input-type=module', '-e', `import { loadServeEntry } from ${JSON.stringify(loader)}; console.log(JSON.stringify({ rejected: loadServeEntry(${JSON.stringify(runtimeDir)}).cacheRejected }))`]);
+    expect(JSON.parse(loaded.out)).toEqual({ rejected: false });
+    // A flag V8 hashes makes it refuse the cache: then the script compiles from source and still serves.
+    const flagged = await node(['--stack-size=900', '--input-type=module', '-e', `import { loadServeEntry } from ${JSON.stringify(loader)}; console.log(JSON.stringify({ rejected: loadServeEntry(${JSON.stringify(runtimeDir)}).cacheRejected }))`]);
+    expect(JSON.parse(flagged.out)).toEqual({ rejected: true });
+    const entry = join(runtimeDir, 'func-runtime.mjs');
+    const help = await node([entry, '--help']);
+    expect(help.code).toBe(0);
+    expect(help.out).toMatch(/^func-runtime \[path\]\n/);
+    expect(await node([entry, '--version'])).toEqual({ code: 0, out: `${JSON.parse(readFileSync(join(import.meta.dirname, '../package.json'), 'utf8')).version}\n` });
+    expect(await node([entry, 'biuld'])).toEqual({ code: 2, out: 'func-runtime: unknown command "biuld". Did you mean "build"?\nRun func-runtime --help for usage.\n' });
+    const missing = await node([entry, join(root, 'no-such-dir')]);
+    expect(missing.code).toBe(1);
+    expect(missing.out).toMatch(/^func-runtime: No function at .*no-such-dir: the path does not exist\./);
   });
 
   it('refuses a source that does not build, a func.yaml the schema refuses, and no func.yaml, each in one line', async () => {
@@ -153,8 +182,10 @@ describe.skipIf(!haveRegistry)('func-runtime build --image --push (a real docker
     expect(info.Layers).toHaveLength(3);
     expect(info.Layers[0]).toBe(base.manifest.layers[0]!.digest);
     expect(info.Env).toEqual(expect.arrayContaining(['PATH=/usr/local/bin:/usr/bin', 'NODE_VERSION=22', 'NODE_ENV=production', 'PORT=8080']));
-    const config = JSON.parse(await skopeo(['inspect', '--tls-verify=false', '--config', `docker://${ref}`])) as { config: { Cmd: string[] } };
+    const config = JSON.parse(await skopeo(['inspect', '--tls-verify=false', '--config', `docker://${ref}`])) as { config: { Cmd: string[] }; history: { created_by?: string }[] };
     expect(config.config.Cmd).toEqual(['/func/app']);
+    // The base's Node.js is not this one: no code cache layer (its V8 would refuse it).
+    expect(config.history.map((h) => h.created_by).filter((c) => c?.startsWith('func-runtime:'))).toEqual(['func-runtime: runtime (/func/runtime)', 'func-runtime: function deployable (/func/app)']);
   });
 
   it('registry auth: none or a wrong password is one message that says how to log in, with no secret; the right one pushes', async () => {

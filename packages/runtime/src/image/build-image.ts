@@ -121,8 +121,10 @@ export async function buildFunctionImageFromSource(request: ImageBuildRequest, p
     });
     clock.lap('pullBase');
   }
+  // A base image brings its own Node.js, whose V8 would refuse a code cache made by this one.
+  const runtimeFiles = request.base ? { ...runtime, codeCache: undefined } : runtime;
   const image = await progress.run('writing the image', oci.buildFunctionImage(layout, {
-    bundleDir, runtime, name: project.name, language: project.doc.runtime, base: request.base, tag: request.ref,
+    bundleDir, runtime: runtimeFiles, name: project.name, language: project.doc.runtime, base: request.base, tag: request.ref,
     env: runtime.compat ? [`FUNC_COMPAT=${runtime.compat}`] : undefined,
   }));
   const pinned = pinnedReference(request.ref, image.digest);

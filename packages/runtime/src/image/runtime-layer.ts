@@ -1,9 +1,19 @@
 /**
- * The image's runtime layer: func-runtime itself as one ES module, every package it needs to serve
- * inlined (pino, the cloudevents SDK, prom-client, yaml…), as esbuild bundles a function. Measured
- * against the alternative, the package's npm closure without esbuild (bench/deploy/README.md): one
- * 1 MB file instead of ~3,800 files and 3.4 MiB gzip'd, so the layer is read and hashed in a few
- * milliseconds, a node unpacks one file, and Node resolves one module at every cold start.
+ * The image's runtime layer: func-runtime bundled, every package it needs inlined (pino, the
+ * cloudevents SDK, prom-client, yaml…), as esbuild bundles a function. Measured against the
+ * alternative, the package's npm closure without esbuild (bench/deploy/README.md): three files
+ * instead of ~3,800 and 3.4 MiB gzip'd, so the layer is read and hashed in a few milliseconds and a
+ * node unpacks three files. The files (loader.ts says how they start):
+ *
+ * - func-runtime.mjs, the entry (image/entry.ts): a few lines;
+ * - func-runtime-serve.cjs, what a cold start runs (image/serve-entry.ts): serving, ~600 KB;
+ * - func-runtime-cli.mjs, the whole command line (cli.ts), for anything but serving.
+ *
+ * Beside the layer, V8's code cache of func-runtime-serve.cjs for the Node.js that builds (which is
+ * the one a node runs the image with: node-binary.ts in cluster-api), a layer of its own so that the
+ * runtime layer stays the same bytes on every Node.js. It is made by compiling the bundle without
+ * running it, with V8's random seed fixed (`--random-seed`, which V8 leaves out of the flags a cache
+ * must match): the same bundle and Node.js give the same bytes, so images stay reproducible.
  *
  * Left out: what only building and developing need (esbuild, chokidar, pino-pretty) and what only
  * `build --image` / `deploy` need (@func/oci, @func/kube-client); the image serves, nothing more.
@@ -11,18 +21,20 @@
  * The bundle is made once per installed runtime and cached with the size and mtime of every input
  * esbuild read, as make would: a cache hit costs one stat per input (a few hundred).
  */
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { Plugin } from 'esbuild';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { BuildOptions, Plugin } from 'esbuild';
 import type { RuntimeLayer, TarEntry } from '@func/oci';
 import { NODE_ESM_BUNDLE } from '../dev/build-bundle.js';
+import { CLI_FILE, CODE_CACHE_FILE, SERVE_FILE } from './loader.js';
 
-/** The runtime's file in the layer (under /func/runtime/). */
+/** The runtime's entry in the layer (under /func/runtime/). */
 export const RUNTIME_FILE = 'func-runtime.mjs';
-const CACHE_FORMAT = 1;
+const CACHE_FORMAT = 2;
 const LEFT_OUT = ['esbuild', 'chokidar', 'pino-pretty', '@func/oci', '@func/kube-client'];
 
 /** This package's root: dist/image/runtime-layer.js is two levels below it. */
@@ -33,6 +45,8 @@ interface CacheEntry {
   /** [path, size, mtimeMs] of every file esbuild read. */
   inputs: [string, number, number][];
   outputs: { path: string; text: string }[];
+  /** V8's code cache of the serve bundle, for the V8 that made it. */
+  codeCache?: { v8: string; arch: string; base64: string };
 }
 
 /** Where built runtime layers are kept: $XDG_CACHE_HOME/func-runtime, else ~/.cache/func-runtime. */
@@ -67,28 +81,51 @@ function fresh(entry: CacheEntry | undefined): entry is CacheEntry {
   });
 }
 
+/** The serve bundle as a CommonJS script (loader.ts compiles it with vm.Script): import.meta is the file's own. */
+const CJS_SCRIPT: BuildOptions = {
+  ...NODE_ESM_BUNDLE,
+  format: 'cjs',
+  banner: { js: `"use strict";const __funcImportMetaUrl=require("node:url").pathToFileURL(__filename).href;` },
+  define: { 'import.meta.url': '__funcImportMetaUrl', 'import.meta.dirname': '__dirname', 'import.meta.filename': '__filename' },
+};
+
 async function bundleRuntime(): Promise<CacheEntry> {
   const esbuild = await import('esbuild');
-  const result = await esbuild.build({
-    ...NODE_ESM_BUNDLE,
-    absWorkingDir: packageRoot,
-    entryPoints: [join(packageRoot, 'dist', 'cli.js')],
-    outfile: join(packageRoot, '.image', RUNTIME_FILE),
-    write: false,
-    metafile: true,
-    legalComments: 'linked',
-    external: LEFT_OUT,
-    plugins: [lazyRequires()],
-  });
+  const common: BuildOptions = { absWorkingDir: packageRoot, write: false, metafile: true, legalComments: 'linked', external: LEFT_OUT, plugins: [lazyRequires()] };
+  const dist = (file: string) => join(packageRoot, 'dist', file);
+  const out = (file: string) => join(packageRoot, '.image', file);
+  const results = await Promise.all([
+    esbuild.build({ ...NODE_ESM_BUNDLE, ...common, entryPoints: [dist('image/entry.js')], outfile: out(RUNTIME_FILE), legalComments: 'none' }),
+    esbuild.build({ ...CJS_SCRIPT, ...common, entryPoints: [dist('image/serve-entry.js')], outfile: out(SERVE_FILE) }),
+    esbuild.build({ ...NODE_ESM_BUNDLE, ...common, entryPoints: [dist('cli.js')], outfile: out(CLI_FILE) }),
+  ]);
   // A left-out package imported statically would be hoisted to the bundle's top and fail every start.
-  const hoisted = Object.values(result.metafile.outputs).flatMap((o) => o.imports).filter((i) => i.external && i.kind === 'import-statement' && LEFT_OUT.some((p) => i.path === p || i.path.startsWith(`${p}/`)));
+  const hoisted = results.flatMap((r) => Object.values(r.metafile!.outputs).flatMap((o) => o.imports)).filter((i) => i.external && i.kind === 'import-statement' && LEFT_OUT.some((p) => i.path === p || i.path.startsWith(`${p}/`)));
   if (hoisted.length) throw new Error(`The runtime bundle imports ${hoisted.map((i) => i.path).join(', ')} at its top level; import ${hoisted.length === 1 ? 'it' : 'them'} lazily (await import) so that serving never loads ${hoisted.length === 1 ? 'it' : 'them'}.`);
-  const inputs = Object.keys(result.metafile.inputs).map((rel): [string, number, number] => {
+  const inputs = [...new Set(results.flatMap((r) => Object.keys(r.metafile!.inputs)))].map((rel): [string, number, number] => {
     const path = join(packageRoot, rel);
     const s = statSync(path);
     return [path, s.size, s.mtimeMs];
   });
-  return { format: CACHE_FORMAT, inputs, outputs: result.outputFiles.map((f) => ({ path: basename(f.path), text: f.text })) };
+  return { format: CACHE_FORMAT, inputs, outputs: results.flatMap((r) => r.outputFiles!.map((f) => ({ path: basename(f.path), text: f.text }))) };
+}
+
+/**
+ * V8's code cache of the serve bundle, made by a Node.js of the building one's binary with no flags
+ * but `--random-seed` (a flag changes what V8 accepts; the seed makes the bytes the same each time).
+ */
+async function codeCache(serveSource: string): Promise<Buffer> {
+  const loader = pathToFileURL(join(packageRoot, 'dist', 'image', 'loader.js')).href;
+  const script = `import { codeCacheOf } from ${JSON.stringify(loader)}; import { readFileSync } from 'node:fs'; process.stdout.write(codeCacheOf(readFileSync(0, 'utf8')));`;
+  const child = spawn(process.execPath, ['--random-seed=1', '--input-type=module', '-e', script], { env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const chunks: Buffer[] = [];
+  let stderr = '';
+  child.stdout.on('data', (b: Buffer) => chunks.push(b));
+  child.stderr.on('data', (b: Buffer) => (stderr += b));
+  child.stdin.end(serveSource);
+  const code = await new Promise<number | null>((resolve, reject) => child.once('error', reject).once('close', resolve));
+  if (code !== 0) throw new Error(`Cannot make the runtime's code cache (node exited ${code}): ${stderr.trim().split('\n').at(-1) ?? ''}`);
+  return Buffer.concat(chunks);
 }
 
 function readCache(file: string): CacheEntry | undefined {
@@ -112,6 +149,8 @@ function writeCache(file: string, entry: CacheEntry): void {
 }
 
 export interface BuiltRuntimeLayer extends RuntimeLayer {
+  /** The code cache layer's file and the Node.js it is for (see the top of this file). */
+  codeCache: NonNullable<RuntimeLayer['codeCache']>;
   /** Whether the bundle came from the cache. */
   cached: boolean;
   /**
@@ -123,12 +162,17 @@ export interface BuiltRuntimeLayer extends RuntimeLayer {
 
 export async function runtimeLayer(cache = cacheDir()): Promise<BuiltRuntimeLayer> {
   const file = join(cache, `runtime-${createHash('sha256').update(packageRoot).digest('hex').slice(0, 16)}.json`);
-  let entry = readCache(file);
+  const entry = readCache(file);
   const cached = fresh(entry);
-  if (!cached) {
-    entry = await bundleRuntime();
-    writeCache(file, entry);
+  const made = cached ? entry! : await bundleRuntime();
+  let changed = !cached;
+  if (made.codeCache?.v8 !== process.versions.v8 || made.codeCache.arch !== process.arch) {
+    const serve = made.outputs.find((o) => o.path === SERVE_FILE)!;
+    made.codeCache = { v8: process.versions.v8, arch: process.arch, base64: (await codeCache(serve.text)).toString('base64') };
+    changed = true;
   }
-  const entries: TarEntry[] = entry!.outputs.map((o) => ({ path: o.path, type: 'file', mode: 0o644, data: Buffer.from(o.text) }));
-  return { entries, cli: RUNTIME_FILE, cached, ...(basename(packageRoot) === 'faas-js-runtime' ? { compat: 'faas-js-runtime' as const } : {}) };
+  if (changed) writeCache(file, made);
+  const entries: TarEntry[] = made.outputs.map((o) => ({ path: o.path, type: 'file', mode: 0o644, data: Buffer.from(o.text) }));
+  const codeCacheLayer = { node: process.version, entries: [{ path: CODE_CACHE_FILE, type: 'file' as const, mode: 0o644, data: Buffer.from(made.codeCache.base64, 'base64') }] };
+  return { entries, cli: RUNTIME_FILE, codeCache: codeCacheLayer, cached, ...(basename(packageRoot) === 'faas-js-runtime' ? { compat: 'faas-js-runtime' as const } : {}) };
 }
