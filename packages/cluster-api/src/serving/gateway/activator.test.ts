@@ -19,6 +19,27 @@ describe('Activator', () => {
     expect(got.every((g) => typeof g !== 'string' && !g.cold)).toBe(true);
   });
 
+  it('pods equally loaded take turns: one request after another visits every pod', async () => {
+    const { a, never } = setup();
+    a.setPods('ns/r', [{ ip: '10.0.0.1', port: 8080 }, { ip: '10.0.0.2', port: 8080 }, { ip: '10.0.0.3', port: 8080 }], 0);
+    const ips: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const got = await a.acquire('ns/r', 1000, never);
+      if (typeof got === 'string') throw new Error(got);
+      ips.push(got.pod.ip);
+      a.release('ns/r', got.pod);
+    }
+    expect(ips).toEqual(['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.1', '10.0.0.2', '10.0.0.3']);
+    // The fewest in flight still comes before the turn: with .2 busy, .1 and .3 take the next two.
+    const busy = await a.acquire('ns/r', 1000, never);
+    expect(typeof busy === 'string' ? busy : busy.pod.ip).toBe('10.0.0.1');
+    if (typeof busy !== 'string') a.release('ns/r', busy.pod);
+    const held = await a.acquire('ns/r', 1000, never);
+    expect(typeof held === 'string' ? held : held.pod.ip).toBe('10.0.0.2');
+    const next = await Promise.all([a.acquire('ns/r', 1000, never), a.acquire('ns/r', 1000, never)]);
+    expect(next.map((g) => (typeof g === 'string' ? g : g.pod.ip))).toEqual(['10.0.0.3', '10.0.0.1']);
+  });
+
   it('holds a request for a revision at zero, reports it (the poke), and sends it out when a pod is ready: a cold one', async () => {
     const { a, never, at } = setup();
     let poked = 0;

@@ -47,6 +47,9 @@ interface Waiter {
 
 class RevisionState {
   pods = new Map<string, PodSlot>();
+  /** The pods in a fixed order, and where the next look starts: pods equally loaded take turns. */
+  order: PodSlot[] = [];
+  private next = 0;
   capacity = Infinity;
   readonly waiters: Waiter[] = [];
   readonly total: TimeAverage;
@@ -58,11 +61,22 @@ class RevisionState {
     this.held = new TimeAverage(now);
   }
 
-  /** The ready pod with the fewest in flight that has room. */
+  /**
+   * The ready pod with the fewest in flight that has room; among equals, the first after the one
+   * picked last (round robin), so one request after another, or a retry after a pod failed, goes to
+   * another pod rather than always to the first.
+   */
   pick(): PodSlot | undefined {
-    let best: PodSlot | undefined;
-    for (const p of this.pods.values()) if (p.inflight < this.capacity && (!best || p.inflight < best.inflight)) best = p;
-    return best;
+    const n = this.order.length;
+    let best = -1;
+    for (let k = 0; k < n; k++) {
+      const i = (this.next + k) % n;
+      const p = this.order[i]!;
+      if (p.inflight < this.capacity && (best < 0 || p.inflight < this.order[best]!.inflight)) best = i;
+    }
+    if (best < 0) return undefined;
+    this.next = (best + 1) % n;
+    return this.order[best];
   }
 }
 
@@ -98,6 +112,7 @@ export class Activator {
       next.set(id, s.pods.get(id) ?? { ip: a.ip, port: a.port, inflight: 0 });
     }
     s.pods = next;
+    s.order = [...next.values()];
     this.drain(s);
   }
 
