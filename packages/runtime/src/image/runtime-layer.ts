@@ -113,19 +113,18 @@ async function bundleRuntime(): Promise<CacheEntry> {
 /**
  * V8's code cache of the serve bundle, made by a Node.js of the building one's binary with no flags
  * but `--random-seed` (a flag changes what V8 accepts; the seed makes the bytes the same each time).
+ * Undefined when it cannot be made: the image then starts as it would without it, only slower.
  */
-async function codeCache(serveSource: string): Promise<Buffer> {
+async function codeCache(serveSource: string): Promise<Buffer | undefined> {
   const loader = pathToFileURL(join(packageRoot, 'dist', 'image', 'loader.js')).href;
   const script = `import { codeCacheOf } from ${JSON.stringify(loader)}; import { readFileSync } from 'node:fs'; process.stdout.write(codeCacheOf(readFileSync(0, 'utf8')));`;
-  const child = spawn(process.execPath, ['--random-seed=1', '--input-type=module', '-e', script], { env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--random-seed=1', '--input-type=module', '-e', script], { env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['pipe', 'pipe', 'ignore'] });
   const chunks: Buffer[] = [];
-  let stderr = '';
   child.stdout.on('data', (b: Buffer) => chunks.push(b));
-  child.stderr.on('data', (b: Buffer) => (stderr += b));
   child.stdin.end(serveSource);
-  const code = await new Promise<number | null>((resolve, reject) => child.once('error', reject).once('close', resolve));
-  if (code !== 0) throw new Error(`Cannot make the runtime's code cache (node exited ${code}): ${stderr.trim().split('\n').at(-1) ?? ''}`);
-  return Buffer.concat(chunks);
+  child.stdin.on('error', () => undefined);
+  const code = await new Promise<number | null>((resolve) => child.once('error', () => resolve(null)).once('close', resolve));
+  return code === 0 && chunks.length > 0 ? Buffer.concat(chunks) : undefined;
 }
 
 function readCache(file: string): CacheEntry | undefined {
@@ -149,8 +148,8 @@ function writeCache(file: string, entry: CacheEntry): void {
 }
 
 export interface BuiltRuntimeLayer extends RuntimeLayer {
-  /** The code cache layer's file and the Node.js it is for (see the top of this file). */
-  codeCache: NonNullable<RuntimeLayer['codeCache']>;
+  /** The code cache layer's file and the Node.js it is for (see the top of this file); absent when it could not be made. */
+  codeCache?: NonNullable<RuntimeLayer['codeCache']>;
   /** Whether the bundle came from the cache. */
   cached: boolean;
   /**
@@ -168,11 +167,12 @@ export async function runtimeLayer(cache = cacheDir()): Promise<BuiltRuntimeLaye
   let changed = !cached;
   if (made.codeCache?.v8 !== process.versions.v8 || made.codeCache.arch !== process.arch) {
     const serve = made.outputs.find((o) => o.path === SERVE_FILE)!;
-    made.codeCache = { v8: process.versions.v8, arch: process.arch, base64: (await codeCache(serve.text)).toString('base64') };
-    changed = true;
+    const data = await codeCache(serve.text);
+    made.codeCache = data && { v8: process.versions.v8, arch: process.arch, base64: data.toString('base64') };
+    changed = !!data || changed;
   }
   if (changed) writeCache(file, made);
   const entries: TarEntry[] = made.outputs.map((o) => ({ path: o.path, type: 'file', mode: 0o644, data: Buffer.from(o.text) }));
-  const codeCacheLayer = { node: process.version, entries: [{ path: CODE_CACHE_FILE, type: 'file' as const, mode: 0o644, data: Buffer.from(made.codeCache.base64, 'base64') }] };
-  return { entries, cli: RUNTIME_FILE, codeCache: codeCacheLayer, cached, ...(basename(packageRoot) === 'faas-js-runtime' ? { compat: 'faas-js-runtime' as const } : {}) };
+  const codeCacheLayer = made.codeCache && { node: process.version, entries: [{ path: CODE_CACHE_FILE, type: 'file' as const, mode: 0o644, data: Buffer.from(made.codeCache.base64, 'base64') }] };
+  return { entries, cli: RUNTIME_FILE, ...(codeCacheLayer ? { codeCache: codeCacheLayer } : {}), cached, ...(basename(packageRoot) === 'faas-js-runtime' ? { compat: 'faas-js-runtime' as const } : {}) };
 }
