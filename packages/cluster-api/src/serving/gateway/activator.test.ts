@@ -40,6 +40,18 @@ describe('Activator', () => {
     expect(next.map((g) => (typeof g === 'string' ? g : g.pod.ip))).toEqual(['10.0.0.3', '10.0.0.1']);
   });
 
+  it('a revision forgotten while a request waits sends it to none of its old pods', async () => {
+    const { a, never } = setup();
+    a.setPods('ns/r', [{ ip: '10.0.0.1', port: 8080 }], 1);
+    const first = await a.acquire('ns/r', 1000, never);
+    if (typeof first === 'string') throw new Error(first);
+    const waiting = a.acquire('ns/r', 50, never);
+    a.forget('ns/r');
+    expect(a.readyPods('ns/r')).toBe(0);
+    a.release('ns/r', first.pod);
+    expect(await waiting).toBe('timeout');
+  });
+
   it('holds a request for a revision at zero, reports it (the poke), and sends it out when a pod is ready: a cold one', async () => {
     const { a, never, at } = setup();
     let poked = 0;

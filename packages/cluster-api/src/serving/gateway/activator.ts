@@ -46,9 +46,8 @@ interface Waiter {
 }
 
 class RevisionState {
-  pods = new Map<string, PodSlot>();
-  /** The pods in a fixed order, and where the next look starts: pods equally loaded take turns. */
-  order: PodSlot[] = [];
+  /** The ready pods in a fixed order, and where the next look starts: pods equally loaded take turns. */
+  pods: PodSlot[] = [];
   private next = 0;
   capacity = Infinity;
   readonly waiters: Waiter[] = [];
@@ -67,16 +66,16 @@ class RevisionState {
    * another pod rather than always to the first.
    */
   pick(): PodSlot | undefined {
-    const n = this.order.length;
+    const n = this.pods.length;
     let best = -1;
     for (let k = 0; k < n; k++) {
       const i = (this.next + k) % n;
-      const p = this.order[i]!;
-      if (p.inflight < this.capacity && (best < 0 || p.inflight < this.order[best]!.inflight)) best = i;
+      const p = this.pods[i]!;
+      if (p.inflight < this.capacity && (best < 0 || p.inflight < this.pods[best]!.inflight)) best = i;
     }
     if (best < 0) return undefined;
     this.next = (best + 1) % n;
-    return this.order[best];
+    return this.pods[best];
   }
 }
 
@@ -106,18 +105,18 @@ export class Activator {
   setPods(key: string, addresses: { ip: string; port: number }[], containerConcurrency: number): void {
     const s = this.state(key);
     s.capacity = containerConcurrency > 0 ? containerConcurrency : Infinity;
+    const had = new Map(s.pods.map((p) => [`${p.ip}:${p.port}`, p]));
     const next = new Map<string, PodSlot>();
     for (const a of addresses) {
       const id = `${a.ip}:${a.port}`;
-      next.set(id, s.pods.get(id) ?? { ip: a.ip, port: a.port, inflight: 0 });
+      next.set(id, had.get(id) ?? { ip: a.ip, port: a.port, inflight: 0 });
     }
-    s.pods = next;
-    s.order = [...next.values()];
+    s.pods = [...next.values()];
     this.drain(s);
   }
 
   readyPods(key: string): number {
-    return this.states.get(key)?.pods.size ?? 0;
+    return this.states.get(key)?.pods.length ?? 0;
   }
 
   /** Requests held for a revision now. */
@@ -135,7 +134,7 @@ export class Activator {
     const now = this.now();
     s.arrivals++;
     s.total.add(1, now);
-    const cold = s.pods.size === 0;
+    const cold = s.pods.length === 0;
     const pod = s.waiters.length === 0 ? s.pick() : undefined;
     if (pod) {
       pod.inflight++;
@@ -210,7 +209,7 @@ export class Activator {
       const at = key.indexOf('/');
       revisions.push({
         namespace: key.slice(0, at), revision: key.slice(at + 1), concurrency: total.average, held: held.average,
-        rps: total.ms > 0 ? (s.arrivals * 1000) / total.ms : 0, waiting: s.waiters.length, readyPods: s.pods.size,
+        rps: total.ms > 0 ? (s.arrivals * 1000) / total.ms : 0, waiting: s.waiters.length, readyPods: s.pods.length,
       });
       s.arrivals = 0;
     }
@@ -224,6 +223,6 @@ export class Activator {
   forget(key: string): void {
     const s = this.states.get(key);
     if (s && s.waiters.length === 0 && s.total.value === 0) this.states.delete(key);
-    else s?.pods.clear();
+    else if (s) s.pods = [];
   }
 }
