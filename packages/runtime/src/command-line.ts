@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import type { CommandModule } from 'yargs';
 import { runCommand, serve } from './commands/run.js';
 import { exit, reportStartError } from './command-exit.js';
-import { asksForUsage, plainArgs, type PlainArgs } from './plain-args.js';
+import { asksForUsage, looksLikeCommand, plainArgs, type PlainArgs } from './plain-args.js';
 import { devCommand } from './commands/dev.js';
 import { buildCommand } from './commands/build.js';
 import { invokeCommand } from './commands/invoke.js';
@@ -75,7 +75,7 @@ function plainRun(args: string[]): PlainArgs | undefined {
   if (SUBCOMMANDS.includes(args[0] ?? '') || asksForUsage(args)) return undefined;
   const first = args[0];
   // A word that is no path but almost a command is a mistyped command, not a function to serve.
-  if (first !== undefined && /^[a-z][a-z-]*$/.test(first) && !existsSync(first)) {
+  if (first !== undefined && looksLikeCommand(first) && !existsSync(first)) {
     const meant = closest(first, SUBCOMMANDS);
     if (meant !== undefined) usageError(`unknown command "${first}". Did you mean "${meant}"?`);
   }

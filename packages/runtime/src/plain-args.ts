@@ -12,6 +12,9 @@ export interface PlainArgs {
   [flag: string]: unknown;
 }
 
+/** A bare lowercase word (`biuld`, `deploy`): maybe a command, unless a path of that name exists. */
+export const looksLikeCommand = (word: string): boolean => /^[a-z][a-z-]*$/.test(word);
+
 /** --help, -h or --version anywhere: yargs answers those. */
 export const asksForUsage = (args: string[]): boolean => args.some((a) => /^(-h|--help|--version)$/.test(a));
 

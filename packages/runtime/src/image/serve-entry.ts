@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { exit, reportStartError } from '../command-exit.js';
 import { serve } from '../commands/run.js';
 import { importFunctionsWith } from '../loader.js';
-import { plainArgs } from '../plain-args.js';
+import { looksLikeCommand, plainArgs } from '../plain-args.js';
 
 /**
  * Serves `args` when they are a plain run of a path that exists, resolving once listening; false
@@ -20,7 +20,7 @@ import { plainArgs } from '../plain-args.js';
 export async function main(args: string[], importModule: (url: string) => Promise<unknown>): Promise<boolean> {
   const plain = plainArgs(args);
   // A bare word may be a (mistyped) command: the command line knows them all, this file does not.
-  if (!plain || /^[a-z][a-z-]*$/.test(plain.path) || !existsSync(plain.path)) return false;
+  if (!plain || looksLikeCommand(plain.path) || !existsSync(plain.path)) return false;
   importFunctionsWith(importModule);
   await serve(plain, exit).catch(reportStartError);
   return true;
