@@ -5,7 +5,7 @@
  * `docker-registry` (skopeo inspects what arrived), onto a base image pulled from it, and refused
  * with one message when the registry wants credentials it did not get.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -107,7 +107,7 @@ describe('func-runtime build --image (local layout)', () => {
     child.kill('SIGTERM');
   });
 
-  it('unpacked, its runtime starts from the code cache, which this Node.js accepts; other invocations reach the whole command line', async () => {
+  it('unpacked, its runtime starts from the code cache, which this Node.js accepts (a damaged one it refuses, and serves anyway); other invocations reach the whole command line', async () => {
     const root = join(work, 'rootfs');
     const runtimeDir = join(root, 'func/runtime');
     const { execFile } = await import('node:child_process');
@@ -130,6 +130,19 @@ describe('func-runtime build --image (local layout)', () => {
     const missing = await node([entry, join(root, 'no-such-dir')]);
     expect(missing.code).toBe(1);
     expect(missing.out).toMatch(/^func-runtime: No function at .*no-such-dir: the path does not exist\./);
+    // A damaged cache is refused by V8, and the runtime compiles from source and serves as before.
+    const damaged = join(work, 'runtime-damaged-cache');
+    cpSync(runtimeDir, damaged, { recursive: true });
+    writeFileSync(join(damaged, 'func-runtime-serve.cjs.v8cache'), Buffer.alloc(4096, 0x5a));
+    const refused = await node(['--input-type=module', '-e', `import { loadServeEntry } from ${JSON.stringify(loader)}; console.log(JSON.stringify({ rejected: loadServeEntry(${JSON.stringify(damaged)}).cacheRejected }))`]);
+    expect(JSON.parse(refused.out)).toEqual({ rejected: true });
+    const port = await freePort();
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, [join(damaged, 'func-runtime.mjs'), join(root, 'func/app')], { cwd: tmpdir(), env: { PATH: process.env.PATH, PORT: String(port), FUNC_HOST: '127.0.0.1' }, stdio: 'ignore' });
+    removals.push(() => child.kill('SIGKILL'));
+    await until('the function to answer with a damaged code cache', () => fetch(`http://127.0.0.1:${port}/?name=cache`).then((r) => (r.ok ? r.text() : undefined), () => undefined));
+    expect(await (await fetch(`http://127.0.0.1:${port}/?name=cache`)).text()).toBe('Hello, cache! (v1)');
+    child.kill('SIGTERM');
   });
 
   it('refuses a source that does not build, a func.yaml the schema refuses, and no func.yaml, each in one line', async () => {
